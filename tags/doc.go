@@ -1,0 +1,29 @@
+// Package tags is tagq's storage engine: queues, tags (independent readers)
+// and messages over Redis streams.
+//
+// # Storage
+//
+// All keys of queue Q carry the hash tag {Q}, so every script touches one
+// cluster slot (see keys.go for the layout). Each queue is one stream; each
+// tag is one consumer group on it, with a sorted set of visibility deadlines
+// (in-flight and nacked messages), a sorted set of parked delayed messages,
+// a hash of receive counts and a hash of counters. Receive, delete, change
+// visibility, send, tag creation, purge and the retention janitor are each
+// one Lua script (scripts/*.lua), one call per batch, and take time from
+// Redis TIME so replicas with skewed clocks agree.
+//
+// # Counters
+//
+// A tag's counters are exact (S12). Messages the tag has not yet read from
+// the stream are counted arithmetically: init (admitted messages retained
+// when the tag was created) + admitted since creation - consumed - expired
+// unread. Admission of a filtered tag is decided once, by the send script,
+// and again (identically) by the receive script.
+//
+// # Long polling
+//
+// Waiting receives do not poll. One watcher per queue per process blocks in
+// XREAD on the queue's stream and its wake stream (on a dedicated
+// connection, not the command pool) and wakes local waiters; a timer per tag
+// wakes a waiter at the earliest visibility or delay deadline.
+package tags

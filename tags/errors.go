@@ -1,0 +1,100 @@
+package tags
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Kind classifies an Error the way a gRPC status code would.
+type Kind int
+
+// Error kinds; the server maps each to a gRPC code.
+const (
+	KindInvalidArgument Kind = iota + 1
+	KindNotFound
+	KindAlreadyExists
+	KindFailedPrecondition
+	KindResourceExhausted
+	KindUnavailable
+	KindInternal
+)
+
+// Reasons are the ErrorInfo reasons of DESIGN.md §2.
+const (
+	ReasonQueueNotFound         = "QUEUE_NOT_FOUND"
+	ReasonQueueAlreadyExists    = "QUEUE_ALREADY_EXISTS"
+	ReasonTagNotFound           = "TAG_NOT_FOUND"
+	ReasonTagAlreadyExists      = "TAG_ALREADY_EXISTS"
+	ReasonInvalidName           = "INVALID_NAME"
+	ReasonInvalidArgumentRange  = "INVALID_ARGUMENT_RANGE"
+	ReasonMessageTooLarge       = "MESSAGE_TOO_LARGE"
+	ReasonInvalidAttribute      = "INVALID_ATTRIBUTE"
+	ReasonReservedAttribute     = "RESERVED_ATTRIBUTE"
+	ReasonBatchTooLarge         = "BATCH_TOO_LARGE"
+	ReasonDuplicateBatchEntryID = "DUPLICATE_BATCH_ENTRY_ID"
+	ReasonInvalidReceiptHandle  = "INVALID_RECEIPT_HANDLE"
+	ReasonReceiptHandleStale    = "RECEIPT_HANDLE_STALE"
+	ReasonTooManyTags           = "TOO_MANY_TAGS"
+	ReasonBackendUnavailable    = "BACKEND_UNAVAILABLE"
+	ReasonInvalidFilter         = "INVALID_FILTER"
+	ReasonImmutableField        = "IMMUTABLE_FIELD"
+	ReasonInternal              = "INTERNAL"
+)
+
+// Error is every error the engine returns on purpose. Field names the
+// offending input field, as a path relative to the call's argument (e.g.
+// "visibility_timeout_seconds", "entries[2].body"); callers may prefix it.
+type Error struct {
+	Kind    Kind
+	Reason  string
+	Field   string
+	Message string
+	// Metadata is extra ErrorInfo metadata (e.g. "queue", "limit").
+	Metadata map[string]string
+}
+
+func (e *Error) Error() string {
+	if e.Field != "" {
+		return fmt.Sprintf("%s: %s (%s)", e.Reason, e.Message, e.Field)
+	}
+	return fmt.Sprintf("%s: %s", e.Reason, e.Message)
+}
+
+// AsError returns err as an *Error if it is one.
+func AsError(err error) (*Error, bool) {
+	var e *Error
+	ok := errors.As(err, &e)
+	return e, ok
+}
+
+// ReasonOf returns err's reason, or "" when err is not an *Error.
+func ReasonOf(err error) string {
+	if e, ok := AsError(err); ok {
+		return e.Reason
+	}
+	return ""
+}
+
+func invalid(reason, field, format string, args ...any) *Error {
+	return &Error{Kind: KindInvalidArgument, Reason: reason, Field: field, Message: fmt.Sprintf(format, args...)}
+}
+
+func queueNotFound(q string) *Error {
+	return &Error{Kind: KindNotFound, Reason: ReasonQueueNotFound, Message: fmt.Sprintf("queue %q does not exist", q),
+		Metadata: map[string]string{"queue": q}}
+}
+
+func tagNotFound(q, t string) *Error {
+	return &Error{Kind: KindNotFound, Reason: ReasonTagNotFound, Message: fmt.Sprintf("tag %q of queue %q does not exist", t, q),
+		Metadata: map[string]string{"queue": q, "tag": t}}
+}
+
+func unavailable(err error) *Error {
+	return &Error{Kind: KindUnavailable, Reason: ReasonBackendUnavailable, Message: "storage backend unavailable: " + err.Error()}
+}
+
+// KindUnimplemented marks a feature of the API that is not built yet.
+const KindUnimplemented Kind = 100
+
+// ReasonNotImplemented goes with KindUnimplemented.
+const ReasonNotImplemented = "NOT_IMPLEMENTED"

@@ -1,0 +1,144 @@
+package tags
+
+import (
+	"context"
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/binary"
+	"errors"
+	"strconv"
+	"strings"
+)
+
+// A receipt handle names queue, tag, message and receive generation (the
+// tag's receive count when it was issued), signed so that a forged or
+// garbled handle is refused before anything touches Redis (S3).
+//
+// Layout before base64url: version(1) gen(uvarint) ms(uvarint) seq(uvarint)
+// len(queue)(uvarint) queue len(tag)(uvarint) tag mac(8).
+type handle struct {
+	Queue string
+	Tag   string
+	ID    string
+	Gen   int
+}
+
+const (
+	handleVersion = 1
+	handleMACLen  = 8
+)
+
+type handleCodec struct{ key []byte }
+
+func newHandleCodec(key []byte) *handleCodec { return &handleCodec{key: key} }
+
+func (c *handleCodec) mac(b []byte) []byte {
+	m := hmac.New(sha256.New, c.key)
+	m.Write(b)
+	return m.Sum(nil)[:handleMACLen]
+}
+
+func (c *handleCodec) encode(h handle) string {
+	ms, seq, _ := parseID(h.ID)
+	b := make([]byte, 0, 32+len(h.Queue)+len(h.Tag))
+	b = append(b, handleVersion)
+	b = binary.AppendUvarint(b, uint64(h.Gen))
+	b = binary.AppendUvarint(b, ms)
+	b = binary.AppendUvarint(b, seq)
+	b = binary.AppendUvarint(b, uint64(len(h.Queue)))
+	b = append(b, h.Queue...)
+	b = binary.AppendUvarint(b, uint64(len(h.Tag)))
+	b = append(b, h.Tag...)
+	b = append(b, c.mac(b)...)
+	return base64.RawURLEncoding.EncodeToString(b)
+}
+
+var errBadHandle = errors.New("malformed")
+
+func (c *handleCodec) decode(s string) (handle, error) {
+	var h handle
+	b, err := base64.RawURLEncoding.DecodeString(s)
+	if err != nil || len(b) < 1+handleMACLen || b[0] != handleVersion {
+		return h, errBadHandle
+	}
+	body, sum := b[:len(b)-handleMACLen], b[len(b)-handleMACLen:]
+	if !hmac.Equal(sum, c.mac(body)) {
+		return h, errBadHandle
+	}
+	r := body[1:]
+	next := func() (uint64, bool) {
+		v, n := binary.Uvarint(r)
+		if n <= 0 {
+			return 0, false
+		}
+		r = r[n:]
+		return v, true
+	}
+	str := func() (string, bool) {
+		n, ok := next()
+		if !ok || n > uint64(len(r)) {
+			return "", false
+		}
+		v := string(r[:n])
+		r = r[n:]
+		return v, true
+	}
+	gen, ok1 := next()
+	ms, ok2 := next()
+	seq, ok3 := next()
+	q, ok4 := str()
+	t, ok5 := str()
+	if !(ok1 && ok2 && ok3 && ok4 && ok5) || len(r) != 0 || gen == 0 || gen > 1<<31 {
+		return h, errBadHandle
+	}
+	return handle{Queue: q, Tag: t, ID: formatID(ms, seq), Gen: int(gen)}, nil
+}
+
+// parseHandle decodes a handle and checks it belongs to queue. field names
+// the request field for the error.
+func (s *Store) parseHandle(queue, raw, field string) (handle, *Error) {
+	if raw == "" {
+		return handle{}, invalid(ReasonInvalidReceiptHandle, field, "receipt handle is empty")
+	}
+	h, err := s.handles.decode(raw)
+	if err != nil {
+		return h, invalid(ReasonInvalidReceiptHandle, field, "receipt handle is not one tagq issued")
+	}
+	if h.Queue != queue {
+		return h, invalid(ReasonInvalidReceiptHandle, field, "receipt handle belongs to queue %q, not %q", h.Queue, queue)
+	}
+	return h, nil
+}
+
+func (s *Store) loadHandleKey(ctx context.Context) ([]byte, error) {
+	fresh := make([]byte, 32)
+	if _, err := rand.Read(fresh); err != nil {
+		return nil, err
+	}
+	k := s.handleKeyName()
+	if err := s.rdb.SetNX(ctx, k, fresh, 0).Err(); err != nil {
+		return nil, unavailable(err)
+	}
+	v, err := s.rdb.Get(ctx, k).Bytes()
+	if err != nil {
+		return nil, unavailable(err)
+	}
+	return v, nil
+}
+
+// parseID splits a stream id "ms-seq".
+func parseID(id string) (ms, seq uint64, ok bool) {
+	a, b, found := strings.Cut(id, "-")
+	if !found {
+		return 0, 0, false
+	}
+	ms, err1 := strconv.ParseUint(a, 10, 64)
+	seq, err2 := strconv.ParseUint(b, 10, 64)
+	return ms, seq, err1 == nil && err2 == nil
+}
+
+func formatID(ms, seq uint64) string {
+	return strconv.FormatUint(ms, 10) + "-" + strconv.FormatUint(seq, 10)
+}

@@ -1,0 +1,185 @@
+package tags
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/alicebob/miniredis/v2"
+	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/require"
+)
+
+// The storage conformance suite: every test built on eachBackend runs
+// against an in-process miniredis and, when TAGQ_TEST_REDIS_URL is set
+// (e.g. redis://127.0.0.1:6379/0), against that real redis-server too, each
+// on a key prefix of its own that is removed afterwards.
+
+type bundle struct {
+	t      *testing.T
+	ctx    context.Context
+	s      *Store
+	rdb    redis.UniversalClient
+	prefix string
+}
+
+type backend struct {
+	name string
+	open func(t *testing.T) redis.UniversalClient
+}
+
+func backends(t *testing.T) []backend {
+	bs := []backend{{name: "miniredis", open: func(t *testing.T) redis.UniversalClient {
+		m := miniredis.RunT(t)
+		c := redis.NewClient(&redis.Options{Addr: m.Addr()})
+		t.Cleanup(func() { _ = c.Close() })
+		return c
+	}}}
+	if url := os.Getenv("TAGQ_TEST_REDIS_URL"); url != "" {
+		bs = append(bs, backend{name: "redis", open: func(t *testing.T) redis.UniversalClient {
+			opt, err := redis.ParseURL(url)
+			require.NoError(t, err)
+			c := redis.NewClient(opt)
+			t.Cleanup(func() { _ = c.Close() })
+			return c
+		}})
+	}
+	return bs
+}
+
+// eachBackend runs fn as a subtest per backend with a fresh Store.
+func eachBackend(t *testing.T, fn func(t *testing.T, b *bundle)) {
+	t.Helper()
+	for _, be := range backends(t) {
+		t.Run(be.name, func(t *testing.T) {
+			t.Parallel()
+			fn(t, newBundle(t, be.open(t)))
+		})
+	}
+}
+
+func newBundle(t *testing.T, rdb redis.UniversalClient) *bundle {
+	t.Helper()
+	var rnd [6]byte
+	_, _ = rand.Read(rnd[:])
+	prefix := "tagqtest-" + hex.EncodeToString(rnd[:])
+	ctx := context.Background()
+	s, err := New(ctx, Config{Client: rdb, Prefix: prefix, JanitorInterval: -1})
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		_ = s.Close()
+		var cursor uint64
+		for {
+			keys, next, err := rdb.Scan(ctx, cursor, prefix+":*", 1000).Result()
+			if err != nil {
+				return
+			}
+			if len(keys) > 0 {
+				rdb.Del(ctx, keys...)
+			}
+			if cursor = next; cursor == 0 {
+				return
+			}
+		}
+	})
+	return &bundle{t: t, ctx: ctx, s: s, rdb: rdb, prefix: prefix}
+}
+
+// advance moves queue q's clock forward by d (see clock_offset_ms in lib.lua).
+func (b *bundle) advance(q string, d time.Duration) {
+	b.t.Helper()
+	require.NoError(b.t, b.rdb.HIncrBy(b.ctx, b.s.qkeys(q).meta, "clock_offset_ms", d.Milliseconds()).Err())
+}
+
+func (b *bundle) queue(name string, cfg ...func(*QueueConfig)) *Queue {
+	b.t.Helper()
+	c := QueueConfig{Name: name}
+	for _, f := range cfg {
+		f(&c)
+	}
+	q, err := b.s.CreateQueue(b.ctx, c)
+	require.NoError(b.t, err)
+	return q
+}
+
+func (b *bundle) tag(q, name string, cfg ...func(*TagConfig)) *Tag {
+	b.t.Helper()
+	c := TagConfig{Name: name}
+	for _, f := range cfg {
+		f(&c)
+	}
+	tg, err := b.s.CreateTag(b.ctx, q, c)
+	require.NoError(b.t, err)
+	return tg
+}
+
+func (b *bundle) send(q string, bodies ...string) []string {
+	b.t.Helper()
+	msgs := make([]OutMessage, len(bodies))
+	for i, body := range bodies {
+		msgs[i] = OutMessage{Body: []byte(body)}
+	}
+	return b.sendMsgs(q, msgs...)
+}
+
+func (b *bundle) sendMsgs(q string, msgs ...OutMessage) []string {
+	b.t.Helper()
+	res, err := b.s.Send(b.ctx, q, msgs)
+	require.NoError(b.t, err)
+	ids := make([]string, len(res))
+	for i, r := range res {
+		require.NoError(b.t, r.Err)
+		ids[i] = r.ID
+	}
+	return ids
+}
+
+func (b *bundle) receive(q, tag string, max int, opts ...func(*ReceiveOptions)) []Message {
+	b.t.Helper()
+	o := ReceiveOptions{MaxMessages: max, WaitSeconds: i32(0)}
+	for _, f := range opts {
+		f(&o)
+	}
+	msgs, err := b.s.Receive(b.ctx, q, tag, o)
+	require.NoError(b.t, err)
+	return msgs
+}
+
+func (b *bundle) del(q string, msgs ...Message) {
+	b.t.Helper()
+	hs := make([]string, len(msgs))
+	for i, m := range msgs {
+		hs[i] = m.ReceiptHandle
+	}
+	errs, err := b.s.Delete(b.ctx, q, hs)
+	require.NoError(b.t, err)
+	for _, e := range errs {
+		require.NoError(b.t, e)
+	}
+}
+
+func (b *bundle) state(q, tag string) TagState {
+	b.t.Helper()
+	tg, err := b.s.GetTag(b.ctx, q, tag)
+	require.NoError(b.t, err)
+	st := tg.State
+	st.OldestAvailableAge = 0
+	return st
+}
+
+func bodies(msgs []Message) []string {
+	out := make([]string, len(msgs))
+	for i, m := range msgs {
+		out[i] = string(m.Body)
+	}
+	return out
+}
+
+func requireReason(t *testing.T, err error, reason string) {
+	t.Helper()
+	require.Error(t, err)
+	require.Equal(t, reason, ReasonOf(err), "error: %v", err)
+}

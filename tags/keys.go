@@ -1,0 +1,47 @@
+package tags
+
+// Key layout. Every key of queue Q is "<prefix>:{Q}:…", so all of a queue's
+// keys share one cluster slot (queue names cannot contain braces).
+//
+//	<prefix>:{Q}:m       hash    queue attributes and the "added" counter
+//	<prefix>:{Q}:tags    hash    tag name -> tag config (JSON)
+//	<prefix>:{Q}:s       stream  messages; fields b (body), a (attributes JSON), d (due ms, delayed only)
+//	group T on :s                tag T's cursor; one consumer "c"; the PEL marks messages handed to T
+//	<prefix>:{Q}:fa      hash    "f:T" -> filter JSON, "a:T" -> messages admitted by T's filter since creation
+//	<prefix>:{Q}:dl      zset    delayed message id -> due ms (pruned once due)
+//	<prefix>:{Q}:wk      stream  wake-ups for waiting receives on other processes (capped)
+//	<prefix>:{Q}:t:T:v   zset    message id -> visible-at ms, for messages T received and has not deleted
+//	<prefix>:{Q}:t:T:p   zset    message id -> due ms, for delayed messages T read before they were due
+//	<prefix>:{Q}:t:T:rc  hash    message id -> "receive count|first receive ms"
+//	<prefix>:{Q}:t:T:n   hash    tag counters and state (see scripts/createtag.lua)
+//	<prefix>:queues      zset    every queue name, score 0 (lexicographic index for ListQueues)
+//	<prefix>:handlekey   string  the key that signs receipt handles
+type queueKeys struct {
+	meta, tags, stream, filters, delayed, wake string
+	base                                      string
+}
+
+type tagKeys struct {
+	visible, parked, counts, state string
+}
+
+func (s *Store) qkeys(q string) queueKeys {
+	b := s.prefix + ":{" + q + "}:"
+	return queueKeys{
+		meta:    b + "m",
+		tags:    b + "tags",
+		stream:  b + "s",
+		filters: b + "fa",
+		delayed: b + "dl",
+		wake:    b + "wk",
+		base:    b,
+	}
+}
+
+func (k queueKeys) tag(t string) tagKeys {
+	b := k.base + "t:" + t + ":"
+	return tagKeys{visible: b + "v", parked: b + "p", counts: b + "rc", state: b + "n"}
+}
+
+func (s *Store) indexKey() string     { return s.prefix + ":queues" }
+func (s *Store) handleKeyName() string { return s.prefix + ":handlekey" }

@@ -1,0 +1,323 @@
+package tags
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strconv"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+func i32(v int32) *int32 { return &v }
+
+func orDefault(v *int32, d int32) int32 {
+	if v != nil {
+		return *v
+	}
+	return d
+}
+
+func validateQueueAttrs(delay, vis, wait, ret, mmb *int32) *Error {
+	if e := checkRange("delay_seconds", delay, 0, MaxDelaySeconds); e != nil {
+		return e
+	}
+	if e := checkRange("visibility_timeout_seconds", vis, 0, MaxVisibilitySeconds); e != nil {
+		return e
+	}
+	if e := checkRange("receive_wait_seconds", wait, 0, MaxWaitSeconds); e != nil {
+		return e
+	}
+	if e := checkRange("message_retention_seconds", ret, MinRetentionSeconds, MaxRetentionSeconds); e != nil {
+		return e
+	}
+	return checkRange("max_message_bytes", mmb, MinMaxMessageBytes, MaxMaxMessageBytes)
+}
+
+// CreateQueue creates a queue and its default tag (reading from now on).
+func (s *Store) CreateQueue(ctx context.Context, cfg QueueConfig) (*Queue, error) {
+	if e := checkName("name", "queue", cfg.Name); e != nil {
+		return nil, e
+	}
+	if e := validateQueueAttrs(cfg.DelaySeconds, cfg.VisibilityTimeoutSeconds, cfg.ReceiveWaitSeconds,
+		cfg.MessageRetentionSeconds, cfg.MaxMessageBytes); e != nil {
+		return nil, e
+	}
+	if e := checkUserAttributes("user_attributes", cfg.UserAttributes); e != nil {
+		return nil, e
+	}
+	if cfg.TopicQueue {
+		return nil, &Error{Kind: KindUnimplemented, Reason: ReasonNotImplemented, Field: "topic_queue",
+			Message: "topic queues (S13) are not implemented yet"}
+	}
+	dtag := cfg.DefaultTagName
+	if dtag == "" {
+		dtag = DefaultTagName
+	}
+	if e := checkName("default_tag_name", "tag", dtag); e != nil {
+		return nil, e
+	}
+	q := &Queue{
+		Name:                     cfg.Name,
+		DelaySeconds:             orDefault(cfg.DelaySeconds, 0),
+		VisibilityTimeoutSeconds: orDefault(cfg.VisibilityTimeoutSeconds, DefaultVisibilityTimeout),
+		ReceiveWaitSeconds:       orDefault(cfg.ReceiveWaitSeconds, 0),
+		MessageRetentionSeconds:  orDefault(cfg.MessageRetentionSeconds, DefaultRetention),
+		MaxMessageBytes:          orDefault(cfg.MaxMessageBytes, DefaultMaxMessageBytes),
+		DeadLetterQueue:          cfg.DeadLetterQueue,
+		RetainAckedMessages:      cfg.RetainAckedMessages,
+		UserAttributes:           cfg.UserAttributes,
+		DefaultTagName:           dtag,
+	}
+	// Index first: a crash after it leaves an index entry without a queue,
+	// which ListQueues skips; the other order could hide a queue.
+	if err := s.rdb.ZAdd(ctx, s.indexKey(), redis.Z{Member: q.Name}).Err(); err != nil {
+		return nil, unavailable(err)
+	}
+	k := s.qkeys(q.Name)
+	tagCfg, _ := json.Marshal(storedTag{Start: storedStart{Kind: StartNow}})
+	args := append([]any{dtag, tagCfg}, encodeMeta(q)...)
+	ct, err := scriptCreateQueue.Run(ctx, s.rdb, []string{k.meta, k.tags, k.stream, k.tag(dtag).state}, args...).Int64()
+	if err != nil {
+		return nil, mapErr(err, q.Name, "")
+	}
+	q.CreateTime = time.UnixMilli(ct)
+	q.UpdateTime = q.CreateTime
+	return q, nil
+}
+
+func boolStr(b bool) string {
+	if b {
+		return "1"
+	}
+	return "0"
+}
+
+// encodeMeta gives the meta hash fields of a queue's attributes.
+func encodeMeta(q *Queue) []any {
+	ua, _ := json.Marshal(q.UserAttributes)
+	return []any{
+		"delay", q.DelaySeconds, "vis", q.VisibilityTimeoutSeconds, "wait", q.ReceiveWaitSeconds,
+		"ret", q.MessageRetentionSeconds, "mmb", q.MaxMessageBytes, "dlq", boolStr(q.DeadLetterQueue),
+		"topic", boolStr(q.TopicQueue), "ra", boolStr(q.RetainAckedMessages), "ua", string(ua),
+		"dtag", q.DefaultTagName,
+	}
+}
+
+func decodeMeta(name string, m map[string]string) *Queue {
+	n32 := func(k string) int32 { v, _ := strconv.ParseInt(m[k], 10, 32); return int32(v) }
+	ms := func(k string) time.Time { v, _ := strconv.ParseInt(m[k], 10, 64); return time.UnixMilli(v) }
+	q := &Queue{
+		Name:                     name,
+		DelaySeconds:             n32("delay"),
+		VisibilityTimeoutSeconds: n32("vis"),
+		ReceiveWaitSeconds:       n32("wait"),
+		MessageRetentionSeconds:  n32("ret"),
+		MaxMessageBytes:          n32("mmb"),
+		DeadLetterQueue:          m["dlq"] == "1",
+		TopicQueue:               m["topic"] == "1",
+		RetainAckedMessages:      m["ra"] == "1",
+		DefaultTagName:           m["dtag"],
+		CreateTime:               ms("ct"),
+		UpdateTime:               ms("ut"),
+	}
+	if ua := m["ua"]; ua != "" && ua != "null" {
+		_ = json.Unmarshal([]byte(ua), &q.UserAttributes)
+	}
+	return q
+}
+
+// GetQueue returns a queue's attributes and state.
+func (s *Store) GetQueue(ctx context.Context, name string) (*Queue, error) {
+	if e := checkName("name", "queue", name); e != nil {
+		return nil, e
+	}
+	return s.queueInfo(ctx, name)
+}
+
+func (s *Store) queueInfo(ctx context.Context, name string) (*Queue, error) {
+	k := s.qkeys(name)
+	pipe := s.rdb.Pipeline()
+	meta := pipe.HGetAll(ctx, k.meta)
+	ntags := pipe.HLen(ctx, k.tags)
+	xlen := pipe.XLen(ctx, k.stream)
+	if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
+		return nil, mapErr(err, name, "")
+	}
+	if len(meta.Val()) == 0 {
+		return nil, queueNotFound(name)
+	}
+	q := decodeMeta(name, meta.Val())
+	q.TagCount = int(ntags.Val())
+	q.RetainedMessages = xlen.Val()
+	st, err := s.tagState(ctx, name, q.DefaultTagName)
+	switch {
+	case err == nil:
+		q.DefaultTag = &st.State
+	case ReasonOf(err) == ReasonTagNotFound:
+		// The default tag was deleted; the queue has no default state.
+	default:
+		return nil, err
+	}
+	return q, nil
+}
+
+// ListQueues lists queues in name order. pageToken is the previous page's
+// next token (the last name it returned).
+func (s *Store) ListQueues(ctx context.Context, prefix string, pageSize int, pageToken string) ([]*Queue, string, error) {
+	size, e := pageSizeOf(pageSize)
+	if e != nil {
+		return nil, "", e
+	}
+	if prefix != "" && !nameRE.MatchString(prefix) {
+		return nil, "", invalid(ReasonInvalidName, "prefix", "prefix %q must be characters of A-Z a-z 0-9 _ -", prefix)
+	}
+	if pageToken != "" && !nameRE.MatchString(pageToken) {
+		return nil, "", invalid(ReasonInvalidArgumentRange, "page_token", "page token is not one tagq issued")
+	}
+	start := "[" + prefix
+	if pageToken != "" && pageToken >= prefix {
+		start = "(" + pageToken
+	}
+	stop := "+"
+	if prefix != "" {
+		stop = "[" + prefix + "\xff"
+	}
+	names, err := s.rdb.ZRangeByLex(ctx, s.indexKey(), &redis.ZRangeBy{Min: start, Max: stop, Count: int64(size + 1)}).Result()
+	if err != nil {
+		return nil, "", mapErr(err, "", "")
+	}
+	next := ""
+	if len(names) > size {
+		names = names[:size]
+		next = names[size-1]
+	}
+	out := make([]*Queue, 0, len(names))
+	for _, n := range names {
+		q, err := s.queueInfo(ctx, n)
+		if ReasonOf(err) == ReasonQueueNotFound {
+			continue // index entry of a queue being created or deleted
+		}
+		if err != nil {
+			return nil, "", err
+		}
+		out = append(out, q)
+	}
+	return out, next, nil
+}
+
+func pageSizeOf(n int) (int, *Error) {
+	if n < 0 || n > MaxPageSize {
+		return 0, invalid(ReasonInvalidArgumentRange, "page_size", "page_size must be between 0 and %d, got %d", MaxPageSize, n)
+	}
+	if n == 0 {
+		return DefaultPageSize, nil
+	}
+	return n, nil
+}
+
+// UpdateQueue changes the attributes set in u.
+func (s *Store) UpdateQueue(ctx context.Context, name string, u QueueUpdate) (*Queue, error) {
+	if e := checkName("name", "queue", name); e != nil {
+		return nil, e
+	}
+	if e := validateQueueAttrs(u.DelaySeconds, u.VisibilityTimeoutSeconds, u.ReceiveWaitSeconds,
+		u.MessageRetentionSeconds, u.MaxMessageBytes); e != nil {
+		return nil, e
+	}
+	var args []any
+	set := func(field string, v *int32) {
+		if v != nil {
+			args = append(args, field, *v)
+		}
+	}
+	set("delay", u.DelaySeconds)
+	set("vis", u.VisibilityTimeoutSeconds)
+	set("wait", u.ReceiveWaitSeconds)
+	set("ret", u.MessageRetentionSeconds)
+	set("mmb", u.MaxMessageBytes)
+	if u.RetainAckedMessages != nil {
+		args = append(args, "ra", boolStr(*u.RetainAckedMessages))
+	}
+	if u.SetUserAttributes {
+		if e := checkUserAttributes("user_attributes", u.UserAttributes); e != nil {
+			return nil, e
+		}
+		ua, _ := json.Marshal(u.UserAttributes)
+		args = append(args, "ua", string(ua))
+	}
+	if len(args) == 0 {
+		return s.GetQueue(ctx, name)
+	}
+	if err := scriptUpdateQueue.Run(ctx, s.rdb, []string{s.qkeys(name).meta}, args...).Err(); err != nil {
+		return nil, mapErr(err, name, "")
+	}
+	return s.queueInfo(ctx, name)
+}
+
+// withTags runs a script whose KEYS end with every tag's keys: it reads the
+// tag list, calls run, and retries when a tag was created or deleted in
+// between (the script refuses a stale list with TAGS_CHANGED).
+func (s *Store) withTags(ctx context.Context, q string, run func(names []string, tagKeys []string) error) error {
+	k := s.qkeys(q)
+	for attempt := 0; ; attempt++ {
+		names, err := s.rdb.HKeys(ctx, k.tags).Result()
+		if err != nil {
+			return mapErr(err, q, "")
+		}
+		keys := make([]string, 0, 4*len(names))
+		for _, n := range names {
+			tk := k.tag(n)
+			keys = append(keys, tk.state, tk.visible, tk.parked, tk.counts)
+		}
+		err = run(names, keys)
+		if !errors.Is(err, errTagsChanged) || attempt == 10 {
+			return err
+		}
+	}
+}
+
+// DeleteQueue removes a queue with every message, tag and counter.
+func (s *Store) DeleteQueue(ctx context.Context, name string, force bool) error {
+	if e := checkName("name", "queue", name); e != nil {
+		return e
+	}
+	k := s.qkeys(name)
+	err := s.withTags(ctx, name, func(names, tagKeys []string) error {
+		keys := append([]string{k.meta, k.stream, k.tags, k.filters, k.delayed, k.wake}, tagKeys...)
+		return mapErr(scriptDeleteQueue.Run(ctx, s.rdb, keys, toAny(names)...).Err(), name, "")
+	})
+	if err != nil {
+		return err
+	}
+	if err := s.rdb.ZRem(ctx, s.indexKey(), name).Err(); err != nil {
+		return unavailable(err)
+	}
+	return nil
+}
+
+// PurgeQueue drops every message (attributes, tags and totals stay) and
+// returns how many were dropped.
+func (s *Store) PurgeQueue(ctx context.Context, name string) (int64, error) {
+	if e := checkName("name", "queue", name); e != nil {
+		return 0, e
+	}
+	k := s.qkeys(name)
+	var n int64
+	err := s.withTags(ctx, name, func(names, tagKeys []string) error {
+		keys := append([]string{k.meta, k.stream, k.tags, k.filters, k.delayed}, tagKeys...)
+		var err error
+		n, err = scriptPurge.Run(ctx, s.rdb, keys, toAny(names)...).Int64()
+		return mapErr(err, name, "")
+	})
+	return n, err
+}
+
+func toAny(ss []string) []any {
+	out := make([]any, len(ss))
+	for i, v := range ss {
+		out[i] = v
+	}
+	return out
+}

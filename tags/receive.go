@@ -1,0 +1,138 @@
+package tags
+
+import (
+	"context"
+	"time"
+)
+
+// scanLimit bounds the stream entries one receive script call reads for a
+// filtered tag (work per call, so Redis is never blocked for long).
+const scanLimit = 1000
+
+// Receive hands out up to opt.MaxMessages messages to a tag ("" = the
+// queue's default tag), each with a new receipt handle, waiting up to the
+// long-poll wait for the first. A waiting receive is woken by a send, a
+// nack or a deadline on any tagqd sharing the Redis, and returns empty when
+// the store closes.
+func (s *Store) Receive(ctx context.Context, queue, tag string, opt ReceiveOptions) ([]Message, error) {
+	if e := checkName("queue", "queue", queue); e != nil {
+		return nil, e
+	}
+	if tag != "" {
+		if e := checkName("tag", "tag", tag); e != nil {
+			return nil, e
+		}
+	}
+	if opt.MaxMessages < 1 || opt.MaxMessages > MaxBatchEntries {
+		return nil, invalid(ReasonInvalidArgumentRange, "max_messages", "max_messages must be between 1 and %d, got %d",
+			MaxBatchEntries, opt.MaxMessages)
+	}
+	if e := checkRange("wait_seconds", opt.WaitSeconds, 0, MaxWaitSeconds); e != nil {
+		return nil, e
+	}
+	if e := checkRange("visibility_seconds", opt.VisibilitySeconds, 0, MaxVisibilitySeconds); e != nil {
+		return nil, e
+	}
+	if tag == "" {
+		dtag, err := s.rdb.HGet(ctx, s.qkeys(queue).meta, "dtag").Result()
+		if err != nil {
+			if isNil(err) {
+				return nil, queueNotFound(queue)
+			}
+			return nil, mapErr(err, queue, "")
+		}
+		tag = dtag
+	}
+	visMs := int64(-1)
+	if opt.VisibilitySeconds != nil {
+		visMs = int64(*opt.VisibilitySeconds) * 1000
+	}
+	start := time.Now()
+	r, err := s.receiveOnce(ctx, queue, tag, opt.MaxMessages, visMs)
+	if err != nil || len(r.msgs) > 0 {
+		return r.msgs, err
+	}
+	wait := r.queueWait
+	if opt.WaitSeconds != nil {
+		wait = *opt.WaitSeconds
+	}
+	if wait <= 0 && !r.more {
+		return r.msgs, nil
+	}
+	deadline := start.Add(time.Duration(wait) * time.Second)
+
+	w, err := s.waiters.register(ctx, queue, tag)
+	if err != nil {
+		return nil, err
+	}
+	defer s.waiters.unregister(w)
+	for {
+		// Registered before this attempt: whatever arrives after it wakes us.
+		r, err = s.receiveOnce(ctx, queue, tag, opt.MaxMessages, visMs)
+		if err != nil {
+			return nil, err
+		}
+		if len(r.msgs) > 0 {
+			if len(r.msgs) == opt.MaxMessages {
+				s.waiters.wakeOne(queue, tag) // there may be more for the next waiter
+			}
+			return r.msgs, nil
+		}
+		if r.more {
+			continue
+		}
+		left := time.Until(deadline)
+		if left <= 0 {
+			return r.msgs, nil
+		}
+		if r.hintMs < infMs {
+			if d := time.Duration(r.hintMs-r.nowMs) * time.Millisecond; d < left {
+				left = max(d, time.Millisecond)
+			}
+		}
+		t := time.NewTimer(left)
+		select {
+		case <-w.ch:
+		case <-t.C:
+		case <-w.stop:
+			t.Stop()
+			return nil, nil
+		case <-ctx.Done():
+			t.Stop()
+			return nil, ctx.Err()
+		}
+		t.Stop()
+	}
+}
+
+const infMs = 9007199254740991
+
+type receiveResult struct {
+	msgs      []Message
+	nowMs     int64
+	hintMs    int64
+	more      bool
+	queueWait int32
+}
+
+func (s *Store) receiveOnce(ctx context.Context, queue, tag string, max int, visMs int64) (receiveResult, error) {
+	k := s.qkeys(queue)
+	tk := k.tag(tag)
+	res, err := scriptReceive.Run(ctx, s.rdb,
+		[]string{k.meta, k.stream, tk.state, tk.visible, tk.parked, tk.counts, k.wake},
+		tag, max, visMs, scanLimit).Slice()
+	if err != nil {
+		return receiveResult{}, mapErr(err, queue, tag)
+	}
+	if len(res) != 5 {
+		return receiveResult{}, &Error{Kind: KindInternal, Reason: ReasonInternal, Message: "receive: unexpected reply"}
+	}
+	r := receiveResult{nowMs: asInt64(res[0]), hintMs: asInt64(res[1]), more: asInt64(res[2]) == 1,
+		queueWait: int32(asInt64(res[3]))}
+	r.msgs = decodeScriptMessages(res[4], tag)
+	for i := range r.msgs {
+		m := &r.msgs[i]
+		m.ReceiptHandle = s.handles.encode(handle{Queue: queue, Tag: tag, ID: m.ID, Gen: m.ReceiveCount})
+	}
+	return r, nil
+}

@@ -1,0 +1,110 @@
+package tags
+
+import (
+	"context"
+	"embed"
+	"errors"
+	"strconv"
+	"strings"
+
+	"github.com/redis/go-redis/v9"
+)
+
+//go:embed scripts/*.lua
+var scriptFS embed.FS
+
+// The Lua scripts, each with scripts/lib.lua prepended. See each file's
+// header for KEYS, ARGV and the reply.
+var (
+	scriptCreateQueue = mustScript("createqueue")
+	scriptUpdateQueue = mustScript("updatequeue")
+	scriptDeleteQueue = mustScript("deletequeue")
+	scriptPurge       = mustScript("purge")
+	scriptCreateTag   = mustScript("createtag")
+	scriptDeleteTag   = mustScript("deletetag")
+	scriptTagState    = mustScript("tagstate")
+	scriptSend        = mustScript("send")
+	scriptReceive     = mustScript("receive")
+	scriptDelete      = mustScript("delete")
+	scriptVisibility  = mustScript("visibility")
+	scriptPeek        = mustScript("peek")
+	scriptJanitor     = mustScript("janitor")
+
+	allScripts = []*redis.Script{scriptCreateQueue, scriptUpdateQueue, scriptDeleteQueue, scriptPurge,
+		scriptCreateTag, scriptDeleteTag, scriptTagState, scriptSend, scriptReceive, scriptDelete,
+		scriptVisibility, scriptPeek, scriptJanitor}
+)
+
+func mustScript(name string) *redis.Script {
+	lib, err := scriptFS.ReadFile("scripts/lib.lua")
+	if err != nil {
+		panic(err)
+	}
+	body, err := scriptFS.ReadFile("scripts/" + name + ".lua")
+	if err != nil {
+		panic(err)
+	}
+	return redis.NewScript(string(lib) + "\n" + string(body))
+}
+
+// loadScripts preloads every script (on every shard of a cluster), so the
+// first calls run as EVALSHA. Script.Run still falls back to EVAL after a
+// Redis restart flushed the cache.
+func loadScripts(ctx context.Context, c redis.UniversalClient) error {
+	for _, s := range allScripts {
+		if err := s.Load(ctx, c).Err(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// errTagsChanged: the tag list a multi-tag script was given is stale.
+var errTagsChanged = errors.New("TAGS_CHANGED")
+
+// Redis error replies that mean the backend cannot serve now (as opposed to
+// a bug in a script or a wrong command).
+var unavailablePrefixes = []string{"OOM", "LOADING", "BUSY", "MASTERDOWN", "READONLY", "CLUSTERDOWN",
+	"TRYAGAIN", "NOREPLICAS", "MISCONF"}
+
+// mapErr turns a Redis or script error into the engine's error for queue q
+// and tag t.
+func mapErr(err error, q, t string) error {
+	if err == nil {
+		return nil
+	}
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+	if _, ok := AsError(err); ok {
+		return err
+	}
+	msg := err.Error()
+	switch {
+	case strings.HasPrefix(msg, ReasonQueueNotFound):
+		return queueNotFound(q)
+	case strings.HasPrefix(msg, ReasonTagNotFound):
+		return tagNotFound(q, t)
+	case strings.HasPrefix(msg, ReasonQueueAlreadyExists):
+		return &Error{Kind: KindAlreadyExists, Reason: ReasonQueueAlreadyExists, Field: "name",
+			Message: "queue " + q + " already exists", Metadata: map[string]string{"queue": q}}
+	case strings.HasPrefix(msg, ReasonTagAlreadyExists):
+		return &Error{Kind: KindAlreadyExists, Reason: ReasonTagAlreadyExists, Field: "name",
+			Message: "tag " + t + " of queue " + q + " already exists", Metadata: map[string]string{"queue": q, "tag": t}}
+	case strings.HasPrefix(msg, ReasonTooManyTags):
+		return &Error{Kind: KindResourceExhausted, Reason: ReasonTooManyTags,
+			Message: "queue " + q + " already has the maximum number of tags", Metadata: map[string]string{"queue": q, "limit": strconv.Itoa(MaxTagsPerQueue)}}
+	case strings.HasPrefix(msg, "TAGS_CHANGED"):
+		return errTagsChanged
+	}
+	var rerr redis.Error
+	if errors.As(err, &rerr) {
+		for _, p := range unavailablePrefixes {
+			if strings.HasPrefix(msg, p) {
+				return unavailable(err)
+			}
+		}
+		return &Error{Kind: KindInternal, Reason: ReasonInternal, Message: "storage error: " + msg}
+	}
+	return unavailable(err)
+}

@@ -1,0 +1,23 @@
+-- delete: acknowledge messages for one tag. An id the tag no longer holds
+-- (deleted before, or expired) is not an error.
+-- KEYS: 1 meta, 2 stream, 3 n, 4 v, 5 rc
+-- ARGV: 1 tag, 2.. message ids
+-- Returns: per id 1 (deleted now) or 0 (already gone).
+-- Errors: QUEUE_NOT_FOUND, TAG_NOT_FOUND.
+local tag = ARGV[1]
+if redis.call('EXISTS', KEYS[3]) == 0 then return notfound(KEYS[1]) end
+local res, gone = {}, {}
+for i = 2, #ARGV do
+  if redis.call('HDEL', KEYS[5], ARGV[i]) == 1 then
+    gone[#gone + 1] = ARGV[i]
+    res[i - 1] = 1
+  else
+    res[i - 1] = 0
+  end
+end
+if #gone > 0 then
+  redis.call('ZREM', KEYS[4], unpack(gone))
+  redis.call('XACK', KEYS[2], tag, unpack(gone))
+  redis.call('HINCRBY', KEYS[3], 'del', #gone)
+end
+return res

@@ -1,0 +1,8 @@
+-- deletequeue: remove every key of a queue.
+-- KEYS: 1 meta, 2 stream, 3 tags, 4 fa, 5 dl, 6 wk, then per tag: n, v, p, rc
+-- ARGV: every tag name (same order as KEYS)
+-- Returns: 1. Errors: QUEUE_NOT_FOUND, TAGS_CHANGED.
+if redis.call('EXISTS', KEYS[1]) == 0 then return redis.error_reply('QUEUE_NOT_FOUND') end
+if not sametags(KEYS[3], 1) then return redis.error_reply('TAGS_CHANGED') end
+redis.call('DEL', unpack(KEYS))
+return 1

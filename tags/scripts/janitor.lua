@@ -1,0 +1,75 @@
+-- janitor: trim the head of a queue's stream. An entry goes when its
+-- retention has expired (counted from when it became visible), or — unless
+-- the queue retains acknowledged messages — when no tag needs it any more
+-- (every tag has read it and deleted it, or its filter never admitted it).
+-- Trimming stops at the first entry that must stay, so one slow message
+-- holds back the trimming of later ones until it is done or expires.
+-- Expired entries a tag had not finished are counted in that tag's state
+-- (xb: never read, xi: read but not deleted), never dropped silently.
+-- KEYS: 1 meta, 2 stream, 3 tags, 4 fa, 5 dl, then per tag: n, v, p, rc
+-- ARGV: 1 max entries to examine, 2.. every tag name (same order as KEYS)
+-- Returns: {entries removed, 1 if the limit was reached else 0}
+-- Errors: TAGS_CHANGED when ARGV does not list exactly the queue's tags.
+if redis.call('EXISTS', KEYS[1]) == 0 then return {0, 0} end
+if not sametags(KEYS[3], 2) then return redis.error_reply('TAGS_CHANGED') end
+local m = redis.call('HMGET', KEYS[1], 'ret', 'ra')
+local ret, retain = tonumber(m[1]) * 1000, m[2] == '1'
+local now = nowms()
+local cur = cursors(KEYS[2])
+local tags = {}
+for i = 2, #ARGV do
+  local k = 5 + (i - 2) * 4
+  local name = ARGV[i]
+  local f = redis.call('HGET', KEYS[4], 'f:' .. name)
+  tags[#tags + 1] = {name = name, n = KEYS[k + 1], v = KEYS[k + 2], p = KEYS[k + 3], rc = KEYS[k + 4],
+    cursor = cur[name] or '0-0', flt = f and cjson.decode(f)}
+end
+-- 'unread' (beyond the cursor and admitted), 'held' (read, not deleted) or nil.
+local function holds(t, id, attrs)
+  if idlt(t.cursor, id) then
+    if admits(t.flt, attrs) then return 'unread' end
+    return nil
+  end
+  if redis.call('HEXISTS', t.rc, id) == 1 or redis.call('ZSCORE', t.p, id) then return 'held' end
+  return nil
+end
+local limit = tonumber(ARGV[1])
+local entries = redis.call('XRANGE', KEYS[2], '-', '+', 'COUNT', limit)
+local removed = 0
+for _, e in ipairs(entries) do
+  local id = e[1]
+  local f = fieldmap(e[2])
+  local due = tonumber(f['d']) or idparts(id)
+  if due + ret <= now then
+    for _, t in ipairs(tags) do
+      local h = holds(t, id, f['a'])
+      if h == 'unread' then
+        redis.call('HINCRBY', t.n, 'xb', 1)
+      elseif h == 'held' then
+        redis.call('HDEL', t.rc, id)
+        redis.call('ZREM', t.v, id)
+        redis.call('ZREM', t.p, id)
+        redis.call('XACK', KEYS[2], t.name, id)
+        redis.call('HINCRBY', t.n, 'xi', 1)
+      end
+    end
+  else
+    if retain or #tags == 0 then break end
+    local needed = false
+    for _, t in ipairs(tags) do
+      if holds(t, id, f['a']) then
+        needed = true
+        break
+      end
+    end
+    if needed then break end
+  end
+  removed = removed + 1
+end
+if removed > 0 then
+  redis.call('XTRIM', KEYS[2], 'MAXLEN', redis.call('XLEN', KEYS[2]) - removed)
+end
+redis.call('ZREMRANGEBYSCORE', KEYS[5], '-inf', now)
+local more = 0
+if removed == limit then more = 1 end
+return {removed, more}

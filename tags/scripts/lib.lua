@@ -1,0 +1,94 @@
+-- lib.lua: helpers prepended to every script (scripts cannot share code).
+
+-- Redis server time in ms: one clock for every tagqd replica. KEYS[1] is
+-- always the queue's meta hash; its clock_offset_ms field (never set in
+-- production) lets tests drive a queue's time on a real Redis too.
+local function nowms()
+  local t = redis.call('TIME')
+  local off = tonumber(redis.call('HGET', KEYS[1], 'clock_offset_ms') or 0) or 0
+  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) + off
+end
+
+-- "No deadline": larger than any ms timestamp, exact as a Lua double.
+local INF = 9007199254740991
+
+local function fmt(n)
+  return string.format('%.0f', n)
+end
+
+-- Stream id parts; accepts "ms-seq" and "ms" (miniredis keeps ids as given).
+local function idparts(id)
+  local ms, seq = string.match(id, '^(%d+)-?(%d*)$')
+  if not ms then return 0, 0 end
+  if seq == '' then seq = '0' end
+  return tonumber(ms), tonumber(seq)
+end
+
+local function idlt(a, b)
+  local am, as = idparts(a)
+  local bm, bs = idparts(b)
+  if am ~= bm then return am < bm end
+  return as < bs
+end
+
+-- The smallest id greater than id.
+local function nextid(id)
+  local ms, seq = string.match(id, '^(%d+)-?(%d*)$')
+  if seq == '18446744073709551615' then return fmt(tonumber(ms) + 1) .. '-0' end
+  if seq == '' then seq = '0' end
+  return ms .. '-' .. fmt(tonumber(seq) + 1)
+end
+
+-- Stream entry fields (flat list) to a table.
+local function fieldmap(f)
+  local m = {}
+  for i = 1, #f, 2 do m[f[i]] = f[i + 1] end
+  return m
+end
+
+-- Does a tag filter admit a message with these attributes (JSON or nil)?
+-- Filter: {o = 1 for OR else AND, c = {{n = name, v = optional value}}}.
+-- Attributes: {name = {s = string} | {b = base64}}.
+local function admits(flt, attrs)
+  if not flt then return true end
+  local a = {}
+  if attrs and attrs ~= '' then a = cjson.decode(attrs) end
+  local anyof = flt.o == 1
+  for _, c in ipairs(flt.c) do
+    local av = a[c.n]
+    local ok = av ~= nil and (c.v == nil or av.s == c.v)
+    if anyof and ok then return true end
+    if not anyof and not ok then return false end
+  end
+  return not anyof
+end
+
+-- Last-delivered id of every consumer group (tag) of a stream.
+local function cursors(stream)
+  local out = {}
+  for _, g in ipairs(redis.call('XINFO', 'GROUPS', stream)) do
+    local m = fieldmap(g)
+    out[m['name']] = m['last-delivered-id']
+  end
+  return out
+end
+
+local function notfound(meta)
+  if redis.call('EXISTS', meta) == 0 then return redis.error_reply('QUEUE_NOT_FOUND') end
+  return redis.error_reply('TAG_NOT_FOUND')
+end
+
+-- Wake waiting receives of tag on every process: messages become visible at ms.
+local function wake(key, tag, at)
+  redis.call('XADD', key, 'MAXLEN', '~', 1000, '*', 't', tag, 'at', fmt(at))
+end
+
+-- Checks that names (ARGV[first..]) are exactly the queue's tags, so the
+-- per-tag KEYS the caller passed are complete.
+local function sametags(tagskey, first)
+  if redis.call('HLEN', tagskey) ~= #ARGV - first + 1 then return false end
+  for i = first, #ARGV do
+    if redis.call('HEXISTS', tagskey, ARGV[i]) == 0 then return false end
+  end
+  return true
+end

@@ -1,0 +1,45 @@
+-- peek: the next messages a receive on this tag would return, without
+-- receiving them (no counters, cursors or deadlines change).
+-- KEYS: 1 meta, 2 stream, 3 n, 4 v, 5 p, 6 rc
+-- ARGV: 1 tag, 2 max, 3 max stream entries to scan
+-- Returns: {{id, fields, receive count so far, first receive ms or 0}...}
+-- Errors: QUEUE_NOT_FOUND, TAG_NOT_FOUND.
+local tag, max = ARGV[1], tonumber(ARGV[2])
+local st = redis.call('HMGET', KEYS[3], 'ct', 'flt')
+if not st[1] then return notfound(KEYS[1]) end
+local now = nowms()
+local out = {}
+local function add(id, cnt, first)
+  local e = redis.call('XRANGE', KEYS[2], id, id)
+  if e[1] then out[#out + 1] = {id, e[1][2], cnt, first} end
+end
+for _, id in ipairs(redis.call('ZRANGEBYSCORE', KEYS[4], '-inf', now, 'LIMIT', 0, max)) do
+  local rc = redis.call('HGET', KEYS[6], id)
+  if rc then
+    local cnt, first = string.match(rc, '^(%d+)|(%d+)$')
+    add(id, tonumber(cnt), first)
+  end
+end
+if #out < max then
+  for _, id in ipairs(redis.call('ZRANGEBYSCORE', KEYS[5], '-inf', now, 'LIMIT', 0, max - #out)) do
+    add(id, 0, 0)
+  end
+end
+local flt = nil
+if st[2] then flt = cjson.decode(st[2]) end
+local from = nextid(cursors(KEYS[2])[tag] or '0-0')
+local scanned, limit = 0, tonumber(ARGV[3])
+while #out < max and scanned < limit do
+  local batch = redis.call('XRANGE', KEYS[2], from, '+', 'COUNT', 100)
+  for _, e in ipairs(batch) do
+    scanned = scanned + 1
+    local f = fieldmap(e[2])
+    if (not flt or admits(flt, f['a'])) and (tonumber(f['d']) or 0) <= now then
+      out[#out + 1] = {e[1], e[2], 0, 0}
+      if #out >= max then break end
+    end
+  end
+  if #batch < 100 then break end
+  from = nextid(batch[#batch][1])
+end
+return out

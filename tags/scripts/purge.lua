@@ -1,0 +1,23 @@
+-- purge: drop every message; attributes, tags and totals stay. Every tag
+-- starts again from the (now empty) end of the stream.
+-- KEYS: 1 meta, 2 stream, 3 tags, 4 fa, 5 dl, then per tag: n, v, p, rc
+-- ARGV: every tag name (same order as KEYS)
+-- Returns: messages dropped.
+-- Errors: QUEUE_NOT_FOUND, TAGS_CHANGED.
+if redis.call('EXISTS', KEYS[1]) == 0 then return redis.error_reply('QUEUE_NOT_FOUND') end
+if not sametags(KEYS[3], 1) then return redis.error_reply('TAGS_CHANGED') end
+local len = redis.call('XLEN', KEYS[2])
+redis.call('XTRIM', KEYS[2], 'MAXLEN', 0)
+local added = redis.call('HGET', KEYS[1], 'added') or 0
+for i = 1, #ARGV do
+  local tag, k = ARGV[i], 5 + (i - 1) * 4
+  redis.call('XGROUP', 'DESTROY', KEYS[2], tag)
+  redis.call('XGROUP', 'CREATE', KEYS[2], tag, '$', 'MKSTREAM')
+  redis.call('DEL', KEYS[k + 2], KEYS[k + 3], KEYS[k + 4])
+  -- unread = init + admitted - con - xb must become 0; xb stays (a total).
+  local xb = redis.call('HGET', KEYS[k + 1], 'xb') or 0
+  redis.call('HSET', KEYS[k + 1], 'a0', added, 'init', xb, 'con', 0, 'h', fmt(INF))
+  if redis.call('HEXISTS', KEYS[4], 'f:' .. tag) == 1 then redis.call('HSET', KEYS[4], 'a:' .. tag, 0) end
+end
+redis.call('DEL', KEYS[5])
+return len

@@ -1,0 +1,110 @@
+-- receive: hand out up to max messages to a tag. Due redeliveries first
+-- (visibility expired or nacked), then parked delayed messages now due,
+-- then new stream entries. Never blocks; the caller waits outside Lua.
+-- KEYS: 1 meta, 2 stream, 3 n, 4 v, 5 p, 6 rc, 7 wk
+-- ARGV: 1 tag, 2 max, 3 visibility ms override (-1 none), 4 max stream
+--       entries to scan (bounds the work of a filtered tag)
+-- Returns: {now ms, hint ms, more (1 = scan limit hit, call again),
+--           the queue's receive_wait_seconds,
+--           {{id, fields, receive count, first receive ms}...}}
+-- Errors: QUEUE_NOT_FOUND, TAG_NOT_FOUND.
+local tag, max = ARGV[1], tonumber(ARGV[2])
+local st = redis.call('HMGET', KEYS[3], 'ct', 'vis', 'flt', 'h')
+if not st[1] then return notfound(KEYS[1]) end
+local qm = redis.call('HMGET', KEYS[1], 'vis', 'wait')
+local vis = tonumber(ARGV[3])
+if vis < 0 then vis = tonumber(st[2]) end
+if vis < 0 then vis = tonumber(qm[1]) * 1000 end
+local now = nowms()
+local deadline = now + vis
+local hint = tonumber(st[4]) or INF
+local newhint = hint
+local out = {}
+
+local function deliver(id, fields, cnt, first)
+  redis.call('ZADD', KEYS[4], deadline, id)
+  redis.call('HSET', KEYS[6], id, cnt .. '|' .. first)
+  out[#out + 1] = {id, fields, cnt, first}
+end
+
+-- Body of an entry this tag holds in its PEL, or nil when it was trimmed.
+local function claim(id)
+  local c = redis.call('XCLAIM', KEYS[2], tag, 'c', 0, id)
+  if c[1] and type(c[1]) == 'table' and type(c[1][2]) == 'table' then return c[1][2] end
+  redis.call('XACK', KEYS[2], tag, id)
+  return nil
+end
+
+if hint <= now then
+  local due = redis.call('ZRANGEBYSCORE', KEYS[4], '-inf', now, 'LIMIT', 0, max)
+  for _, id in ipairs(due) do
+    local rc = redis.call('HGET', KEYS[6], id)
+    local fields = claim(id)
+    if fields and rc then
+      local cnt, first = string.match(rc, '^(%d+)|(%d+)$')
+      deliver(id, fields, tonumber(cnt) + 1, first)
+    else
+      redis.call('ZREM', KEYS[4], id)
+      redis.call('HDEL', KEYS[6], id)
+    end
+  end
+  local exhausted = #due < max
+  local want = max - #out
+  if want > 0 then
+    local pd = redis.call('ZRANGEBYSCORE', KEYS[5], '-inf', now, 'LIMIT', 0, want)
+    for _, id in ipairs(pd) do
+      redis.call('ZREM', KEYS[5], id)
+      local fields = claim(id)
+      if fields then deliver(id, fields, 1, now) end
+    end
+    exhausted = exhausted and #pd < want
+  else
+    exhausted = false
+  end
+  if exhausted then
+    newhint = INF
+    local a = redis.call('ZRANGE', KEYS[4], 0, 0, 'WITHSCORES')
+    if a[2] then newhint = math.min(newhint, tonumber(a[2])) end
+    local b = redis.call('ZRANGE', KEYS[5], 0, 0, 'WITHSCORES')
+    if b[2] then newhint = math.min(newhint, tonumber(b[2])) end
+  end
+end
+
+local flt = nil
+if st[3] then flt = cjson.decode(st[3]) end
+local limit = tonumber(ARGV[4])
+local scanned, con, more = 0, 0, 0
+while #out < max do
+  if scanned >= limit then
+    more = 1
+    break
+  end
+  local r = redis.call('XREADGROUP', 'GROUP', tag, 'c', 'COUNT', max - #out, 'STREAMS', KEYS[2], '>')
+  if not r or not r[1] or #r[1][2] == 0 then break end
+  for _, e in ipairs(r[1][2]) do
+    scanned = scanned + 1
+    local id, fields = e[1], e[2]
+    local f = fieldmap(fields)
+    if flt and not admits(flt, f['a']) then
+      redis.call('XACK', KEYS[2], tag, id)
+    else
+      con = con + 1
+      local due = tonumber(f['d'])
+      if due and due > now then
+        redis.call('ZADD', KEYS[5], due, id)
+        if due < newhint then newhint = due end
+      else
+        deliver(id, fields, 1, now)
+      end
+    end
+  end
+end
+
+if #out > 0 and deadline < newhint then newhint = deadline end
+if con > 0 then redis.call('HINCRBY', KEYS[3], 'con', con) end
+if #out > 0 then redis.call('HINCRBY', KEYS[3], 'rcv', #out) end
+if newhint ~= hint then
+  redis.call('HSET', KEYS[3], 'h', fmt(newhint))
+  if newhint < hint then wake(KEYS[7], tag, newhint) end
+end
+return {now, fmt(newhint), more, tonumber(qm[2]), out}

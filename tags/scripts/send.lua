@@ -1,0 +1,58 @@
+-- send: append messages; one call per batch, all or nothing per entry.
+-- KEYS: 1 meta, 2 stream, 3 fa, 4 dl
+-- ARGV: 1 entry count N, then per entry 4 values: size (bytes counted
+--       against max_message_bytes), delay seconds (-1 = queue default),
+--       body, attributes JSON ('' = none)
+-- Returns: per entry {id} or {'MESSAGE_TOO_LARGE', limit}.
+-- Errors: QUEUE_NOT_FOUND.
+local m = redis.call('HMGET', KEYS[1], 'mmb', 'delay', 'lms')
+if not m[1] then return redis.error_reply('QUEUE_NOT_FOUND') end
+local mmb, qdelay = tonumber(m[1]), tonumber(m[2])
+local now = nowms()
+-- Message ids carry the send time of our clock (not XADD's own), never
+-- going back even if the clock does.
+local idms = math.max(now, tonumber(m[3]) or 0)
+-- Filtered tags count what they admit, so their counters stay exact.
+local filters = {}
+local fa = redis.call('HGETALL', KEYS[3])
+for i = 1, #fa, 2 do
+  local name = string.match(fa[i], '^f:(.*)$')
+  if name then filters[#filters + 1] = {name = name, flt = cjson.decode(fa[i + 1]), n = 0} end
+end
+local out, added = {}, 0
+local n = tonumber(ARGV[1])
+for i = 1, n do
+  local b = 2 + (i - 1) * 4
+  local size, delay, body, attrs = tonumber(ARGV[b]), tonumber(ARGV[b + 1]), ARGV[b + 2], ARGV[b + 3]
+  if size > mmb then
+    out[i] = {'MESSAGE_TOO_LARGE', mmb}
+  else
+    if delay < 0 then delay = qdelay end
+    local args = {KEYS[2], fmt(idms) .. '-*', 'b', body}
+    if attrs ~= '' then
+      args[#args + 1] = 'a'
+      args[#args + 1] = attrs
+    end
+    local due = 0
+    if delay > 0 then
+      due = now + delay * 1000
+      args[#args + 1] = 'd'
+      args[#args + 1] = fmt(due)
+    end
+    local id = redis.call('XADD', unpack(args))
+    if due > 0 then redis.call('ZADD', KEYS[4], due, id) end
+    for _, f in ipairs(filters) do
+      if admits(f.flt, attrs) then f.n = f.n + 1 end
+    end
+    added = added + 1
+    out[i] = {id}
+  end
+end
+if added > 0 then
+  redis.call('HINCRBY', KEYS[1], 'added', added)
+  redis.call('HSET', KEYS[1], 'lms', fmt(idms))
+end
+for _, f in ipairs(filters) do
+  if f.n > 0 then redis.call('HINCRBY', KEYS[3], 'a:' .. f.name, f.n) end
+end
+return out

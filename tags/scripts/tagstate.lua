@@ -1,0 +1,64 @@
+-- tagstate: a tag's exact counters (S12) at the current time.
+-- KEYS: 1 meta, 2 stream, 3 n, 4 v, 5 p, 6 fa, 7 dl, 8 tags
+-- ARGV: 1 tag
+-- Returns: {available, in flight, delayed, received, deleted, dead,
+--           expired, oldest available send ms (-1 none), now ms, create ms,
+--           config JSON}
+-- Errors: QUEUE_NOT_FOUND, TAG_NOT_FOUND.
+local tag = ARGV[1]
+local st = redis.call('HMGET', KEYS[3], 'ct', 'a0', 'init', 'con', 'xb', 'xi', 'rcv', 'del', 'dead', 'flt')
+if not st[1] then return notfound(KEYS[1]) end
+local now = nowms()
+local inflight = redis.call('ZCOUNT', KEYS[4], '(' .. now, '+inf')
+local availv = redis.call('ZCOUNT', KEYS[4], '-inf', now)
+local delayedp = redis.call('ZCOUNT', KEYS[5], '(' .. now, '+inf')
+local availp = redis.call('ZCOUNT', KEYS[5], '-inf', now)
+local flt = nil
+if st[10] then flt = cjson.decode(st[10]) end
+local adm
+if flt then
+  adm = tonumber(redis.call('HGET', KEYS[6], 'a:' .. tag) or 0)
+else
+  adm = tonumber(redis.call('HGET', KEYS[1], 'added')) - tonumber(st[2])
+end
+-- Admitted messages the tag has not read from the stream yet.
+local unread = tonumber(st[3]) + adm - tonumber(st[4]) - tonumber(st[5])
+local cursor = cursors(KEYS[2])[tag] or '0-0'
+local function admitted(id)
+  if not flt then return true end
+  local e = redis.call('XRANGE', KEYS[2], id, id)
+  return e[1] ~= nil and admits(flt, fieldmap(e[1][2])['a'])
+end
+-- Unread messages that are still delayed.
+local delayedu = 0
+for _, id in ipairs(redis.call('ZRANGEBYSCORE', KEYS[7], '(' .. now, '+inf')) do
+  if idlt(cursor, id) and admitted(id) then delayedu = delayedu + 1 end
+end
+-- Oldest available: among due redeliveries, due parked, and the unread.
+local oldest = -1
+local function consider(id)
+  local ms = idparts(id)
+  if oldest < 0 or ms < oldest then oldest = ms end
+end
+for _, id in ipairs(redis.call('ZRANGEBYSCORE', KEYS[4], '-inf', now, 'LIMIT', 0, 1000)) do consider(id) end
+for _, id in ipairs(redis.call('ZRANGEBYSCORE', KEYS[5], '-inf', now, 'LIMIT', 0, 1000)) do consider(id) end
+if unread - delayedu > 0 then
+  local from = nextid(cursor)
+  for _ = 1, 10 do
+    local batch = redis.call('XRANGE', KEYS[2], from, '+', 'COUNT', 100)
+    local found = false
+    for _, e in ipairs(batch) do
+      local f = fieldmap(e[2])
+      if (not flt or admits(flt, f['a'])) and (tonumber(f['d']) or 0) <= now then
+        consider(e[1])
+        found = true
+        break
+      end
+    end
+    if found or #batch < 100 then break end
+    from = nextid(batch[#batch][1])
+  end
+end
+return {availv + availp + unread - delayedu, inflight, delayedp + delayedu, tonumber(st[7]),
+  tonumber(st[8]), tonumber(st[9]), tonumber(st[5]) + tonumber(st[6]), oldest, now, tonumber(st[1]),
+  redis.call('HGET', KEYS[8], tag) or '{}'}

@@ -1,0 +1,117 @@
+package tags
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Config configures a Store.
+type Config struct {
+	// Client runs every command and script. Required.
+	Client redis.UniversalClient
+	// Blocking runs the long-poll XREAD BLOCK calls, one connection per
+	// queue being waited on. Default: Client (whose pool a busy server may
+	// then exhaust; give tagqd a separate client).
+	Blocking redis.UniversalClient
+	// Prefix starts every key. Default "tagq".
+	Prefix string
+	// Logger. Default slog.Default().
+	Logger *slog.Logger
+	// JanitorInterval is how often retention and fully-acknowledged
+	// messages are trimmed. Default 1s; negative disables the janitor
+	// (tests call RunJanitor).
+	JanitorInterval time.Duration
+	// HandleKey signs receipt handles. Default: a random key shared by every
+	// tagqd on the same Redis, created on first use at <prefix>:handlekey.
+	HandleKey []byte
+}
+
+// Store is the engine. It is safe for concurrent use.
+type Store struct {
+	rdb      redis.UniversalClient
+	blocking redis.UniversalClient
+	prefix   string
+	log      *slog.Logger
+	handles  *handleCodec
+	waiters  *hub
+
+	janitorEvery time.Duration
+	stopOnce     sync.Once
+	stop         chan struct{}
+	done         sync.WaitGroup
+}
+
+// New makes a Store; it reads (or creates) the receipt-handle key and loads
+// the scripts. Call Start to run the janitor and Close when done.
+func New(ctx context.Context, cfg Config) (*Store, error) {
+	if cfg.Client == nil {
+		return nil, errors.New("tags: Config.Client is required")
+	}
+	s := &Store{
+		rdb:          cfg.Client,
+		blocking:     cfg.Blocking,
+		prefix:       cfg.Prefix,
+		log:          cfg.Logger,
+		janitorEvery: cfg.JanitorInterval,
+		stop:         make(chan struct{}),
+	}
+	if s.blocking == nil {
+		s.blocking = s.rdb
+	}
+	if s.prefix == "" {
+		s.prefix = "tagq"
+	}
+	if s.log == nil {
+		s.log = slog.Default()
+	}
+	if s.janitorEvery == 0 {
+		s.janitorEvery = time.Second
+	}
+	key := cfg.HandleKey
+	if key == nil {
+		var err error
+		if key, err = s.loadHandleKey(ctx); err != nil {
+			return nil, err
+		}
+	}
+	s.handles = newHandleCodec(key)
+	if err := loadScripts(ctx, s.rdb); err != nil {
+		return nil, unavailable(err)
+	}
+	s.waiters = newHub(s)
+	return s, nil
+}
+
+// Start runs the background janitor. Safe to call once.
+func (s *Store) Start() {
+	if s.janitorEvery < 0 {
+		return
+	}
+	s.done.Add(1)
+	go s.janitorLoop()
+}
+
+// Close wakes every waiting receive (they return what they have), stops the
+// janitor and the watchers. It does not close the Redis clients. Safe to
+// call more than once.
+func (s *Store) Close() error {
+	s.stopOnce.Do(func() {
+		close(s.stop)
+		s.waiters.close()
+	})
+	s.done.Wait()
+	return nil
+}
+
+// Ping checks the backend.
+func (s *Store) Ping(ctx context.Context) error {
+	if err := s.rdb.Ping(ctx).Err(); err != nil {
+		return unavailable(err)
+	}
+	return nil
+}

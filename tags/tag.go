@@ -1,0 +1,214 @@
+package tags
+
+import (
+	"context"
+	"encoding/json"
+	"sort"
+	"time"
+)
+
+// storedTag is a tag's configuration as kept in the queue's tags hash.
+type storedTag struct {
+	Start  storedStart       `json:"start"`
+	Filter *storedFilter     `json:"filter,omitempty"`
+	Vis    *int32            `json:"vis,omitempty"`
+	UA     map[string]string `json:"ua,omitempty"`
+}
+
+type storedStart struct {
+	Kind StartKind `json:"k"`
+	AtMs int64     `json:"at,omitempty"`
+}
+
+// storedFilter is the filter JSON the Lua scripts read (lib.lua admits).
+type storedFilter struct {
+	Or         int               `json:"o"`
+	Conditions []storedCondition `json:"c"`
+}
+
+type storedCondition struct {
+	Name  string  `json:"n"`
+	Value *string `json:"v,omitempty"`
+}
+
+func toStoredFilter(f *Filter) *storedFilter {
+	if f == nil {
+		return nil
+	}
+	sf := &storedFilter{}
+	if f.Or {
+		sf.Or = 1
+	}
+	for _, c := range f.Conditions {
+		sf.Conditions = append(sf.Conditions, storedCondition{Name: c.Name, Value: c.Value})
+	}
+	return sf
+}
+
+func (sf *storedFilter) filter() *Filter {
+	if sf == nil {
+		return nil
+	}
+	f := &Filter{Or: sf.Or == 1}
+	for _, c := range sf.Conditions {
+		f.Conditions = append(f.Conditions, Condition{Name: c.Name, Value: c.Value})
+	}
+	return f
+}
+
+func (st storedTag) config(name string) TagConfig {
+	c := TagConfig{Name: name, Start: Start{Kind: st.Start.Kind}, Filter: st.Filter.filter(),
+		VisibilityTimeoutSeconds: st.Vis, UserAttributes: st.UA}
+	if st.Start.Kind == StartAt {
+		c.Start.At = time.UnixMilli(st.Start.AtMs)
+	}
+	return c
+}
+
+// CreateTag adds an independent reader to a queue.
+func (s *Store) CreateTag(ctx context.Context, queue string, cfg TagConfig) (*Tag, error) {
+	if e := checkName("queue", "queue", queue); e != nil {
+		return nil, e
+	}
+	if e := checkName("name", "tag", cfg.Name); e != nil {
+		return nil, e
+	}
+	if e := checkFilter(cfg.Filter); e != nil {
+		return nil, e
+	}
+	if e := checkRange("visibility_timeout_seconds", cfg.VisibilityTimeoutSeconds, 0, MaxVisibilitySeconds); e != nil {
+		return nil, e
+	}
+	if e := checkUserAttributes("user_attributes", cfg.UserAttributes); e != nil {
+		return nil, e
+	}
+	st := storedTag{Start: storedStart{Kind: cfg.Start.Kind}, Filter: toStoredFilter(cfg.Filter),
+		Vis: cfg.VisibilityTimeoutSeconds, UA: cfg.UserAttributes}
+	if cfg.Start.Kind == StartAt {
+		ms := cfg.Start.At.UnixMilli()
+		if ms < 1 { // the epoch or before: every retained message
+			st.Start = storedStart{Kind: StartOldest}
+		} else {
+			st.Start.AtMs = ms
+		}
+	}
+	visMs := int64(-1)
+	if cfg.VisibilityTimeoutSeconds != nil {
+		visMs = int64(*cfg.VisibilityTimeoutSeconds) * 1000
+	}
+	fjson := ""
+	if st.Filter != nil {
+		b, _ := json.Marshal(st.Filter)
+		fjson = string(b)
+	}
+	cfgJSON, _ := json.Marshal(st)
+	k := s.qkeys(queue)
+	tk := k.tag(cfg.Name)
+	_, err := scriptCreateTag.Run(ctx, s.rdb,
+		[]string{k.meta, k.tags, k.stream, tk.state, k.filters, tk.visible, tk.parked, tk.counts},
+		cfg.Name, cfgJSON, int(st.Start.Kind), st.Start.AtMs, fjson, visMs, MaxTagsPerQueue).Result()
+	if err != nil {
+		return nil, mapErr(err, queue, cfg.Name)
+	}
+	return s.GetTag(ctx, queue, cfg.Name)
+}
+
+// GetTag returns a tag with its exact counters.
+func (s *Store) GetTag(ctx context.Context, queue, tag string) (*Tag, error) {
+	if e := checkName("queue", "queue", queue); e != nil {
+		return nil, e
+	}
+	if e := checkName("name", "tag", tag); e != nil {
+		return nil, e
+	}
+	return s.tagState(ctx, queue, tag)
+}
+
+func (s *Store) tagState(ctx context.Context, queue, tag string) (*Tag, error) {
+	k := s.qkeys(queue)
+	tk := k.tag(tag)
+	res, err := scriptTagState.Run(ctx, s.rdb,
+		[]string{k.meta, k.stream, tk.state, tk.visible, tk.parked, k.filters, k.delayed, k.tags}, tag).Slice()
+	if err != nil {
+		return nil, mapErr(err, queue, tag)
+	}
+	if len(res) != 11 {
+		return nil, &Error{Kind: KindInternal, Reason: ReasonInternal, Message: "tagstate: unexpected reply"}
+	}
+	v := make([]int64, 10)
+	for i := range v {
+		v[i], _ = res[i].(int64)
+	}
+	var st storedTag
+	if raw, ok := res[10].(string); ok {
+		_ = json.Unmarshal([]byte(raw), &st)
+	}
+	t := &Tag{TagConfig: st.config(tag), CreateTime: time.UnixMilli(v[9])}
+	t.State = TagState{Available: v[0], InFlight: v[1], Delayed: v[2], ReceivedTotal: v[3],
+		DeletedTotal: v[4], DeadTotal: v[5], ExpiredTotal: v[6]}
+	if v[7] >= 0 && v[8] > v[7] {
+		t.State.OldestAvailableAge = time.Duration(v[8]-v[7]) * time.Millisecond
+	}
+	return t, nil
+}
+
+// ListTags lists a queue's tags in name order with their state. pageToken
+// is the previous page's next token (the last name it returned).
+func (s *Store) ListTags(ctx context.Context, queue string, pageSize int, pageToken string) ([]*Tag, string, error) {
+	if e := checkName("queue", "queue", queue); e != nil {
+		return nil, "", e
+	}
+	size, e := pageSizeOf(pageSize)
+	if e != nil {
+		return nil, "", e
+	}
+	k := s.qkeys(queue)
+	pipe := s.rdb.Pipeline()
+	exists := pipe.Exists(ctx, k.meta)
+	names := pipe.HKeys(ctx, k.tags)
+	if _, err := pipe.Exec(ctx); err != nil {
+		return nil, "", mapErr(err, queue, "")
+	}
+	if exists.Val() == 0 {
+		return nil, "", queueNotFound(queue)
+	}
+	all := names.Val()
+	sort.Strings(all)
+	i := sort.SearchStrings(all, pageToken)
+	if i < len(all) && all[i] == pageToken {
+		i++
+	}
+	all = all[i:]
+	next := ""
+	if len(all) > size {
+		all = all[:size]
+		next = all[size-1]
+	}
+	out := make([]*Tag, 0, len(all))
+	for _, n := range all {
+		t, err := s.tagState(ctx, queue, n)
+		if ReasonOf(err) == ReasonTagNotFound {
+			continue // deleted meanwhile
+		}
+		if err != nil {
+			return nil, "", err
+		}
+		out = append(out, t)
+	}
+	return out, next, nil
+}
+
+// DeleteTag removes a tag, its in-flight messages and its counters.
+func (s *Store) DeleteTag(ctx context.Context, queue, tag string) error {
+	if e := checkName("queue", "queue", queue); e != nil {
+		return e
+	}
+	if e := checkName("name", "tag", tag); e != nil {
+		return e
+	}
+	k := s.qkeys(queue)
+	tk := k.tag(tag)
+	err := scriptDeleteTag.Run(ctx, s.rdb,
+		[]string{k.meta, k.tags, k.stream, tk.state, tk.visible, tk.parked, tk.counts, k.filters}, tag).Err()
+	return mapErr(err, queue, tag)
+}

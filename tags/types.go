@@ -1,0 +1,188 @@
+package tags
+
+import "time"
+
+// Queue attribute defaults and limits (DESIGN.md §2).
+const (
+	DefaultVisibilityTimeout = 30
+	DefaultRetention         = 345600
+	DefaultMaxMessageBytes   = 262144
+	DefaultTagName           = "default"
+
+	MaxDelaySeconds      = 900
+	MaxVisibilitySeconds = 43200
+	MaxWaitSeconds       = 20
+	MinRetentionSeconds  = 60
+	MaxRetentionSeconds  = 1209600
+	MinMaxMessageBytes   = 1024
+	MaxMaxMessageBytes   = 1048576
+	MaxBatchEntries      = 100
+	MaxTagsPerQueue      = 100
+	MaxAttributes        = 32
+	MaxAttributeNameLen  = 256
+	MaxFilterConditions  = 10
+	MaxUserAttributes    = 64
+	MaxPageSize          = 1000
+	DefaultPageSize      = 100
+)
+
+// QueueConfig is a queue's attributes. Zero-valued pointer fields mean
+// "default" on create.
+type QueueConfig struct {
+	Name                     string
+	DelaySeconds             *int32
+	VisibilityTimeoutSeconds *int32
+	ReceiveWaitSeconds       *int32
+	MessageRetentionSeconds  *int32
+	MaxMessageBytes          *int32
+	DeadLetterQueue          bool
+	TopicQueue               bool
+	RetainAckedMessages      bool
+	UserAttributes           map[string]string
+	DefaultTagName           string
+}
+
+// Queue is a stored queue with its attributes resolved and its state.
+type Queue struct {
+	Name                     string
+	DelaySeconds             int32
+	VisibilityTimeoutSeconds int32
+	ReceiveWaitSeconds       int32
+	MessageRetentionSeconds  int32
+	MaxMessageBytes          int32
+	DeadLetterQueue          bool
+	TopicQueue               bool
+	RetainAckedMessages      bool
+	UserAttributes           map[string]string
+	DefaultTagName           string
+	CreateTime               time.Time
+	UpdateTime               time.Time
+
+	// State; filled by GetQueue and ListQueues.
+	RetainedMessages int64
+	TagCount         int
+	DefaultTag       *TagState
+}
+
+// QueueUpdate changes the non-nil attributes of a queue.
+type QueueUpdate struct {
+	DelaySeconds             *int32
+	VisibilityTimeoutSeconds *int32
+	ReceiveWaitSeconds       *int32
+	MessageRetentionSeconds  *int32
+	MaxMessageBytes          *int32
+	RetainAckedMessages      *bool
+	UserAttributes           map[string]string // replaced whole when SetUserAttributes
+	SetUserAttributes        bool
+}
+
+// StartKind says where a new tag starts reading.
+type StartKind int
+
+const (
+	// StartNow reads messages sent after the tag is created.
+	StartNow StartKind = iota
+	// StartOldest reads every retained message.
+	StartOldest
+	// StartAt reads messages sent at or after Start.At.
+	StartAt
+)
+
+// Start is where a tag starts reading.
+type Start struct {
+	Kind StartKind
+	At   time.Time
+}
+
+// Filter admits a message whose attributes satisfy Conditions: all of them,
+// or any of them when Or.
+type Filter struct {
+	Or         bool
+	Conditions []Condition
+}
+
+// Condition holds when the message has attribute Name and, if Value is
+// set, the attribute is a string equal to *Value.
+type Condition struct {
+	Name  string
+	Value *string
+}
+
+// TagConfig is a tag's configuration.
+type TagConfig struct {
+	Name                     string
+	Start                    Start
+	Filter                   *Filter
+	VisibilityTimeoutSeconds *int32
+	UserAttributes           map[string]string
+}
+
+// Tag is a stored tag with its state.
+type Tag struct {
+	TagConfig
+	CreateTime time.Time
+	State      TagState
+}
+
+// TagState is a tag's counters (S12). Available, InFlight and Delayed are
+// exact at the time of the call; the totals count since creation.
+type TagState struct {
+	Available          int64
+	InFlight           int64
+	Delayed            int64
+	ReceivedTotal      int64
+	DeletedTotal       int64
+	DeadTotal          int64
+	ExpiredTotal       int64
+	OldestAvailableAge time.Duration
+}
+
+// Attribute is a message attribute: a string, or bytes when Binary.
+type Attribute struct {
+	Binary bool
+	String string
+	Bytes  []byte
+}
+
+// OutMessage is a message to send.
+type OutMessage struct {
+	Body       []byte
+	Attributes map[string]Attribute
+	// DelaySeconds overrides the queue's delay when non-nil.
+	DelaySeconds *int32
+}
+
+// SendResult is the outcome of one sent message: ID and SendTime, or Err.
+type SendResult struct {
+	ID       string
+	SendTime time.Time
+	Err      error
+}
+
+// Message is a received or peeked message.
+type Message struct {
+	ID               string
+	Body             []byte
+	Attributes       map[string]Attribute
+	SendTime         time.Time
+	ReceiptHandle    string // receive only
+	Tag              string
+	ReceiveCount     int
+	FirstReceiveTime time.Time // zero when never received by Tag
+}
+
+// ReceiveOptions controls a receive.
+type ReceiveOptions struct {
+	// MaxMessages is 1-100.
+	MaxMessages int
+	// WaitSeconds is the long-poll wait, 0-20; nil: the queue's default.
+	WaitSeconds *int32
+	// VisibilitySeconds overrides the tag's and queue's timeout, 0-43200.
+	VisibilitySeconds *int32
+}
+
+// VisibilityChange is one ChangeVisibility entry.
+type VisibilityChange struct {
+	ReceiptHandle     string
+	VisibilitySeconds int32
+}

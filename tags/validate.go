@@ -1,0 +1,92 @@
+package tags
+
+import (
+	"regexp"
+	"strings"
+	"unicode/utf8"
+)
+
+var (
+	nameRE     = regexp.MustCompile(`^[A-Za-z0-9_-]{1,80}$`)
+	attrNameRE = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,256}$`)
+)
+
+// ReservedAttributePrefix starts attribute names only tagq may set (e.g.
+// DLQ.sourceQueue on dead letters).
+const ReservedAttributePrefix = "DLQ."
+
+func checkName(field, kind, name string) *Error {
+	if !nameRE.MatchString(name) {
+		e := invalid(ReasonInvalidName, field, "%s name %q must be 1-80 characters of A-Z a-z 0-9 _ -", kind, name)
+		return e
+	}
+	return nil
+}
+
+func checkRange(field string, v *int32, lo, hi int32) *Error {
+	if v != nil && (*v < lo || *v > hi) {
+		e := invalid(ReasonInvalidArgumentRange, field, "%s must be between %d and %d, got %d", field, lo, hi, *v)
+		return e
+	}
+	return nil
+}
+
+func checkUserAttributes(field string, m map[string]string) *Error {
+	if len(m) > MaxUserAttributes {
+		return invalid(ReasonInvalidAttribute, field, "at most %d user attributes, got %d", MaxUserAttributes, len(m))
+	}
+	for k, v := range m {
+		if k == "" || len(k) > 256 || !utf8.ValidString(k) {
+			return invalid(ReasonInvalidAttribute, field, "user attribute names must be 1-256 bytes of UTF-8, got %q", k)
+		}
+		if len(v) > 1024 {
+			return invalid(ReasonInvalidAttribute, field+"["+k+"]", "user attribute values are at most 1024 bytes")
+		}
+	}
+	return nil
+}
+
+// checkMessageAttributes validates a message's attributes and returns their
+// size (names plus values) counted against max_message_bytes.
+func checkMessageAttributes(attrs map[string]Attribute) (int, *Error) {
+	if len(attrs) > MaxAttributes {
+		return 0, invalid(ReasonInvalidAttribute, "attributes", "at most %d attributes, got %d", MaxAttributes, len(attrs))
+	}
+	size := 0
+	for name, a := range attrs {
+		if strings.HasPrefix(name, ReservedAttributePrefix) {
+			return 0, invalid(ReasonReservedAttribute, "attributes["+name+"]",
+				"attribute names starting with %q are reserved for tagq", ReservedAttributePrefix)
+		}
+		if !attrNameRE.MatchString(name) {
+			return 0, invalid(ReasonInvalidAttribute, "attributes["+name+"]",
+				"attribute names must be 1-256 characters of A-Z a-z 0-9 _ . -, got %q", name)
+		}
+		if a.Binary {
+			size += len(name) + len(a.Bytes)
+		} else {
+			if !utf8.ValidString(a.String) {
+				return 0, invalid(ReasonInvalidAttribute, "attributes["+name+"]", "string attribute values must be UTF-8")
+			}
+			size += len(name) + len(a.String)
+		}
+	}
+	return size, nil
+}
+
+func checkFilter(f *Filter) *Error {
+	if f == nil {
+		return nil
+	}
+	if len(f.Conditions) == 0 || len(f.Conditions) > MaxFilterConditions {
+		return invalid(ReasonInvalidFilter, "filter.conditions", "a filter has 1-%d conditions, got %d",
+			MaxFilterConditions, len(f.Conditions))
+	}
+	for _, c := range f.Conditions {
+		if !attrNameRE.MatchString(c.Name) {
+			return invalid(ReasonInvalidFilter, "filter.conditions.name",
+				"condition attribute name must be 1-256 characters of A-Z a-z 0-9 _ . -, got %q", c.Name)
+		}
+	}
+	return nil
+}
