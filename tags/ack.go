@@ -114,6 +114,6 @@ func (s *Store) ChangeVisibility(ctx context.Context, queue string, changes []Vi
 
 func staleHandle(h handle) *Error {
 	return &Error{Kind: KindFailedPrecondition, Reason: ReasonReceiptHandleStale, Field: "receipt_handle",
-		Message: fmt.Sprintf("message %s was received again by tag %q, deleted, or expired since this handle was issued", h.ID, h.Tag),
+		Message:  fmt.Sprintf("message %s was received again by tag %q, deleted, or expired since this handle was issued", h.ID, h.Tag),
 		Metadata: map[string]string{"message_id": h.ID, "tag": h.Tag}}
 }

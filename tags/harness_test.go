@@ -34,7 +34,7 @@ type backend struct {
 func backends(t *testing.T) []backend {
 	bs := []backend{{name: "miniredis", open: func(t *testing.T) redis.UniversalClient {
 		m := miniredis.RunT(t)
-		c := redis.NewClient(&redis.Options{Addr: m.Addr()})
+		c := redis.NewClient(&redis.Options{Addr: m.Addr(), ContextTimeoutEnabled: true})
 		t.Cleanup(func() { _ = c.Close() })
 		return c
 	}}}
@@ -42,6 +42,7 @@ func backends(t *testing.T) []backend {
 		bs = append(bs, backend{name: "redis", open: func(t *testing.T) redis.UniversalClient {
 			opt, err := redis.ParseURL(url)
 			require.NoError(t, err)
+			opt.ContextTimeoutEnabled = true
 			c := redis.NewClient(opt)
 			t.Cleanup(func() { _ = c.Close() })
 			return c

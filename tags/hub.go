@@ -60,7 +60,6 @@ func (h *hub) register(ctx context.Context, queue, tag string) (*waiter, error) 
 		w = &watch{queue: queue, tags: map[string][]*waiter{}, ready: make(chan struct{})}
 		if !h.closed {
 			h.watches[queue] = w
-			h.s.done.Add(1)
 			go h.run(w)
 		} else {
 			close(w.ready)
@@ -149,8 +148,10 @@ func (h *hub) close() {
 	}
 }
 
+// run is the watch's goroutine. Close does not wait for it: a blocked XREAD
+// only notices the cancel when it returns (within watchBlock, or at once
+// when the caller closes the Blocking client).
 func (h *hub) run(w *watch) {
-	defer h.s.done.Done()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	go func() {
@@ -164,6 +165,9 @@ func (h *hub) run(w *watch) {
 	lastS, errS := h.tail(ctx, k.stream)
 	lastW, errW := h.tail(ctx, k.wake)
 	w.err = errors.Join(errS, errW)
+	if w.err != nil && ctx.Err() != nil {
+		w.err = nil // closing: waiters see the stop signal and return empty
+	}
 	close(w.ready)
 	if w.err != nil {
 		h.mu.Lock()
@@ -233,6 +237,9 @@ func (h *hub) tail(ctx context.Context, key string) (string, error) {
 			return info.LastGeneratedID, nil
 		}
 	} else if !strings.Contains(err.Error(), "no such key") {
+		if ctx.Err() != nil {
+			return "", ctx.Err()
+		}
 		if _, ok := err.(redis.Error); !ok {
 			return "", unavailable(err)
 		}
@@ -241,10 +248,23 @@ func (h *hub) tail(ctx context.Context, key string) (string, error) {
 	// every new entry's id is greater than it.
 	msgs, err := h.s.rdb.XRevRangeN(ctx, key, "+", "-", 1).Result()
 	if err != nil {
+		if ctx.Err() != nil {
+			return "", ctx.Err()
+		}
 		return "", unavailable(err)
 	}
 	if len(msgs) == 0 {
 		return "0-0", nil
 	}
 	return msgs[0].ID, nil
+}
+
+// waiting is the number of receives waiting on queue in this process.
+func (h *hub) waiting(queue string) int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if w := h.watches[queue]; w != nil {
+		return w.n
+	}
+	return 0
 }

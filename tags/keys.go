@@ -18,7 +18,7 @@ package tags
 //	<prefix>:handlekey   string  the key that signs receipt handles
 type queueKeys struct {
 	meta, tags, stream, filters, delayed, wake string
-	base                                      string
+	base                                       string
 }
 
 type tagKeys struct {
@@ -43,5 +43,5 @@ func (k queueKeys) tag(t string) tagKeys {
 	return tagKeys{visible: b + "v", parked: b + "p", counts: b + "rc", state: b + "n"}
 }
 
-func (s *Store) indexKey() string     { return s.prefix + ":queues" }
+func (s *Store) indexKey() string      { return s.prefix + ":queues" }
 func (s *Store) handleKeyName() string { return s.prefix + ":handlekey" }

@@ -79,7 +79,8 @@ func mapErr(err error, q, t string) error {
 	if _, ok := AsError(err); ok {
 		return err
 	}
-	msg := err.Error()
+	// Redis prefixes a bare error_reply code with "ERR ".
+	msg := strings.TrimPrefix(err.Error(), "ERR ")
 	switch {
 	case strings.HasPrefix(msg, ReasonQueueNotFound):
 		return queueNotFound(q)

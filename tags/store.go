@@ -96,8 +96,9 @@ func (s *Store) Start() {
 	go s.janitorLoop()
 }
 
-// Close wakes every waiting receive (they return what they have), stops the
-// janitor and the watchers. It does not close the Redis clients. Safe to
+// Close wakes every waiting receive (they return empty) and stops the
+// janitor. Long-poll watchers end within a few seconds, or at once when the
+// caller then closes the Redis clients, which Close does not do. Safe to
 // call more than once.
 func (s *Store) Close() error {
 	s.stopOnce.Do(func() {

@@ -1,0 +1,153 @@
+package tags
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+type received struct {
+	msgs    []Message
+	err     error
+	elapsed time.Duration
+}
+
+// waitReceive starts a long-poll receive and returns once it is waiting.
+func waitReceive(t *testing.T, b *bundle, s *Store, q, tag string, wait int32) <-chan received {
+	t.Helper()
+	before := s.waiters.waiting(q)
+	ch := make(chan received, 1)
+	go func() {
+		start := time.Now()
+		msgs, err := s.Receive(b.ctx, q, tag, ReceiveOptions{MaxMessages: 1, WaitSeconds: i32(wait)})
+		ch <- received{msgs, err, time.Since(start)}
+	}()
+	require.Eventually(t, func() bool { return s.waiters.waiting(q) > before }, 5*time.Second, time.Millisecond)
+	return ch
+}
+
+func requireWoken(t *testing.T, ch <-chan received, body string) {
+	t.Helper()
+	select {
+	case r := <-ch:
+		require.NoError(t, r.err)
+		require.Equal(t, []string{body}, bodies(r.msgs))
+	case <-time.After(8 * time.Second):
+		t.Fatal("waiting receive was not woken")
+	}
+}
+
+func TestS6_LongPollIsWokenBySend(t *testing.T) {
+	eachBackend(t, func(t *testing.T, b *bundle) {
+		b.queue("q")
+		ch := waitReceive(t, b, b.s, "q", "", 20)
+		b.send("q", "hello")
+		requireWoken(t, ch, "hello")
+	})
+}
+
+func TestS6_LongPollIsWokenByNack(t *testing.T) {
+	eachBackend(t, func(t *testing.T, b *bundle) {
+		b.queue("q")
+		b.send("q", "m")
+		got := b.receive("q", "", 1)
+		ch := waitReceive(t, b, b.s, "q", "", 20)
+		nack(t, b, "q", got[0].ReceiptHandle)
+		requireWoken(t, ch, "m")
+	})
+}
+
+func TestS6_LongPollIsWokenAcrossProcesses(t *testing.T) {
+	eachBackend(t, func(t *testing.T, b *bundle) {
+		// A second Store on the same Redis stands for another tagqd.
+		other, err := New(b.ctx, Config{Client: b.rdb, Prefix: b.prefix, JanitorInterval: -1})
+		require.NoError(t, err)
+		t.Cleanup(func() { _ = other.Close() })
+		b.queue("q")
+		ch := waitReceive(t, b, b.s, "q", "", 20)
+		_, err = other.Send(b.ctx, "q", []OutMessage{{Body: []byte("from-other")}})
+		require.NoError(t, err)
+		requireWoken(t, ch, "from-other")
+
+		// A nack on the other process wakes a waiter here too.
+		b.send("q", "n")
+		got, err := other.Receive(b.ctx, "q", "", ReceiveOptions{MaxMessages: 1, WaitSeconds: i32(0)})
+		require.NoError(t, err)
+		require.Len(t, got, 1)
+		ch = waitReceive(t, b, b.s, "q", "", 20)
+		errs, err := other.ChangeVisibility(b.ctx, "q", []VisibilityChange{{ReceiptHandle: got[0].ReceiptHandle}})
+		require.NoError(t, err)
+		require.NoError(t, errs[0])
+		requireWoken(t, ch, "n")
+	})
+}
+
+func TestS6_ManyWaitersShareOneConnection(t *testing.T) {
+	eachBackend(t, func(t *testing.T, b *bundle) {
+		b.queue("q")
+		const n = 200
+		var wg sync.WaitGroup
+		results := make(chan received, n)
+		for range n {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				msgs, err := b.s.Receive(b.ctx, "q", "", ReceiveOptions{MaxMessages: 1, WaitSeconds: i32(20)})
+				results <- received{msgs: msgs, err: err}
+			}()
+		}
+		require.Eventually(t, func() bool { return b.s.waiters.waiting("q") == n }, 10*time.Second, 5*time.Millisecond)
+		for i := 0; i < n; i += 100 {
+			bodies := make([]string, 100)
+			for j := range bodies {
+				bodies[j] = "m"
+			}
+			b.send("q", bodies...)
+		}
+		wg.Wait()
+		close(results)
+		got := 0
+		for r := range results {
+			require.NoError(t, r.err)
+			got += len(r.msgs)
+		}
+		require.Equal(t, n, got)
+		require.Equal(t, TagState{InFlight: n, ReceivedTotal: n}, b.state("q", "default"))
+	})
+}
+
+func TestS6_CloseReleasesWaitingReceives(t *testing.T) {
+	eachBackend(t, func(t *testing.T, b *bundle) {
+		s, err := New(b.ctx, Config{Client: b.rdb, Prefix: b.prefix, JanitorInterval: -1})
+		require.NoError(t, err)
+		b.queue("q")
+		ch := waitReceive(t, b, s, "q", "", 20)
+		require.NoError(t, s.Close())
+		select {
+		case r := <-ch:
+			require.NoError(t, r.err)
+			require.Empty(t, r.msgs)
+		case <-time.After(5 * time.Second):
+			t.Fatal("Close did not release the waiting receive")
+		}
+	})
+}
+
+func TestS6_CanceledWaitReturnsContextError(t *testing.T) {
+	eachBackend(t, func(t *testing.T, b *bundle) {
+		b.queue("q")
+		ctx, cancel := context.WithCancel(b.ctx)
+		done := make(chan error, 1)
+		go func() {
+			_, err := b.s.Receive(ctx, "q", "", ReceiveOptions{MaxMessages: 1, WaitSeconds: i32(20)})
+			done <- err
+		}()
+		require.Eventually(t, func() bool { return b.s.waiters.waiting("q") == 1 }, 5*time.Second, time.Millisecond)
+		cancel()
+		require.ErrorIs(t, <-done, context.Canceled)
+		require.Eventually(t, func() bool { return b.s.waiters.waiting("q") == 0 }, 5*time.Second, time.Millisecond)
+	})
+}
