@@ -89,10 +89,25 @@ func newBundle(t *testing.T, rdb redis.UniversalClient) *bundle {
 	return &bundle{t: t, ctx: ctx, s: s, rdb: rdb, prefix: prefix}
 }
 
-// advance moves queue q's clock forward by d (see clock_offset_ms in lib.lua).
+// advance freezes queue q's clock (see test_clock_ms in lib.lua) and moves
+// it forward by d; the first call starts from Redis's own time.
 func (b *bundle) advance(q string, d time.Duration) {
 	b.t.Helper()
-	require.NoError(b.t, b.rdb.HIncrBy(b.ctx, b.s.qkeys(q).meta, "clock_offset_ms", d.Milliseconds()).Err())
+	meta := b.s.qkeys(q).meta
+	ms, err := b.rdb.HGet(b.ctx, meta, "test_clock_ms").Int64()
+	if isNil(err) {
+		tm, terr := b.rdb.Time(b.ctx).Result()
+		require.NoError(b.t, terr)
+		ms, err = tm.UnixMilli(), nil
+	}
+	require.NoError(b.t, err)
+	b.setClock(q, ms+d.Milliseconds())
+}
+
+// setClock freezes queue q's clock at ms.
+func (b *bundle) setClock(q string, ms int64) {
+	b.t.Helper()
+	require.NoError(b.t, b.rdb.HSet(b.ctx, b.s.qkeys(q).meta, "test_clock_ms", ms).Err())
 }
 
 func (b *bundle) queue(name string, cfg ...func(*QueueConfig)) *Queue {

@@ -1,12 +1,13 @@
 -- lib.lua: helpers prepended to every script (scripts cannot share code).
 
 -- Redis server time in ms: one clock for every tagqd replica. KEYS[1] is
--- always the queue's meta hash; its clock_offset_ms field (never set in
--- production) lets tests drive a queue's time on a real Redis too.
+-- always the queue's meta hash; its test_clock_ms field (never set in
+-- production) replaces TIME, so tests drive a queue's time on a real Redis.
 local function nowms()
+  local fixed = redis.call('HGET', KEYS[1], 'test_clock_ms')
+  if fixed then return tonumber(fixed) end
   local t = redis.call('TIME')
-  local off = tonumber(redis.call('HGET', KEYS[1], 'clock_offset_ms') or 0) or 0
-  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) + off
+  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 end
 
 -- "No deadline": larger than any ms timestamp, exact as a Lua double.

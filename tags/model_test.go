@@ -1,0 +1,505 @@
+package tags
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"strconv"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// TestModel_RandomOperationsMatchReferenceModel runs random sequences of
+// send, receive, delete, change visibility, time advancing, purge, janitor
+// and tag create/delete against the engine and an in-memory reference model
+// of S1-S6, S11 and S12, and fails on the first divergence: a receive that
+// returns a message the tag may not have, misses one it should, or reports
+// a wrong receive count; a delete or visibility change that the model would
+// refuse (or the reverse); any tag counter that differs; a retained message
+// count that differs after the janitor.
+//
+// Receives may return any valid choice of available messages (no order is
+// promised); the model checks the choice and then follows it.
+// TAGQ_MODEL_SEEDS and TAGQ_MODEL_OPS scale the run.
+func TestModel_RandomOperationsMatchReferenceModel(t *testing.T) {
+	seeds, ops := envInt("TAGQ_MODEL_SEEDS", 6), envInt("TAGQ_MODEL_OPS", 250)
+	eachBackend(t, func(t *testing.T, b *bundle) {
+		for seed := 1; seed <= seeds; seed++ {
+			q := fmt.Sprintf("model%d", seed)
+			runModel(t, b, q, uint64(seed), ops)
+		}
+	})
+}
+
+func envInt(name string, def int) int {
+	if v, err := strconv.Atoi(os.Getenv(name)); err == nil && v > 0 {
+		return v
+	}
+	return def
+}
+
+const (
+	modelVis       = 30_000
+	modelRetention = 600_000
+)
+
+type mMsg struct {
+	id      string
+	body    string
+	red     bool
+	dueMs   int64
+	trimmed bool
+}
+
+type mHeld struct {
+	rc       int
+	firstMs  int64
+	deadline int64
+	done     bool
+}
+
+type mTag struct {
+	name     string
+	startIdx int
+	excluded map[int]bool
+	red      bool
+	vis      int64 // ms, -1 = the queue's
+	held     map[int]*mHeld
+	rcv, del int64
+	exp      int64
+}
+
+type mHandle struct {
+	tag    string
+	idx    int
+	gen    int
+	handle string
+}
+
+type model struct {
+	t       *testing.T
+	b       *bundle
+	q       string
+	rnd     *rand.Rand
+	now     int64
+	msgs    []*mMsg
+	byID    map[string]int
+	tags    map[string]*mTag
+	handles []mHandle
+	step    int
+	op      string
+}
+
+func (m *model) failf(format string, args ...any) {
+	m.t.Helper()
+	m.t.Fatalf("queue %s step %d (%s): %s", m.q, m.step, m.op, fmt.Sprintf(format, args...))
+}
+
+func (tg *mTag) admits(idx int, msg *mMsg) bool {
+	return idx >= tg.startIdx && !tg.excluded[idx] && !msg.trimmed && (!tg.red || msg.red)
+}
+
+// status of message idx for tag: "" (not the tag's), "available",
+// "inflight", "delayed" or "done".
+func (m *model) status(tg *mTag, idx int) string {
+	msg := m.msgs[idx]
+	h := tg.held[idx]
+	if h != nil {
+		switch {
+		case h.done:
+			return "done"
+		case h.deadline > m.now:
+			return "inflight"
+		default:
+			return "available"
+		}
+	}
+	if !tg.admits(idx, msg) {
+		return ""
+	}
+	if msg.dueMs > m.now {
+		return "delayed"
+	}
+	return "available"
+}
+
+func (m *model) expectState(tg *mTag) TagState {
+	st := TagState{ReceivedTotal: tg.rcv, DeletedTotal: tg.del, ExpiredTotal: tg.exp}
+	for idx := range m.msgs {
+		switch m.status(tg, idx) {
+		case "available":
+			st.Available++
+		case "inflight":
+			st.InFlight++
+		case "delayed":
+			st.Delayed++
+		}
+	}
+	return st
+}
+
+func runModel(t *testing.T, b *bundle, q string, seed uint64, ops int) {
+	m := &model{t: t, b: b, q: q, rnd: rand.New(rand.NewPCG(seed, 42)), byID: map[string]int{}, tags: map[string]*mTag{}}
+	_, err := b.s.CreateQueue(b.ctx, QueueConfig{Name: q, VisibilityTimeoutSeconds: i32(modelVis / 1000),
+		MessageRetentionSeconds: i32(modelRetention / 1000)})
+	require.NoError(t, err)
+	m.now = 1_800_000_000_000 + int64(seed)*1_000_000_000
+	b.setClock(q, m.now)
+	m.tags["default"] = &mTag{name: "default", held: map[int]*mHeld{}, excluded: map[int]bool{}, vis: -1}
+	for m.step = 0; m.step < ops; m.step++ {
+		switch r := m.rnd.IntN(100); {
+		case r < 22:
+			m.send()
+		case r < 48:
+			m.receive()
+		case r < 60:
+			m.delete()
+		case r < 70:
+			m.changeVisibility()
+		case r < 82:
+			m.advance()
+		case r < 87:
+			m.janitor()
+		case r < 92:
+			m.createTag()
+		case r < 95:
+			m.deleteTag()
+		case r < 96:
+			m.purge()
+		default:
+			m.advance()
+		}
+		m.check()
+	}
+}
+
+func (m *model) tagNames() []string {
+	names := make([]string, 0, len(m.tags))
+	for _, n := range []string{"default", "t1", "t2", "t3", "t4"} {
+		if m.tags[n] != nil {
+			names = append(names, n)
+		}
+	}
+	return names
+}
+
+func (m *model) pickTag() *mTag {
+	names := m.tagNames()
+	if len(names) == 0 {
+		return nil
+	}
+	return m.tags[names[m.rnd.IntN(len(names))]]
+}
+
+func (m *model) send() {
+	n := 1 + m.rnd.IntN(4)
+	out := make([]OutMessage, n)
+	added := make([]*mMsg, n)
+	for i := range out {
+		msg := &mMsg{body: fmt.Sprintf("m%d", len(m.msgs)+i), red: m.rnd.IntN(2) == 0, dueMs: m.now}
+		out[i].Body = []byte(msg.body)
+		if msg.red {
+			out[i].Attributes = map[string]Attribute{"color": {String: "red"}}
+		}
+		if d := []int32{0, 0, 0, 5, 40}[m.rnd.IntN(5)]; d > 0 || m.rnd.IntN(2) == 0 {
+			out[i].DelaySeconds = i32(d)
+			msg.dueMs = m.now + int64(d)*1000
+		}
+		added[i] = msg
+	}
+	m.op = fmt.Sprintf("send %d", n)
+	res, err := m.b.s.Send(m.b.ctx, m.q, out)
+	if err != nil {
+		m.failf("send: %v", err)
+	}
+	for i, r := range res {
+		if r.Err != nil {
+			m.failf("send entry %d: %v", i, r.Err)
+		}
+		added[i].id = r.ID
+		if r.SendTime.UnixMilli() != m.now {
+			m.failf("send time %v, model clock %d", r.SendTime.UnixMilli(), m.now)
+		}
+		m.byID[r.ID] = len(m.msgs)
+		m.msgs = append(m.msgs, added[i])
+	}
+}
+
+func (m *model) receive() {
+	tg := m.pickTag()
+	if tg == nil {
+		return
+	}
+	max := 1 + m.rnd.IntN(5)
+	var visOverride *int32
+	if m.rnd.IntN(3) == 0 {
+		visOverride = i32([]int32{0, 10, 60}[m.rnd.IntN(3)])
+	}
+	m.op = fmt.Sprintf("receive tag=%s max=%d vis=%v", tg.name, max, visOverride)
+	got, err := m.b.s.Receive(m.b.ctx, m.q, tg.name, ReceiveOptions{MaxMessages: max, WaitSeconds: i32(0), VisibilitySeconds: visOverride})
+	if err != nil {
+		m.failf("receive: %v", err)
+	}
+	avail := 0
+	for idx := range m.msgs {
+		if m.status(tg, idx) == "available" {
+			avail++
+		}
+	}
+	if want := min(max, avail); len(got) != want {
+		m.failf("received %d messages, %d were available (max %d)", len(got), avail, max)
+	}
+	vis := int64(modelVis)
+	if tg.vis >= 0 {
+		vis = tg.vis
+	}
+	if visOverride != nil {
+		vis = int64(*visOverride) * 1000
+	}
+	seen := map[int]bool{}
+	for _, msg := range got {
+		idx, ok := m.byID[msg.ID]
+		if !ok {
+			m.failf("received unknown message %s", msg.ID)
+		}
+		if seen[idx] || m.status(tg, idx) != "available" {
+			m.failf("received %s (%s) which is %q for the tag", msg.ID, m.msgs[idx].body, m.status(tg, idx))
+		}
+		seen[idx] = true
+		if string(msg.Body) != m.msgs[idx].body {
+			m.failf("body %q, want %q", msg.Body, m.msgs[idx].body)
+		}
+		h := tg.held[idx]
+		if h == nil {
+			h = &mHeld{firstMs: m.now}
+			tg.held[idx] = h
+		}
+		h.rc++
+		h.deadline = m.now + vis
+		tg.rcv++
+		if msg.ReceiveCount != h.rc || msg.FirstReceiveTime.UnixMilli() != h.firstMs {
+			m.failf("%s: receive count %d first %d, want %d first %d", msg.ID, msg.ReceiveCount,
+				msg.FirstReceiveTime.UnixMilli(), h.rc, h.firstMs)
+		}
+		m.handles = append(m.handles, mHandle{tag: tg.name, idx: idx, gen: h.rc, handle: msg.ReceiptHandle})
+	}
+}
+
+func (m *model) pickHandle() (mHandle, bool) {
+	if len(m.handles) == 0 {
+		return mHandle{}, false
+	}
+	// Prefer recent handles (mostly current), sometimes old ones (stale).
+	i := len(m.handles) - 1 - m.rnd.IntN(min(len(m.handles), 8))
+	if m.rnd.IntN(4) == 0 {
+		i = m.rnd.IntN(len(m.handles))
+	}
+	return m.handles[i], true
+}
+
+func (m *model) delete() {
+	h, ok := m.pickHandle()
+	if !ok {
+		return
+	}
+	m.op = fmt.Sprintf("delete %s %s gen %d", h.tag, m.msgs[h.idx].body, h.gen)
+	errs, err := m.b.s.Delete(m.b.ctx, m.q, []string{h.handle})
+	if err != nil {
+		m.failf("delete: %v", err)
+	}
+	tg := m.tags[h.tag]
+	if tg == nil {
+		if ReasonOf(errs[0]) != ReasonTagNotFound {
+			m.failf("delete on a deleted tag: %v, want TAG_NOT_FOUND", errs[0])
+		}
+		return
+	}
+	if errs[0] != nil {
+		m.failf("delete: %v", errs[0])
+	}
+	// S3: any handle of the message deletes it while the tag holds it.
+	if st := m.status(tg, h.idx); st == "inflight" || (st == "available" && tg.held[h.idx] != nil) {
+		tg.held[h.idx].done = true
+		tg.del++
+	}
+}
+
+func (m *model) changeVisibility() {
+	h, ok := m.pickHandle()
+	if !ok {
+		return
+	}
+	secs := []int32{0, 5, 40}[m.rnd.IntN(3)]
+	m.op = fmt.Sprintf("visibility %s %s gen %d -> %ds", h.tag, m.msgs[h.idx].body, h.gen, secs)
+	errs, err := m.b.s.ChangeVisibility(m.b.ctx, m.q, []VisibilityChange{{ReceiptHandle: h.handle, VisibilitySeconds: secs}})
+	if err != nil {
+		m.failf("change visibility: %v", err)
+	}
+	tg := m.tags[h.tag]
+	if tg == nil {
+		if ReasonOf(errs[0]) != ReasonTagNotFound {
+			m.failf("visibility on a deleted tag: %v, want TAG_NOT_FOUND", errs[0])
+		}
+		return
+	}
+	held := tg.held[h.idx]
+	current := held != nil && !held.done && held.rc == h.gen
+	switch {
+	case current && errs[0] != nil:
+		m.failf("current handle refused: %v", errs[0])
+	case !current && ReasonOf(errs[0]) != ReasonReceiptHandleStale:
+		m.failf("stale handle: got %v, want RECEIPT_HANDLE_STALE", errs[0])
+	case current:
+		held.deadline = m.now + int64(secs)*1000
+	}
+}
+
+func (m *model) advance() {
+	d := []int64{1, 5, 10, 31}[m.rnd.IntN(4)] * 1000
+	m.op = fmt.Sprintf("advance %dms", d)
+	m.now += d
+	m.b.setClock(m.q, m.now)
+}
+
+func (m *model) janitor() {
+	m.op = "janitor"
+	if err := m.b.s.trimQueue(m.b.ctx, m.q); err != nil {
+		m.failf("janitor: %v", err)
+	}
+	for idx, msg := range m.msgs {
+		if msg.trimmed {
+			continue
+		}
+		if msg.dueMs+modelRetention <= m.now {
+			for _, tg := range m.tags {
+				if st := m.status(tg, idx); st != "" && st != "done" {
+					tg.exp++
+					if tg.held[idx] == nil {
+						tg.held[idx] = &mHeld{}
+					}
+					tg.held[idx].done = true
+				}
+			}
+			msg.trimmed = true
+			continue
+		}
+		if len(m.tags) == 0 {
+			break
+		}
+		needed := false
+		for _, tg := range m.tags {
+			if st := m.status(tg, idx); st != "" && st != "done" {
+				needed = true
+			}
+		}
+		if needed {
+			break
+		}
+		msg.trimmed = true
+	}
+	q, err := m.b.s.GetQueue(m.b.ctx, m.q)
+	if err != nil {
+		m.failf("get queue: %v", err)
+	}
+	retained := 0
+	for _, msg := range m.msgs {
+		if !msg.trimmed {
+			retained++
+		}
+	}
+	if q.RetainedMessages != int64(retained) {
+		m.failf("retained %d messages, model %d", q.RetainedMessages, retained)
+	}
+}
+
+func (m *model) createTag() {
+	var name string
+	for _, n := range []string{"t1", "t2", "t3", "t4"} {
+		if m.tags[n] == nil {
+			name = n
+			break
+		}
+	}
+	if name == "" {
+		return
+	}
+	tg := &mTag{name: name, held: map[int]*mHeld{}, excluded: map[int]bool{}, vis: -1, startIdx: len(m.msgs)}
+	cfg := TagConfig{Name: name}
+	if m.rnd.IntN(2) == 0 {
+		cfg.Start = Start{Kind: StartOldest}
+		tg.startIdx = 0
+		for idx, msg := range m.msgs {
+			if msg.trimmed {
+				tg.excluded[idx] = true
+			}
+		}
+	}
+	if m.rnd.IntN(2) == 0 {
+		red := "red"
+		cfg.Filter = &Filter{Conditions: []Condition{{Name: "color", Value: &red}}}
+		tg.red = true
+	}
+	if m.rnd.IntN(3) == 0 {
+		cfg.VisibilityTimeoutSeconds = i32(20)
+		tg.vis = 20_000
+	}
+	m.op = fmt.Sprintf("create tag %s start=%d red=%v", name, cfg.Start.Kind, tg.red)
+	if _, err := m.b.s.CreateTag(m.b.ctx, m.q, cfg); err != nil {
+		m.failf("create tag: %v", err)
+	}
+	m.tags[name] = tg
+}
+
+func (m *model) deleteTag() {
+	tg := m.pickTag()
+	if tg == nil {
+		return
+	}
+	m.op = "delete tag " + tg.name
+	if err := m.b.s.DeleteTag(m.b.ctx, m.q, tg.name); err != nil {
+		m.failf("delete tag: %v", err)
+	}
+	delete(m.tags, tg.name)
+}
+
+func (m *model) purge() {
+	m.op = "purge"
+	n, err := m.b.s.PurgeQueue(m.b.ctx, m.q)
+	if err != nil {
+		m.failf("purge: %v", err)
+	}
+	retained := 0
+	for idx, msg := range m.msgs {
+		if msg.trimmed {
+			continue
+		}
+		retained++
+		for _, tg := range m.tags {
+			if tg.held[idx] == nil {
+				tg.held[idx] = &mHeld{}
+			}
+			tg.held[idx].done = true
+		}
+		msg.trimmed = true
+	}
+	if n != int64(retained) {
+		m.failf("purged %d, model %d", n, retained)
+	}
+}
+
+func (m *model) check() {
+	for _, name := range m.tagNames() {
+		tg := m.tags[name]
+		got, err := m.b.s.GetTag(m.b.ctx, m.q, name)
+		if err != nil {
+			m.failf("get tag %s: %v", name, err)
+		}
+		st := got.State
+		st.OldestAvailableAge = 0
+		if want := m.expectState(tg); st != want {
+			m.failf("tag %s state\n got  %+v\n want %+v", name, st, want)
+		}
+	}
+}
+
