@@ -502,4 +502,3 @@ func (m *model) check() {
 		}
 	}
 }
-
