@@ -64,6 +64,7 @@ func eachBackend(t *testing.T, fn func(t *testing.T, b *bundle)) {
 
 func newBundle(t *testing.T, rdb redis.UniversalClient) *bundle {
 	t.Helper()
+	rdb.AddHook(slotHook{t})
 	var rnd [6]byte
 	_, _ = rand.Read(rnd[:])
 	prefix := "tagqtest-" + hex.EncodeToString(rnd[:])
