@@ -27,12 +27,18 @@ type hub struct {
 }
 
 type watch struct {
-	queue string
-	tags  map[string][]*waiter
-	n     int
+	queue  string
+	tags   map[string][]*waiter
+	timers map[string]*tagTimer // per tag: wake one waiter at the earliest known deadline
+	n      int
 	ready chan struct{} // closed once the stream tails are known
 	err   error         // set before ready closes
 	dead  bool
+}
+
+type tagTimer struct {
+	at time.Time
+	t  *time.Timer
 }
 
 type waiter struct {
@@ -57,7 +63,7 @@ func (h *hub) register(ctx context.Context, queue, tag string) (*waiter, error) 
 	h.mu.Lock()
 	w := h.watches[queue]
 	if w == nil || w.dead {
-		w = &watch{queue: queue, tags: map[string][]*waiter{}, ready: make(chan struct{})}
+		w = &watch{queue: queue, tags: map[string][]*waiter{}, timers: map[string]*tagTimer{}, ready: make(chan struct{})}
 		if !h.closed {
 			h.watches[queue] = w
 			go h.run(w)
@@ -96,6 +102,10 @@ func (h *hub) unregister(wt *waiter) {
 	}
 	if len(w.tags[wt.tag]) == 0 {
 		delete(w.tags, wt.tag)
+		if tt := w.timers[wt.tag]; tt != nil {
+			tt.t.Stop()
+			delete(w.timers, wt.tag)
+		}
 	}
 	if w.n == 0 {
 		w.dead = true
@@ -128,6 +138,36 @@ func (h *hub) wakeLocked(w *watch, tag string, n int) {
 	for _, list := range w.tags {
 		signal(list)
 	}
+}
+
+// noteDeadline tells the watch of wt that a message of wt's tag becomes
+// visible after d (the receive script's hint): one waiter of the tag is
+// woken then, whichever waiters come and go meanwhile.
+func (h *hub) noteDeadline(wt *waiter, d time.Duration) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	w := wt.w
+	if w.dead {
+		return
+	}
+	at := time.Now().Add(d)
+	if tt := w.timers[wt.tag]; tt != nil {
+		if !tt.at.After(at) {
+			return
+		}
+		tt.t.Stop()
+	}
+	tag := wt.tag
+	tt := &tagTimer{at: at}
+	tt.t = time.AfterFunc(d, func() {
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		if w.timers[tag] == tt {
+			delete(w.timers, tag)
+		}
+		h.wakeLocked(w, tag, 1)
+	})
+	w.timers[tag] = tt
 }
 
 // wakeOne signals one local waiter of (queue, tag), if any.

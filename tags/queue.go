@@ -294,6 +294,15 @@ func (s *Store) DeleteQueue(ctx context.Context, name string, force bool) error 
 	if err := s.rdb.ZRem(ctx, s.indexKey(), name).Err(); err != nil {
 		return unavailable(err)
 	}
+	// A CreateQueue of the same name may have run in between: keep its
+	// index entry.
+	if n, err := s.rdb.Exists(ctx, k.meta).Result(); err != nil {
+		return unavailable(err)
+	} else if n == 1 {
+		if err := s.rdb.ZAdd(ctx, s.indexKey(), redis.Z{Member: name}).Err(); err != nil {
+			return unavailable(err)
+		}
+	}
 	return nil
 }
 

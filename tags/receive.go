@@ -86,9 +86,7 @@ func (s *Store) Receive(ctx context.Context, queue, tag string, opt ReceiveOptio
 			return r.msgs, nil
 		}
 		if r.hintMs < infMs {
-			if d := time.Duration(r.hintMs-r.nowMs) * time.Millisecond; d < left {
-				left = max(d, time.Millisecond)
-			}
+			s.waiters.noteDeadline(w, max(time.Duration(r.hintMs-r.nowMs)*time.Millisecond, time.Millisecond))
 		}
 		t := time.NewTimer(left)
 		select {

@@ -76,3 +76,27 @@ func TestS6_LongPollIsWokenByDelayExpiry(t *testing.T) {
 		require.Equal(t, 9*time.Second, time.Since(start).Round(time.Millisecond))
 	})
 }
+
+func TestS6_DeadlineLearnedByOneWaiterWakesAnother(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		b := syncBundle(t)
+		b.queue("q", func(c *QueueConfig) { c.VisibilityTimeoutSeconds = i32(10) })
+		start := func(wait int32) <-chan []Message {
+			ch := make(chan []Message, 1)
+			go func() { ch <- b.receive("q", "", 1, func(o *ReceiveOptions) { o.WaitSeconds = i32(wait) }) }()
+			synctest.Wait() // registered, in this order
+			return ch
+		}
+		w1, w2, w3 := start(20), start(2), start(20)
+		t0 := time.Now()
+		b.send("q", "m")
+		require.Equal(t, []string{"m"}, bodies(<-w1)) // w1 holds m until t0+10s
+		// The deadline reaches w2 (wake stream); w2 leaves after 2 s. w3
+		// never ran the script since, yet must get m when it is visible again.
+		require.Empty(t, <-w2)
+		got := <-w3
+		require.Equal(t, []string{"m"}, bodies(got))
+		require.Equal(t, 2, got[0].ReceiveCount)
+		require.Equal(t, 10*time.Second, time.Since(t0).Round(time.Millisecond))
+	})
+}
