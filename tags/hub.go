@@ -31,9 +31,9 @@ type watch struct {
 	tags   map[string][]*waiter
 	timers map[string]*tagTimer // per tag: wake one waiter at the earliest known deadline
 	n      int
-	ready chan struct{} // closed once the stream tails are known
-	err   error         // set before ready closes
-	dead  bool
+	ready  chan struct{} // closed once the stream tails are known
+	err    error         // set before ready closes
+	dead   bool
 }
 
 type tagTimer struct {
