@@ -39,6 +39,10 @@ const (
 	ReasonInvalidFilter         = "INVALID_FILTER"
 	ReasonImmutableField        = "IMMUTABLE_FIELD"
 	ReasonInternal              = "INTERNAL"
+	ReasonNotASourceQueue       = "NOT_A_SOURCE_QUEUE"
+	ReasonRedriveCycle          = "REDRIVE_CYCLE"
+	ReasonDeadLetterQueueInUse  = "DEAD_LETTER_QUEUE_IN_USE"
+	ReasonNotADeadLetterQueue   = "NOT_A_DEAD_LETTER_QUEUE"
 )
 
 // Error is every error the engine returns on purpose. Field names the

@@ -10,6 +10,7 @@ package tags
 //	<prefix>:{Q}:fa      hash    "f:T" -> filter JSON, "a:T" -> messages admitted by T's filter since creation
 //	<prefix>:{Q}:dl      zset    delayed message id -> due ms (pruned once due)
 //	<prefix>:{Q}:wk      stream  wake-ups for waiting receives on other processes (capped)
+//	<prefix>:{Q}:src     set     names of the queues whose redrive policy names Q (Q is a DLQ)
 //	<prefix>:{Q}:t:T:v   zset    message id -> visible-at ms, for messages T received and has not deleted
 //	<prefix>:{Q}:t:T:p   zset    message id -> due ms, for delayed messages T read before they were due
 //	<prefix>:{Q}:t:T:rc  hash    message id -> "receive count|first receive ms"
@@ -17,8 +18,8 @@ package tags
 //	<prefix>:queues      zset    every queue name, score 0 (lexicographic index for ListQueues)
 //	<prefix>:handlekey   string  the key that signs receipt handles
 type queueKeys struct {
-	meta, tags, stream, filters, delayed, wake string
-	base                                       string
+	meta, tags, stream, filters, delayed, wake, sources string
+	base                                                string
 }
 
 type tagKeys struct {
@@ -34,6 +35,7 @@ func (s *Store) qkeys(q string) queueKeys {
 		filters: b + "fa",
 		delayed: b + "dl",
 		wake:    b + "wk",
+		sources: b + "src",
 		base:    b,
 	}
 }

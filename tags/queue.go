@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -51,6 +53,9 @@ func (s *Store) CreateQueue(ctx context.Context, cfg QueueConfig) (*Queue, error
 		return nil, &Error{Kind: KindUnimplemented, Reason: ReasonNotImplemented, Field: "topic_queue",
 			Message: "topic queues (S13) are not implemented yet"}
 	}
+	if e := checkPolicyShape("redrive_policy", cfg.RedrivePolicy); e != nil {
+		return nil, e
+	}
 	dtag := cfg.DefaultTagName
 	if dtag == "" {
 		dtag = DefaultTagName
@@ -69,6 +74,17 @@ func (s *Store) CreateQueue(ctx context.Context, cfg QueueConfig) (*Queue, error
 		RetainAckedMessages:      cfg.RetainAckedMessages,
 		UserAttributes:           cfg.UserAttributes,
 		DefaultTagName:           dtag,
+		RedrivePolicy:            cfg.RedrivePolicy,
+	}
+	if p := q.RedrivePolicy; p != nil {
+		if err := s.checkPolicyTarget(ctx, "redrive_policy", q.Name, q.DeadLetterQueue, q.MessageRetentionSeconds, p); err != nil {
+			return nil, err
+		}
+		// The DLQ learns of its source first, so it is never deleted while
+		// a source names it.
+		if err := s.addSource(ctx, p.DeadLetterQueue, q.Name); err != nil {
+			return nil, err
+		}
 	}
 	// Index first: a crash after it leaves an index entry without a queue,
 	// which ListQueues skips; the other order could hide a queue.
@@ -80,6 +96,12 @@ func (s *Store) CreateQueue(ctx context.Context, cfg QueueConfig) (*Queue, error
 	args := append([]any{dtag, tagCfg}, encodeMeta(q)...)
 	ct, err := scriptCreateQueue.Run(ctx, s.rdb, []string{k.meta, k.tags, k.stream, k.tag(dtag).state}, args...).Int64()
 	if err != nil {
+		if p := q.RedrivePolicy; p != nil {
+			// Undo the source entry unless the existing queue has the same policy.
+			if cur, _ := s.rdb.HGet(ctx, k.meta, "rpq").Result(); cur != p.DeadLetterQueue {
+				_ = s.removeSource(ctx, p.DeadLetterQueue, q.Name)
+			}
+		}
 		return nil, mapErr(err, q.Name, "")
 	}
 	q.CreateTime = time.UnixMilli(ct)
@@ -97,12 +119,16 @@ func boolStr(b bool) string {
 // encodeMeta gives the meta hash fields of a queue's attributes.
 func encodeMeta(q *Queue) []any {
 	ua, _ := json.Marshal(q.UserAttributes)
-	return []any{
+	fields := []any{
 		"delay", q.DelaySeconds, "vis", q.VisibilityTimeoutSeconds, "wait", q.ReceiveWaitSeconds,
 		"ret", q.MessageRetentionSeconds, "mmb", q.MaxMessageBytes, "dlq", boolStr(q.DeadLetterQueue),
 		"topic", boolStr(q.TopicQueue), "ra", boolStr(q.RetainAckedMessages), "ua", string(ua),
 		"dtag", q.DefaultTagName,
 	}
+	if p := q.RedrivePolicy; p != nil {
+		fields = append(fields, "rpq", p.DeadLetterQueue, "rpm", p.MaxReceiveCount)
+	}
+	return fields
 }
 
 func decodeMeta(name string, m map[string]string) *Queue {
@@ -122,6 +148,7 @@ func decodeMeta(name string, m map[string]string) *Queue {
 		CreateTime:               ms("ct"),
 		UpdateTime:               ms("ut"),
 	}
+	q.RedrivePolicy = decodePolicy(m)
 	if ua := m["ua"]; ua != "" && ua != "null" {
 		_ = json.Unmarshal([]byte(ua), &q.UserAttributes)
 	}
@@ -149,6 +176,13 @@ func (s *Store) queueInfo(ctx context.Context, name string) (*Queue, error) {
 		return nil, queueNotFound(name)
 	}
 	q := decodeMeta(name, meta.Val())
+	if q.DeadLetterQueue {
+		src, err := s.sourcesOf(ctx, name)
+		if err != nil {
+			return nil, err
+		}
+		q.SourceQueues = src
+	}
 	q.TagCount = int(ntags.Val())
 	q.RetainedMessages = xlen.Val()
 	st, err := s.tagState(ctx, name, q.DefaultTagName)
@@ -226,32 +260,82 @@ func (s *Store) UpdateQueue(ctx context.Context, name string, u QueueUpdate) (*Q
 		u.MessageRetentionSeconds, u.MaxMessageBytes); e != nil {
 		return nil, e
 	}
-	var args []any
-	set := func(field string, v *int32) {
-		if v != nil {
-			args = append(args, field, *v)
-		}
-	}
-	set("delay", u.DelaySeconds)
-	set("vis", u.VisibilityTimeoutSeconds)
-	set("wait", u.ReceiveWaitSeconds)
-	set("ret", u.MessageRetentionSeconds)
-	set("mmb", u.MaxMessageBytes)
-	if u.RetainAckedMessages != nil {
-		args = append(args, "ra", boolStr(*u.RetainAckedMessages))
-	}
 	if u.SetUserAttributes {
 		if e := checkUserAttributes("user_attributes", u.UserAttributes); e != nil {
 			return nil, e
 		}
-		ua, _ := json.Marshal(u.UserAttributes)
-		args = append(args, "ua", string(ua))
 	}
-	if len(args) == 0 {
-		return s.GetQueue(ctx, name)
+	if u.SetRedrivePolicy {
+		if e := checkPolicyShape("redrive_policy", u.RedrivePolicy); e != nil {
+			return nil, e
+		}
 	}
-	if err := scriptUpdateQueue.Run(ctx, s.rdb, []string{s.qkeys(name).meta}, args...).Err(); err != nil {
+	k := s.qkeys(name)
+	m, err := s.rdb.HGetAll(ctx, k.meta).Result()
+	if err != nil {
 		return nil, mapErr(err, name, "")
+	}
+	if len(m) == 0 {
+		return nil, queueNotFound(name)
+	}
+	cur := decodeMeta(name, m)
+	ret := cur.MessageRetentionSeconds
+	if u.MessageRetentionSeconds != nil {
+		ret = *u.MessageRetentionSeconds
+		if cur.DeadLetterQueue {
+			if err := s.checkDLQRetention(ctx, name, ret); err != nil {
+				return nil, err
+			}
+		}
+	}
+	policy := cur.RedrivePolicy
+	if u.SetRedrivePolicy {
+		policy = u.RedrivePolicy
+	}
+	if policy != nil && (u.SetRedrivePolicy || u.MessageRetentionSeconds != nil) {
+		if err := s.checkPolicyTarget(ctx, "redrive_policy", name, cur.DeadLetterQueue, ret, policy); err != nil {
+			return nil, err
+		}
+	}
+
+	var set []any
+	var del []any
+	setInt := func(field string, v *int32) {
+		if v != nil {
+			set = append(set, field, *v)
+		}
+	}
+	setInt("delay", u.DelaySeconds)
+	setInt("vis", u.VisibilityTimeoutSeconds)
+	setInt("wait", u.ReceiveWaitSeconds)
+	setInt("ret", u.MessageRetentionSeconds)
+	setInt("mmb", u.MaxMessageBytes)
+	if u.RetainAckedMessages != nil {
+		set = append(set, "ra", boolStr(*u.RetainAckedMessages))
+	}
+	if u.SetUserAttributes {
+		ua, _ := json.Marshal(u.UserAttributes)
+		set = append(set, "ua", string(ua))
+	}
+	if u.SetRedrivePolicy {
+		if p := u.RedrivePolicy; p != nil {
+			if err := s.addSource(ctx, p.DeadLetterQueue, name); err != nil {
+				return nil, err
+			}
+			set = append(set, "rpq", p.DeadLetterQueue, "rpm", p.MaxReceiveCount)
+		} else {
+			del = append(del, "rpq", "rpm")
+		}
+	}
+	args := append([]any{"", "", len(del)}, del...)
+	if err := scriptUpdateQueue.Run(ctx, s.rdb, []string{k.meta}, append(args, set...)...).Err(); err != nil {
+		return nil, mapErr(err, name, "")
+	}
+	if old := cur.RedrivePolicy; u.SetRedrivePolicy && old != nil &&
+		(u.RedrivePolicy == nil || u.RedrivePolicy.DeadLetterQueue != old.DeadLetterQueue) {
+		if err := s.removeSource(ctx, old.DeadLetterQueue, name); err != nil {
+			return nil, err
+		}
 	}
 	return s.queueInfo(ctx, name)
 }
@@ -278,14 +362,39 @@ func (s *Store) withTags(ctx context.Context, q string, run func(names []string,
 	}
 }
 
-// DeleteQueue removes a queue with every message, tag and counter.
+// DeleteQueue removes a queue with every message, tag and counter. A
+// dead-letter queue that other queues' redrive policies name is refused
+// (DEAD_LETTER_QUEUE_IN_USE) unless force, which removes those policies.
 func (s *Store) DeleteQueue(ctx context.Context, name string, force bool) error {
 	if e := checkName("name", "queue", name); e != nil {
 		return e
 	}
 	k := s.qkeys(name)
-	err := s.withTags(ctx, name, func(names, tagKeys []string) error {
-		keys := append([]string{k.meta, k.stream, k.tags, k.filters, k.delayed, k.wake}, tagKeys...)
+	m, err := s.rdb.HMGet(ctx, k.meta, "dlq", "rpq").Result()
+	if err != nil {
+		return mapErr(err, name, "")
+	}
+	if m[0] == nil {
+		return queueNotFound(name)
+	}
+	if m[0] == "1" {
+		sources, err := s.sourcesOf(ctx, name)
+		if err != nil {
+			return err
+		}
+		if len(sources) > 0 && !force {
+			return &Error{Kind: KindFailedPrecondition, Reason: ReasonDeadLetterQueueInUse, Field: "force",
+				Message:  fmt.Sprintf("queues %s send their dead letters to %q; delete with force to remove their redrive policies", strings.Join(sources, ", "), name),
+				Metadata: map[string]string{"queue": name, "source_queues": strings.Join(sources, ",")}}
+		}
+		for _, src := range sources {
+			if err := s.clearPolicy(ctx, src, name); err != nil {
+				return err
+			}
+		}
+	}
+	err = s.withTags(ctx, name, func(names, tagKeys []string) error {
+		keys := append([]string{k.meta, k.stream, k.tags, k.filters, k.delayed, k.wake, k.sources}, tagKeys...)
 		return mapErr(scriptDeleteQueue.Run(ctx, s.rdb, keys, toAny(names)...).Err(), name, "")
 	})
 	if err != nil {
@@ -302,6 +411,10 @@ func (s *Store) DeleteQueue(ctx context.Context, name string, force bool) error 
 		if err := s.rdb.ZAdd(ctx, s.indexKey(), redis.Z{Member: name}).Err(); err != nil {
 			return unavailable(err)
 		}
+		return nil
+	}
+	if dlq, ok := m[1].(string); ok && dlq != "" {
+		return s.removeSource(ctx, dlq, name)
 	}
 	return nil
 }

@@ -23,6 +23,7 @@ const (
 	MaxFilterConditions  = 10
 	MaxUserAttributes    = 64
 	MaxPageSize          = 1000
+	MaxMaxReceiveCount   = 1000
 	DefaultPageSize      = 100
 )
 
@@ -40,6 +41,16 @@ type QueueConfig struct {
 	RetainAckedMessages      bool
 	UserAttributes           map[string]string
 	DefaultTagName           string
+	// RedrivePolicy sends messages a tag received MaxReceiveCount times to
+	// a dead-letter queue (S7).
+	RedrivePolicy *RedrivePolicy
+}
+
+// RedrivePolicy names a dead-letter queue and how many receives by one tag
+// a message gets before it goes there.
+type RedrivePolicy struct {
+	DeadLetterQueue string
+	MaxReceiveCount int32
 }
 
 // Queue is a stored queue with its attributes resolved and its state.
@@ -57,6 +68,9 @@ type Queue struct {
 	DefaultTagName           string
 	CreateTime               time.Time
 	UpdateTime               time.Time
+	RedrivePolicy            *RedrivePolicy
+	// SourceQueues are the queues whose redrive policy names this queue.
+	SourceQueues []string
 
 	// State; filled by GetQueue and ListQueues.
 	RetainedMessages int64
@@ -74,6 +88,9 @@ type QueueUpdate struct {
 	RetainAckedMessages      *bool
 	UserAttributes           map[string]string // replaced whole when SetUserAttributes
 	SetUserAttributes        bool
+	// RedrivePolicy replaces the policy when SetRedrivePolicy; nil removes it.
+	RedrivePolicy    *RedrivePolicy
+	SetRedrivePolicy bool
 }
 
 // StartKind says where a new tag starts reading.
