@@ -36,7 +36,7 @@ func (s *Store) Delete(ctx context.Context, queue string, handles []string) ([]e
 		for _, i := range idx {
 			args = append(args, parsed[i].ID)
 		}
-		err := scriptDelete.Run(ctx, s.rdb, []string{k.meta, k.stream, tk.state, tk.visible, tk.counts}, args...).Err()
+		err := scriptDelete.Run(ctx, s.rdb, []string{k.meta, k.stream, tk.state, tk.visible, tk.counts, tk.last}, args...).Err()
 		if err != nil {
 			err = mapErr(err, queue, tag)
 			if ReasonOf(err) == ReasonTagNotFound {
@@ -86,7 +86,7 @@ func (s *Store) ChangeVisibility(ctx context.Context, queue string, changes []Vi
 		for _, i := range idx {
 			args = append(args, parsed[i].ID, parsed[i].Gen, int64(changes[i].VisibilitySeconds)*1000)
 		}
-		res, err := scriptVisibility.Run(ctx, s.rdb, []string{k.meta, tk.state, tk.visible, tk.counts, k.wake}, args...).Int64Slice()
+		res, err := scriptVisibility.Run(ctx, s.rdb, []string{k.meta, tk.state, tk.visible, tk.counts, k.wake, tk.last}, args...).Int64Slice()
 		if err != nil {
 			err = mapErr(err, queue, tag)
 			if ReasonOf(err) == ReasonTagNotFound {

@@ -4,7 +4,9 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"log/slog"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -69,7 +71,7 @@ func newBundle(t *testing.T, rdb redis.UniversalClient) *bundle {
 	_, _ = rand.Read(rnd[:])
 	prefix := "tagqtest-" + hex.EncodeToString(rnd[:])
 	ctx := context.Background()
-	s, err := New(ctx, Config{Client: rdb, Prefix: prefix, JanitorInterval: -1})
+	s, err := New(ctx, Config{Client: rdb, Prefix: prefix, JanitorInterval: -1, Logger: testLogger(t)})
 	require.NoError(t, err)
 	t.Cleanup(func() {
 		_ = s.Close()
@@ -88,6 +90,18 @@ func newBundle(t *testing.T, rdb redis.UniversalClient) *bundle {
 		}
 	})
 	return &bundle{t: t, ctx: ctx, s: s, rdb: rdb, prefix: prefix}
+}
+
+type testWriter struct{ t *testing.T }
+
+func (w testWriter) Write(p []byte) (int, error) {
+	w.t.Log(strings.TrimRight(string(p), "\n"))
+	return len(p), nil
+}
+
+// testLogger sends engine logs to the test's log.
+func testLogger(t *testing.T) *slog.Logger {
+	return slog.New(slog.NewTextHandler(testWriter{t}, nil))
 }
 
 // advance freezes queue q's clock (see test_clock_ms in lib.lua) and moves

@@ -15,15 +15,18 @@ package tags
 //	<prefix>:{Q}:t:T:p   zset    message id -> due ms, for delayed messages T read before they were due
 //	<prefix>:{Q}:t:T:rc  hash    message id -> "receive count|first receive ms"
 //	<prefix>:{Q}:t:T:n   hash    tag counters and state (see scripts/createtag.lua)
+//	<prefix>:{Q}:t:T:x   zset    message id -> visible-at ms, for messages T received max_receive_count times (dead when due)
+//	<prefix>:{Q}:dlo     stream  dead-letter outbox: dead letters on their way to the DLQ (relayed, then removed)
+//	<prefix>:{Q}:dd      zset    dedupe keys of dead letters added to Q (Q is a DLQ) -> ms
 //	<prefix>:queues      zset    every queue name, score 0 (lexicographic index for ListQueues)
 //	<prefix>:handlekey   string  the key that signs receipt handles
 type queueKeys struct {
-	meta, tags, stream, filters, delayed, wake, sources string
-	base                                                string
+	meta, tags, stream, filters, delayed, wake, sources, outbox, dedupe string
+	base                                                                string
 }
 
 type tagKeys struct {
-	visible, parked, counts, state string
+	visible, parked, counts, state, last string
 }
 
 func (s *Store) qkeys(q string) queueKeys {
@@ -36,13 +39,15 @@ func (s *Store) qkeys(q string) queueKeys {
 		delayed: b + "dl",
 		wake:    b + "wk",
 		sources: b + "src",
+		outbox:  b + "dlo",
+		dedupe:  b + "dd",
 		base:    b,
 	}
 }
 
 func (k queueKeys) tag(t string) tagKeys {
 	b := k.base + "t:" + t + ":"
-	return tagKeys{visible: b + "v", parked: b + "p", counts: b + "rc", state: b + "n"}
+	return tagKeys{visible: b + "v", parked: b + "p", counts: b + "rc", state: b + "n", last: b + "x"}
 }
 
 func (s *Store) indexKey() string      { return s.prefix + ":queues" }

@@ -3,6 +3,7 @@ package tags
 import (
 	"encoding/base64"
 	"encoding/json"
+	"strconv"
 	"time"
 )
 
@@ -69,6 +70,15 @@ func decodeEntry(id string, fields []any) Message {
 			m.Body = []byte(v)
 		case "a":
 			m.Attributes = decodeAttrs(v)
+		case "x":
+			var dl DeadLetter
+			if json.Unmarshal([]byte(v), &dl) == nil {
+				dl.DeadTime = time.UnixMilli(dl.DeadMs)
+				m.DeadLetter = &dl
+				m.MoveCount = dl.MoveCount
+			}
+		case "mv":
+			m.MoveCount, _ = strconv.Atoi(v)
 		}
 	}
 	if m.Body == nil {

@@ -353,7 +353,7 @@ func (s *Store) withTags(ctx context.Context, q string, run func(names []string,
 		keys := make([]string, 0, 4*len(names))
 		for _, n := range names {
 			tk := k.tag(n)
-			keys = append(keys, tk.state, tk.visible, tk.parked, tk.counts)
+			keys = append(keys, tk.state, tk.visible, tk.parked, tk.counts, tk.last)
 		}
 		err = run(names, keys)
 		if !errors.Is(err, errTagsChanged) || attempt == 10 {
@@ -394,7 +394,7 @@ func (s *Store) DeleteQueue(ctx context.Context, name string, force bool) error 
 		}
 	}
 	err = s.withTags(ctx, name, func(names, tagKeys []string) error {
-		keys := append([]string{k.meta, k.stream, k.tags, k.filters, k.delayed, k.wake, k.sources}, tagKeys...)
+		keys := append([]string{k.meta, k.stream, k.tags, k.filters, k.delayed, k.wake, k.sources, k.outbox, k.dedupe}, tagKeys...)
 		return mapErr(scriptDeleteQueue.Run(ctx, s.rdb, keys, toAny(names)...).Err(), name, "")
 	})
 	if err != nil {

@@ -111,23 +111,31 @@ type receiveResult struct {
 	hintMs    int64
 	more      bool
 	queueWait int32
+	dead      int // dead-lettered by this call: their outbox entries await the relay
 }
 
 func (s *Store) receiveOnce(ctx context.Context, queue, tag string, max int, visMs int64) (receiveResult, error) {
 	k := s.qkeys(queue)
 	tk := k.tag(tag)
 	res, err := scriptReceive.Run(ctx, s.rdb,
-		[]string{k.meta, k.stream, tk.state, tk.visible, tk.parked, tk.counts, k.wake},
-		tag, max, visMs, scanLimit).Slice()
+		[]string{k.meta, k.stream, tk.state, tk.visible, tk.parked, tk.counts, k.wake, tk.last, k.outbox},
+		tag, max, visMs, scanLimit, queue).Slice()
 	if err != nil {
 		return receiveResult{}, mapErr(err, queue, tag)
 	}
-	if len(res) != 5 {
+	if len(res) != 6 {
 		return receiveResult{}, &Error{Kind: KindInternal, Reason: ReasonInternal, Message: "receive: unexpected reply"}
 	}
 	r := receiveResult{nowMs: asInt64(res[0]), hintMs: asInt64(res[1]), more: asInt64(res[2]) == 1,
-		queueWait: int32(asInt64(res[3]))}
-	r.msgs = decodeScriptMessages(res[4], tag)
+		queueWait: int32(asInt64(res[3])), dead: int(asInt64(res[4]))}
+	r.msgs = decodeScriptMessages(res[5], tag)
+	if r.dead > 0 {
+		// This receive dead-lettered messages instead of handing them out
+		// (S7): relay them now; the background relay retries on failure.
+		if _, err := s.RelayOutbox(ctx, queue); err != nil {
+			s.log.Warn("dead letters staged; relay to the dead-letter queue will retry", "queue", queue, "err", err)
+		}
+	}
 	for i := range r.msgs {
 		m := &r.msgs[i]
 		m.ReceiptHandle = s.handles.encode(handle{Queue: queue, Tag: tag, ID: m.ID, Gen: m.ReceiveCount})

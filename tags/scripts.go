@@ -29,10 +29,13 @@ var (
 	scriptVisibility  = mustScript("visibility")
 	scriptPeek        = mustScript("peek")
 	scriptJanitor     = mustScript("janitor")
+	scriptDead        = mustScript("dead")
+	scriptSweep       = mustScript("sweep")
+	scriptDLQAdd      = mustScript("dlqadd")
 
 	allScripts = []*redis.Script{scriptCreateQueue, scriptUpdateQueue, scriptDeleteQueue, scriptPurge,
 		scriptCreateTag, scriptDeleteTag, scriptTagState, scriptSend, scriptReceive, scriptDelete,
-		scriptVisibility, scriptPeek, scriptJanitor}
+		scriptVisibility, scriptPeek, scriptJanitor, scriptDead, scriptSweep, scriptDLQAdd}
 )
 
 func mustScript(name string) *redis.Script {
@@ -95,6 +98,10 @@ func mapErr(err error, q, t string) error {
 	case strings.HasPrefix(msg, ReasonTooManyTags):
 		return &Error{Kind: KindResourceExhausted, Reason: ReasonTooManyTags,
 			Message: "queue " + q + " already has the maximum number of tags", Metadata: map[string]string{"queue": q, "limit": strconv.Itoa(MaxTagsPerQueue)}}
+	case strings.HasPrefix(msg, ReasonNotASourceQueue):
+		return &Error{Kind: KindFailedPrecondition, Reason: ReasonNotASourceQueue,
+			Message:  "queue " + q + " has no redrive policy: there is no dead-letter queue to send messages to",
+			Metadata: map[string]string{"queue": q}}
 	case strings.HasPrefix(msg, "TAGS_CHANGED"):
 		return errTagsChanged
 	}

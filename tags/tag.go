@@ -105,7 +105,7 @@ func (s *Store) CreateTag(ctx context.Context, queue string, cfg TagConfig) (*Ta
 	k := s.qkeys(queue)
 	tk := k.tag(cfg.Name)
 	_, err := scriptCreateTag.Run(ctx, s.rdb,
-		[]string{k.meta, k.tags, k.stream, tk.state, k.filters, tk.visible, tk.parked, tk.counts},
+		[]string{k.meta, k.tags, k.stream, tk.state, k.filters, tk.visible, tk.parked, tk.counts, tk.last},
 		cfg.Name, cfgJSON, int(st.Start.Kind), st.Start.AtMs, fjson, visMs, MaxTagsPerQueue).Result()
 	if err != nil {
 		return nil, mapErr(err, queue, cfg.Name)
@@ -128,7 +128,7 @@ func (s *Store) tagState(ctx context.Context, queue, tag string) (*Tag, error) {
 	k := s.qkeys(queue)
 	tk := k.tag(tag)
 	res, err := scriptTagState.Run(ctx, s.rdb,
-		[]string{k.meta, k.stream, tk.state, tk.visible, tk.parked, k.filters, k.delayed, k.tags}, tag).Slice()
+		[]string{k.meta, k.stream, tk.state, tk.visible, tk.parked, k.filters, k.delayed, k.tags, tk.last}, tag).Slice()
 	if err != nil {
 		return nil, mapErr(err, queue, tag)
 	}
@@ -209,6 +209,6 @@ func (s *Store) DeleteTag(ctx context.Context, queue, tag string) error {
 	k := s.qkeys(queue)
 	tk := k.tag(tag)
 	err := scriptDeleteTag.Run(ctx, s.rdb,
-		[]string{k.meta, k.tags, k.stream, tk.state, tk.visible, tk.parked, tk.counts, k.filters}, tag).Err()
+		[]string{k.meta, k.tags, k.stream, tk.state, tk.visible, tk.parked, tk.counts, k.filters, tk.last}, tag).Err()
 	return mapErr(err, queue, tag)
 }

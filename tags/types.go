@@ -186,6 +186,32 @@ type Message struct {
 	Tag              string
 	ReceiveCount     int
 	FirstReceiveTime time.Time // zero when never received by Tag
+	// DeadLetter is set on a message in a dead-letter queue.
+	DeadLetter *DeadLetter
+	// MoveCount is how many times the message was moved back from a
+	// dead-letter queue (S10).
+	MoveCount int
+}
+
+// DeadLetter says where a dead letter came from and why (S9).
+type DeadLetter struct {
+	SourceQueue          string    `json:"sq"`
+	SourceTag            string    `json:"st"`
+	DeadTime             time.Time `json:"-"`
+	DeadMs               int64     `json:"ts"`
+	OriginalMessageID    string    `json:"oi"`
+	OriginalReceiveCount int       `json:"rc"`
+	Reason               string    `json:"r"`
+	Description          string    `json:"ds,omitempty"`
+	MoveCount            int       `json:"mv,omitempty"`
+}
+
+// DeadRequest is one DeadMessage entry.
+type DeadRequest struct {
+	ReceiptHandle string
+	// Reason defaults to CONSUMER_DEAD_LETTERED.
+	Reason      string
+	Description string
 }
 
 // ReceiveOptions controls a receive.

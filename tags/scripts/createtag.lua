@@ -1,5 +1,5 @@
 -- createtag: a consumer group at the start point plus the tag's state.
--- KEYS: 1 meta, 2 tags, 3 stream, 4 n, 5 fa, 6 v, 7 p, 8 rc
+-- KEYS: 1 meta, 2 tags, 3 stream, 4 n, 5 fa, 6 v, 7 p, 8 rc, 9 x
 -- ARGV: 1 tag, 2 config JSON, 3 start kind (0 now, 1 oldest, 2 at),
 --       4 start ms (kind 2, >= 1), 5 filter JSON or '', 6 visibility ms or -1,
 --       7 max tags
@@ -27,16 +27,19 @@ elseif kind == 2 then
 end
 local flt = nil
 if ARGV[5] ~= '' then flt = cjson.decode(ARGV[5]) end
-redis.call('DEL', KEYS[6], KEYS[7], KEYS[8])
+redis.call('DEL', KEYS[6], KEYS[7], KEYS[8], KEYS[9])
+redis.call('HDEL', KEYS[5], 'm:' .. tag)
 redis.call('XGROUP', 'CREATE', KEYS[3], tag, startid, 'MKSTREAM')
 local init = 0
-if kind == 1 and not flt then
+-- XLEN counts every retained entry: right unless some are moved-back
+-- dead letters meant for one tag only (then count by scanning).
+if kind == 1 and not flt and not redis.call('HGET', KEYS[1], 'mvb') then
   init = redis.call('XLEN', KEYS[3])
 elseif kind ~= 0 then
   while true do
     local batch = redis.call('XRANGE', KEYS[3], from, '+', 'COUNT', 1000)
     for _, e in ipairs(batch) do
-      if admits(flt, fieldmap(e[2])['a']) then init = init + 1 end
+      if fortag(tag, flt, fieldmap(e[2])) then init = init + 1 end
     end
     if #batch < 1000 then break end
     from = nextid(batch[#batch][1])

@@ -1,6 +1,6 @@
 -- delete: acknowledge messages for one tag. An id the tag no longer holds
 -- (deleted before, or expired) is not an error.
--- KEYS: 1 meta, 2 stream, 3 n, 4 v, 5 rc
+-- KEYS: 1 meta, 2 stream, 3 n, 4 v, 5 rc, 6 x
 -- ARGV: 1 tag, 2.. message ids
 -- Returns: per id 1 (deleted now) or 0 (already gone).
 -- Errors: QUEUE_NOT_FOUND, TAG_NOT_FOUND.
@@ -17,6 +17,7 @@ for i = 2, #ARGV do
 end
 if #gone > 0 then
   redis.call('ZREM', KEYS[4], unpack(gone))
+  redis.call('ZREM', KEYS[6], unpack(gone))
   redis.call('XACK', KEYS[2], tag, unpack(gone))
   redis.call('HINCRBY', KEYS[3], 'del', #gone)
 end

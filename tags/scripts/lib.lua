@@ -93,3 +93,64 @@ local function sametags(tagskey, first)
   end
   return true
 end
+
+-- Filtered tags of a queue (from its fa hash), for counting admissions.
+local function loadfilters(fakey)
+  local filters = {}
+  local fa = redis.call('HGETALL', fakey)
+  for i = 1, #fa, 2 do
+    local name = string.match(fa[i], '^f:(.*)$')
+    if name then filters[#filters + 1] = {name = name, flt = cjson.decode(fa[i + 1]), n = 0} end
+  end
+  return filters
+end
+
+local function countadmitted(filters, attrs)
+  for _, f in ipairs(filters) do
+    if admits(f.flt, attrs) then f.n = f.n + 1 end
+  end
+end
+
+local function flushadmitted(fakey, filters)
+  for _, f in ipairs(filters) do
+    if f.n > 0 then redis.call('HINCRBY', fakey, 'a:' .. f.name, f.n) end
+  end
+end
+
+-- The ms part for the next message id: our clock, never going back.
+local function idms(meta, now)
+  return math.max(now, tonumber(redis.call('HGET', meta, 'lms') or 0) or 0)
+end
+
+-- Stages a message in the queue's dead-letter outbox and removes it from
+-- the tag (an ACK for that tag). fields are the stream entry's fields.
+local function todeadletter(k, qname, tag, id, fields, cnt, reason, desc, now, dlq)
+  local f = fieldmap(fields)
+  local args = {k.dlo, '*', 'b', f['b'] or '', 'sq', qname, 'st', tag, 'id', id, 'oi', f['oi'] or id,
+    'rc', cnt, 'r', reason, 'ts', fmt(now), 'dq', dlq}
+  if f['a'] then
+    args[#args + 1] = 'a'
+    args[#args + 1] = f['a']
+  end
+  if desc and desc ~= '' then
+    args[#args + 1] = 'ds'
+    args[#args + 1] = desc
+  end
+  if f['mv'] then
+    args[#args + 1] = 'mv'
+    args[#args + 1] = f['mv']
+  end
+  redis.call('XADD', unpack(args))
+  redis.call('XACK', k.s, tag, id)
+  redis.call('ZREM', k.v, id)
+  redis.call('ZREM', k.x, id)
+  redis.call('HDEL', k.rc, id)
+  redis.call('HINCRBY', k.n, 'dead', 1)
+end
+
+-- Is an entry (its field table) for this tag? A moved-back dead letter
+-- (field only) is for the tag it died in alone; others by the filter.
+local function fortag(tag, flt, f)
+  if f['only'] then return f['only'] == tag end
+  return admits(flt, f['a'])
+end

@@ -34,7 +34,7 @@ while #out < max and scanned < limit do
   for _, e in ipairs(batch) do
     scanned = scanned + 1
     local f = fieldmap(e[2])
-    if (not flt or admits(flt, f['a'])) and (tonumber(f['d']) or 0) <= now then
+    if fortag(tag, flt, f) and (tonumber(f['d']) or 0) <= now then
       out[#out + 1] = {e[1], e[2], 0, 0}
       if #out >= max then break end
     end

@@ -1,17 +1,21 @@
 -- receive: hand out up to max messages to a tag. Due redeliveries first
 -- (visibility expired or nacked), then parked delayed messages now due,
--- then new stream entries. Never blocks; the caller waits outside Lua.
--- KEYS: 1 meta, 2 stream, 3 n, 4 v, 5 p, 6 rc, 7 wk
+-- then new stream entries. A due message this tag already received
+-- max_receive_count times is dead-lettered instead (S7), never handed out
+-- again. Never blocks; the caller waits outside Lua.
+-- KEYS: 1 meta, 2 stream, 3 n, 4 v, 5 p, 6 rc, 7 wk, 8 x, 9 dlo
 -- ARGV: 1 tag, 2 max, 3 visibility ms override (-1 none), 4 max stream
---       entries to scan (bounds the work of a filtered tag)
+--       entries to scan (bounds the work of a filtered tag), 5 queue name
 -- Returns: {now ms, hint ms, more (1 = scan limit hit, call again),
---           the queue's receive_wait_seconds,
+--           the queue's receive_wait_seconds, dead-lettered count,
 --           {{id, fields, receive count, first receive ms}...}}
 -- Errors: QUEUE_NOT_FOUND, TAG_NOT_FOUND.
 local tag, max = ARGV[1], tonumber(ARGV[2])
 local st = redis.call('HMGET', KEYS[3], 'ct', 'vis', 'flt', 'h')
 if not st[1] then return notfound(KEYS[1]) end
-local qm = redis.call('HMGET', KEYS[1], 'vis', 'wait')
+local qm = redis.call('HMGET', KEYS[1], 'vis', 'wait', 'rpq', 'rpm')
+local maxrc = tonumber(qm[4]) or 0
+local k = {s = KEYS[2], n = KEYS[3], v = KEYS[4], rc = KEYS[6], x = KEYS[8], dlo = KEYS[9]}
 local vis = tonumber(ARGV[3])
 if vis < 0 then vis = tonumber(st[2]) end
 if vis < 0 then vis = tonumber(qm[1]) * 1000 end
@@ -20,10 +24,12 @@ local deadline = now + vis
 local hint = tonumber(st[4]) or INF
 local newhint = hint
 local out = {}
+local dead = 0
 
 local function deliver(id, fields, cnt, first)
   redis.call('ZADD', KEYS[4], deadline, id)
   redis.call('HSET', KEYS[6], id, cnt .. '|' .. first)
+  if maxrc > 0 and cnt >= maxrc then redis.call('ZADD', KEYS[8], deadline, id) end
   out[#out + 1] = {id, fields, cnt, first}
 end
 
@@ -36,19 +42,33 @@ local function claim(id)
 end
 
 if hint <= now then
-  local due = redis.call('ZRANGEBYSCORE', KEYS[4], '-inf', now, 'LIMIT', 0, max)
-  for _, id in ipairs(due) do
-    local rc = redis.call('HGET', KEYS[6], id)
-    local fields = claim(id)
-    if fields and rc then
-      local cnt, first = string.match(rc, '^(%d+)|(%d+)$')
-      deliver(id, fields, tonumber(cnt) + 1, first)
-    else
-      redis.call('ZREM', KEYS[4], id)
-      redis.call('HDEL', KEYS[6], id)
+  local exhausted = false
+  while #out < max do
+    local want = max - #out
+    local due = redis.call('ZRANGEBYSCORE', KEYS[4], '-inf', now, 'LIMIT', 0, want)
+    for _, id in ipairs(due) do
+      local rc = redis.call('HGET', KEYS[6], id)
+      local fields = claim(id)
+      if fields and rc then
+        local cnt, first = string.match(rc, '^(%d+)|(%d+)$')
+        cnt = tonumber(cnt)
+        if maxrc > 0 and cnt >= maxrc then
+          todeadletter(k, ARGV[5], tag, id, fields, cnt, 'MAX_RECEIVE_COUNT_EXCEEDED', '', now, qm[3])
+          dead = dead + 1
+        else
+          deliver(id, fields, cnt + 1, first)
+        end
+      else
+        redis.call('ZREM', KEYS[4], id)
+        redis.call('ZREM', KEYS[8], id)
+        redis.call('HDEL', KEYS[6], id)
+      end
+    end
+    if #due < want then
+      exhausted = true
+      break
     end
   end
-  local exhausted = #due < max
   local want = max - #out
   if want > 0 then
     local pd = redis.call('ZRANGEBYSCORE', KEYS[5], '-inf', now, 'LIMIT', 0, want)
@@ -85,7 +105,7 @@ while #out < max do
     scanned = scanned + 1
     local id, fields = e[1], e[2]
     local f = fieldmap(fields)
-    if flt and not admits(flt, f['a']) then
+    if not fortag(tag, flt, f) then
       redis.call('XACK', KEYS[2], tag, id)
     else
       con = con + 1
@@ -107,4 +127,4 @@ if newhint ~= hint then
   redis.call('HSET', KEYS[3], 'h', fmt(newhint))
   if newhint < hint then wake(KEYS[7], tag, newhint) end
 end
-return {now, fmt(newhint), more, tonumber(qm[2]), out}
+return {now, fmt(newhint), more, tonumber(qm[2]), dead, out}

@@ -5,20 +5,14 @@
 --       body, attributes JSON ('' = none)
 -- Returns: per entry {id} or {'MESSAGE_TOO_LARGE', limit}.
 -- Errors: QUEUE_NOT_FOUND.
-local m = redis.call('HMGET', KEYS[1], 'mmb', 'delay', 'lms')
+local m = redis.call('HMGET', KEYS[1], 'mmb', 'delay')
 if not m[1] then return redis.error_reply('QUEUE_NOT_FOUND') end
 local mmb, qdelay = tonumber(m[1]), tonumber(m[2])
 local now = nowms()
--- Message ids carry the send time of our clock (not XADD's own), never
--- going back even if the clock does.
-local idms = math.max(now, tonumber(m[3]) or 0)
+-- Message ids carry the send time of our clock (not XADD's own).
+local ms = idms(KEYS[1], now)
 -- Filtered tags count what they admit, so their counters stay exact.
-local filters = {}
-local fa = redis.call('HGETALL', KEYS[3])
-for i = 1, #fa, 2 do
-  local name = string.match(fa[i], '^f:(.*)$')
-  if name then filters[#filters + 1] = {name = name, flt = cjson.decode(fa[i + 1]), n = 0} end
-end
+local filters = loadfilters(KEYS[3])
 local out, added = {}, 0
 local n = tonumber(ARGV[1])
 for i = 1, n do
@@ -28,7 +22,7 @@ for i = 1, n do
     out[i] = {'MESSAGE_TOO_LARGE', mmb}
   else
     if delay < 0 then delay = qdelay end
-    local args = {KEYS[2], fmt(idms) .. '-*', 'b', body}
+    local args = {KEYS[2], fmt(ms) .. '-*', 'b', body}
     if attrs ~= '' then
       args[#args + 1] = 'a'
       args[#args + 1] = attrs
@@ -41,18 +35,14 @@ for i = 1, n do
     end
     local id = redis.call('XADD', unpack(args))
     if due > 0 then redis.call('ZADD', KEYS[4], due, id) end
-    for _, f in ipairs(filters) do
-      if admits(f.flt, attrs) then f.n = f.n + 1 end
-    end
+    countadmitted(filters, attrs)
     added = added + 1
     out[i] = {id}
   end
 end
 if added > 0 then
   redis.call('HINCRBY', KEYS[1], 'added', added)
-  redis.call('HSET', KEYS[1], 'lms', fmt(idms))
+  redis.call('HSET', KEYS[1], 'lms', fmt(ms))
 end
-for _, f in ipairs(filters) do
-  if f.n > 0 then redis.call('HINCRBY', KEYS[3], 'a:' .. f.name, f.n) end
-end
+flushadmitted(KEYS[3], filters)
 return out

@@ -1,5 +1,5 @@
 -- tagstate: a tag's exact counters (S12) at the current time.
--- KEYS: 1 meta, 2 stream, 3 n, 4 v, 5 p, 6 fa, 7 dl, 8 tags
+-- KEYS: 1 meta, 2 stream, 3 n, 4 v, 5 p, 6 fa, 7 dl, 8 tags, 9 x
 -- ARGV: 1 tag
 -- Returns: {available, in flight, delayed, received, deleted, dead,
 --           expired, oldest available send ms (-1 none), now ms, create ms,
@@ -10,7 +10,9 @@ local st = redis.call('HMGET', KEYS[3], 'ct', 'a0', 'init', 'con', 'xb', 'xi', '
 if not st[1] then return notfound(KEYS[1]) end
 local now = nowms()
 local inflight = redis.call('ZCOUNT', KEYS[4], '(' .. now, '+inf')
-local availv = redis.call('ZCOUNT', KEYS[4], '-inf', now)
+-- Due messages at their last receive are dead letters, not available.
+local dying = redis.call('ZCOUNT', KEYS[9], '-inf', now)
+local availv = redis.call('ZCOUNT', KEYS[4], '-inf', now) - dying
 local delayedp = redis.call('ZCOUNT', KEYS[5], '(' .. now, '+inf')
 local availp = redis.call('ZCOUNT', KEYS[5], '-inf', now)
 local flt = nil
@@ -21,13 +23,14 @@ if flt then
 else
   adm = tonumber(redis.call('HGET', KEYS[1], 'added')) - tonumber(st[2])
 end
+-- Dead letters moved back to this tag alone.
+adm = adm + tonumber(redis.call('HGET', KEYS[6], 'm:' .. tag) or 0)
 -- Admitted messages the tag has not read from the stream yet.
 local unread = tonumber(st[3]) + adm - tonumber(st[4]) - tonumber(st[5])
 local cursor = cursors(KEYS[2])[tag] or '0-0'
 local function admitted(id)
-  if not flt then return true end
   local e = redis.call('XRANGE', KEYS[2], id, id)
-  return e[1] ~= nil and admits(flt, fieldmap(e[1][2])['a'])
+  return e[1] ~= nil and fortag(tag, flt, fieldmap(e[1][2]))
 end
 -- Unread messages that are still delayed.
 local delayedu = 0
@@ -49,7 +52,7 @@ if unread - delayedu > 0 then
     local found = false
     for _, e in ipairs(batch) do
       local f = fieldmap(e[2])
-      if (not flt or admits(flt, f['a'])) and (tonumber(f['d']) or 0) <= now then
+      if fortag(tag, flt, f) and (tonumber(f['d']) or 0) <= now then
         consider(e[1])
         found = true
         break

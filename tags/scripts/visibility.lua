@@ -1,6 +1,6 @@
 -- visibility: set in-flight deadlines to now + ms for one tag. Only the
 -- handle of the latest receive (generation = receive count) may do it.
--- KEYS: 1 meta, 2 n, 3 v, 4 rc, 5 wk
+-- KEYS: 1 meta, 2 n, 3 v, 4 rc, 5 wk, 6 x
 -- ARGV: 1 tag, then triples: message id, generation, ms from now
 -- Returns: per triple 1 (changed) or 0 (stale: received again, or gone).
 -- Errors: QUEUE_NOT_FOUND, TAG_NOT_FOUND.
@@ -18,6 +18,7 @@ for i = 2, #ARGV, 3 do
   if cnt == gen then
     local at = now + tonumber(ARGV[i + 2])
     redis.call('ZADD', KEYS[3], at, id)
+    if redis.call('ZSCORE', KEYS[6], id) then redis.call('ZADD', KEYS[6], at, id) end
     if at < low then low = at end
     res[#res + 1] = 1
   else

@@ -1,0 +1,208 @@
+package tags
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"unicode/utf8"
+)
+
+// Dead-letter reasons tagq sets itself.
+const (
+	ReasonMaxReceiveCountExceeded = "MAX_RECEIVE_COUNT_EXCEEDED"
+	ReasonConsumerDeadLettered    = "CONSUMER_DEAD_LETTERED"
+	// SourceQueueAttribute is the reserved attribute every dead letter
+	// carries: the name of the queue it came from.
+	SourceQueueAttribute = "DLQ.sourceQueue"
+
+	maxReasonLen      = 256
+	maxDescriptionLen = 4096
+	sweepBatch        = 500
+	relayBatch        = 100
+)
+
+// DeadLetter moves in-flight messages to the queue's dead-letter queue at
+// once (S8): an ACK for the tag that received each, with the given reason.
+// A handle of an older receive, or of a message deleted or expired since,
+// gets RECEIPT_HANDLE_STALE. A queue without a redrive policy answers
+// NOT_A_SOURCE_QUEUE for the whole call. The dead letters are relayed to
+// the DLQ before DeadLetter returns, unless the DLQ is unreachable; then
+// the relay keeps trying in the background (nothing is lost).
+func (s *Store) DeadLetter(ctx context.Context, queue string, reqs []DeadRequest) ([]error, error) {
+	if e := checkName("queue", "queue", queue); e != nil {
+		return nil, e
+	}
+	if len(reqs) == 0 || len(reqs) > MaxBatchEntries {
+		return nil, invalid(ReasonBatchTooLarge, "entries", "a batch has 1-%d entries, got %d", MaxBatchEntries, len(reqs))
+	}
+	errs := make([]error, len(reqs))
+	byTag := map[string][]int{}
+	parsed := make([]handle, len(reqs))
+	for i, r := range reqs {
+		h, e := s.parseHandle(queue, r.ReceiptHandle, "receipt_handle")
+		if e == nil && (len(r.Reason) > maxReasonLen || !utf8.ValidString(r.Reason)) {
+			e = invalid(ReasonInvalidArgumentRange, "reason", "reason is at most %d bytes of UTF-8", maxReasonLen)
+		}
+		if e == nil && (len(r.Description) > maxDescriptionLen || !utf8.ValidString(r.Description)) {
+			e = invalid(ReasonInvalidArgumentRange, "description", "description is at most %d bytes of UTF-8", maxDescriptionLen)
+		}
+		if e != nil {
+			errs[i] = e
+			continue
+		}
+		parsed[i] = h
+		byTag[h.Tag] = append(byTag[h.Tag], i)
+	}
+	k := s.qkeys(queue)
+	dead := 0
+	for tag, idx := range byTag {
+		tk := k.tag(tag)
+		args := []any{queue, tag}
+		for _, i := range idx {
+			reason := reqs[i].Reason
+			if reason == "" {
+				reason = ReasonConsumerDeadLettered
+			}
+			args = append(args, parsed[i].ID, parsed[i].Gen, reason, reqs[i].Description)
+		}
+		res, err := scriptDead.Run(ctx, s.rdb, []string{k.meta, k.stream, tk.state, tk.visible, tk.counts, tk.last, k.outbox},
+			args...).Int64Slice()
+		if err != nil {
+			err = mapErr(err, queue, tag)
+			if ReasonOf(err) == ReasonTagNotFound {
+				for _, i := range idx {
+					errs[i] = err
+				}
+				continue
+			}
+			return nil, err
+		}
+		for j, ok := range res {
+			if ok == 0 {
+				errs[idx[j]] = staleHandle(parsed[idx[j]])
+			} else {
+				dead++
+			}
+		}
+	}
+	if dead > 0 {
+		if _, err := s.RelayOutbox(ctx, queue); err != nil {
+			s.log.Warn("dead letters staged; relay to the dead-letter queue will retry", "queue", queue, "err", err)
+		}
+	}
+	return errs, nil
+}
+
+// SweepDead dead-letters, on every tag of a source queue, the messages
+// received max_receive_count times whose visibility deadline has passed,
+// then relays them. Safe to run on several processes at once.
+func (s *Store) SweepDead(ctx context.Context, queue string) (int, error) {
+	k := s.qkeys(queue)
+	total := 0
+	for {
+		moved := 0
+		err := s.withTags(ctx, queue, func(names, _ []string) error {
+			keys := []string{k.meta, k.stream, k.outbox, k.tags}
+			for _, n := range names {
+				tk := k.tag(n)
+				keys = append(keys, tk.state, tk.visible, tk.counts, tk.last)
+			}
+			n, err := scriptSweep.Run(ctx, s.rdb, keys, append([]any{queue, sweepBatch}, toAny(names)...)...).Int()
+			moved = n
+			return mapErr(err, queue, "")
+		})
+		if err != nil {
+			return total, err
+		}
+		total += moved
+		if moved < sweepBatch {
+			break
+		}
+	}
+	if total > 0 {
+		if _, err := s.RelayOutbox(ctx, queue); err != nil {
+			return total, err
+		}
+	}
+	return total, nil
+}
+
+// relayFault, when set (tests only), is called at each step of relaying an
+// outbox entry; an error stops the relay there, as a crash would.
+var relayFault func(step string) error
+
+// RelayOutbox moves a source queue's staged dead letters into their
+// dead-letter queue: add to the DLQ (deduplicated there), then remove from
+// the outbox. A crash between the two leaves the entry to be relayed again,
+// which the DLQ's dedupe key absorbs: exactly once, even across cluster
+// slots. Returns how many entries left the outbox.
+func (s *Store) RelayOutbox(ctx context.Context, queue string) (int, error) {
+	k := s.qkeys(queue)
+	done := 0
+	start := "-"
+	for {
+		entries, err := s.rdb.XRangeN(ctx, k.outbox, start, "+", relayBatch).Result()
+		if err != nil {
+			return done, mapErr(err, queue, "")
+		}
+		for _, e := range entries {
+			start = "(" + e.ID
+			added, err := s.relayOne(ctx, e.Values)
+			if err != nil {
+				return done, err
+			}
+			if !added {
+				continue // the DLQ is gone: keep the entry (see relayOne)
+			}
+			if relayFault != nil {
+				if err := relayFault("after-add"); err != nil {
+					return done, err
+				}
+			}
+			if err := s.rdb.XDel(ctx, k.outbox, e.ID).Err(); err != nil {
+				return done, mapErr(err, queue, "")
+			}
+			done++
+		}
+		if len(entries) < relayBatch {
+			return done, nil
+		}
+	}
+}
+
+// relayOne adds one outbox entry to its DLQ. It returns false when the DLQ
+// no longer exists: the entry stays in the outbox (counted in the source's
+// dead-letters-pending state) rather than being dropped.
+func (s *Store) relayOne(ctx context.Context, v map[string]any) (bool, error) {
+	str := func(k string) string { x, _ := v[k].(string); return x }
+	dlq := str("dq")
+	if relayFault != nil {
+		if err := relayFault("before-add"); err != nil {
+			return false, err
+		}
+	}
+	attrs := decodeAttrs(str("a"))
+	if attrs == nil {
+		attrs = map[string]Attribute{}
+	}
+	attrs[SourceQueueAttribute] = Attribute{String: str("sq")}
+	rc, _ := strconv.Atoi(str("rc"))
+	ts, _ := strconv.ParseInt(str("ts"), 10, 64)
+	mv, _ := strconv.Atoi(str("mv"))
+	dl, _ := json.Marshal(DeadLetter{SourceQueue: str("sq"), SourceTag: str("st"), DeadMs: ts,
+		OriginalMessageID: str("oi"), OriginalReceiveCount: rc, Reason: str("r"), Description: str("ds"), MoveCount: mv})
+	key := fmt.Sprintf("%s/%s/%s/%s", str("sq"), str("st"), str("id"), str("rc"))
+	dk := s.qkeys(dlq)
+	res, err := scriptDLQAdd.Run(ctx, s.rdb, []string{dk.meta, dk.stream, dk.dedupe, dk.filters},
+		key, str("b"), encodeAttrs(attrs), string(dl)).Int()
+	if err != nil {
+		return false, mapErr(err, dlq, "")
+	}
+	if res < 0 {
+		s.log.Warn("dead-letter queue does not exist; dead letter kept in the source's outbox",
+			"source_queue", str("sq"), "dead_letter_queue", dlq)
+		return false, nil
+	}
+	return true, nil
+}

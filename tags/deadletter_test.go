@@ -1,0 +1,215 @@
+package tags
+
+import (
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// ordersWithDLQ: orders (tags default, billing, shipping) -> orders-dlq,
+// max receive count 2, visibility 30 s.
+func ordersWithDLQ(b *bundle) {
+	b.queue("orders-dlq", func(c *QueueConfig) { c.DeadLetterQueue = true })
+	b.queue("orders", func(c *QueueConfig) {
+		c.RedrivePolicy = &RedrivePolicy{DeadLetterQueue: "orders-dlq", MaxReceiveCount: 2}
+	})
+	b.tag("orders", "billing")
+	b.tag("orders", "shipping")
+}
+
+func TestS7_RedriveFiresPerTagWithoutPolling(t *testing.T) {
+	eachBackend(t, func(t *testing.T, b *bundle) {
+		ordersWithDLQ(b)
+		ids := b.sendMsgs("orders", OutMessage{Body: []byte("order-1"),
+			Attributes: map[string]Attribute{"region": {String: "eu"}}})
+		require.Len(t, b.receive("orders", "billing", 1), 1)
+		b.del("orders", b.receive("orders", "shipping", 1)...)
+		b.advance("orders", 30*time.Second)
+		second := b.receive("orders", "billing", 1)
+		require.Len(t, second, 1)
+		require.Equal(t, 2, second[0].ReceiveCount)
+		require.Equal(t, TagState{InFlight: 1, ReceivedTotal: 2}, b.state("orders", "billing"))
+
+		b.advance("orders", 30*time.Second)
+		// Deadline passed: not available to billing any more, not yet moved.
+		require.Equal(t, TagState{ReceivedTotal: 2}, b.state("orders", "billing"))
+		moved, err := b.s.SweepDead(b.ctx, "orders") // the background sweeper's work; nobody receives
+		require.NoError(t, err)
+		require.Equal(t, 1, moved)
+		moved, err = b.s.SweepDead(b.ctx, "orders") // a second sweeper finds nothing
+		require.NoError(t, err)
+		require.Zero(t, moved)
+
+		require.Equal(t, TagState{ReceivedTotal: 2, DeadTotal: 1}, b.state("orders", "billing"))
+		require.Equal(t, TagState{ReceivedTotal: 1, DeletedTotal: 1}, b.state("orders", "shipping"), "shipping untouched")
+		require.Equal(t, TagState{Available: 1}, b.state("orders", "default"), "the default tag still has it")
+		require.Equal(t, TagState{Available: 1}, b.state("orders-dlq", "default"))
+		dead := b.receive("orders-dlq", "", 10)
+		require.Len(t, dead, 1)
+		d := dead[0]
+		require.Equal(t, "order-1", string(d.Body))
+		require.Equal(t, "eu", d.Attributes["region"].String)
+		require.Equal(t, "orders", d.Attributes[SourceQueueAttribute].String)
+		require.NotNil(t, d.DeadLetter)
+		require.Equal(t, "orders", d.DeadLetter.SourceQueue)
+		require.Equal(t, "billing", d.DeadLetter.SourceTag)
+		require.Equal(t, ids[0], d.DeadLetter.OriginalMessageID)
+		require.Equal(t, 2, d.DeadLetter.OriginalReceiveCount)
+		require.Equal(t, ReasonMaxReceiveCountExceeded, d.DeadLetter.Reason)
+		require.False(t, d.DeadLetter.DeadTime.IsZero())
+	})
+}
+
+func TestS7_ReceiveNeverHandsOutTheNPlusFirstTime(t *testing.T) {
+	eachBackend(t, func(t *testing.T, b *bundle) {
+		ordersWithDLQ(b)
+		b.send("orders", "m")
+		for range 2 {
+			got := b.receive("orders", "billing", 1)
+			require.Len(t, got, 1)
+			nack(t, b, "orders", got[0].ReceiptHandle)
+		}
+		// A receive gets there before any sweeper: it dead-letters instead.
+		require.Empty(t, b.receive("orders", "billing", 10))
+		require.Equal(t, TagState{ReceivedTotal: 2, DeadTotal: 1}, b.state("orders", "billing"))
+		require.Equal(t, []string{"m"}, bodies(b.receive("orders-dlq", "", 10)))
+		// Other tags keep receiving it, with their own counts.
+		got := b.receive("orders", "shipping", 1)
+		require.Equal(t, 1, got[0].ReceiveCount)
+	})
+}
+
+func TestS8_DeadMessageIsAnAckThatDeadLettersAtOnce(t *testing.T) {
+	eachBackend(t, func(t *testing.T, b *bundle) {
+		ordersWithDLQ(b)
+		b.send("orders", "poison")
+		got := b.receive("orders", "shipping", 1)
+		errs, err := b.s.DeadLetter(b.ctx, "orders", []DeadRequest{{ReceiptHandle: got[0].ReceiptHandle,
+			Reason: "BAD_ADDRESS", Description: "no such street"}})
+		require.NoError(t, err)
+		require.NoError(t, errs[0])
+		require.Equal(t, TagState{ReceivedTotal: 1, DeadTotal: 1}, b.state("orders", "shipping"))
+		require.Equal(t, TagState{Available: 1}, b.state("orders", "billing"))
+		dead := b.receive("orders-dlq", "", 10) // in the DLQ at once: no sweep, no relay call
+		require.Len(t, dead, 1)
+		require.Equal(t, "BAD_ADDRESS", dead[0].DeadLetter.Reason)
+		require.Equal(t, "no such street", dead[0].DeadLetter.Description)
+		require.Equal(t, "shipping", dead[0].DeadLetter.SourceTag)
+
+		// Stale handles are refused; the default reason is CONSUMER_DEAD_LETTERED.
+		errs, err = b.s.DeadLetter(b.ctx, "orders", []DeadRequest{{ReceiptHandle: got[0].ReceiptHandle}})
+		require.NoError(t, err)
+		requireReason(t, errs[0], ReasonReceiptHandleStale)
+		first := b.receive("orders", "billing", 1)
+		nack(t, b, "orders", first[0].ReceiptHandle)
+		again := b.receive("orders", "billing", 1)
+		errs, err = b.s.DeadLetter(b.ctx, "orders", []DeadRequest{{ReceiptHandle: first[0].ReceiptHandle}})
+		require.NoError(t, err)
+		requireReason(t, errs[0], ReasonReceiptHandleStale)
+		errs, err = b.s.DeadLetter(b.ctx, "orders", []DeadRequest{{ReceiptHandle: again[0].ReceiptHandle}})
+		require.NoError(t, err)
+		require.NoError(t, errs[0])
+		dead = b.receive("orders-dlq", "", 10)
+		require.Len(t, dead, 1)
+		require.Equal(t, ReasonConsumerDeadLettered, dead[0].DeadLetter.Reason)
+		require.Equal(t, 2, dead[0].DeadLetter.OriginalReceiveCount)
+
+		// A queue without a policy (a DLQ, too) is not a source queue.
+		b.send("orders-dlq", "x")
+		d := b.receive("orders-dlq", "", 1)
+		_, err = b.s.DeadLetter(b.ctx, "orders-dlq", []DeadRequest{{ReceiptHandle: d[0].ReceiptHandle}})
+		requireReason(t, err, ReasonNotASourceQueue)
+		e, _ := AsError(err)
+		require.Equal(t, KindFailedPrecondition, e.Kind)
+	})
+}
+
+func TestS9_DLQFilterOnSourceQueueReadsOneSource(t *testing.T) {
+	eachBackend(t, func(t *testing.T, b *bundle) {
+		ordersWithDLQ(b)
+		b.queue("refunds", func(c *QueueConfig) {
+			c.RedrivePolicy = &RedrivePolicy{DeadLetterQueue: "orders-dlq", MaxReceiveCount: 1}
+		})
+		orders := "orders"
+		b.tag("orders-dlq", "from-orders", func(c *TagConfig) {
+			c.Filter = &Filter{Conditions: []Condition{{Name: SourceQueueAttribute, Value: &orders}}}
+		})
+		b.send("orders", "o")
+		b.send("refunds", "r")
+		for _, q := range []string{"orders", "refunds"} {
+			got := b.receive(q, "", 1)
+			_, err := b.s.DeadLetter(b.ctx, q, []DeadRequest{{ReceiptHandle: got[0].ReceiptHandle}})
+			require.NoError(t, err)
+		}
+		require.Equal(t, TagState{Available: 1}, b.state("orders-dlq", "from-orders"))
+		require.Equal(t, []string{"o"}, bodies(b.receive("orders-dlq", "from-orders", 10)))
+		require.Equal(t, []string{"o", "r"}, bodies(b.receive("orders-dlq", "", 10)))
+	})
+}
+
+func TestS9_RelayIsExactlyOnceWhateverStepItStopsAt(t *testing.T) {
+	// Not parallel with other relay users: relayFault is package state.
+	for _, step := range []string{"before-add", "after-add"} {
+		t.Run(step, func(t *testing.T) {
+			for _, be := range backends(t) {
+				t.Run(be.name, func(t *testing.T) {
+					b := newBundle(t, be.open(t))
+					ordersWithDLQ(b)
+					b.send("orders", "m1", "m2")
+					got := b.receive("orders", "billing", 2)
+					stop := errors.New("crash at " + step)
+					relayFault = func(s string) error {
+						if s == step {
+							return stop
+						}
+						return nil
+					}
+					errs, err := b.s.DeadLetter(b.ctx, "orders", []DeadRequest{{ReceiptHandle: got[0].ReceiptHandle},
+						{ReceiptHandle: got[1].ReceiptHandle}})
+					relayFault = nil
+					require.NoError(t, err, "the ack is done; the relay failure is logged and retried")
+					require.NoError(t, errs[0])
+					outbox, err := b.rdb.XLen(b.ctx, b.s.qkeys("orders").outbox).Result()
+					require.NoError(t, err)
+					require.EqualValues(t, 2, outbox, "staged in the outbox, nothing lost")
+					if step == "after-add" {
+						require.Equal(t, TagState{Available: 1}, b.state("orders-dlq", "default"))
+					}
+					// Restart: relay everything, then again (as a second process would).
+					n, err := b.s.RelayOutbox(b.ctx, "orders")
+					require.NoError(t, err)
+					require.Equal(t, 2, n)
+					n, err = b.s.RelayOutbox(b.ctx, "orders")
+					require.NoError(t, err)
+					require.Zero(t, n)
+					require.Equal(t, TagState{Available: 2}, b.state("orders-dlq", "default"), "no loss, no duplicate")
+					require.Equal(t, []string{"m1", "m2"}, bodies(b.receive("orders-dlq", "", 10)))
+					require.Equal(t, TagState{ReceivedTotal: 2, DeadTotal: 2}, b.state("orders", "billing"))
+				})
+			}
+		})
+	}
+}
+
+func TestS9_RelayKeepsDeadLettersWhenTheDLQIsGone(t *testing.T) {
+	eachBackend(t, func(t *testing.T, b *bundle) {
+		ordersWithDLQ(b)
+		b.send("orders", "m")
+		got := b.receive("orders", "billing", 1)
+		// Stage without relaying, then the DLQ disappears (forced delete).
+		k := b.s.qkeys("orders")
+		tk := k.tag("billing")
+		_, err := scriptDead.Run(b.ctx, b.rdb, []string{k.meta, k.stream, tk.state, tk.visible, tk.counts, tk.last, k.outbox},
+			"orders", "billing", got[0].ID, 1, ReasonConsumerDeadLettered, "").Result()
+		require.NoError(t, err)
+		require.NoError(t, b.s.DeleteQueue(b.ctx, "orders-dlq", true))
+		n, err := b.s.RelayOutbox(b.ctx, "orders")
+		require.NoError(t, err)
+		require.Zero(t, n)
+		outbox, err := b.rdb.XLen(b.ctx, k.outbox).Result()
+		require.NoError(t, err)
+		require.EqualValues(t, 1, outbox, "kept, not dropped")
+	})
+}

@@ -1,0 +1,27 @@
+-- dlqadd: the dead-letter queue side of the outbox relay. Adds one dead
+-- letter unless its dedupe key was added before (checked and set in this
+-- same script), so relaying an outbox entry twice adds it once (S9).
+-- KEYS: 1 meta, 2 stream, 3 dd, 4 fa (all of the DLQ)
+-- ARGV: 1 dedupe key, 2 body, 3 attributes JSON ('' = none), 4 dead-letter JSON
+-- Returns: 1 added, 0 already added, -1 the DLQ does not exist.
+local ret = redis.call('HGET', KEYS[1], 'ret')
+if not ret then return -1 end
+if redis.call('ZSCORE', KEYS[3], ARGV[1]) then return 0 end
+local now = nowms()
+local ms = idms(KEYS[1], now)
+local args = {KEYS[2], fmt(ms) .. '-*', 'b', ARGV[2], 'x', ARGV[4]}
+if ARGV[3] ~= '' then
+  args[#args + 1] = 'a'
+  args[#args + 1] = ARGV[3]
+end
+redis.call('XADD', unpack(args))
+redis.call('HINCRBY', KEYS[1], 'added', 1)
+redis.call('HSET', KEYS[1], 'lms', fmt(ms))
+local filters = loadfilters(KEYS[4])
+countadmitted(filters, ARGV[3])
+flushadmitted(KEYS[4], filters)
+redis.call('ZADD', KEYS[3], now, ARGV[1])
+-- A key is needed only while its outbox entry may be relayed again; keep
+-- keys as long as the DLQ keeps messages.
+redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', now - tonumber(ret) * 1000)
+return 1
