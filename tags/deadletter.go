@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"strconv"
 	"unicode/utf8"
+
+	"github.com/redis/go-redis/v9"
 )
 
 // Dead-letter reasons tagq sets itself.
@@ -205,4 +207,34 @@ func (s *Store) relayOne(ctx context.Context, v map[string]any) (bool, error) {
 		return false, nil
 	}
 	return true, nil
+}
+
+// RedriveWork lists the queues the redrive worker must visit: those with a
+// redrive policy (to sweep) and those with dead letters waiting in their
+// outbox (to relay, e.g. after a crash between the two relay steps).
+func (s *Store) RedriveWork(ctx context.Context) (sweep, relay []string, err error) {
+	names, err := s.rdb.ZRange(ctx, s.indexKey(), 0, -1).Result()
+	if err != nil {
+		return nil, nil, unavailable(err)
+	}
+	pipe := s.rdb.Pipeline()
+	policies := make([]*redis.StringCmd, len(names))
+	outboxes := make([]*redis.IntCmd, len(names))
+	for i, n := range names {
+		k := s.qkeys(n)
+		policies[i] = pipe.HGet(ctx, k.meta, "rpq")
+		outboxes[i] = pipe.XLen(ctx, k.outbox)
+	}
+	if _, err := pipe.Exec(ctx); err != nil && !isNil(err) {
+		return nil, nil, mapErr(err, "", "")
+	}
+	for i, n := range names {
+		if policies[i].Val() != "" {
+			sweep = append(sweep, n)
+		}
+		if outboxes[i].Val() > 0 {
+			relay = append(relay, n)
+		}
+	}
+	return sweep, relay, nil
 }

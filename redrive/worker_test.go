@@ -1,0 +1,82 @@
+package redrive
+
+import (
+	"context"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/alicebob/miniredis/v2"
+	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/require"
+
+	"github.com/tagq/tagq/tags"
+)
+
+func i32(v int32) *int32 { return &v }
+
+// TestWorker_S7_MovesWithoutAnyonePolling: the worker alone takes a
+// message past its last deadline to the DLQ, and a worker on a second
+// process moves nothing twice.
+func TestWorker_S7_MovesWithoutAnyonePolling(t *testing.T) {
+	for name, rdb := range clients(t) {
+		t.Run(name, func(t *testing.T) {
+			ctx := context.Background()
+			prefix := "tagqtest-redrive-" + name + time.Now().Format("150405.000000")
+			s, err := tags.New(ctx, tags.Config{Client: rdb, Prefix: prefix, JanitorInterval: -1})
+			require.NoError(t, err)
+			t.Cleanup(func() { cleanup(rdb, prefix) })
+			_, err = s.CreateQueue(ctx, tags.QueueConfig{Name: "dlq", DeadLetterQueue: true})
+			require.NoError(t, err)
+			_, err = s.CreateQueue(ctx, tags.QueueConfig{Name: "q", VisibilityTimeoutSeconds: i32(1),
+				RedrivePolicy: &tags.RedrivePolicy{DeadLetterQueue: "dlq", MaxReceiveCount: 1}})
+			require.NoError(t, err)
+			_, err = s.Send(ctx, "q", []tags.OutMessage{{Body: []byte("m")}})
+			require.NoError(t, err)
+			got, err := s.Receive(ctx, "q", "", tags.ReceiveOptions{MaxMessages: 1, WaitSeconds: i32(0)})
+			require.NoError(t, err)
+			require.Len(t, got, 1)
+			// Move the queue's clock past the deadline (tags' test clock).
+			ms := time.Now().Add(time.Hour).UnixMilli()
+			require.NoError(t, rdb.HSet(ctx, prefix+":{q}:m", "test_clock_ms", ms).Err())
+
+			w1 := New(Config{Store: s})
+			other, err := tags.New(ctx, tags.Config{Client: rdb, Prefix: prefix, JanitorInterval: -1})
+			require.NoError(t, err)
+			w2 := New(Config{Store: other})
+			require.NoError(t, w1.RunOnce(ctx))
+			require.NoError(t, w2.RunOnce(ctx))
+			dlq, err := s.GetTag(ctx, "dlq", "default")
+			require.NoError(t, err)
+			require.EqualValues(t, 1, dlq.State.Available)
+			src, err := s.GetTag(ctx, "q", "default")
+			require.NoError(t, err)
+			require.EqualValues(t, 1, src.State.DeadTotal)
+			w1.Stop()
+			w1.Stop()
+			New(Config{Store: s}).Stop() // never started
+		})
+	}
+}
+
+func clients(t *testing.T) map[string]redis.UniversalClient {
+	m := miniredis.RunT(t)
+	out := map[string]redis.UniversalClient{"miniredis": redis.NewClient(&redis.Options{Addr: m.Addr()})}
+	if url := os.Getenv("TAGQ_TEST_REDIS_URL"); url != "" {
+		opt, err := redis.ParseURL(url)
+		require.NoError(t, err)
+		out["redis"] = redis.NewClient(opt)
+	}
+	for _, c := range out {
+		t.Cleanup(func() { _ = c.Close() })
+	}
+	return out
+}
+
+func cleanup(rdb redis.UniversalClient, prefix string) {
+	ctx := context.Background()
+	keys, _ := rdb.Keys(ctx, prefix+":*").Result()
+	if len(keys) > 0 {
+		rdb.Del(ctx, keys...)
+	}
+}
