@@ -68,8 +68,9 @@ func (w *Worker) Stop() {
 	w.done.Wait()
 }
 
-// RunOnce sweeps every source queue and relays every outbox with dead
-// letters waiting. It goes on past a failing queue and returns the first
+// RunOnce sweeps every source queue, relays every outbox with dead
+// letters waiting, and advances every running move task by one interval's
+// worth of its rate. It goes on past a failing queue and returns the first
 // error.
 func (w *Worker) RunOnce(ctx context.Context) error {
 	s := w.cfg.Store
@@ -92,6 +93,15 @@ func (w *Worker) RunOnce(ctx context.Context) error {
 	}
 	for _, q := range relay {
 		_, err := s.RelayOutbox(ctx, q)
+		keep(err)
+	}
+	moves, err := s.MoveWork(ctx)
+	keep(err)
+	for _, dlq := range moves {
+		n, err := s.RunMove(ctx, dlq, w.cfg.Interval)
+		if n > 0 {
+			w.cfg.Logger.Debug("moved dead letters back", "dead_letter_queue", dlq, "messages", n)
+		}
 		keep(err)
 	}
 	return first

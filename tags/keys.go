@@ -17,12 +17,13 @@ package tags
 //	<prefix>:{Q}:t:T:n   hash    tag counters and state (see scripts/createtag.lua)
 //	<prefix>:{Q}:t:T:x   zset    message id -> visible-at ms, for messages T received max_receive_count times (dead when due)
 //	<prefix>:{Q}:dlo     stream  dead-letter outbox: dead letters on their way to the DLQ (relayed, then removed)
-//	<prefix>:{Q}:dd      zset    dedupe keys of dead letters added to Q (Q is a DLQ) -> ms
+//	<prefix>:{Q}:dd      zset    dedupe keys of dead letters added to Q (a DLQ), or moved back to Q -> ms
+//	<prefix>:{Q}:mv      hash    move task id -> task JSON (Q is a DLQ; see move.go)
 //	<prefix>:queues      zset    every queue name, score 0 (lexicographic index for ListQueues)
 //	<prefix>:handlekey   string  the key that signs receipt handles
 type queueKeys struct {
-	meta, tags, stream, filters, delayed, wake, sources, outbox, dedupe string
-	base                                                                string
+	meta, tags, stream, filters, delayed, wake, sources, outbox, dedupe, moves string
+	base                                                                       string
 }
 
 type tagKeys struct {
@@ -41,6 +42,7 @@ func (s *Store) qkeys(q string) queueKeys {
 		sources: b + "src",
 		outbox:  b + "dlo",
 		dedupe:  b + "dd",
+		moves:   b + "mv",
 		base:    b,
 	}
 }

@@ -394,7 +394,7 @@ func (s *Store) DeleteQueue(ctx context.Context, name string, force bool) error 
 		}
 	}
 	err = s.withTags(ctx, name, func(names, tagKeys []string) error {
-		keys := append([]string{k.meta, k.stream, k.tags, k.filters, k.delayed, k.wake, k.sources, k.outbox, k.dedupe}, tagKeys...)
+		keys := append([]string{k.meta, k.stream, k.tags, k.filters, k.delayed, k.wake, k.sources, k.outbox, k.dedupe, k.moves}, tagKeys...)
 		return mapErr(scriptDeleteQueue.Run(ctx, s.rdb, keys, toAny(names)...).Err(), name, "")
 	})
 	if err != nil {

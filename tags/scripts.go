@@ -32,10 +32,14 @@ var (
 	scriptDead        = mustScript("dead")
 	scriptSweep       = mustScript("sweep")
 	scriptDLQAdd      = mustScript("dlqadd")
+	scriptMoveAdd     = mustScript("moveadd")
+	scriptMoveStep    = mustScript("movestep")
+	scriptMoveTask    = mustScript("movetask")
 
 	allScripts = []*redis.Script{scriptCreateQueue, scriptUpdateQueue, scriptDeleteQueue, scriptPurge,
 		scriptCreateTag, scriptDeleteTag, scriptTagState, scriptSend, scriptReceive, scriptDelete,
-		scriptVisibility, scriptPeek, scriptJanitor, scriptDead, scriptSweep, scriptDLQAdd}
+		scriptVisibility, scriptPeek, scriptJanitor, scriptDead, scriptSweep, scriptDLQAdd,
+		scriptMoveAdd, scriptMoveStep, scriptMoveTask}
 )
 
 func mustScript(name string) *redis.Script {

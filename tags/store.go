@@ -39,6 +39,7 @@ type Store struct {
 	log      *slog.Logger
 	handles  *handleCodec
 	waiters  *hub
+	owner    string // this process, as the holder of move task leases
 
 	janitorEvery time.Duration
 	stopOnce     sync.Once
@@ -59,6 +60,7 @@ func New(ctx context.Context, cfg Config) (*Store, error) {
 		log:          cfg.Logger,
 		janitorEvery: cfg.JanitorInterval,
 		stop:         make(chan struct{}),
+		owner:        newTaskID(),
 	}
 	if s.blocking == nil {
 		s.blocking = s.rdb

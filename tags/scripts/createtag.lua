@@ -11,7 +11,9 @@
 -- messages retained beyond the start at creation; con messages read from
 -- the stream (admitted); xb admitted messages expired before being read;
 -- xi read messages expired before being deleted; rcv receives; del deletes;
--- dead dead-letters; h lower bound of the earliest score in v and p.
+-- dead dead-letters; h lower bound of the earliest score in v and p;
+-- mvd unread dead letters moved back out (the queue is a DLQ); xm the
+-- max receive count the tag's x set was built for.
 local tag = ARGV[1]
 if redis.call('EXISTS', KEYS[1]) == 0 then return redis.error_reply('QUEUE_NOT_FOUND') end
 if redis.call('HEXISTS', KEYS[2], tag) == 1 then return redis.error_reply('TAG_ALREADY_EXISTS') end

@@ -14,8 +14,8 @@ for i = 1, #ARGV do
   redis.call('XGROUP', 'DESTROY', KEYS[2], tag)
   redis.call('XGROUP', 'CREATE', KEYS[2], tag, '$', 'MKSTREAM')
   redis.call('DEL', KEYS[k + 2], KEYS[k + 3], KEYS[k + 4], KEYS[k + 5])
-  -- unread = init + admitted - con - xb must become 0; xb stays (a total).
-  local xb = redis.call('HGET', KEYS[k + 1], 'xb') or 0
+  -- unread = init + admitted - con - xb - mvd must become 0; xb stays (a total).
+  local xb = tonumber(redis.call('HGET', KEYS[k + 1], 'xb') or 0) + tonumber(redis.call('HGET', KEYS[k + 1], 'mvd') or 0)
   redis.call('HSET', KEYS[k + 1], 'a0', added, 'init', xb, 'con', 0, 'h', fmt(INF))
   if redis.call('HEXISTS', KEYS[4], 'f:' .. tag) == 1 then redis.call('HSET', KEYS[4], 'a:' .. tag, 0) end
   redis.call('HDEL', KEYS[4], 'm:' .. tag)

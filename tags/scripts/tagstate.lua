@@ -6,7 +6,7 @@
 --           config JSON}
 -- Errors: QUEUE_NOT_FOUND, TAG_NOT_FOUND.
 local tag = ARGV[1]
-local st = redis.call('HMGET', KEYS[3], 'ct', 'a0', 'init', 'con', 'xb', 'xi', 'rcv', 'del', 'dead', 'flt')
+local st = redis.call('HMGET', KEYS[3], 'ct', 'a0', 'init', 'con', 'xb', 'xi', 'rcv', 'del', 'dead', 'flt', 'mvd')
 if not st[1] then return notfound(KEYS[1]) end
 local now = nowms()
 local inflight = redis.call('ZCOUNT', KEYS[4], '(' .. now, '+inf')
@@ -26,7 +26,8 @@ end
 -- Dead letters moved back to this tag alone.
 adm = adm + tonumber(redis.call('HGET', KEYS[6], 'm:' .. tag) or 0)
 -- Admitted messages the tag has not read from the stream yet.
-local unread = tonumber(st[3]) + adm - tonumber(st[4]) - tonumber(st[5])
+-- (mvd: unread dead letters moved back out of this queue, a DLQ.)
+local unread = tonumber(st[3]) + adm - tonumber(st[4]) - tonumber(st[5]) - tonumber(st[11] or 0)
 local cursor = cursors(KEYS[2])[tag] or '0-0'
 local function admitted(id)
   local e = redis.call('XRANGE', KEYS[2], id, id)

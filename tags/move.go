@@ -1,0 +1,362 @@
+package tags
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+)
+
+// Move task states.
+const (
+	MoveRunning   = "RUNNING"
+	MoveCompleted = "COMPLETED"
+	MoveCancelled = "CANCELLED"
+	MoveFailed    = "FAILED"
+
+	DefaultMoveRate = 500
+	MaxMoveRate     = 10000
+
+	ReasonMoveInProgress = "MOVE_IN_PROGRESS"
+	ReasonMoveNotFound   = "MOVE_NOT_FOUND"
+
+	moveLease = 30 * time.Second
+)
+
+// MoveTask moves a DLQ's dead letters back to the tags they died in (S10).
+// It covers the dead letters present when it started, optionally only
+// those of one source queue and/or source tag.
+type MoveTask struct {
+	ID              string `json:"id"`
+	DeadLetterQueue string `json:"-"`
+	SourceQueue     string `json:"sq,omitempty"`
+	SourceTag       string `json:"st,omitempty"`
+	MaxPerSecond    int32  `json:"rate"`
+	State           string `json:"state"`
+	Moved           int64  `json:"moved"`
+	// Failed counts dead letters whose source queue or tag no longer
+	// exists; they stay in the DLQ.
+	Failed int64 `json:"failed"`
+	// Total is how many matching dead letters the DLQ held at the start.
+	Total         int64     `json:"total"`
+	FailureReason string    `json:"failure,omitempty"`
+	Cursor        string    `json:"cursor"`
+	End           string    `json:"end"`
+	CreatedMs     int64     `json:"created"`
+	UpdatedMs     int64     `json:"updated"`
+	Owner         string    `json:"owner,omitempty"`
+	UntilMs       int64     `json:"until,omitempty"`
+	CreateTime    time.Time `json:"-"`
+	UpdateTime    time.Time `json:"-"`
+}
+
+// Remaining is how many of the task's dead letters are still to be moved.
+func (t *MoveTask) Remaining() int64 {
+	if t.State != MoveRunning {
+		return 0
+	}
+	return max(t.Total-t.Moved-t.Failed, 0)
+}
+
+func decodeTask(dlq, raw string) (*MoveTask, error) {
+	var t MoveTask
+	if err := json.Unmarshal([]byte(raw), &t); err != nil {
+		return nil, &Error{Kind: KindInternal, Reason: ReasonInternal, Message: "bad move task: " + err.Error()}
+	}
+	t.DeadLetterQueue = dlq
+	t.CreateTime, t.UpdateTime = time.UnixMilli(t.CreatedMs), time.UnixMilli(t.UpdatedMs)
+	return &t, nil
+}
+
+func moveErr(err error, dlq string) error {
+	if err == nil {
+		return nil
+	}
+	msg := strings.TrimPrefix(err.Error(), "ERR ")
+	switch {
+	case strings.HasPrefix(msg, ReasonMoveInProgress):
+		id := strings.TrimSpace(strings.TrimPrefix(msg, ReasonMoveInProgress))
+		return &Error{Kind: KindFailedPrecondition, Reason: ReasonMoveInProgress,
+			Message:  fmt.Sprintf("move task %s of %q is still running; cancel it or wait", id, dlq),
+			Metadata: map[string]string{"queue": dlq, "task_id": id}}
+	case strings.HasPrefix(msg, ReasonMoveNotFound):
+		return &Error{Kind: KindNotFound, Reason: ReasonMoveNotFound, Field: "task_id",
+			Message: fmt.Sprintf("no move task with that id on %q", dlq), Metadata: map[string]string{"queue": dlq}}
+	}
+	return mapErr(err, dlq, "")
+}
+
+// matches says whether a dead letter is one the task moves.
+func (t *MoveTask) matches(dl *DeadLetter) bool {
+	return dl != nil && (t.SourceQueue == "" || dl.SourceQueue == t.SourceQueue) &&
+		(t.SourceTag == "" || dl.SourceTag == t.SourceTag)
+}
+
+// StartMove starts moving dead letters from dlq back to their source
+// queues, each to the tag it died in, at most maxPerSecond a second
+// (0: DefaultMoveRate). sourceQueue and sourceTag, when set, narrow it.
+func (s *Store) StartMove(ctx context.Context, dlq, sourceQueue, sourceTag string, maxPerSecond int32) (*MoveTask, error) {
+	if e := checkName("dead_letter_queue", "queue", dlq); e != nil {
+		return nil, e
+	}
+	if sourceQueue != "" {
+		if e := checkName("source_queue", "queue", sourceQueue); e != nil {
+			return nil, e
+		}
+	}
+	if sourceTag != "" {
+		if e := checkName("source_tag", "tag", sourceTag); e != nil {
+			return nil, e
+		}
+	}
+	if maxPerSecond == 0 {
+		maxPerSecond = DefaultMoveRate
+	}
+	if e := checkRange("max_messages_per_second", &maxPerSecond, 1, MaxMoveRate); e != nil {
+		return nil, e
+	}
+	k := s.qkeys(dlq)
+	isDLQ, err := s.rdb.HGet(ctx, k.meta, "dlq").Result()
+	if isNil(err) {
+		return nil, queueNotFound(dlq)
+	}
+	if err != nil {
+		return nil, mapErr(err, dlq, "")
+	}
+	if isDLQ != "1" {
+		return nil, &Error{Kind: KindFailedPrecondition, Reason: ReasonNotADeadLetterQueue, Field: "dead_letter_queue",
+			Message: fmt.Sprintf("queue %q is not a dead-letter queue", dlq), Metadata: map[string]string{"queue": dlq}}
+	}
+	t := &MoveTask{ID: newTaskID(), SourceQueue: sourceQueue, SourceTag: sourceTag, MaxPerSecond: maxPerSecond}
+	// Count the matching dead letters now present; the task covers those.
+	from := "-"
+	for {
+		batch, err := s.rdb.XRangeN(ctx, k.stream, from, "+", 1000).Result()
+		if err != nil {
+			return nil, mapErr(err, dlq, "")
+		}
+		for _, e := range batch {
+			if t.matches(deadLetterOf(e.Values)) {
+				t.Total++
+			}
+			t.End = e.ID
+		}
+		if len(batch) < 1000 {
+			break
+		}
+		from = nextStreamID(batch[len(batch)-1].ID)
+	}
+	raw, _ := json.Marshal(t)
+	res, err := scriptMoveTask.Run(ctx, s.rdb, []string{k.meta, k.moves}, "start", string(raw)).Text()
+	if err != nil {
+		return nil, moveErr(err, dlq)
+	}
+	return decodeTask(dlq, res)
+}
+
+// ListMoves lists a DLQ's move tasks, newest first.
+func (s *Store) ListMoves(ctx context.Context, dlq string) ([]*MoveTask, error) {
+	if e := checkName("dead_letter_queue", "queue", dlq); e != nil {
+		return nil, e
+	}
+	k := s.qkeys(dlq)
+	pipe := s.rdb.Pipeline()
+	exists := pipe.Exists(ctx, k.meta)
+	all := pipe.HGetAll(ctx, k.moves)
+	if _, err := pipe.Exec(ctx); err != nil {
+		return nil, mapErr(err, dlq, "")
+	}
+	if exists.Val() == 0 {
+		return nil, queueNotFound(dlq)
+	}
+	out := make([]*MoveTask, 0, len(all.Val()))
+	for _, raw := range all.Val() {
+		t, err := decodeTask(dlq, raw)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, t)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].CreatedMs > out[j].CreatedMs })
+	return out, nil
+}
+
+// CancelMove stops a running task; dead letters already moved stay moved.
+func (s *Store) CancelMove(ctx context.Context, dlq, id string) (*MoveTask, error) {
+	if e := checkName("dead_letter_queue", "queue", dlq); e != nil {
+		return nil, e
+	}
+	k := s.qkeys(dlq)
+	res, err := scriptMoveTask.Run(ctx, s.rdb, []string{k.meta, k.moves}, "cancel", id).Text()
+	if err != nil {
+		return nil, moveErr(err, dlq)
+	}
+	return decodeTask(dlq, res)
+}
+
+// RunMove works on dlq's running task, if any and if no other process
+// holds it: it moves up to the task's rate for one period of dead letters
+// and reports how many. It marks the task COMPLETED once every dead letter
+// it covers was examined.
+func (s *Store) RunMove(ctx context.Context, dlq string, period time.Duration) (int, error) {
+	k := s.qkeys(dlq)
+	tasks, err := s.rdb.HGetAll(ctx, k.moves).Result()
+	if err != nil {
+		return 0, mapErr(err, dlq, "")
+	}
+	var id string
+	for tid, raw := range tasks {
+		if strings.Contains(raw, `"state":"RUNNING"`) {
+			id = tid
+		}
+	}
+	if id == "" {
+		return 0, nil
+	}
+	res, err := scriptMoveTask.Run(ctx, s.rdb, []string{k.meta, k.moves}, "lease", id, s.owner, moveLease.Milliseconds()).Result()
+	if err != nil {
+		return 0, moveErr(err, dlq)
+	}
+	raw, ok := res.(string)
+	if !ok {
+		return 0, nil // not running, or another process holds it
+	}
+	t, err := decodeTask(dlq, raw)
+	if err != nil {
+		return 0, err
+	}
+	budget := max(1, int(float64(t.MaxPerSecond)*period.Seconds()))
+	from := "-"
+	if t.Cursor != "" {
+		from = nextStreamID(t.Cursor)
+	}
+	moved := 0
+	for moved < budget {
+		if t.End == "" || (from != "-" && idAfter(from, t.End)) {
+			return moved, s.finishMove(ctx, t, MoveCompleted, "")
+		}
+		batch, err := s.rdb.XRangeN(ctx, k.stream, from, t.End, int64(min(budget-moved, 100))).Result()
+		if err != nil {
+			return moved, mapErr(err, dlq, "")
+		}
+		if len(batch) == 0 {
+			return moved, s.finishMove(ctx, t, MoveCompleted, "")
+		}
+		for _, e := range batch {
+			from = nextStreamID(e.ID)
+			dl := deadLetterOf(e.Values)
+			outcome, note := "skip", ""
+			if t.matches(dl) {
+				outcome, note, err = s.moveBack(ctx, dlq, e.ID, e.Values, dl)
+				if err != nil {
+					return moved, err
+				}
+			}
+			if ok, err := s.moveStep(ctx, dlq, t.ID, e.ID, outcome, note); err != nil || !ok {
+				return moved, err // cancelled, or the lease went to another process
+			}
+			if outcome == "moved" {
+				moved++
+			}
+		}
+	}
+	return moved, nil
+}
+
+// moveBack adds one dead letter to its source queue for its source tag
+// (deduplicated). The outcome is "moved", or "failed" with a note when the
+// queue or tag is gone.
+func (s *Store) moveBack(ctx context.Context, dlq, id string, v map[string]any, dl *DeadLetter) (string, string, error) {
+	body, _ := v["b"].(string)
+	a, _ := v["a"].(string)
+	attrs := decodeAttrs(a)
+	delete(attrs, SourceQueueAttribute)
+	sk := s.qkeys(dl.SourceQueue)
+	res, err := scriptMoveAdd.Run(ctx, s.rdb, []string{sk.meta, sk.stream, sk.dedupe, sk.filters, sk.tags},
+		"mv/"+dlq+"/"+id, dl.SourceTag, body, encodeAttrs(attrs), dl.OriginalMessageID, dl.MoveCount+1).Int()
+	if err != nil {
+		return "", "", mapErr(err, dl.SourceQueue, dl.SourceTag)
+	}
+	switch res {
+	case -1:
+		return "failed", fmt.Sprintf("source queue %q does not exist", dl.SourceQueue), nil
+	case -2:
+		return "failed", fmt.Sprintf("source tag %q of queue %q does not exist", dl.SourceTag, dl.SourceQueue), nil
+	}
+	return "moved", "", nil
+}
+
+func (s *Store) moveStep(ctx context.Context, dlq, taskID, id, outcome, note string) (bool, error) {
+	k := s.qkeys(dlq)
+	var ok int
+	err := s.withTags(ctx, dlq, func(names, tagKeys []string) error {
+		keys := append([]string{k.meta, k.stream, k.moves, k.tags}, tagKeys...)
+		args := append([]any{taskID, s.owner, id, outcome, note}, toAny(names)...)
+		var err error
+		ok, err = scriptMoveStep.Run(ctx, s.rdb, keys, args...).Int()
+		return mapErr(err, dlq, "")
+	})
+	return ok == 1, err
+}
+
+func (s *Store) finishMove(ctx context.Context, t *MoveTask, state, note string) error {
+	k := s.qkeys(t.DeadLetterQueue)
+	return moveErr(scriptMoveTask.Run(ctx, s.rdb, []string{k.meta, k.moves}, "finish", t.ID, s.owner, state, note).Err(),
+		t.DeadLetterQueue)
+}
+
+// MoveWork lists the DLQs that have a running move task.
+func (s *Store) MoveWork(ctx context.Context) ([]string, error) {
+	names, err := s.rdb.ZRange(ctx, s.indexKey(), 0, -1).Result()
+	if err != nil {
+		return nil, unavailable(err)
+	}
+	var out []string
+	for _, n := range names {
+		all, err := s.rdb.HVals(ctx, s.qkeys(n).moves).Result()
+		if err != nil {
+			return nil, mapErr(err, n, "")
+		}
+		for _, raw := range all {
+			if strings.Contains(raw, `"state":"RUNNING"`) {
+				out = append(out, n)
+				break
+			}
+		}
+	}
+	return out, nil
+}
+
+func deadLetterOf(v map[string]any) *DeadLetter {
+	raw, _ := v["x"].(string)
+	if raw == "" {
+		return nil
+	}
+	var dl DeadLetter
+	if json.Unmarshal([]byte(raw), &dl) != nil {
+		return nil
+	}
+	return &dl
+}
+
+func nextStreamID(id string) string {
+	ms, seq, _ := parseID(id)
+	return formatID(ms, seq+1)
+}
+
+// idAfter: a > b as stream ids.
+func idAfter(a, b string) bool {
+	am, as, _ := parseID(a)
+	bm, bs, _ := parseID(b)
+	return am > bm || (am == bm && as > bs)
+}
+
+func newTaskID() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}

@@ -1,0 +1,168 @@
+package tags
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// deadOnBilling sends bodies to orders and dead-letters them on billing.
+func deadOnBilling(t *testing.T, b *bundle, bodies ...string) {
+	t.Helper()
+	b.send("orders", bodies...)
+	got := b.receive("orders", "billing", len(bodies))
+	reqs := make([]DeadRequest, len(got))
+	for i, m := range got {
+		reqs[i] = DeadRequest{ReceiptHandle: m.ReceiptHandle}
+	}
+	errs, err := b.s.DeadLetter(b.ctx, "orders", reqs)
+	require.NoError(t, err)
+	for _, e := range errs {
+		require.NoError(t, e)
+	}
+}
+
+func runMoveToEnd(t *testing.T, b *bundle, dlq string) int {
+	t.Helper()
+	total := 0
+	for range 100 {
+		n, err := b.s.RunMove(b.ctx, dlq, time.Second)
+		require.NoError(t, err)
+		total += n
+		tasks, err := b.s.ListMoves(b.ctx, dlq)
+		require.NoError(t, err)
+		if len(tasks) > 0 && tasks[0].State != MoveRunning {
+			return total
+		}
+	}
+	t.Fatal("move did not finish")
+	return total
+}
+
+func TestS10_MovedBackToTheTagItDiedInOnly(t *testing.T) {
+	eachBackend(t, func(t *testing.T, b *bundle) {
+		ordersWithDLQ(b)
+		b.send("orders", "shipped-only")
+		b.del("orders", b.receive("orders", "shipping", 10)...) // shipping processed it
+		b.del("orders", b.receive("orders", "", 10)...)
+		got := b.receive("orders", "billing", 1)
+		got[0].Attributes = nil
+		errs, err := b.s.DeadLetter(b.ctx, "orders", []DeadRequest{{ReceiptHandle: got[0].ReceiptHandle, Reason: "TRY_LATER"}})
+		require.NoError(t, err)
+		require.NoError(t, errs[0])
+		origID := got[0].ID
+
+		task, err := b.s.StartMove(b.ctx, "orders-dlq", "", "", 0)
+		require.NoError(t, err)
+		require.Equal(t, MoveRunning, task.State)
+		require.EqualValues(t, 1, task.Total)
+		require.EqualValues(t, 1, task.Remaining())
+		require.EqualValues(t, DefaultMoveRate, task.MaxPerSecond)
+		require.Equal(t, 1, runMoveToEnd(t, b, "orders-dlq"))
+		tasks, err := b.s.ListMoves(b.ctx, "orders-dlq")
+		require.NoError(t, err)
+		require.Equal(t, MoveCompleted, tasks[0].State)
+		require.EqualValues(t, 1, tasks[0].Moved)
+		require.Zero(t, tasks[0].Remaining())
+
+		require.Equal(t, TagState{}, b.state("orders-dlq", "default"), "gone from the DLQ")
+		require.Equal(t, TagState{Available: 1, ReceivedTotal: 1, DeadTotal: 1}, b.state("orders", "billing"))
+		require.Equal(t, TagState{ReceivedTotal: 1, DeletedTotal: 1}, b.state("orders", "shipping"), "shipping never sees it again")
+		require.Equal(t, TagState{ReceivedTotal: 1, DeletedTotal: 1}, b.state("orders", "default"))
+		require.Empty(t, b.receive("orders", "shipping", 10))
+		back := b.receive("orders", "billing", 10)
+		require.Len(t, back, 1)
+		require.Equal(t, "shipped-only", string(back[0].Body))
+		require.Equal(t, 1, back[0].ReceiveCount, "receive count reset")
+		require.Equal(t, 1, back[0].MoveCount)
+		require.Empty(t, back[0].Attributes, "DLQ.sourceQueue is not carried back")
+
+		// It can die again, remembering where it started.
+		errs, err = b.s.DeadLetter(b.ctx, "orders", []DeadRequest{{ReceiptHandle: back[0].ReceiptHandle}})
+		require.NoError(t, err)
+		require.NoError(t, errs[0])
+		again := b.receive("orders-dlq", "", 1)
+		require.Equal(t, origID, again[0].DeadLetter.OriginalMessageID)
+		require.Equal(t, 1, again[0].DeadLetter.MoveCount)
+	})
+}
+
+func TestS10_MoveFiltersRateCancelAndFailures(t *testing.T) {
+	eachBackend(t, func(t *testing.T, b *bundle) {
+		ordersWithDLQ(b)
+		deadOnBilling(t, b, "b1", "b2", "b3")
+		got := b.receive("orders", "shipping", 1) // b1 on shipping
+		_, err := b.s.DeadLetter(b.ctx, "orders", []DeadRequest{{ReceiptHandle: got[0].ReceiptHandle}})
+		require.NoError(t, err)
+		b.send("orders-dlq", "not-a-dead-letter")
+
+		_, err = b.s.StartMove(b.ctx, "orders", "", "", 0)
+		requireReason(t, err, ReasonNotADeadLetterQueue)
+		_, err = b.s.StartMove(b.ctx, "orders-dlq", "", "", MaxMoveRate+1)
+		requireInvalid(t, err, ReasonInvalidArgumentRange, "max_messages_per_second")
+
+		task, err := b.s.StartMove(b.ctx, "orders-dlq", "orders", "billing", 1)
+		require.NoError(t, err)
+		require.EqualValues(t, 3, task.Total)
+		_, err = b.s.StartMove(b.ctx, "orders-dlq", "", "", 0)
+		requireReason(t, err, ReasonMoveInProgress)
+		// Rate 1/s: one per second of work.
+		n, err := b.s.RunMove(b.ctx, "orders-dlq", time.Second)
+		require.NoError(t, err)
+		require.Equal(t, 1, n)
+		tasks, _ := b.s.ListMoves(b.ctx, "orders-dlq")
+		require.EqualValues(t, 2, tasks[0].Remaining())
+		_, err = b.s.CancelMove(b.ctx, "orders-dlq", task.ID)
+		require.NoError(t, err)
+		n, err = b.s.RunMove(b.ctx, "orders-dlq", time.Second)
+		require.NoError(t, err)
+		require.Zero(t, n)
+		tasks, _ = b.s.ListMoves(b.ctx, "orders-dlq")
+		require.Equal(t, MoveCancelled, tasks[0].State)
+		require.EqualValues(t, 1, tasks[0].Moved)
+		require.Equal(t, TagState{Available: 4}, b.state("orders-dlq", "default"), "billing's other two, shipping's, and the plain message")
+
+		// The shipping tag is gone: its dead letter fails and stays.
+		require.NoError(t, b.s.DeleteTag(b.ctx, "orders", "shipping"))
+		_, err = b.s.StartMove(b.ctx, "orders-dlq", "", "", 100)
+		require.NoError(t, err)
+		require.Equal(t, 2, runMoveToEnd(t, b, "orders-dlq"))
+		tasks, _ = b.s.ListMoves(b.ctx, "orders-dlq")
+		require.Len(t, tasks, 2)
+		require.Equal(t, MoveCompleted, tasks[0].State)
+		require.EqualValues(t, 2, tasks[0].Moved)
+		require.EqualValues(t, 1, tasks[0].Failed)
+		require.Contains(t, tasks[0].FailureReason, "shipping")
+		require.Equal(t, TagState{Available: 2}, b.state("orders-dlq", "default"))
+		require.Equal(t, []string{"b1", "b2", "b3"}, bodies(b.receive("orders", "billing", 10)))
+	})
+}
+
+func TestS10_MoveIsExactlyOnceAcrossARestart(t *testing.T) {
+	eachBackend(t, func(t *testing.T, b *bundle) {
+		ordersWithDLQ(b)
+		deadOnBilling(t, b, "m1", "m2")
+		dead := b.receive("orders-dlq", "", 10) // a DLQ consumer holds them
+		require.Len(t, dead, 2)
+		task, err := b.s.StartMove(b.ctx, "orders-dlq", "", "", 0)
+		require.NoError(t, err)
+		// Crash after the source-side add of m1, before the DLQ-side step.
+		dl := dead[0].DeadLetter
+		v, err := b.rdb.XRange(b.ctx, b.s.qkeys("orders-dlq").stream, dead[0].ID, dead[0].ID).Result()
+		require.NoError(t, err)
+		_, _, err = b.s.moveBack(b.ctx, "orders-dlq", dead[0].ID, v[0].Values, dl)
+		require.NoError(t, err)
+		// Another process takes over once the lease lapses (here: none was taken).
+		other, err := New(b.ctx, Config{Client: b.rdb, Prefix: b.prefix, JanitorInterval: -1, Logger: testLogger(t)})
+		require.NoError(t, err)
+		defer other.Close()
+		n, err := other.RunMove(b.ctx, "orders-dlq", time.Second)
+		require.NoError(t, err)
+		require.Equal(t, 2, n)
+		tasks, _ := b.s.ListMoves(b.ctx, "orders-dlq")
+		require.Equal(t, task.ID, tasks[0].ID)
+		require.Equal(t, []string{"m1", "m2"}, bodies(b.receive("orders", "billing", 10)), "no duplicate of m1")
+		require.Equal(t, TagState{ReceivedTotal: 2}, b.state("orders-dlq", "default"), "the held dead letters left the DLQ")
+	})
+}

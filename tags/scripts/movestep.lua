@@ -1,0 +1,48 @@
+-- movestep: the dead-letter queue side of a move task's step (S10).
+-- Records the outcome for one dead letter in the task and, when it was
+-- moved, removes it from the DLQ: from every DLQ tag that holds it or has
+-- yet to read it (counted as mvd, so counters stay exact).
+-- Also advances the task's cursor past entries it skipped.
+-- KEYS: 1 meta, 2 stream, 3 tasks, 4 tags, then per tag: n, v, p, rc, x
+-- ARGV: 1 task id, 2 lease owner, 3 cursor (last DLQ id examined),
+--       4 outcome ('moved', 'failed' or 'skip'), 5 failure note,
+--       6.. every DLQ tag name
+-- Returns: 1, or 0 when the task is no longer running or leased to
+-- another owner (nothing changed).
+-- Errors: TAGS_CHANGED.
+if not sametags(KEYS[4], 6) then return redis.error_reply('TAGS_CHANGED') end
+local raw = redis.call('HGET', KEYS[3], ARGV[1])
+if not raw then return 0 end
+local task = cjson.decode(raw)
+if task.state ~= 'RUNNING' or task.owner ~= ARGV[2] then return 0 end
+local now = nowms()
+local id, outcome = ARGV[3], ARGV[4]
+if outcome == 'moved' then
+  local e = redis.call('XRANGE', KEYS[2], id, id)
+  if e[1] then
+    local f = fieldmap(e[1][2])
+    local cur = cursors(KEYS[2])
+    for i = 6, #ARGV do
+      local tag, b = ARGV[i], 4 + (i - 6) * 5
+      local n, v, p, rc, x = KEYS[b + 1], KEYS[b + 2], KEYS[b + 3], KEYS[b + 4], KEYS[b + 5]
+      if idlt(cur[tag] or '0-0', id) then
+        local flt = redis.call('HGET', n, 'flt')
+        if fortag(tag, flt and cjson.decode(flt), f) then redis.call('HINCRBY', n, 'mvd', 1) end
+      elseif redis.call('HDEL', rc, id) == 1 or redis.call('ZREM', p, id) == 1 then
+        redis.call('ZREM', v, id)
+        redis.call('ZREM', p, id)
+        redis.call('ZREM', x, id)
+        redis.call('XACK', KEYS[2], tag, id)
+      end
+    end
+    redis.call('XDEL', KEYS[2], id)
+  end
+  task.moved = task.moved + 1
+elseif outcome == 'failed' then
+  task.failed = task.failed + 1
+  task.failure = ARGV[5]
+end
+task.cursor = id
+task.updated = now
+redis.call('HSET', KEYS[3], ARGV[1], cjson.encode(task))
+return 1
