@@ -6,18 +6,22 @@ import (
 	"os"
 	"strconv"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 )
 
 // TestModel_RandomOperationsMatchReferenceModel runs random sequences of
-// send, receive, delete, change visibility, time advancing, purge, janitor
-// and tag create/delete against the engine and an in-memory reference model
-// of S1-S6, S11 and S12, and fails on the first divergence: a receive that
+// send, receive, delete, change visibility, DeadMessage, moving dead letters
+// back, time advancing, purge, janitor and tag create/delete against the
+// engine and an in-memory reference model of S1-S12 (but S13), and fails on
+// the first divergence: a receive that
 // returns a message the tag may not have, misses one it should, or reports
-// a wrong receive count; a delete or visibility change that the model would
-// refuse (or the reverse); any tag counter that differs; a retained message
-// count that differs after the janitor.
+// a wrong receive count; a delete, visibility change or DeadMessage that the
+// model would refuse (or the reverse); any tag counter, of the queue or of
+// its DLQ, that differs; a retained message count that differs after the
+// janitor. The queue has a redrive policy (max receive count 3); every step
+// ends with a sweep, as the background worker would run.
 //
 // Receives may return any valid choice of available messages (no order is
 // promised); the model checks the choice and then follows it.
@@ -42,6 +46,7 @@ func envInt(name string, def int) int {
 const (
 	modelVis       = 30_000
 	modelRetention = 600_000
+	modelMaxRC     = 3
 )
 
 type mMsg struct {
@@ -50,6 +55,16 @@ type mMsg struct {
 	red     bool
 	dueMs   int64
 	trimmed bool
+	only    string // moved back: for this tag alone
+	moved   int    // times moved back
+}
+
+// mDead is a dead letter in the model's DLQ.
+type mDead struct {
+	tag   string
+	body  string
+	red   bool
+	moved int
 }
 
 type mHeld struct {
@@ -68,6 +83,7 @@ type mTag struct {
 	held     map[int]*mHeld
 	rcv, del int64
 	exp      int64
+	dead     int64
 }
 
 type mHandle struct {
@@ -87,6 +103,7 @@ type model struct {
 	byID    map[string]int
 	tags    map[string]*mTag
 	handles []mHandle
+	dlq     []*mDead // dead letters in the DLQ, in order
 	step    int
 	op      string
 }
@@ -97,7 +114,13 @@ func (m *model) failf(format string, args ...any) {
 }
 
 func (tg *mTag) admits(idx int, msg *mMsg) bool {
-	return idx >= tg.startIdx && !tg.excluded[idx] && !msg.trimmed && (!tg.red || msg.red)
+	if idx < tg.startIdx || tg.excluded[idx] || msg.trimmed {
+		return false
+	}
+	if msg.only != "" {
+		return msg.only == tg.name
+	}
+	return !tg.red || msg.red
 }
 
 // status of message idx for tag: "" (not the tag's), "available",
@@ -125,7 +148,7 @@ func (m *model) status(tg *mTag, idx int) string {
 }
 
 func (m *model) expectState(tg *mTag) TagState {
-	st := TagState{ReceivedTotal: tg.rcv, DeletedTotal: tg.del, ExpiredTotal: tg.exp}
+	st := TagState{ReceivedTotal: tg.rcv, DeletedTotal: tg.del, ExpiredTotal: tg.exp, DeadTotal: tg.dead}
 	for idx := range m.msgs {
 		switch m.status(tg, idx) {
 		case "available":
@@ -141,35 +164,44 @@ func (m *model) expectState(tg *mTag) TagState {
 
 func runModel(t *testing.T, b *bundle, q string, seed uint64, ops int) {
 	m := &model{t: t, b: b, q: q, rnd: rand.New(rand.NewPCG(seed, 42)), byID: map[string]int{}, tags: map[string]*mTag{}}
-	_, err := b.s.CreateQueue(b.ctx, QueueConfig{Name: q, VisibilityTimeoutSeconds: i32(modelVis / 1000),
-		MessageRetentionSeconds: i32(modelRetention / 1000)})
+	_, err := b.s.CreateQueue(b.ctx, QueueConfig{Name: q + "-dlq", DeadLetterQueue: true})
+	require.NoError(t, err)
+	_, err = b.s.CreateQueue(b.ctx, QueueConfig{Name: q, VisibilityTimeoutSeconds: i32(modelVis / 1000),
+		MessageRetentionSeconds: i32(modelRetention / 1000),
+		RedrivePolicy:           &RedrivePolicy{DeadLetterQueue: q + "-dlq", MaxReceiveCount: modelMaxRC}})
 	require.NoError(t, err)
 	m.now = 1_800_000_000_000 + int64(seed)*1_000_000_000
 	b.setClock(q, m.now)
+	b.setClock(q+"-dlq", m.now)
 	m.tags["default"] = &mTag{name: "default", held: map[int]*mHeld{}, excluded: map[int]bool{}, vis: -1}
 	for m.step = 0; m.step < ops; m.step++ {
 		switch r := m.rnd.IntN(100); {
 		case r < 22:
 			m.send()
-		case r < 48:
+		case r < 46:
 			m.receive()
-		case r < 60:
+		case r < 56:
 			m.delete()
-		case r < 70:
+		case r < 66:
 			m.changeVisibility()
+		case r < 71:
+			m.dead()
 		case r < 82:
 			m.advance()
-		case r < 87:
+		case r < 86:
 			m.janitor()
-		case r < 92:
+		case r < 90:
 			m.createTag()
-		case r < 95:
+		case r < 93:
 			m.deleteTag()
-		case r < 96:
+		case r < 94:
 			m.purge()
+		case r < 97:
+			m.moveBack()
 		default:
 			m.advance()
 		}
+		m.sweep()
 		m.check()
 	}
 }
@@ -267,8 +299,8 @@ func (m *model) receive() {
 			m.failf("received %s (%s) which is %q for the tag", msg.ID, m.msgs[idx].body, m.status(tg, idx))
 		}
 		seen[idx] = true
-		if string(msg.Body) != m.msgs[idx].body {
-			m.failf("body %q, want %q", msg.Body, m.msgs[idx].body)
+		if string(msg.Body) != m.msgs[idx].body || msg.MoveCount != m.msgs[idx].moved {
+			m.failf("body %q moved %d, want %q moved %d", msg.Body, msg.MoveCount, m.msgs[idx].body, m.msgs[idx].moved)
 		}
 		h := tg.held[idx]
 		if h == nil {
@@ -360,6 +392,106 @@ func (m *model) advance() {
 	m.op = fmt.Sprintf("advance %dms", d)
 	m.now += d
 	m.b.setClock(m.q, m.now)
+	m.b.setClock(m.q+"-dlq", m.now)
+}
+
+// toDLQ records that tag dead-lettered message idx.
+func (m *model) toDLQ(tg *mTag, idx int) {
+	msg := m.msgs[idx]
+	tg.held[idx].done = true
+	tg.dead++
+	m.dlq = append(m.dlq, &mDead{tag: tg.name, body: msg.body, red: msg.red, moved: msg.moved})
+}
+
+// sweep: what the background worker does after every step (S7). Messages a
+// tag received modelMaxRC times whose deadline passed are dead letters.
+func (m *model) sweep() {
+	if _, err := m.b.s.SweepDead(m.b.ctx, m.q); err != nil {
+		m.failf("sweep: %v", err)
+	}
+	for _, name := range m.tagNames() {
+		tg := m.tags[name]
+		for idx := range m.msgs {
+			if h := tg.held[idx]; h != nil && !h.done && h.rc >= modelMaxRC && h.deadline <= m.now {
+				m.toDLQ(tg, idx)
+			}
+		}
+	}
+}
+
+func (m *model) dead() {
+	h, ok := m.pickHandle()
+	if !ok {
+		return
+	}
+	m.op = fmt.Sprintf("dead %s %s gen %d", h.tag, m.msgs[h.idx].body, h.gen)
+	errs, err := m.b.s.DeadLetter(m.b.ctx, m.q, []DeadRequest{{ReceiptHandle: h.handle}})
+	if err != nil {
+		m.failf("dead: %v", err)
+	}
+	tg := m.tags[h.tag]
+	if tg == nil {
+		if ReasonOf(errs[0]) != ReasonTagNotFound {
+			m.failf("dead on a deleted tag: %v, want TAG_NOT_FOUND", errs[0])
+		}
+		return
+	}
+	held := tg.held[h.idx]
+	current := held != nil && !held.done && held.rc == h.gen
+	switch {
+	case current && errs[0] != nil:
+		m.failf("current handle refused: %v", errs[0])
+	case !current && ReasonOf(errs[0]) != ReasonReceiptHandleStale:
+		m.failf("stale handle: got %v, want RECEIPT_HANDLE_STALE", errs[0])
+	case current:
+		m.toDLQ(tg, h.idx)
+	}
+}
+
+// moveBack moves every dead letter back to the tag it died in (S10); those
+// whose tag is gone stay.
+func (m *model) moveBack() {
+	m.op = "move back"
+	if _, err := m.b.s.StartMove(m.b.ctx, m.q+"-dlq", "", "", MaxMoveRate); err != nil {
+		m.failf("start move: %v", err)
+	}
+	for {
+		if _, err := m.b.s.RunMove(m.b.ctx, m.q+"-dlq", time.Second); err != nil {
+			m.failf("run move: %v", err)
+		}
+		tasks, err := m.b.s.ListMoves(m.b.ctx, m.q+"-dlq")
+		if err != nil {
+			m.failf("list moves: %v", err)
+		}
+		if tasks[0].State != MoveRunning {
+			break
+		}
+	}
+	var stay []*mDead
+	for _, d := range m.dlq {
+		if m.tags[d.tag] == nil {
+			stay = append(stay, d)
+			continue
+		}
+		msg := &mMsg{body: d.body, red: d.red, dueMs: m.now, only: d.tag, moved: d.moved + 1}
+		m.msgs = append(m.msgs, msg)
+	}
+	m.dlq = stay
+	// The moved-back messages are the newest stream entries, in order.
+	n := len(m.msgs)
+	ids, err := m.b.rdb.XRevRangeN(m.b.ctx, m.b.s.qkeys(m.q).stream, "+", "-", int64(n)).Result()
+	if err != nil {
+		m.failf("read ids: %v", err)
+	}
+	j := 0
+	for i := n - 1; i >= 0 && m.msgs[i].id == ""; i-- {
+		if j >= len(ids) {
+			m.failf("moved-back message %s is not in the stream", m.msgs[i].body)
+		}
+		m.msgs[i].id = ids[j].ID
+		m.byID[ids[j].ID] = i
+		j++
+	}
 }
 
 func (m *model) janitor() {
@@ -489,6 +621,13 @@ func (m *model) purge() {
 }
 
 func (m *model) check() {
+	dlq, err := m.b.s.GetTag(m.b.ctx, m.q+"-dlq", "default")
+	if err != nil {
+		m.failf("get DLQ tag: %v", err)
+	}
+	if dlq.State.Available != int64(len(m.dlq)) {
+		m.failf("DLQ holds %d dead letters, model %d", dlq.State.Available, len(m.dlq))
+	}
 	for _, name := range m.tagNames() {
 		tg := m.tags[name]
 		got, err := m.b.s.GetTag(m.b.ctx, m.q, name)
