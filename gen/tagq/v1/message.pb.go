@@ -121,8 +121,12 @@ type Message struct {
 	ReceiveCount int32 `protobuf:"varint,7,opt,name=receive_count,json=receiveCount,proto3" json:"receive_count,omitempty"`
 	// When this tag first received the message.
 	FirstReceiveTime *timestamppb.Timestamp `protobuf:"bytes,8,opt,name=first_receive_time,json=firstReceiveTime,proto3" json:"first_receive_time,omitempty"`
-	unknownFields    protoimpl.UnknownFields
-	sizeCache        protoimpl.SizeCache
+	// Set on a message in a dead-letter queue: where it came from and why.
+	DeadLetter *DeadLetter `protobuf:"bytes,9,opt,name=dead_letter,json=deadLetter,proto3" json:"dead_letter,omitempty"`
+	// How many times the message was moved back from a dead-letter queue.
+	MoveCount     int32 `protobuf:"varint,10,opt,name=move_count,json=moveCount,proto3" json:"move_count,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Message) Reset() {
@@ -211,6 +215,119 @@ func (x *Message) GetFirstReceiveTime() *timestamppb.Timestamp {
 	return nil
 }
 
+func (x *Message) GetDeadLetter() *DeadLetter {
+	if x != nil {
+		return x.DeadLetter
+	}
+	return nil
+}
+
+func (x *Message) GetMoveCount() int32 {
+	if x != nil {
+		return x.MoveCount
+	}
+	return 0
+}
+
+// DeadLetter describes a dead letter's origin (S9). Dead letters also carry
+// the reserved attribute DLQ.sourceQueue, so a tag on the dead-letter queue
+// can filter one source's dead letters.
+type DeadLetter struct {
+	state           protoimpl.MessageState `protogen:"open.v1"`
+	SourceQueueName string                 `protobuf:"bytes,1,opt,name=source_queue_name,json=sourceQueueName,proto3" json:"source_queue_name,omitempty"`
+	// The tag that failed (or dead-lettered) the message.
+	SourceTag     string                 `protobuf:"bytes,2,opt,name=source_tag,json=sourceTag,proto3" json:"source_tag,omitempty"`
+	DeadTimestamp *timestamppb.Timestamp `protobuf:"bytes,3,opt,name=dead_timestamp,json=deadTimestamp,proto3" json:"dead_timestamp,omitempty"`
+	// The message's id in the source queue when it was first sent.
+	OriginalMessageId string `protobuf:"bytes,4,opt,name=original_message_id,json=originalMessageId,proto3" json:"original_message_id,omitempty"`
+	// Times source_tag had received it.
+	OriginalReceiveCount int32 `protobuf:"varint,5,opt,name=original_receive_count,json=originalReceiveCount,proto3" json:"original_receive_count,omitempty"`
+	// MAX_RECEIVE_COUNT_EXCEEDED, CONSUMER_DEAD_LETTERED, or the consumer's own.
+	Reason        string `protobuf:"bytes,6,opt,name=reason,proto3" json:"reason,omitempty"`
+	Description   string `protobuf:"bytes,7,opt,name=description,proto3" json:"description,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DeadLetter) Reset() {
+	*x = DeadLetter{}
+	mi := &file_tagq_v1_message_proto_msgTypes[2]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DeadLetter) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DeadLetter) ProtoMessage() {}
+
+func (x *DeadLetter) ProtoReflect() protoreflect.Message {
+	mi := &file_tagq_v1_message_proto_msgTypes[2]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DeadLetter.ProtoReflect.Descriptor instead.
+func (*DeadLetter) Descriptor() ([]byte, []int) {
+	return file_tagq_v1_message_proto_rawDescGZIP(), []int{2}
+}
+
+func (x *DeadLetter) GetSourceQueueName() string {
+	if x != nil {
+		return x.SourceQueueName
+	}
+	return ""
+}
+
+func (x *DeadLetter) GetSourceTag() string {
+	if x != nil {
+		return x.SourceTag
+	}
+	return ""
+}
+
+func (x *DeadLetter) GetDeadTimestamp() *timestamppb.Timestamp {
+	if x != nil {
+		return x.DeadTimestamp
+	}
+	return nil
+}
+
+func (x *DeadLetter) GetOriginalMessageId() string {
+	if x != nil {
+		return x.OriginalMessageId
+	}
+	return ""
+}
+
+func (x *DeadLetter) GetOriginalReceiveCount() int32 {
+	if x != nil {
+		return x.OriginalReceiveCount
+	}
+	return 0
+}
+
+func (x *DeadLetter) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
+func (x *DeadLetter) GetDescription() string {
+	if x != nil {
+		return x.Description
+	}
+	return ""
+}
+
 type SendMessageRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	Queue string                 `protobuf:"bytes,1,opt,name=queue,proto3" json:"queue,omitempty"`
@@ -226,7 +343,7 @@ type SendMessageRequest struct {
 
 func (x *SendMessageRequest) Reset() {
 	*x = SendMessageRequest{}
-	mi := &file_tagq_v1_message_proto_msgTypes[2]
+	mi := &file_tagq_v1_message_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -238,7 +355,7 @@ func (x *SendMessageRequest) String() string {
 func (*SendMessageRequest) ProtoMessage() {}
 
 func (x *SendMessageRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_tagq_v1_message_proto_msgTypes[2]
+	mi := &file_tagq_v1_message_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -251,7 +368,7 @@ func (x *SendMessageRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SendMessageRequest.ProtoReflect.Descriptor instead.
 func (*SendMessageRequest) Descriptor() ([]byte, []int) {
-	return file_tagq_v1_message_proto_rawDescGZIP(), []int{2}
+	return file_tagq_v1_message_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *SendMessageRequest) GetQueue() string {
@@ -292,7 +409,7 @@ type SendMessageResponse struct {
 
 func (x *SendMessageResponse) Reset() {
 	*x = SendMessageResponse{}
-	mi := &file_tagq_v1_message_proto_msgTypes[3]
+	mi := &file_tagq_v1_message_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -304,7 +421,7 @@ func (x *SendMessageResponse) String() string {
 func (*SendMessageResponse) ProtoMessage() {}
 
 func (x *SendMessageResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_tagq_v1_message_proto_msgTypes[3]
+	mi := &file_tagq_v1_message_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -317,7 +434,7 @@ func (x *SendMessageResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SendMessageResponse.ProtoReflect.Descriptor instead.
 func (*SendMessageResponse) Descriptor() ([]byte, []int) {
-	return file_tagq_v1_message_proto_rawDescGZIP(), []int{3}
+	return file_tagq_v1_message_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *SendMessageResponse) GetMessageId() string {
@@ -347,7 +464,7 @@ type SendMessageBatchEntry struct {
 
 func (x *SendMessageBatchEntry) Reset() {
 	*x = SendMessageBatchEntry{}
-	mi := &file_tagq_v1_message_proto_msgTypes[4]
+	mi := &file_tagq_v1_message_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -359,7 +476,7 @@ func (x *SendMessageBatchEntry) String() string {
 func (*SendMessageBatchEntry) ProtoMessage() {}
 
 func (x *SendMessageBatchEntry) ProtoReflect() protoreflect.Message {
-	mi := &file_tagq_v1_message_proto_msgTypes[4]
+	mi := &file_tagq_v1_message_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -372,7 +489,7 @@ func (x *SendMessageBatchEntry) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SendMessageBatchEntry.ProtoReflect.Descriptor instead.
 func (*SendMessageBatchEntry) Descriptor() ([]byte, []int) {
-	return file_tagq_v1_message_proto_rawDescGZIP(), []int{4}
+	return file_tagq_v1_message_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *SendMessageBatchEntry) GetId() string {
@@ -414,7 +531,7 @@ type SendMessageBatchRequest struct {
 
 func (x *SendMessageBatchRequest) Reset() {
 	*x = SendMessageBatchRequest{}
-	mi := &file_tagq_v1_message_proto_msgTypes[5]
+	mi := &file_tagq_v1_message_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -426,7 +543,7 @@ func (x *SendMessageBatchRequest) String() string {
 func (*SendMessageBatchRequest) ProtoMessage() {}
 
 func (x *SendMessageBatchRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_tagq_v1_message_proto_msgTypes[5]
+	mi := &file_tagq_v1_message_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -439,7 +556,7 @@ func (x *SendMessageBatchRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SendMessageBatchRequest.ProtoReflect.Descriptor instead.
 func (*SendMessageBatchRequest) Descriptor() ([]byte, []int) {
-	return file_tagq_v1_message_proto_rawDescGZIP(), []int{5}
+	return file_tagq_v1_message_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *SendMessageBatchRequest) GetQueue() string {
@@ -467,7 +584,7 @@ type SendMessageBatchResult struct {
 
 func (x *SendMessageBatchResult) Reset() {
 	*x = SendMessageBatchResult{}
-	mi := &file_tagq_v1_message_proto_msgTypes[6]
+	mi := &file_tagq_v1_message_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -479,7 +596,7 @@ func (x *SendMessageBatchResult) String() string {
 func (*SendMessageBatchResult) ProtoMessage() {}
 
 func (x *SendMessageBatchResult) ProtoReflect() protoreflect.Message {
-	mi := &file_tagq_v1_message_proto_msgTypes[6]
+	mi := &file_tagq_v1_message_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -492,7 +609,7 @@ func (x *SendMessageBatchResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SendMessageBatchResult.ProtoReflect.Descriptor instead.
 func (*SendMessageBatchResult) Descriptor() ([]byte, []int) {
-	return file_tagq_v1_message_proto_rawDescGZIP(), []int{6}
+	return file_tagq_v1_message_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *SendMessageBatchResult) GetId() string {
@@ -533,7 +650,7 @@ type BatchResultError struct {
 
 func (x *BatchResultError) Reset() {
 	*x = BatchResultError{}
-	mi := &file_tagq_v1_message_proto_msgTypes[7]
+	mi := &file_tagq_v1_message_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -545,7 +662,7 @@ func (x *BatchResultError) String() string {
 func (*BatchResultError) ProtoMessage() {}
 
 func (x *BatchResultError) ProtoReflect() protoreflect.Message {
-	mi := &file_tagq_v1_message_proto_msgTypes[7]
+	mi := &file_tagq_v1_message_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -558,7 +675,7 @@ func (x *BatchResultError) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BatchResultError.ProtoReflect.Descriptor instead.
 func (*BatchResultError) Descriptor() ([]byte, []int) {
-	return file_tagq_v1_message_proto_rawDescGZIP(), []int{7}
+	return file_tagq_v1_message_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *BatchResultError) GetId() string {
@@ -599,7 +716,7 @@ type SendMessageBatchResponse struct {
 
 func (x *SendMessageBatchResponse) Reset() {
 	*x = SendMessageBatchResponse{}
-	mi := &file_tagq_v1_message_proto_msgTypes[8]
+	mi := &file_tagq_v1_message_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -611,7 +728,7 @@ func (x *SendMessageBatchResponse) String() string {
 func (*SendMessageBatchResponse) ProtoMessage() {}
 
 func (x *SendMessageBatchResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_tagq_v1_message_proto_msgTypes[8]
+	mi := &file_tagq_v1_message_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -624,7 +741,7 @@ func (x *SendMessageBatchResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SendMessageBatchResponse.ProtoReflect.Descriptor instead.
 func (*SendMessageBatchResponse) Descriptor() ([]byte, []int) {
-	return file_tagq_v1_message_proto_rawDescGZIP(), []int{8}
+	return file_tagq_v1_message_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *SendMessageBatchResponse) GetSuccessful() []*SendMessageBatchResult {
@@ -658,7 +775,7 @@ type ReceiveMessageRequest struct {
 
 func (x *ReceiveMessageRequest) Reset() {
 	*x = ReceiveMessageRequest{}
-	mi := &file_tagq_v1_message_proto_msgTypes[9]
+	mi := &file_tagq_v1_message_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -670,7 +787,7 @@ func (x *ReceiveMessageRequest) String() string {
 func (*ReceiveMessageRequest) ProtoMessage() {}
 
 func (x *ReceiveMessageRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_tagq_v1_message_proto_msgTypes[9]
+	mi := &file_tagq_v1_message_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -683,7 +800,7 @@ func (x *ReceiveMessageRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReceiveMessageRequest.ProtoReflect.Descriptor instead.
 func (*ReceiveMessageRequest) Descriptor() ([]byte, []int) {
-	return file_tagq_v1_message_proto_rawDescGZIP(), []int{9}
+	return file_tagq_v1_message_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *ReceiveMessageRequest) GetQueue() string {
@@ -730,7 +847,7 @@ type ReceiveMessageResponse struct {
 
 func (x *ReceiveMessageResponse) Reset() {
 	*x = ReceiveMessageResponse{}
-	mi := &file_tagq_v1_message_proto_msgTypes[10]
+	mi := &file_tagq_v1_message_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -742,7 +859,7 @@ func (x *ReceiveMessageResponse) String() string {
 func (*ReceiveMessageResponse) ProtoMessage() {}
 
 func (x *ReceiveMessageResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_tagq_v1_message_proto_msgTypes[10]
+	mi := &file_tagq_v1_message_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -755,7 +872,7 @@ func (x *ReceiveMessageResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReceiveMessageResponse.ProtoReflect.Descriptor instead.
 func (*ReceiveMessageResponse) Descriptor() ([]byte, []int) {
-	return file_tagq_v1_message_proto_rawDescGZIP(), []int{10}
+	return file_tagq_v1_message_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *ReceiveMessageResponse) GetMessages() []*Message {
@@ -775,7 +892,7 @@ type DeleteMessageRequest struct {
 
 func (x *DeleteMessageRequest) Reset() {
 	*x = DeleteMessageRequest{}
-	mi := &file_tagq_v1_message_proto_msgTypes[11]
+	mi := &file_tagq_v1_message_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -787,7 +904,7 @@ func (x *DeleteMessageRequest) String() string {
 func (*DeleteMessageRequest) ProtoMessage() {}
 
 func (x *DeleteMessageRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_tagq_v1_message_proto_msgTypes[11]
+	mi := &file_tagq_v1_message_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -800,7 +917,7 @@ func (x *DeleteMessageRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteMessageRequest.ProtoReflect.Descriptor instead.
 func (*DeleteMessageRequest) Descriptor() ([]byte, []int) {
-	return file_tagq_v1_message_proto_rawDescGZIP(), []int{11}
+	return file_tagq_v1_message_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *DeleteMessageRequest) GetQueue() string {
@@ -825,7 +942,7 @@ type DeleteMessageResponse struct {
 
 func (x *DeleteMessageResponse) Reset() {
 	*x = DeleteMessageResponse{}
-	mi := &file_tagq_v1_message_proto_msgTypes[12]
+	mi := &file_tagq_v1_message_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -837,7 +954,7 @@ func (x *DeleteMessageResponse) String() string {
 func (*DeleteMessageResponse) ProtoMessage() {}
 
 func (x *DeleteMessageResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_tagq_v1_message_proto_msgTypes[12]
+	mi := &file_tagq_v1_message_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -850,7 +967,7 @@ func (x *DeleteMessageResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteMessageResponse.ProtoReflect.Descriptor instead.
 func (*DeleteMessageResponse) Descriptor() ([]byte, []int) {
-	return file_tagq_v1_message_proto_rawDescGZIP(), []int{12}
+	return file_tagq_v1_message_proto_rawDescGZIP(), []int{13}
 }
 
 type DeleteMessageBatchEntry struct {
@@ -863,7 +980,7 @@ type DeleteMessageBatchEntry struct {
 
 func (x *DeleteMessageBatchEntry) Reset() {
 	*x = DeleteMessageBatchEntry{}
-	mi := &file_tagq_v1_message_proto_msgTypes[13]
+	mi := &file_tagq_v1_message_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -875,7 +992,7 @@ func (x *DeleteMessageBatchEntry) String() string {
 func (*DeleteMessageBatchEntry) ProtoMessage() {}
 
 func (x *DeleteMessageBatchEntry) ProtoReflect() protoreflect.Message {
-	mi := &file_tagq_v1_message_proto_msgTypes[13]
+	mi := &file_tagq_v1_message_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -888,7 +1005,7 @@ func (x *DeleteMessageBatchEntry) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteMessageBatchEntry.ProtoReflect.Descriptor instead.
 func (*DeleteMessageBatchEntry) Descriptor() ([]byte, []int) {
-	return file_tagq_v1_message_proto_rawDescGZIP(), []int{13}
+	return file_tagq_v1_message_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *DeleteMessageBatchEntry) GetId() string {
@@ -916,7 +1033,7 @@ type DeleteMessageBatchRequest struct {
 
 func (x *DeleteMessageBatchRequest) Reset() {
 	*x = DeleteMessageBatchRequest{}
-	mi := &file_tagq_v1_message_proto_msgTypes[14]
+	mi := &file_tagq_v1_message_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -928,7 +1045,7 @@ func (x *DeleteMessageBatchRequest) String() string {
 func (*DeleteMessageBatchRequest) ProtoMessage() {}
 
 func (x *DeleteMessageBatchRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_tagq_v1_message_proto_msgTypes[14]
+	mi := &file_tagq_v1_message_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -941,7 +1058,7 @@ func (x *DeleteMessageBatchRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteMessageBatchRequest.ProtoReflect.Descriptor instead.
 func (*DeleteMessageBatchRequest) Descriptor() ([]byte, []int) {
-	return file_tagq_v1_message_proto_rawDescGZIP(), []int{14}
+	return file_tagq_v1_message_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *DeleteMessageBatchRequest) GetQueue() string {
@@ -969,7 +1086,7 @@ type DeleteMessageBatchResponse struct {
 
 func (x *DeleteMessageBatchResponse) Reset() {
 	*x = DeleteMessageBatchResponse{}
-	mi := &file_tagq_v1_message_proto_msgTypes[15]
+	mi := &file_tagq_v1_message_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -981,7 +1098,7 @@ func (x *DeleteMessageBatchResponse) String() string {
 func (*DeleteMessageBatchResponse) ProtoMessage() {}
 
 func (x *DeleteMessageBatchResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_tagq_v1_message_proto_msgTypes[15]
+	mi := &file_tagq_v1_message_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -994,7 +1111,7 @@ func (x *DeleteMessageBatchResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteMessageBatchResponse.ProtoReflect.Descriptor instead.
 func (*DeleteMessageBatchResponse) Descriptor() ([]byte, []int) {
-	return file_tagq_v1_message_proto_rawDescGZIP(), []int{15}
+	return file_tagq_v1_message_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *DeleteMessageBatchResponse) GetSuccessful() []string {
@@ -1023,7 +1140,7 @@ type ChangeMessageVisibilityRequest struct {
 
 func (x *ChangeMessageVisibilityRequest) Reset() {
 	*x = ChangeMessageVisibilityRequest{}
-	mi := &file_tagq_v1_message_proto_msgTypes[16]
+	mi := &file_tagq_v1_message_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1035,7 +1152,7 @@ func (x *ChangeMessageVisibilityRequest) String() string {
 func (*ChangeMessageVisibilityRequest) ProtoMessage() {}
 
 func (x *ChangeMessageVisibilityRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_tagq_v1_message_proto_msgTypes[16]
+	mi := &file_tagq_v1_message_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1048,7 +1165,7 @@ func (x *ChangeMessageVisibilityRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ChangeMessageVisibilityRequest.ProtoReflect.Descriptor instead.
 func (*ChangeMessageVisibilityRequest) Descriptor() ([]byte, []int) {
-	return file_tagq_v1_message_proto_rawDescGZIP(), []int{16}
+	return file_tagq_v1_message_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *ChangeMessageVisibilityRequest) GetQueue() string {
@@ -1080,7 +1197,7 @@ type ChangeMessageVisibilityResponse struct {
 
 func (x *ChangeMessageVisibilityResponse) Reset() {
 	*x = ChangeMessageVisibilityResponse{}
-	mi := &file_tagq_v1_message_proto_msgTypes[17]
+	mi := &file_tagq_v1_message_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1092,7 +1209,7 @@ func (x *ChangeMessageVisibilityResponse) String() string {
 func (*ChangeMessageVisibilityResponse) ProtoMessage() {}
 
 func (x *ChangeMessageVisibilityResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_tagq_v1_message_proto_msgTypes[17]
+	mi := &file_tagq_v1_message_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1105,7 +1222,7 @@ func (x *ChangeMessageVisibilityResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ChangeMessageVisibilityResponse.ProtoReflect.Descriptor instead.
 func (*ChangeMessageVisibilityResponse) Descriptor() ([]byte, []int) {
-	return file_tagq_v1_message_proto_rawDescGZIP(), []int{17}
+	return file_tagq_v1_message_proto_rawDescGZIP(), []int{18}
 }
 
 type ChangeMessageVisibilityBatchEntry struct {
@@ -1119,7 +1236,7 @@ type ChangeMessageVisibilityBatchEntry struct {
 
 func (x *ChangeMessageVisibilityBatchEntry) Reset() {
 	*x = ChangeMessageVisibilityBatchEntry{}
-	mi := &file_tagq_v1_message_proto_msgTypes[18]
+	mi := &file_tagq_v1_message_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1131,7 +1248,7 @@ func (x *ChangeMessageVisibilityBatchEntry) String() string {
 func (*ChangeMessageVisibilityBatchEntry) ProtoMessage() {}
 
 func (x *ChangeMessageVisibilityBatchEntry) ProtoReflect() protoreflect.Message {
-	mi := &file_tagq_v1_message_proto_msgTypes[18]
+	mi := &file_tagq_v1_message_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1144,7 +1261,7 @@ func (x *ChangeMessageVisibilityBatchEntry) ProtoReflect() protoreflect.Message 
 
 // Deprecated: Use ChangeMessageVisibilityBatchEntry.ProtoReflect.Descriptor instead.
 func (*ChangeMessageVisibilityBatchEntry) Descriptor() ([]byte, []int) {
-	return file_tagq_v1_message_proto_rawDescGZIP(), []int{18}
+	return file_tagq_v1_message_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *ChangeMessageVisibilityBatchEntry) GetId() string {
@@ -1179,7 +1296,7 @@ type ChangeMessageVisibilityBatchRequest struct {
 
 func (x *ChangeMessageVisibilityBatchRequest) Reset() {
 	*x = ChangeMessageVisibilityBatchRequest{}
-	mi := &file_tagq_v1_message_proto_msgTypes[19]
+	mi := &file_tagq_v1_message_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1191,7 +1308,7 @@ func (x *ChangeMessageVisibilityBatchRequest) String() string {
 func (*ChangeMessageVisibilityBatchRequest) ProtoMessage() {}
 
 func (x *ChangeMessageVisibilityBatchRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_tagq_v1_message_proto_msgTypes[19]
+	mi := &file_tagq_v1_message_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1204,7 +1321,7 @@ func (x *ChangeMessageVisibilityBatchRequest) ProtoReflect() protoreflect.Messag
 
 // Deprecated: Use ChangeMessageVisibilityBatchRequest.ProtoReflect.Descriptor instead.
 func (*ChangeMessageVisibilityBatchRequest) Descriptor() ([]byte, []int) {
-	return file_tagq_v1_message_proto_rawDescGZIP(), []int{19}
+	return file_tagq_v1_message_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *ChangeMessageVisibilityBatchRequest) GetQueue() string {
@@ -1231,7 +1348,7 @@ type ChangeMessageVisibilityBatchResponse struct {
 
 func (x *ChangeMessageVisibilityBatchResponse) Reset() {
 	*x = ChangeMessageVisibilityBatchResponse{}
-	mi := &file_tagq_v1_message_proto_msgTypes[20]
+	mi := &file_tagq_v1_message_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1243,7 +1360,7 @@ func (x *ChangeMessageVisibilityBatchResponse) String() string {
 func (*ChangeMessageVisibilityBatchResponse) ProtoMessage() {}
 
 func (x *ChangeMessageVisibilityBatchResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_tagq_v1_message_proto_msgTypes[20]
+	mi := &file_tagq_v1_message_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1256,7 +1373,7 @@ func (x *ChangeMessageVisibilityBatchResponse) ProtoReflect() protoreflect.Messa
 
 // Deprecated: Use ChangeMessageVisibilityBatchResponse.ProtoReflect.Descriptor instead.
 func (*ChangeMessageVisibilityBatchResponse) Descriptor() ([]byte, []int) {
-	return file_tagq_v1_message_proto_rawDescGZIP(), []int{20}
+	return file_tagq_v1_message_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *ChangeMessageVisibilityBatchResponse) GetSuccessful() []string {
@@ -1289,7 +1406,7 @@ type PeekMessageRequest struct {
 
 func (x *PeekMessageRequest) Reset() {
 	*x = PeekMessageRequest{}
-	mi := &file_tagq_v1_message_proto_msgTypes[21]
+	mi := &file_tagq_v1_message_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1301,7 +1418,7 @@ func (x *PeekMessageRequest) String() string {
 func (*PeekMessageRequest) ProtoMessage() {}
 
 func (x *PeekMessageRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_tagq_v1_message_proto_msgTypes[21]
+	mi := &file_tagq_v1_message_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1314,7 +1431,7 @@ func (x *PeekMessageRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PeekMessageRequest.ProtoReflect.Descriptor instead.
 func (*PeekMessageRequest) Descriptor() ([]byte, []int) {
-	return file_tagq_v1_message_proto_rawDescGZIP(), []int{21}
+	return file_tagq_v1_message_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *PeekMessageRequest) GetQueue() string {
@@ -1355,7 +1472,7 @@ type PeekMessageResponse struct {
 
 func (x *PeekMessageResponse) Reset() {
 	*x = PeekMessageResponse{}
-	mi := &file_tagq_v1_message_proto_msgTypes[22]
+	mi := &file_tagq_v1_message_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1367,7 +1484,7 @@ func (x *PeekMessageResponse) String() string {
 func (*PeekMessageResponse) ProtoMessage() {}
 
 func (x *PeekMessageResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_tagq_v1_message_proto_msgTypes[22]
+	mi := &file_tagq_v1_message_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1380,12 +1497,291 @@ func (x *PeekMessageResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PeekMessageResponse.ProtoReflect.Descriptor instead.
 func (*PeekMessageResponse) Descriptor() ([]byte, []int) {
-	return file_tagq_v1_message_proto_rawDescGZIP(), []int{22}
+	return file_tagq_v1_message_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *PeekMessageResponse) GetMessages() []*Message {
 	if x != nil {
 		return x.Messages
+	}
+	return nil
+}
+
+type DeadMessageRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Queue         string                 `protobuf:"bytes,1,opt,name=queue,proto3" json:"queue,omitempty"`
+	ReceiptHandle string                 `protobuf:"bytes,2,opt,name=receipt_handle,json=receiptHandle,proto3" json:"receipt_handle,omitempty"`
+	// Up to 256 bytes; default CONSUMER_DEAD_LETTERED.
+	Reason string `protobuf:"bytes,3,opt,name=reason,proto3" json:"reason,omitempty"`
+	// Up to 4096 bytes.
+	Description   string `protobuf:"bytes,4,opt,name=description,proto3" json:"description,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DeadMessageRequest) Reset() {
+	*x = DeadMessageRequest{}
+	mi := &file_tagq_v1_message_proto_msgTypes[24]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DeadMessageRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DeadMessageRequest) ProtoMessage() {}
+
+func (x *DeadMessageRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_tagq_v1_message_proto_msgTypes[24]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DeadMessageRequest.ProtoReflect.Descriptor instead.
+func (*DeadMessageRequest) Descriptor() ([]byte, []int) {
+	return file_tagq_v1_message_proto_rawDescGZIP(), []int{24}
+}
+
+func (x *DeadMessageRequest) GetQueue() string {
+	if x != nil {
+		return x.Queue
+	}
+	return ""
+}
+
+func (x *DeadMessageRequest) GetReceiptHandle() string {
+	if x != nil {
+		return x.ReceiptHandle
+	}
+	return ""
+}
+
+func (x *DeadMessageRequest) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
+func (x *DeadMessageRequest) GetDescription() string {
+	if x != nil {
+		return x.Description
+	}
+	return ""
+}
+
+type DeadMessageResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DeadMessageResponse) Reset() {
+	*x = DeadMessageResponse{}
+	mi := &file_tagq_v1_message_proto_msgTypes[25]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DeadMessageResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DeadMessageResponse) ProtoMessage() {}
+
+func (x *DeadMessageResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_tagq_v1_message_proto_msgTypes[25]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DeadMessageResponse.ProtoReflect.Descriptor instead.
+func (*DeadMessageResponse) Descriptor() ([]byte, []int) {
+	return file_tagq_v1_message_proto_rawDescGZIP(), []int{25}
+}
+
+type DeadMessageBatchEntry struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Id            string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	ReceiptHandle string                 `protobuf:"bytes,2,opt,name=receipt_handle,json=receiptHandle,proto3" json:"receipt_handle,omitempty"`
+	Reason        string                 `protobuf:"bytes,3,opt,name=reason,proto3" json:"reason,omitempty"`
+	Description   string                 `protobuf:"bytes,4,opt,name=description,proto3" json:"description,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DeadMessageBatchEntry) Reset() {
+	*x = DeadMessageBatchEntry{}
+	mi := &file_tagq_v1_message_proto_msgTypes[26]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DeadMessageBatchEntry) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DeadMessageBatchEntry) ProtoMessage() {}
+
+func (x *DeadMessageBatchEntry) ProtoReflect() protoreflect.Message {
+	mi := &file_tagq_v1_message_proto_msgTypes[26]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DeadMessageBatchEntry.ProtoReflect.Descriptor instead.
+func (*DeadMessageBatchEntry) Descriptor() ([]byte, []int) {
+	return file_tagq_v1_message_proto_rawDescGZIP(), []int{26}
+}
+
+func (x *DeadMessageBatchEntry) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *DeadMessageBatchEntry) GetReceiptHandle() string {
+	if x != nil {
+		return x.ReceiptHandle
+	}
+	return ""
+}
+
+func (x *DeadMessageBatchEntry) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
+func (x *DeadMessageBatchEntry) GetDescription() string {
+	if x != nil {
+		return x.Description
+	}
+	return ""
+}
+
+type DeadMessageBatchRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Queue string                 `protobuf:"bytes,1,opt,name=queue,proto3" json:"queue,omitempty"`
+	// 1-100 entries.
+	Entries       []*DeadMessageBatchEntry `protobuf:"bytes,2,rep,name=entries,proto3" json:"entries,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DeadMessageBatchRequest) Reset() {
+	*x = DeadMessageBatchRequest{}
+	mi := &file_tagq_v1_message_proto_msgTypes[27]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DeadMessageBatchRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DeadMessageBatchRequest) ProtoMessage() {}
+
+func (x *DeadMessageBatchRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_tagq_v1_message_proto_msgTypes[27]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DeadMessageBatchRequest.ProtoReflect.Descriptor instead.
+func (*DeadMessageBatchRequest) Descriptor() ([]byte, []int) {
+	return file_tagq_v1_message_proto_rawDescGZIP(), []int{27}
+}
+
+func (x *DeadMessageBatchRequest) GetQueue() string {
+	if x != nil {
+		return x.Queue
+	}
+	return ""
+}
+
+func (x *DeadMessageBatchRequest) GetEntries() []*DeadMessageBatchEntry {
+	if x != nil {
+		return x.Entries
+	}
+	return nil
+}
+
+type DeadMessageBatchResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Successful    []string               `protobuf:"bytes,1,rep,name=successful,proto3" json:"successful,omitempty"`
+	Failed        []*BatchResultError    `protobuf:"bytes,2,rep,name=failed,proto3" json:"failed,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DeadMessageBatchResponse) Reset() {
+	*x = DeadMessageBatchResponse{}
+	mi := &file_tagq_v1_message_proto_msgTypes[28]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DeadMessageBatchResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DeadMessageBatchResponse) ProtoMessage() {}
+
+func (x *DeadMessageBatchResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_tagq_v1_message_proto_msgTypes[28]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DeadMessageBatchResponse.ProtoReflect.Descriptor instead.
+func (*DeadMessageBatchResponse) Descriptor() ([]byte, []int) {
+	return file_tagq_v1_message_proto_rawDescGZIP(), []int{28}
+}
+
+func (x *DeadMessageBatchResponse) GetSuccessful() []string {
+	if x != nil {
+		return x.Successful
+	}
+	return nil
+}
+
+func (x *DeadMessageBatchResponse) GetFailed() []*BatchResultError {
+	if x != nil {
+		return x.Failed
 	}
 	return nil
 }
@@ -1398,7 +1794,7 @@ const file_tagq_v1_message_proto_rawDesc = "" +
 	"\x10MessageAttribute\x12#\n" +
 	"\fstring_value\x18\x01 \x01(\tH\x00R\vstringValue\x12#\n" +
 	"\fbinary_value\x18\x02 \x01(\fH\x00R\vbinaryValueB\a\n" +
-	"\x05value\"\xb9\x03\n" +
+	"\x05value\"\x8e\x04\n" +
 	"\aMessage\x12\x1d\n" +
 	"\n" +
 	"message_id\x18\x01 \x01(\tR\tmessageId\x12\x12\n" +
@@ -1410,10 +1806,25 @@ const file_tagq_v1_message_proto_rawDesc = "" +
 	"\x0ereceipt_handle\x18\x05 \x01(\tR\rreceiptHandle\x12\x10\n" +
 	"\x03tag\x18\x06 \x01(\tR\x03tag\x12#\n" +
 	"\rreceive_count\x18\a \x01(\x05R\freceiveCount\x12H\n" +
-	"\x12first_receive_time\x18\b \x01(\v2\x1a.google.protobuf.TimestampR\x10firstReceiveTime\x1aX\n" +
+	"\x12first_receive_time\x18\b \x01(\v2\x1a.google.protobuf.TimestampR\x10firstReceiveTime\x124\n" +
+	"\vdead_letter\x18\t \x01(\v2\x13.tagq.v1.DeadLetterR\n" +
+	"deadLetter\x12\x1d\n" +
+	"\n" +
+	"move_count\x18\n" +
+	" \x01(\x05R\tmoveCount\x1aX\n" +
 	"\x0fAttributesEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12/\n" +
-	"\x05value\x18\x02 \x01(\v2\x19.tagq.v1.MessageAttributeR\x05value:\x028\x01\"\xa1\x02\n" +
+	"\x05value\x18\x02 \x01(\v2\x19.tagq.v1.MessageAttributeR\x05value:\x028\x01\"\xba\x02\n" +
+	"\n" +
+	"DeadLetter\x12*\n" +
+	"\x11source_queue_name\x18\x01 \x01(\tR\x0fsourceQueueName\x12\x1d\n" +
+	"\n" +
+	"source_tag\x18\x02 \x01(\tR\tsourceTag\x12A\n" +
+	"\x0edead_timestamp\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampR\rdeadTimestamp\x12.\n" +
+	"\x13original_message_id\x18\x04 \x01(\tR\x11originalMessageId\x124\n" +
+	"\x16original_receive_count\x18\x05 \x01(\x05R\x14originalReceiveCount\x12\x16\n" +
+	"\x06reason\x18\x06 \x01(\tR\x06reason\x12 \n" +
+	"\vdescription\x18\a \x01(\tR\vdescription\"\xa1\x02\n" +
 	"\x12SendMessageRequest\x12\x14\n" +
 	"\x05queue\x18\x01 \x01(\tR\x05queue\x12\x12\n" +
 	"\x04body\x18\x02 \x01(\fR\x04body\x12K\n" +
@@ -1509,7 +1920,26 @@ const file_tagq_v1_message_proto_rawDesc = "" +
 	"\fmax_messages\x18\x04 \x01(\x05H\x00R\vmaxMessages\x88\x01\x01B\x0f\n" +
 	"\r_max_messages\"C\n" +
 	"\x13PeekMessageResponse\x12,\n" +
-	"\bmessages\x18\x01 \x03(\v2\x10.tagq.v1.MessageR\bmessages2\xea\x05\n" +
+	"\bmessages\x18\x01 \x03(\v2\x10.tagq.v1.MessageR\bmessages\"\x8b\x01\n" +
+	"\x12DeadMessageRequest\x12\x14\n" +
+	"\x05queue\x18\x01 \x01(\tR\x05queue\x12%\n" +
+	"\x0ereceipt_handle\x18\x02 \x01(\tR\rreceiptHandle\x12\x16\n" +
+	"\x06reason\x18\x03 \x01(\tR\x06reason\x12 \n" +
+	"\vdescription\x18\x04 \x01(\tR\vdescription\"\x15\n" +
+	"\x13DeadMessageResponse\"\x88\x01\n" +
+	"\x15DeadMessageBatchEntry\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\x12%\n" +
+	"\x0ereceipt_handle\x18\x02 \x01(\tR\rreceiptHandle\x12\x16\n" +
+	"\x06reason\x18\x03 \x01(\tR\x06reason\x12 \n" +
+	"\vdescription\x18\x04 \x01(\tR\vdescription\"i\n" +
+	"\x17DeadMessageBatchRequest\x12\x14\n" +
+	"\x05queue\x18\x01 \x01(\tR\x05queue\x128\n" +
+	"\aentries\x18\x02 \x03(\v2\x1e.tagq.v1.DeadMessageBatchEntryR\aentries\"m\n" +
+	"\x18DeadMessageBatchResponse\x12\x1e\n" +
+	"\n" +
+	"successful\x18\x01 \x03(\tR\n" +
+	"successful\x121\n" +
+	"\x06failed\x18\x02 \x03(\v2\x19.tagq.v1.BatchResultErrorR\x06failed2\x8d\a\n" +
 	"\x0eMessageService\x12H\n" +
 	"\vSendMessage\x12\x1b.tagq.v1.SendMessageRequest\x1a\x1c.tagq.v1.SendMessageResponse\x12W\n" +
 	"\x10SendMessageBatch\x12 .tagq.v1.SendMessageBatchRequest\x1a!.tagq.v1.SendMessageBatchResponse\x12Q\n" +
@@ -1518,7 +1948,9 @@ const file_tagq_v1_message_proto_rawDesc = "" +
 	"\x12DeleteMessageBatch\x12\".tagq.v1.DeleteMessageBatchRequest\x1a#.tagq.v1.DeleteMessageBatchResponse\x12l\n" +
 	"\x17ChangeMessageVisibility\x12'.tagq.v1.ChangeMessageVisibilityRequest\x1a(.tagq.v1.ChangeMessageVisibilityResponse\x12{\n" +
 	"\x1cChangeMessageVisibilityBatch\x12,.tagq.v1.ChangeMessageVisibilityBatchRequest\x1a-.tagq.v1.ChangeMessageVisibilityBatchResponse\x12H\n" +
-	"\vPeekMessage\x12\x1b.tagq.v1.PeekMessageRequest\x1a\x1c.tagq.v1.PeekMessageResponseB\x81\x01\n" +
+	"\vPeekMessage\x12\x1b.tagq.v1.PeekMessageRequest\x1a\x1c.tagq.v1.PeekMessageResponse\x12H\n" +
+	"\vDeadMessage\x12\x1b.tagq.v1.DeadMessageRequest\x1a\x1c.tagq.v1.DeadMessageResponse\x12W\n" +
+	"\x10DeadMessageBatch\x12 .tagq.v1.DeadMessageBatchRequest\x1a!.tagq.v1.DeadMessageBatchResponseB\x81\x01\n" +
 	"\vcom.tagq.v1B\fMessageProtoP\x01Z'github.com/tagq/tagq/gen/tagq/v1;tagqv1\xa2\x02\x03TXX\xaa\x02\aTagq.V1\xca\x02\aTagq\\V1\xe2\x02\x13Tagq\\V1\\GPBMetadata\xea\x02\bTagq::V1b\x06proto3"
 
 var (
@@ -1533,77 +1965,91 @@ func file_tagq_v1_message_proto_rawDescGZIP() []byte {
 	return file_tagq_v1_message_proto_rawDescData
 }
 
-var file_tagq_v1_message_proto_msgTypes = make([]protoimpl.MessageInfo, 26)
+var file_tagq_v1_message_proto_msgTypes = make([]protoimpl.MessageInfo, 32)
 var file_tagq_v1_message_proto_goTypes = []any{
 	(*MessageAttribute)(nil),                     // 0: tagq.v1.MessageAttribute
 	(*Message)(nil),                              // 1: tagq.v1.Message
-	(*SendMessageRequest)(nil),                   // 2: tagq.v1.SendMessageRequest
-	(*SendMessageResponse)(nil),                  // 3: tagq.v1.SendMessageResponse
-	(*SendMessageBatchEntry)(nil),                // 4: tagq.v1.SendMessageBatchEntry
-	(*SendMessageBatchRequest)(nil),              // 5: tagq.v1.SendMessageBatchRequest
-	(*SendMessageBatchResult)(nil),               // 6: tagq.v1.SendMessageBatchResult
-	(*BatchResultError)(nil),                     // 7: tagq.v1.BatchResultError
-	(*SendMessageBatchResponse)(nil),             // 8: tagq.v1.SendMessageBatchResponse
-	(*ReceiveMessageRequest)(nil),                // 9: tagq.v1.ReceiveMessageRequest
-	(*ReceiveMessageResponse)(nil),               // 10: tagq.v1.ReceiveMessageResponse
-	(*DeleteMessageRequest)(nil),                 // 11: tagq.v1.DeleteMessageRequest
-	(*DeleteMessageResponse)(nil),                // 12: tagq.v1.DeleteMessageResponse
-	(*DeleteMessageBatchEntry)(nil),              // 13: tagq.v1.DeleteMessageBatchEntry
-	(*DeleteMessageBatchRequest)(nil),            // 14: tagq.v1.DeleteMessageBatchRequest
-	(*DeleteMessageBatchResponse)(nil),           // 15: tagq.v1.DeleteMessageBatchResponse
-	(*ChangeMessageVisibilityRequest)(nil),       // 16: tagq.v1.ChangeMessageVisibilityRequest
-	(*ChangeMessageVisibilityResponse)(nil),      // 17: tagq.v1.ChangeMessageVisibilityResponse
-	(*ChangeMessageVisibilityBatchEntry)(nil),    // 18: tagq.v1.ChangeMessageVisibilityBatchEntry
-	(*ChangeMessageVisibilityBatchRequest)(nil),  // 19: tagq.v1.ChangeMessageVisibilityBatchRequest
-	(*ChangeMessageVisibilityBatchResponse)(nil), // 20: tagq.v1.ChangeMessageVisibilityBatchResponse
-	(*PeekMessageRequest)(nil),                   // 21: tagq.v1.PeekMessageRequest
-	(*PeekMessageResponse)(nil),                  // 22: tagq.v1.PeekMessageResponse
-	nil,                                          // 23: tagq.v1.Message.AttributesEntry
-	nil,                                          // 24: tagq.v1.SendMessageRequest.AttributesEntry
-	nil,                                          // 25: tagq.v1.SendMessageBatchEntry.AttributesEntry
-	(*timestamppb.Timestamp)(nil),                // 26: google.protobuf.Timestamp
+	(*DeadLetter)(nil),                           // 2: tagq.v1.DeadLetter
+	(*SendMessageRequest)(nil),                   // 3: tagq.v1.SendMessageRequest
+	(*SendMessageResponse)(nil),                  // 4: tagq.v1.SendMessageResponse
+	(*SendMessageBatchEntry)(nil),                // 5: tagq.v1.SendMessageBatchEntry
+	(*SendMessageBatchRequest)(nil),              // 6: tagq.v1.SendMessageBatchRequest
+	(*SendMessageBatchResult)(nil),               // 7: tagq.v1.SendMessageBatchResult
+	(*BatchResultError)(nil),                     // 8: tagq.v1.BatchResultError
+	(*SendMessageBatchResponse)(nil),             // 9: tagq.v1.SendMessageBatchResponse
+	(*ReceiveMessageRequest)(nil),                // 10: tagq.v1.ReceiveMessageRequest
+	(*ReceiveMessageResponse)(nil),               // 11: tagq.v1.ReceiveMessageResponse
+	(*DeleteMessageRequest)(nil),                 // 12: tagq.v1.DeleteMessageRequest
+	(*DeleteMessageResponse)(nil),                // 13: tagq.v1.DeleteMessageResponse
+	(*DeleteMessageBatchEntry)(nil),              // 14: tagq.v1.DeleteMessageBatchEntry
+	(*DeleteMessageBatchRequest)(nil),            // 15: tagq.v1.DeleteMessageBatchRequest
+	(*DeleteMessageBatchResponse)(nil),           // 16: tagq.v1.DeleteMessageBatchResponse
+	(*ChangeMessageVisibilityRequest)(nil),       // 17: tagq.v1.ChangeMessageVisibilityRequest
+	(*ChangeMessageVisibilityResponse)(nil),      // 18: tagq.v1.ChangeMessageVisibilityResponse
+	(*ChangeMessageVisibilityBatchEntry)(nil),    // 19: tagq.v1.ChangeMessageVisibilityBatchEntry
+	(*ChangeMessageVisibilityBatchRequest)(nil),  // 20: tagq.v1.ChangeMessageVisibilityBatchRequest
+	(*ChangeMessageVisibilityBatchResponse)(nil), // 21: tagq.v1.ChangeMessageVisibilityBatchResponse
+	(*PeekMessageRequest)(nil),                   // 22: tagq.v1.PeekMessageRequest
+	(*PeekMessageResponse)(nil),                  // 23: tagq.v1.PeekMessageResponse
+	(*DeadMessageRequest)(nil),                   // 24: tagq.v1.DeadMessageRequest
+	(*DeadMessageResponse)(nil),                  // 25: tagq.v1.DeadMessageResponse
+	(*DeadMessageBatchEntry)(nil),                // 26: tagq.v1.DeadMessageBatchEntry
+	(*DeadMessageBatchRequest)(nil),              // 27: tagq.v1.DeadMessageBatchRequest
+	(*DeadMessageBatchResponse)(nil),             // 28: tagq.v1.DeadMessageBatchResponse
+	nil,                                          // 29: tagq.v1.Message.AttributesEntry
+	nil,                                          // 30: tagq.v1.SendMessageRequest.AttributesEntry
+	nil,                                          // 31: tagq.v1.SendMessageBatchEntry.AttributesEntry
+	(*timestamppb.Timestamp)(nil),                // 32: google.protobuf.Timestamp
 }
 var file_tagq_v1_message_proto_depIdxs = []int32{
-	23, // 0: tagq.v1.Message.attributes:type_name -> tagq.v1.Message.AttributesEntry
-	26, // 1: tagq.v1.Message.send_time:type_name -> google.protobuf.Timestamp
-	26, // 2: tagq.v1.Message.first_receive_time:type_name -> google.protobuf.Timestamp
-	24, // 3: tagq.v1.SendMessageRequest.attributes:type_name -> tagq.v1.SendMessageRequest.AttributesEntry
-	26, // 4: tagq.v1.SendMessageResponse.send_time:type_name -> google.protobuf.Timestamp
-	25, // 5: tagq.v1.SendMessageBatchEntry.attributes:type_name -> tagq.v1.SendMessageBatchEntry.AttributesEntry
-	4,  // 6: tagq.v1.SendMessageBatchRequest.entries:type_name -> tagq.v1.SendMessageBatchEntry
-	26, // 7: tagq.v1.SendMessageBatchResult.send_time:type_name -> google.protobuf.Timestamp
-	6,  // 8: tagq.v1.SendMessageBatchResponse.successful:type_name -> tagq.v1.SendMessageBatchResult
-	7,  // 9: tagq.v1.SendMessageBatchResponse.failed:type_name -> tagq.v1.BatchResultError
-	1,  // 10: tagq.v1.ReceiveMessageResponse.messages:type_name -> tagq.v1.Message
-	13, // 11: tagq.v1.DeleteMessageBatchRequest.entries:type_name -> tagq.v1.DeleteMessageBatchEntry
-	7,  // 12: tagq.v1.DeleteMessageBatchResponse.failed:type_name -> tagq.v1.BatchResultError
-	18, // 13: tagq.v1.ChangeMessageVisibilityBatchRequest.entries:type_name -> tagq.v1.ChangeMessageVisibilityBatchEntry
-	7,  // 14: tagq.v1.ChangeMessageVisibilityBatchResponse.failed:type_name -> tagq.v1.BatchResultError
-	1,  // 15: tagq.v1.PeekMessageResponse.messages:type_name -> tagq.v1.Message
-	0,  // 16: tagq.v1.Message.AttributesEntry.value:type_name -> tagq.v1.MessageAttribute
-	0,  // 17: tagq.v1.SendMessageRequest.AttributesEntry.value:type_name -> tagq.v1.MessageAttribute
-	0,  // 18: tagq.v1.SendMessageBatchEntry.AttributesEntry.value:type_name -> tagq.v1.MessageAttribute
-	2,  // 19: tagq.v1.MessageService.SendMessage:input_type -> tagq.v1.SendMessageRequest
-	5,  // 20: tagq.v1.MessageService.SendMessageBatch:input_type -> tagq.v1.SendMessageBatchRequest
-	9,  // 21: tagq.v1.MessageService.ReceiveMessage:input_type -> tagq.v1.ReceiveMessageRequest
-	11, // 22: tagq.v1.MessageService.DeleteMessage:input_type -> tagq.v1.DeleteMessageRequest
-	14, // 23: tagq.v1.MessageService.DeleteMessageBatch:input_type -> tagq.v1.DeleteMessageBatchRequest
-	16, // 24: tagq.v1.MessageService.ChangeMessageVisibility:input_type -> tagq.v1.ChangeMessageVisibilityRequest
-	19, // 25: tagq.v1.MessageService.ChangeMessageVisibilityBatch:input_type -> tagq.v1.ChangeMessageVisibilityBatchRequest
-	21, // 26: tagq.v1.MessageService.PeekMessage:input_type -> tagq.v1.PeekMessageRequest
-	3,  // 27: tagq.v1.MessageService.SendMessage:output_type -> tagq.v1.SendMessageResponse
-	8,  // 28: tagq.v1.MessageService.SendMessageBatch:output_type -> tagq.v1.SendMessageBatchResponse
-	10, // 29: tagq.v1.MessageService.ReceiveMessage:output_type -> tagq.v1.ReceiveMessageResponse
-	12, // 30: tagq.v1.MessageService.DeleteMessage:output_type -> tagq.v1.DeleteMessageResponse
-	15, // 31: tagq.v1.MessageService.DeleteMessageBatch:output_type -> tagq.v1.DeleteMessageBatchResponse
-	17, // 32: tagq.v1.MessageService.ChangeMessageVisibility:output_type -> tagq.v1.ChangeMessageVisibilityResponse
-	20, // 33: tagq.v1.MessageService.ChangeMessageVisibilityBatch:output_type -> tagq.v1.ChangeMessageVisibilityBatchResponse
-	22, // 34: tagq.v1.MessageService.PeekMessage:output_type -> tagq.v1.PeekMessageResponse
-	27, // [27:35] is the sub-list for method output_type
-	19, // [19:27] is the sub-list for method input_type
-	19, // [19:19] is the sub-list for extension type_name
-	19, // [19:19] is the sub-list for extension extendee
-	0,  // [0:19] is the sub-list for field type_name
+	29, // 0: tagq.v1.Message.attributes:type_name -> tagq.v1.Message.AttributesEntry
+	32, // 1: tagq.v1.Message.send_time:type_name -> google.protobuf.Timestamp
+	32, // 2: tagq.v1.Message.first_receive_time:type_name -> google.protobuf.Timestamp
+	2,  // 3: tagq.v1.Message.dead_letter:type_name -> tagq.v1.DeadLetter
+	32, // 4: tagq.v1.DeadLetter.dead_timestamp:type_name -> google.protobuf.Timestamp
+	30, // 5: tagq.v1.SendMessageRequest.attributes:type_name -> tagq.v1.SendMessageRequest.AttributesEntry
+	32, // 6: tagq.v1.SendMessageResponse.send_time:type_name -> google.protobuf.Timestamp
+	31, // 7: tagq.v1.SendMessageBatchEntry.attributes:type_name -> tagq.v1.SendMessageBatchEntry.AttributesEntry
+	5,  // 8: tagq.v1.SendMessageBatchRequest.entries:type_name -> tagq.v1.SendMessageBatchEntry
+	32, // 9: tagq.v1.SendMessageBatchResult.send_time:type_name -> google.protobuf.Timestamp
+	7,  // 10: tagq.v1.SendMessageBatchResponse.successful:type_name -> tagq.v1.SendMessageBatchResult
+	8,  // 11: tagq.v1.SendMessageBatchResponse.failed:type_name -> tagq.v1.BatchResultError
+	1,  // 12: tagq.v1.ReceiveMessageResponse.messages:type_name -> tagq.v1.Message
+	14, // 13: tagq.v1.DeleteMessageBatchRequest.entries:type_name -> tagq.v1.DeleteMessageBatchEntry
+	8,  // 14: tagq.v1.DeleteMessageBatchResponse.failed:type_name -> tagq.v1.BatchResultError
+	19, // 15: tagq.v1.ChangeMessageVisibilityBatchRequest.entries:type_name -> tagq.v1.ChangeMessageVisibilityBatchEntry
+	8,  // 16: tagq.v1.ChangeMessageVisibilityBatchResponse.failed:type_name -> tagq.v1.BatchResultError
+	1,  // 17: tagq.v1.PeekMessageResponse.messages:type_name -> tagq.v1.Message
+	26, // 18: tagq.v1.DeadMessageBatchRequest.entries:type_name -> tagq.v1.DeadMessageBatchEntry
+	8,  // 19: tagq.v1.DeadMessageBatchResponse.failed:type_name -> tagq.v1.BatchResultError
+	0,  // 20: tagq.v1.Message.AttributesEntry.value:type_name -> tagq.v1.MessageAttribute
+	0,  // 21: tagq.v1.SendMessageRequest.AttributesEntry.value:type_name -> tagq.v1.MessageAttribute
+	0,  // 22: tagq.v1.SendMessageBatchEntry.AttributesEntry.value:type_name -> tagq.v1.MessageAttribute
+	3,  // 23: tagq.v1.MessageService.SendMessage:input_type -> tagq.v1.SendMessageRequest
+	6,  // 24: tagq.v1.MessageService.SendMessageBatch:input_type -> tagq.v1.SendMessageBatchRequest
+	10, // 25: tagq.v1.MessageService.ReceiveMessage:input_type -> tagq.v1.ReceiveMessageRequest
+	12, // 26: tagq.v1.MessageService.DeleteMessage:input_type -> tagq.v1.DeleteMessageRequest
+	15, // 27: tagq.v1.MessageService.DeleteMessageBatch:input_type -> tagq.v1.DeleteMessageBatchRequest
+	17, // 28: tagq.v1.MessageService.ChangeMessageVisibility:input_type -> tagq.v1.ChangeMessageVisibilityRequest
+	20, // 29: tagq.v1.MessageService.ChangeMessageVisibilityBatch:input_type -> tagq.v1.ChangeMessageVisibilityBatchRequest
+	22, // 30: tagq.v1.MessageService.PeekMessage:input_type -> tagq.v1.PeekMessageRequest
+	24, // 31: tagq.v1.MessageService.DeadMessage:input_type -> tagq.v1.DeadMessageRequest
+	27, // 32: tagq.v1.MessageService.DeadMessageBatch:input_type -> tagq.v1.DeadMessageBatchRequest
+	4,  // 33: tagq.v1.MessageService.SendMessage:output_type -> tagq.v1.SendMessageResponse
+	9,  // 34: tagq.v1.MessageService.SendMessageBatch:output_type -> tagq.v1.SendMessageBatchResponse
+	11, // 35: tagq.v1.MessageService.ReceiveMessage:output_type -> tagq.v1.ReceiveMessageResponse
+	13, // 36: tagq.v1.MessageService.DeleteMessage:output_type -> tagq.v1.DeleteMessageResponse
+	16, // 37: tagq.v1.MessageService.DeleteMessageBatch:output_type -> tagq.v1.DeleteMessageBatchResponse
+	18, // 38: tagq.v1.MessageService.ChangeMessageVisibility:output_type -> tagq.v1.ChangeMessageVisibilityResponse
+	21, // 39: tagq.v1.MessageService.ChangeMessageVisibilityBatch:output_type -> tagq.v1.ChangeMessageVisibilityBatchResponse
+	23, // 40: tagq.v1.MessageService.PeekMessage:output_type -> tagq.v1.PeekMessageResponse
+	25, // 41: tagq.v1.MessageService.DeadMessage:output_type -> tagq.v1.DeadMessageResponse
+	28, // 42: tagq.v1.MessageService.DeadMessageBatch:output_type -> tagq.v1.DeadMessageBatchResponse
+	33, // [33:43] is the sub-list for method output_type
+	23, // [23:33] is the sub-list for method input_type
+	23, // [23:23] is the sub-list for extension type_name
+	23, // [23:23] is the sub-list for extension extendee
+	0,  // [0:23] is the sub-list for field type_name
 }
 
 func init() { file_tagq_v1_message_proto_init() }
@@ -1615,17 +2061,17 @@ func file_tagq_v1_message_proto_init() {
 		(*MessageAttribute_StringValue)(nil),
 		(*MessageAttribute_BinaryValue)(nil),
 	}
-	file_tagq_v1_message_proto_msgTypes[2].OneofWrappers = []any{}
-	file_tagq_v1_message_proto_msgTypes[4].OneofWrappers = []any{}
-	file_tagq_v1_message_proto_msgTypes[9].OneofWrappers = []any{}
-	file_tagq_v1_message_proto_msgTypes[21].OneofWrappers = []any{}
+	file_tagq_v1_message_proto_msgTypes[3].OneofWrappers = []any{}
+	file_tagq_v1_message_proto_msgTypes[5].OneofWrappers = []any{}
+	file_tagq_v1_message_proto_msgTypes[10].OneofWrappers = []any{}
+	file_tagq_v1_message_proto_msgTypes[22].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_tagq_v1_message_proto_rawDesc), len(file_tagq_v1_message_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   26,
+			NumMessages:   32,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -27,6 +27,8 @@ const (
 	MessageService_ChangeMessageVisibility_FullMethodName      = "/tagq.v1.MessageService/ChangeMessageVisibility"
 	MessageService_ChangeMessageVisibilityBatch_FullMethodName = "/tagq.v1.MessageService/ChangeMessageVisibilityBatch"
 	MessageService_PeekMessage_FullMethodName                  = "/tagq.v1.MessageService/PeekMessage"
+	MessageService_DeadMessage_FullMethodName                  = "/tagq.v1.MessageService/DeadMessage"
+	MessageService_DeadMessageBatch_FullMethodName             = "/tagq.v1.MessageService/DeadMessageBatch"
 )
 
 // MessageServiceClient is the client API for MessageService service.
@@ -63,6 +65,14 @@ type MessageServiceClient interface {
 	// PeekMessage reads messages without receiving them: by id, or the next
 	// ones available to a tag.
 	PeekMessage(ctx context.Context, in *PeekMessageRequest, opts ...grpc.CallOption) (*PeekMessageResponse, error)
+	// DeadMessage is a consumer's verdict that a message is poison: an ACK for
+	// the tag that received it, which moves it to the queue's dead-letter
+	// queue at once with the given reason (S8). Errors: FAILED_PRECONDITION
+	// (NOT_A_SOURCE_QUEUE when the queue has no redrive policy;
+	// RECEIPT_HANDLE_STALE once the message was received again).
+	DeadMessage(ctx context.Context, in *DeadMessageRequest, opts ...grpc.CallOption) (*DeadMessageResponse, error)
+	// DeadMessageBatch dead-letters up to 100 messages, with a result per entry.
+	DeadMessageBatch(ctx context.Context, in *DeadMessageBatchRequest, opts ...grpc.CallOption) (*DeadMessageBatchResponse, error)
 }
 
 type messageServiceClient struct {
@@ -153,6 +163,26 @@ func (c *messageServiceClient) PeekMessage(ctx context.Context, in *PeekMessageR
 	return out, nil
 }
 
+func (c *messageServiceClient) DeadMessage(ctx context.Context, in *DeadMessageRequest, opts ...grpc.CallOption) (*DeadMessageResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(DeadMessageResponse)
+	err := c.cc.Invoke(ctx, MessageService_DeadMessage_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *messageServiceClient) DeadMessageBatch(ctx context.Context, in *DeadMessageBatchRequest, opts ...grpc.CallOption) (*DeadMessageBatchResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(DeadMessageBatchResponse)
+	err := c.cc.Invoke(ctx, MessageService_DeadMessageBatch_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // MessageServiceServer is the server API for MessageService service.
 // All implementations must embed UnimplementedMessageServiceServer
 // for forward compatibility.
@@ -187,6 +217,14 @@ type MessageServiceServer interface {
 	// PeekMessage reads messages without receiving them: by id, or the next
 	// ones available to a tag.
 	PeekMessage(context.Context, *PeekMessageRequest) (*PeekMessageResponse, error)
+	// DeadMessage is a consumer's verdict that a message is poison: an ACK for
+	// the tag that received it, which moves it to the queue's dead-letter
+	// queue at once with the given reason (S8). Errors: FAILED_PRECONDITION
+	// (NOT_A_SOURCE_QUEUE when the queue has no redrive policy;
+	// RECEIPT_HANDLE_STALE once the message was received again).
+	DeadMessage(context.Context, *DeadMessageRequest) (*DeadMessageResponse, error)
+	// DeadMessageBatch dead-letters up to 100 messages, with a result per entry.
+	DeadMessageBatch(context.Context, *DeadMessageBatchRequest) (*DeadMessageBatchResponse, error)
 	mustEmbedUnimplementedMessageServiceServer()
 }
 
@@ -220,6 +258,12 @@ func (UnimplementedMessageServiceServer) ChangeMessageVisibilityBatch(context.Co
 }
 func (UnimplementedMessageServiceServer) PeekMessage(context.Context, *PeekMessageRequest) (*PeekMessageResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method PeekMessage not implemented")
+}
+func (UnimplementedMessageServiceServer) DeadMessage(context.Context, *DeadMessageRequest) (*DeadMessageResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method DeadMessage not implemented")
+}
+func (UnimplementedMessageServiceServer) DeadMessageBatch(context.Context, *DeadMessageBatchRequest) (*DeadMessageBatchResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method DeadMessageBatch not implemented")
 }
 func (UnimplementedMessageServiceServer) mustEmbedUnimplementedMessageServiceServer() {}
 func (UnimplementedMessageServiceServer) testEmbeddedByValue()                        {}
@@ -386,6 +430,42 @@ func _MessageService_PeekMessage_Handler(srv interface{}, ctx context.Context, d
 	return interceptor(ctx, in, info, handler)
 }
 
+func _MessageService_DeadMessage_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(DeadMessageRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(MessageServiceServer).DeadMessage(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: MessageService_DeadMessage_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(MessageServiceServer).DeadMessage(ctx, req.(*DeadMessageRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _MessageService_DeadMessageBatch_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(DeadMessageBatchRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(MessageServiceServer).DeadMessageBatch(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: MessageService_DeadMessageBatch_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(MessageServiceServer).DeadMessageBatch(ctx, req.(*DeadMessageBatchRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // MessageService_ServiceDesc is the grpc.ServiceDesc for MessageService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -424,6 +504,14 @@ var MessageService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "PeekMessage",
 			Handler:    _MessageService_PeekMessage_Handler,
+		},
+		{
+			MethodName: "DeadMessage",
+			Handler:    _MessageService_DeadMessage_Handler,
+		},
+		{
+			MethodName: "DeadMessageBatch",
+			Handler:    _MessageService_DeadMessageBatch_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

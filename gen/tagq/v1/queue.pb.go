@@ -93,7 +93,9 @@ type Queue struct {
 	// Largest message (body plus attribute names and values), 1024-1048576
 	// bytes. Default 262144.
 	MaxMessageBytes *int32 `protobuf:"varint,6,opt,name=max_message_bytes,json=maxMessageBytes,proto3,oneof" json:"max_message_bytes,omitempty"`
-	// Dead-letter redrive for every tag of this queue, counted per tag.
+	// Dead-letter redrive for every tag of this queue, counted per tag (S7).
+	// Set it with UpdateQueue (update_mask "redrive_policy"); an update with
+	// that path and no policy removes it.
 	RedrivePolicy *RedrivePolicy `protobuf:"bytes,7,opt,name=redrive_policy,json=redrivePolicy,proto3" json:"redrive_policy,omitempty"`
 	// This queue is a dead-letter queue. Fixed at creation.
 	DeadLetterQueue bool `protobuf:"varint,8,opt,name=dead_letter_queue,json=deadLetterQueue,proto3" json:"dead_letter_queue,omitempty"`
@@ -111,7 +113,10 @@ type Queue struct {
 	// Output only.
 	UpdateTime *timestamppb.Timestamp `protobuf:"bytes,14,opt,name=update_time,json=updateTime,proto3" json:"update_time,omitempty"`
 	// Output only.
-	State         *QueueState `protobuf:"bytes,15,opt,name=state,proto3" json:"state,omitempty"`
+	State *QueueState `protobuf:"bytes,15,opt,name=state,proto3" json:"state,omitempty"`
+	// Output only: for a dead-letter queue, the queues whose redrive policy
+	// names it.
+	SourceQueues  []string `protobuf:"bytes,16,rep,name=source_queues,json=sourceQueues,proto3" json:"source_queues,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -251,11 +256,19 @@ func (x *Queue) GetState() *QueueState {
 	return nil
 }
 
+func (x *Queue) GetSourceQueues() []string {
+	if x != nil {
+		return x.SourceQueues
+	}
+	return nil
+}
+
 // RedrivePolicy moves a message that one tag received max_receive_count
 // times to a dead-letter queue.
 type RedrivePolicy struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// Name of an existing queue with dead_letter_queue set.
+	// Name of an existing queue with dead_letter_queue set, keeping messages
+	// at least as long as this one.
 	DeadLetterQueue string `protobuf:"bytes,1,opt,name=dead_letter_queue,json=deadLetterQueue,proto3" json:"dead_letter_queue,omitempty"`
 	// 1-1000.
 	MaxReceiveCount int32 `protobuf:"varint,2,opt,name=max_receive_count,json=maxReceiveCount,proto3" json:"max_receive_count,omitempty"`
@@ -1087,7 +1100,9 @@ func (x *UpdateQueueResponse) GetQueue() *Queue {
 type DeleteQueueRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	Name  string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
-	// Delete a dead-letter queue even when other queues still use it.
+	// Delete a dead-letter queue even when other queues' redrive policies name
+	// it (those policies are removed); without it: FAILED_PRECONDITION
+	// DEAD_LETTER_QUEUE_IN_USE.
 	Force         bool `protobuf:"varint,2,opt,name=force,proto3" json:"force,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -1659,7 +1674,7 @@ var File_tagq_v1_queue_proto protoreflect.FileDescriptor
 
 const file_tagq_v1_queue_proto_rawDesc = "" +
 	"\n" +
-	"\x13tagq/v1/queue.proto\x12\atagq.v1\x1a google/protobuf/field_mask.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xce\a\n" +
+	"\x13tagq/v1/queue.proto\x12\atagq.v1\x1a google/protobuf/field_mask.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xf3\a\n" +
 	"\x05Queue\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12(\n" +
 	"\rdelay_seconds\x18\x02 \x01(\x05H\x00R\fdelaySeconds\x88\x01\x01\x12A\n" +
@@ -1679,7 +1694,8 @@ const file_tagq_v1_queue_proto_rawDesc = "" +
 	"createTime\x12;\n" +
 	"\vupdate_time\x18\x0e \x01(\v2\x1a.google.protobuf.TimestampR\n" +
 	"updateTime\x12)\n" +
-	"\x05state\x18\x0f \x01(\v2\x13.tagq.v1.QueueStateR\x05state\x1aA\n" +
+	"\x05state\x18\x0f \x01(\v2\x13.tagq.v1.QueueStateR\x05state\x12#\n" +
+	"\rsource_queues\x18\x10 \x03(\tR\fsourceQueues\x1aA\n" +
 	"\x13UserAttributesEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01B\x10\n" +
