@@ -308,3 +308,15 @@ func (h *hub) waiting(queue string) int {
 	}
 	return 0
 }
+
+// Waiting is the number of receives waiting in this process, on all queues.
+func (s *Store) Waiting() int {
+	h := s.waiters
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	n := 0
+	for _, w := range h.watches {
+		n += w.n
+	}
+	return n
+}

@@ -1,0 +1,173 @@
+package server
+
+import (
+	"context"
+
+	tagqv1 "github.com/tagq/tagq/gen/tagq/v1"
+	"github.com/tagq/tagq/tags"
+)
+
+type queueService struct {
+	tagqv1.UnimplementedQueueServiceServer
+	store *tags.Store
+}
+
+func (s *queueService) CreateQueue(ctx context.Context, req *tagqv1.CreateQueueRequest) (*tagqv1.CreateQueueResponse, error) {
+	q := req.GetQueue()
+	cfg := tags.QueueConfig{
+		Name:                     q.GetName(),
+		DelaySeconds:             q.DelaySeconds,
+		VisibilityTimeoutSeconds: q.VisibilityTimeoutSeconds,
+		ReceiveWaitSeconds:       q.ReceiveWaitSeconds,
+		MessageRetentionSeconds:  q.MessageRetentionSeconds,
+		MaxMessageBytes:          q.MaxMessageBytes,
+		DeadLetterQueue:          q.GetDeadLetterQueue(),
+		TopicQueue:               q.GetTopicQueue(),
+		RetainAckedMessages:      q.GetRetainAckedMessages(),
+		UserAttributes:           q.GetUserAttributes(),
+		DefaultTagName:           q.GetDefaultTagName(),
+		RedrivePolicy:            fromPolicy(q.GetRedrivePolicy()),
+	}
+	created, err := s.store.CreateQueue(ctx, cfg)
+	if err != nil {
+		return nil, withField(err, "queue.")
+	}
+	// Return the stored queue with its state, as GetQueue would.
+	full, err := s.store.GetQueue(ctx, created.Name)
+	if err != nil {
+		return nil, err
+	}
+	return &tagqv1.CreateQueueResponse{Queue: toQueue(full)}, nil
+}
+
+func (s *queueService) GetQueue(ctx context.Context, req *tagqv1.GetQueueRequest) (*tagqv1.GetQueueResponse, error) {
+	q, err := s.store.GetQueue(ctx, req.GetName())
+	if err != nil {
+		return nil, err
+	}
+	return &tagqv1.GetQueueResponse{Queue: toQueue(q)}, nil
+}
+
+func (s *queueService) ListQueues(ctx context.Context, req *tagqv1.ListQueuesRequest) (*tagqv1.ListQueuesResponse, error) {
+	qs, next, err := s.store.ListQueues(ctx, req.GetPrefix(), int(req.GetPageSize()), req.GetPageToken())
+	if err != nil {
+		return nil, err
+	}
+	out := &tagqv1.ListQueuesResponse{NextPageToken: next}
+	for _, q := range qs {
+		out.Queues = append(out.Queues, toQueue(q))
+	}
+	return out, nil
+}
+
+// Defaults a field named in an update mask takes when the request leaves it unset.
+var updateDefaults = map[string]int32{
+	"delay_seconds":              0,
+	"visibility_timeout_seconds": tags.DefaultVisibilityTimeout,
+	"receive_wait_seconds":       0,
+	"message_retention_seconds":  tags.DefaultRetention,
+	"max_message_bytes":          tags.DefaultMaxMessageBytes,
+}
+
+var immutableQueueFields = map[string]bool{"name": true, "dead_letter_queue": true, "topic_queue": true,
+	"default_tag_name": true, "create_time": true, "update_time": true, "state": true, "source_queues": true}
+
+func (s *queueService) UpdateQueue(ctx context.Context, req *tagqv1.UpdateQueueRequest) (*tagqv1.UpdateQueueResponse, error) {
+	q := req.GetQueue()
+	paths := req.GetUpdateMask().GetPaths()
+	if len(paths) == 0 {
+		return nil, fieldError(tags.ReasonInvalidArgumentRange, "update_mask", "update_mask names no field to update")
+	}
+	var u tags.QueueUpdate
+	orDefault := func(path string, v *int32) *int32 {
+		if v != nil {
+			return v
+		}
+		d := updateDefaults[path]
+		return &d
+	}
+	for _, p := range paths {
+		switch p {
+		case "delay_seconds":
+			u.DelaySeconds = orDefault(p, q.DelaySeconds)
+		case "visibility_timeout_seconds":
+			u.VisibilityTimeoutSeconds = orDefault(p, q.VisibilityTimeoutSeconds)
+		case "receive_wait_seconds":
+			u.ReceiveWaitSeconds = orDefault(p, q.ReceiveWaitSeconds)
+		case "message_retention_seconds":
+			u.MessageRetentionSeconds = orDefault(p, q.MessageRetentionSeconds)
+		case "max_message_bytes":
+			u.MaxMessageBytes = orDefault(p, q.MaxMessageBytes)
+		case "retain_acked_messages":
+			v := q.GetRetainAckedMessages()
+			u.RetainAckedMessages = &v
+		case "user_attributes":
+			u.SetUserAttributes, u.UserAttributes = true, q.GetUserAttributes()
+		case "redrive_policy":
+			u.SetRedrivePolicy, u.RedrivePolicy = true, fromPolicy(q.GetRedrivePolicy())
+		default:
+			if immutableQueueFields[p] {
+				return nil, fieldError(tags.ReasonImmutableField, "update_mask", "queue field %q cannot be changed", p)
+			}
+			return nil, fieldError(tags.ReasonInvalidArgumentRange, "update_mask", "%q is not a queue field", p)
+		}
+	}
+	updated, err := s.store.UpdateQueue(ctx, q.GetName(), u)
+	if err != nil {
+		return nil, withField(err, "queue.")
+	}
+	return &tagqv1.UpdateQueueResponse{Queue: toQueue(updated)}, nil
+}
+
+func (s *queueService) DeleteQueue(ctx context.Context, req *tagqv1.DeleteQueueRequest) (*tagqv1.DeleteQueueResponse, error) {
+	if err := s.store.DeleteQueue(ctx, req.GetName(), req.GetForce()); err != nil {
+		return nil, err
+	}
+	return &tagqv1.DeleteQueueResponse{}, nil
+}
+
+func (s *queueService) PurgeQueue(ctx context.Context, req *tagqv1.PurgeQueueRequest) (*tagqv1.PurgeQueueResponse, error) {
+	n, err := s.store.PurgeQueue(ctx, req.GetName())
+	if err != nil {
+		return nil, err
+	}
+	return &tagqv1.PurgeQueueResponse{PurgedMessages: n}, nil
+}
+
+func (s *queueService) CreateTag(ctx context.Context, req *tagqv1.CreateTagRequest) (*tagqv1.CreateTagResponse, error) {
+	t, err := s.store.CreateTag(ctx, req.GetQueue(), fromTag(req.GetTag()))
+	if err != nil {
+		if e, ok := tags.AsError(err); ok && e.Field == "queue" {
+			return nil, err
+		}
+		return nil, withField(err, "tag.")
+	}
+	return &tagqv1.CreateTagResponse{Tag: toTag(t)}, nil
+}
+
+func (s *queueService) GetTag(ctx context.Context, req *tagqv1.GetTagRequest) (*tagqv1.GetTagResponse, error) {
+	t, err := s.store.GetTag(ctx, req.GetQueue(), req.GetName())
+	if err != nil {
+		return nil, err
+	}
+	return &tagqv1.GetTagResponse{Tag: toTag(t)}, nil
+}
+
+func (s *queueService) ListTags(ctx context.Context, req *tagqv1.ListTagsRequest) (*tagqv1.ListTagsResponse, error) {
+	ts, next, err := s.store.ListTags(ctx, req.GetQueue(), int(req.GetPageSize()), req.GetPageToken())
+	if err != nil {
+		return nil, err
+	}
+	out := &tagqv1.ListTagsResponse{NextPageToken: next}
+	for _, t := range ts {
+		out.Tags = append(out.Tags, toTag(t))
+	}
+	return out, nil
+}
+
+func (s *queueService) DeleteTag(ctx context.Context, req *tagqv1.DeleteTagRequest) (*tagqv1.DeleteTagResponse, error) {
+	if err := s.store.DeleteTag(ctx, req.GetQueue(), req.GetName()); err != nil {
+		return nil, err
+	}
+	return &tagqv1.DeleteTagResponse{}, nil
+}

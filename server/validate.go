@@ -1,0 +1,30 @@
+package server
+
+import (
+	"fmt"
+	"regexp"
+
+	"github.com/tagq/tagq/tags"
+)
+
+var entryIDRE = regexp.MustCompile(`^[A-Za-z0-9_-]{1,80}$`)
+
+// checkBatch validates a batch's size and entry ids (format, uniqueness)
+// before anything is done with it.
+func checkBatch(ids []string) error {
+	if len(ids) == 0 || len(ids) > tags.MaxBatchEntries {
+		return fieldError(tags.ReasonBatchTooLarge, "entries", "a batch has 1-%d entries, got %d", tags.MaxBatchEntries, len(ids))
+	}
+	seen := make(map[string]int, len(ids))
+	for i, id := range ids {
+		field := fmt.Sprintf("entries[%d].id", i)
+		if !entryIDRE.MatchString(id) {
+			return fieldError(tags.ReasonInvalidName, field, "entry id %q must be 1-80 characters of A-Z a-z 0-9 _ -", id)
+		}
+		if j, dup := seen[id]; dup {
+			return fieldError(tags.ReasonDuplicateBatchEntryID, field, "entry id %q is also the id of entries[%d]", id, j)
+		}
+		seen[id] = i
+	}
+	return nil
+}
