@@ -477,20 +477,39 @@ func (m *model) moveBack() {
 		m.msgs = append(m.msgs, msg)
 	}
 	m.dlq = stay
-	// The moved-back messages are the newest stream entries, in order.
-	n := len(m.msgs)
-	ids, err := m.b.rdb.XRevRangeN(m.b.ctx, m.b.s.qkeys(m.q).stream, "+", "-", int64(n)).Result()
+	// The moved-back messages are the newest stream entries; the DLQ's
+	// order (the sweep's) need not be the model's, so pair them by content.
+	fresh := 0
+	for i := len(m.msgs) - 1; i >= 0 && m.msgs[i].id == ""; i-- {
+		fresh++
+	}
+	if fresh == 0 {
+		return
+	}
+	entries, err := m.b.rdb.XRevRangeN(m.b.ctx, m.b.s.qkeys(m.q).stream, "+", "-", int64(fresh)).Result()
 	if err != nil {
 		m.failf("read ids: %v", err)
 	}
-	j := 0
-	for i := n - 1; i >= 0 && m.msgs[i].id == ""; i-- {
-		if j >= len(ids) {
-			m.failf("moved-back message %s is not in the stream", m.msgs[i].body)
+	if len(entries) != fresh {
+		m.failf("%d moved-back messages in the stream, model %d", len(entries), fresh)
+	}
+	for _, e := range entries {
+		body, _ := e.Values["b"].(string)
+		only, _ := e.Values["only"].(string)
+		mv, _ := e.Values["mv"].(string)
+		found := false
+		for i := len(m.msgs) - fresh; i < len(m.msgs); i++ {
+			msg := m.msgs[i]
+			if msg.id == "" && msg.body == body && msg.only == only && fmt.Sprint(msg.moved) == mv {
+				msg.id = e.ID
+				m.byID[e.ID] = i
+				found = true
+				break
+			}
 		}
-		m.msgs[i].id = ids[j].ID
-		m.byID[ids[j].ID] = i
-		j++
+		if !found {
+			m.failf("moved-back entry %s (%s for %s, moved %s) is not in the model", e.ID, body, only, mv)
+		}
 	}
 }
 
