@@ -16,6 +16,21 @@ type messageService struct {
 	store *tags.Store
 }
 
+// batchResults splits per-entry errors into the ids that succeeded and
+// the failures.
+func batchResults(ids []string, errs []error) ([]string, []*tagqv1.BatchResultError) {
+	var ok []string
+	var failed []*tagqv1.BatchResultError
+	for i, e := range errs {
+		if e != nil {
+			failed = append(failed, toBatchError(i, ids[i], e))
+		} else {
+			ok = append(ok, ids[i])
+		}
+	}
+	return ok, failed
+}
+
 // toBatchError makes a BatchResultError of one entry's error.
 func toBatchError(i int, id string, err error) *tagqv1.BatchResultError {
 	st, _ := status.FromError(toStatus(withField(err, fmt.Sprintf("entries[%d].", i))))
@@ -34,9 +49,6 @@ func (s *messageService) SendMessage(ctx context.Context, req *tagqv1.SendMessag
 	res, err := s.store.Send(ctx, req.GetQueue(), []tags.OutMessage{{
 		Body: req.GetBody(), Attributes: fromAttrs(req.GetAttributes()), DelaySeconds: req.DelaySeconds}})
 	if err != nil {
-		if e, ok := tags.AsError(err); ok && e.Reason == tags.ReasonBatchTooLarge {
-			return nil, err // cannot happen for one message
-		}
 		return nil, err
 	}
 	if res[0].Err != nil {
@@ -110,13 +122,7 @@ func (s *messageService) DeleteMessageBatch(ctx context.Context, req *tagqv1.Del
 		return nil, err
 	}
 	out := &tagqv1.DeleteMessageBatchResponse{}
-	for i, e := range errs {
-		if e != nil {
-			out.Failed = append(out.Failed, toBatchError(i, ids[i], e))
-		} else {
-			out.Successful = append(out.Successful, ids[i])
-		}
-	}
+	out.Successful, out.Failed = batchResults(ids, errs)
 	return out, nil
 }
 
@@ -148,13 +154,7 @@ func (s *messageService) ChangeMessageVisibilityBatch(ctx context.Context, req *
 		return nil, err
 	}
 	out := &tagqv1.ChangeMessageVisibilityBatchResponse{}
-	for i, e := range errs {
-		if e != nil {
-			out.Failed = append(out.Failed, toBatchError(i, ids[i], e))
-		} else {
-			out.Successful = append(out.Successful, ids[i])
-		}
-	}
+	out.Successful, out.Failed = batchResults(ids, errs)
 	return out, nil
 }
 
@@ -204,12 +204,6 @@ func (s *messageService) DeadMessageBatch(ctx context.Context, req *tagqv1.DeadM
 		return nil, err
 	}
 	out := &tagqv1.DeadMessageBatchResponse{}
-	for i, e := range errs {
-		if e != nil {
-			out.Failed = append(out.Failed, toBatchError(i, ids[i], e))
-		} else {
-			out.Successful = append(out.Successful, ids[i])
-		}
-	}
+	out.Successful, out.Failed = batchResults(ids, errs)
 	return out, nil
 }

@@ -10,45 +10,24 @@ import (
 // older handle of the same message, is not an error (S3). The error return
 // is for the whole call.
 func (s *Store) Delete(ctx context.Context, queue string, handles []string) ([]error, error) {
-	if e := checkName("queue", "queue", queue); e != nil {
-		return nil, e
-	}
-	if len(handles) == 0 || len(handles) > MaxBatchEntries {
-		return nil, invalid(ReasonBatchTooLarge, "entries", "a batch has 1-%d entries, got %d", MaxBatchEntries, len(handles))
-	}
-	errs := make([]error, len(handles))
-	byTag := map[string][]int{}
-	parsed := make([]handle, len(handles))
-	for i, raw := range handles {
-		h, e := s.parseHandle(queue, raw, "receipt_handle")
-		if e != nil {
-			errs[i] = e
-			continue
-		}
-		parsed[i] = h
-		byTag[h.Tag] = append(byTag[h.Tag], i)
+	b, err := s.checkHandles(queue, len(handles), func(i int) string { return handles[i] }, nil)
+	if err != nil {
+		return nil, err
 	}
 	k := s.qkeys(queue)
-	for tag, idx := range byTag {
+	err = b.perTag(queue, func(tag string, idx []int) error {
 		tk := k.tag(tag)
 		args := make([]any, 0, 1+len(idx))
 		args = append(args, tag)
 		for _, i := range idx {
-			args = append(args, parsed[i].ID)
+			args = append(args, b.parsed[i].ID)
 		}
-		err := scriptDelete.Run(ctx, s.rdb, []string{k.meta, k.stream, tk.state, tk.visible, tk.counts, tk.last}, args...).Err()
-		if err != nil {
-			err = mapErr(err, queue, tag)
-			if ReasonOf(err) == ReasonTagNotFound {
-				for _, i := range idx {
-					errs[i] = err
-				}
-				continue
-			}
-			return nil, err
-		}
+		return scriptDelete.Run(ctx, s.rdb, []string{k.meta, k.stream, tk.state, tk.visible, tk.counts, tk.last}, args...).Err()
+	})
+	if err != nil {
+		return nil, err
 	}
-	return errs, nil
+	return b.errs, nil
 }
 
 // ChangeVisibility sets each message's deadline to now + seconds (0: visible
@@ -56,51 +35,30 @@ func (s *Store) Delete(ctx context.Context, queue string, handles []string) ([]e
 // or one of a deleted message, gets RECEIPT_HANDLE_STALE. One error (or nil)
 // per change; the error return is for the whole call.
 func (s *Store) ChangeVisibility(ctx context.Context, queue string, changes []VisibilityChange) ([]error, error) {
-	if e := checkName("queue", "queue", queue); e != nil {
-		return nil, e
-	}
-	if len(changes) == 0 || len(changes) > MaxBatchEntries {
-		return nil, invalid(ReasonBatchTooLarge, "entries", "a batch has 1-%d entries, got %d", MaxBatchEntries, len(changes))
-	}
-	errs := make([]error, len(changes))
-	byTag := map[string][]int{}
-	parsed := make([]handle, len(changes))
-	for i, c := range changes {
-		h, e := s.parseHandle(queue, c.ReceiptHandle, "receipt_handle")
-		if e == nil {
-			v := c.VisibilitySeconds
-			e = checkRange("visibility_seconds", &v, 0, MaxVisibilitySeconds)
-		}
-		if e != nil {
-			errs[i] = e
-			continue
-		}
-		parsed[i] = h
-		byTag[h.Tag] = append(byTag[h.Tag], i)
+	b, err := s.checkHandles(queue, len(changes), func(i int) string { return changes[i].ReceiptHandle },
+		func(i int) *Error {
+			v := changes[i].VisibilitySeconds
+			return checkRange("visibility_seconds", &v, 0, MaxVisibilitySeconds)
+		})
+	if err != nil {
+		return nil, err
 	}
 	k := s.qkeys(queue)
-	for tag, idx := range byTag {
+	err = b.perTag(queue, func(tag string, idx []int) error {
 		tk := k.tag(tag)
 		args := make([]any, 0, 1+3*len(idx))
 		args = append(args, tag)
 		for _, i := range idx {
-			args = append(args, parsed[i].ID, parsed[i].Gen, int64(changes[i].VisibilitySeconds)*1000)
+			args = append(args, b.parsed[i].ID, b.parsed[i].Gen, int64(changes[i].VisibilitySeconds)*1000)
 		}
 		res, err := scriptVisibility.Run(ctx, s.rdb, []string{k.meta, tk.state, tk.visible, tk.counts, k.wake, tk.last}, args...).Int64Slice()
 		if err != nil {
-			err = mapErr(err, queue, tag)
-			if ReasonOf(err) == ReasonTagNotFound {
-				for _, i := range idx {
-					errs[i] = err
-				}
-				continue
-			}
-			return nil, err
+			return err
 		}
 		nacked := false
 		for j, ok := range res {
 			if ok == 0 {
-				errs[idx[j]] = staleHandle(parsed[idx[j]])
+				b.errs[idx[j]] = staleHandle(b.parsed[idx[j]])
 			} else if changes[idx[j]].VisibilitySeconds == 0 {
 				nacked = true
 			}
@@ -108,8 +66,12 @@ func (s *Store) ChangeVisibility(ctx context.Context, queue string, changes []Vi
 		if nacked {
 			s.waiters.wakeOne(queue, tag) // local waiters at once; others through the wake stream
 		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
-	return errs, nil
+	return b.errs, nil
 }
 
 func staleHandle(h handle) *Error {

@@ -32,33 +32,22 @@ const (
 // the DLQ before DeadLetter returns, unless the DLQ is unreachable; then
 // the relay keeps trying in the background (nothing is lost).
 func (s *Store) DeadLetter(ctx context.Context, queue string, reqs []DeadRequest) ([]error, error) {
-	if e := checkName("queue", "queue", queue); e != nil {
-		return nil, e
-	}
-	if len(reqs) == 0 || len(reqs) > MaxBatchEntries {
-		return nil, invalid(ReasonBatchTooLarge, "entries", "a batch has 1-%d entries, got %d", MaxBatchEntries, len(reqs))
-	}
-	errs := make([]error, len(reqs))
-	byTag := map[string][]int{}
-	parsed := make([]handle, len(reqs))
-	for i, r := range reqs {
-		h, e := s.parseHandle(queue, r.ReceiptHandle, "receipt_handle")
-		if e == nil && (len(r.Reason) > maxReasonLen || !utf8.ValidString(r.Reason)) {
-			e = invalid(ReasonInvalidArgumentRange, "reason", "reason is at most %d bytes of UTF-8", maxReasonLen)
+	b, err := s.checkHandles(queue, len(reqs), func(i int) string { return reqs[i].ReceiptHandle }, func(i int) *Error {
+		r := reqs[i]
+		if len(r.Reason) > maxReasonLen || !utf8.ValidString(r.Reason) {
+			return invalid(ReasonInvalidArgumentRange, "reason", "reason is at most %d bytes of UTF-8", maxReasonLen)
 		}
-		if e == nil && (len(r.Description) > maxDescriptionLen || !utf8.ValidString(r.Description)) {
-			e = invalid(ReasonInvalidArgumentRange, "description", "description is at most %d bytes of UTF-8", maxDescriptionLen)
+		if len(r.Description) > maxDescriptionLen || !utf8.ValidString(r.Description) {
+			return invalid(ReasonInvalidArgumentRange, "description", "description is at most %d bytes of UTF-8", maxDescriptionLen)
 		}
-		if e != nil {
-			errs[i] = e
-			continue
-		}
-		parsed[i] = h
-		byTag[h.Tag] = append(byTag[h.Tag], i)
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	k := s.qkeys(queue)
 	dead := 0
-	for tag, idx := range byTag {
+	err = b.perTag(queue, func(tag string, idx []int) error {
 		tk := k.tag(tag)
 		args := []any{queue, tag}
 		for _, i := range idx {
@@ -66,34 +55,31 @@ func (s *Store) DeadLetter(ctx context.Context, queue string, reqs []DeadRequest
 			if reason == "" {
 				reason = ReasonConsumerDeadLettered
 			}
-			args = append(args, parsed[i].ID, parsed[i].Gen, reason, reqs[i].Description)
+			args = append(args, b.parsed[i].ID, b.parsed[i].Gen, reason, reqs[i].Description)
 		}
 		res, err := scriptDead.Run(ctx, s.rdb, []string{k.meta, k.stream, tk.state, tk.visible, tk.counts, tk.last, k.outbox},
 			args...).Int64Slice()
 		if err != nil {
-			err = mapErr(err, queue, tag)
-			if ReasonOf(err) == ReasonTagNotFound {
-				for _, i := range idx {
-					errs[i] = err
-				}
-				continue
-			}
-			return nil, err
+			return err
 		}
 		for j, ok := range res {
 			if ok == 0 {
-				errs[idx[j]] = staleHandle(parsed[idx[j]])
+				b.errs[idx[j]] = staleHandle(b.parsed[idx[j]])
 			} else {
 				dead++
 			}
 		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	if dead > 0 {
 		if _, err := s.RelayOutbox(ctx, queue); err != nil {
 			s.log.Warn("dead letters staged; relay to the dead-letter queue will retry", "queue", queue, "err", err)
 		}
 	}
-	return errs, nil
+	return b.errs, nil
 }
 
 // SweepDead dead-letters, on every tag of a source queue, the messages

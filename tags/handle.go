@@ -142,3 +142,52 @@ func parseID(id string) (ms, seq uint64, ok bool) {
 func formatID(ms, seq uint64) string {
 	return strconv.FormatUint(ms, 10) + "-" + strconv.FormatUint(seq, 10)
 }
+
+// handleBatch is a batch of receipt handles, checked and grouped by tag.
+type handleBatch struct {
+	errs   []error          // per entry: its error, or nil
+	parsed []handle         // per entry: the decoded handle (when errs[i] is nil)
+	byTag  map[string][]int // tag -> indexes of its valid entries
+}
+
+// checkHandles validates a batch of n receipt handles of queue: the batch
+// size, each handle (handleOf(i)), and any further per-entry check.
+func (s *Store) checkHandles(queue string, n int, handleOf func(i int) string, check func(i int) *Error) (*handleBatch, error) {
+	if e := checkName("queue", "queue", queue); e != nil {
+		return nil, e
+	}
+	if n == 0 || n > MaxBatchEntries {
+		return nil, invalid(ReasonBatchTooLarge, "entries", "a batch has 1-%d entries, got %d", MaxBatchEntries, n)
+	}
+	b := &handleBatch{errs: make([]error, n), parsed: make([]handle, n), byTag: map[string][]int{}}
+	for i := range n {
+		h, e := s.parseHandle(queue, handleOf(i), "receipt_handle")
+		if e == nil && check != nil {
+			e = check(i)
+		}
+		if e != nil {
+			b.errs[i] = e
+			continue
+		}
+		b.parsed[i] = h
+		b.byTag[h.Tag] = append(b.byTag[h.Tag], i)
+	}
+	return b, nil
+}
+
+// perTag runs fn for each tag's entries. An error that is about the tag
+// (TAG_NOT_FOUND) becomes those entries' error; any other ends the batch.
+func (b *handleBatch) perTag(queue string, fn func(tag string, idx []int) error) error {
+	for tag, idx := range b.byTag {
+		if err := fn(tag, idx); err != nil {
+			err = mapErr(err, queue, tag)
+			if ReasonOf(err) != ReasonTagNotFound {
+				return err
+			}
+			for _, i := range idx {
+				b.errs[i] = err
+			}
+		}
+	}
+	return nil
+}

@@ -59,17 +59,14 @@ func (s *Store) PeekNext(ctx context.Context, queue, tag string, max int) ([]Mes
 		return nil, invalid(ReasonInvalidArgumentRange, "max_messages", "max_messages must be between 1 and %d, got %d",
 			MaxBatchEntries, max)
 	}
-	if tag == "" {
-		dtag, err := s.rdb.HGet(ctx, s.qkeys(queue).meta, "dtag").Result()
-		if err != nil {
-			if isNil(err) {
-				return nil, queueNotFound(queue)
-			}
-			return nil, mapErr(err, queue, "")
+	if tag != "" {
+		if e := checkName("tag", "tag", tag); e != nil {
+			return nil, e
 		}
-		tag = dtag
-	} else if e := checkName("tag", "tag", tag); e != nil {
-		return nil, e
+	}
+	tag, err := s.resolveTag(ctx, queue, tag)
+	if err != nil {
+		return nil, err
 	}
 	k := s.qkeys(queue)
 	tk := k.tag(tag)

@@ -33,15 +33,9 @@ func (s *Store) Receive(ctx context.Context, queue, tag string, opt ReceiveOptio
 	if e := checkRange("visibility_seconds", opt.VisibilitySeconds, 0, MaxVisibilitySeconds); e != nil {
 		return nil, e
 	}
-	if tag == "" {
-		dtag, err := s.rdb.HGet(ctx, s.qkeys(queue).meta, "dtag").Result()
-		if err != nil {
-			if isNil(err) {
-				return nil, queueNotFound(queue)
-			}
-			return nil, mapErr(err, queue, "")
-		}
-		tag = dtag
+	tag, err := s.resolveTag(ctx, queue, tag)
+	if err != nil {
+		return nil, err
 	}
 	visMs := int64(-1)
 	if opt.VisibilitySeconds != nil {
@@ -104,6 +98,21 @@ func (s *Store) Receive(ctx context.Context, queue, tag string, opt ReceiveOptio
 }
 
 const infMs = 9007199254740991
+
+// resolveTag is tag, or the queue's default tag when tag is "".
+func (s *Store) resolveTag(ctx context.Context, queue, tag string) (string, error) {
+	if tag != "" {
+		return tag, nil
+	}
+	dtag, err := s.rdb.HGet(ctx, s.qkeys(queue).meta, "dtag").Result()
+	if isNil(err) {
+		return "", queueNotFound(queue)
+	}
+	if err != nil {
+		return "", mapErr(err, queue, "")
+	}
+	return dtag, nil
+}
 
 type receiveResult struct {
 	msgs      []Message

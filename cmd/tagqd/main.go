@@ -141,7 +141,8 @@ func redisClients(c config, log *slog.Logger) (cmd, blocking redis.UniversalClie
 			return nil, nil, closeAll, fmt.Errorf("--redis-url: %w", err)
 		}
 		log.Info("using Redis", "addr", opt.Addr, "db", opt.DB)
-		return newPair(opt, &closers)
+		cmd, blocking := newPair(opt, &closers)
+		return cmd, blocking, closeAll, nil
 	default:
 		m := miniredis.NewMiniRedis()
 		if err := m.Start(); err != nil {
@@ -149,22 +150,21 @@ func redisClients(c config, log *slog.Logger) (cmd, blocking redis.UniversalClie
 		}
 		closers = append(closers, m.Close)
 		log.Warn("no --redis-url: using the embedded in-memory store; data is lost when tagqd stops", "addr", m.Addr())
-		return newPair(&redis.Options{Addr: m.Addr()}, &closers)
+		cmd, blocking := newPair(&redis.Options{Addr: m.Addr()}, &closers)
+		return cmd, blocking, closeAll, nil
 	}
 }
 
-func newPair(opt *redis.Options, closers *[]func()) (redis.UniversalClient, redis.UniversalClient, func(), error) {
+// newPair makes the command client and a long-poll client with a pool of
+// its own, and records how to close them.
+func newPair(opt *redis.Options, closers *[]func()) (redis.UniversalClient, redis.UniversalClient) {
 	opt.ContextTimeoutEnabled = true
 	cmd := redis.NewClient(opt)
 	bopt := *opt
 	bopt.PoolSize = 2048
 	blocking := redis.NewClient(&bopt)
 	*closers = append(*closers, func() { _ = cmd.Close() }, func() { _ = blocking.Close() })
-	return cmd, blocking, func() {
-		for i := len(*closers) - 1; i >= 0; i-- {
-			(*closers)[i]()
-		}
-	}, nil
+	return cmd, blocking
 }
 
 // loopback is an address to dial for a listener bound to addr.
