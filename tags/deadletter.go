@@ -136,7 +136,7 @@ func (s *Store) RelayOutbox(ctx context.Context, queue string) (int, error) {
 		}
 		for _, e := range entries {
 			start = "(" + e.ID
-			added, err := s.relayOne(ctx, e.Values)
+			added, err := s.relayOne(ctx, e.ID, e.Values)
 			if err != nil {
 				return done, err
 			}
@@ -160,9 +160,14 @@ func (s *Store) RelayOutbox(ctx context.Context, queue string) (int, error) {
 }
 
 // relayOne adds one outbox entry to its DLQ. It returns false when the DLQ
-// no longer exists: the entry stays in the outbox (counted in the source's
-// dead-letters-pending state) rather than being dropped.
-func (s *Store) relayOne(ctx context.Context, v map[string]any) (bool, error) {
+// no longer exists: the entry stays in the outbox rather than being dropped.
+//
+// The dedupe key is queue/tag/message/generation plus the outbox entry's id:
+// the first four alone repeat when a tag is deleted, created again from the
+// oldest message, and dead-letters the same message at the same receive
+// count, and that second death must not be taken for a repeat of the first.
+// The outbox id is new for each death and the same for every relay of it.
+func (s *Store) relayOne(ctx context.Context, outboxID string, v map[string]any) (bool, error) {
 	str := func(k string) string { x, _ := v[k].(string); return x }
 	dlq := str("dq")
 	if relayFault != nil {
@@ -180,7 +185,7 @@ func (s *Store) relayOne(ctx context.Context, v map[string]any) (bool, error) {
 	mv, _ := strconv.Atoi(str("mv"))
 	dl, _ := json.Marshal(DeadLetter{SourceQueue: str("sq"), SourceTag: str("st"), DeadMs: ts,
 		OriginalMessageID: str("oi"), OriginalReceiveCount: rc, Reason: str("r"), Description: str("ds"), MoveCount: mv})
-	key := fmt.Sprintf("%s/%s/%s/%s", str("sq"), str("st"), str("id"), str("rc"))
+	key := fmt.Sprintf("%s/%s/%s/%s/%s", str("sq"), str("st"), str("id"), str("rc"), outboxID)
 	dk := s.qkeys(dlq)
 	res, err := scriptDLQAdd.Run(ctx, s.rdb, []string{dk.meta, dk.stream, dk.dedupe, dk.filters},
 		key, str("b"), encodeAttrs(attrs), string(dl)).Int()

@@ -213,3 +213,24 @@ func TestS9_RelayKeepsDeadLettersWhenTheDLQIsGone(t *testing.T) {
 		require.EqualValues(t, 1, outbox, "kept, not dropped")
 	})
 }
+
+// Found by the model test: a tag deleted and created again from the oldest
+// message dead-letters the same message at the same receive count. That is
+// a second dead letter, not a repeat of the first.
+func TestS9_SameMessageDeadTwiceByARecreatedTagIsTwoDeadLetters(t *testing.T) {
+	eachBackend(t, func(t *testing.T, b *bundle) {
+		ordersWithDLQ(b)
+		b.send("orders", "m")
+		for range 2 {
+			got := b.receive("orders", "billing", 1)
+			require.Len(t, got, 1)
+			require.Equal(t, 1, got[0].ReceiveCount)
+			errs, err := b.s.DeadLetter(b.ctx, "orders", []DeadRequest{{ReceiptHandle: got[0].ReceiptHandle}})
+			require.NoError(t, err)
+			require.NoError(t, errs[0])
+			require.NoError(t, b.s.DeleteTag(b.ctx, "orders", "billing"))
+			b.tag("orders", "billing", func(c *TagConfig) { c.Start = Start{Kind: StartOldest} })
+		}
+		require.Equal(t, TagState{Available: 2}, b.state("orders-dlq", "default"))
+	})
+}

@@ -25,11 +25,13 @@ import (
 //
 // Receives may return any valid choice of available messages (no order is
 // promised); the model checks the choice and then follows it.
-// TAGQ_MODEL_SEEDS and TAGQ_MODEL_OPS scale the run.
+// TAGQ_MODEL_SEEDS and TAGQ_MODEL_OPS scale the run; TAGQ_MODEL_FIRST_SEED
+// replays from a given seed (failures name their queue, model<seed>).
 func TestModel_RandomOperationsMatchReferenceModel(t *testing.T) {
 	seeds, ops := envInt("TAGQ_MODEL_SEEDS", 6), envInt("TAGQ_MODEL_OPS", 250)
+	first := envInt("TAGQ_MODEL_FIRST_SEED", 1)
 	eachBackend(t, func(t *testing.T, b *bundle) {
-		for seed := 1; seed <= seeds; seed++ {
+		for seed := first; seed < first+seeds; seed++ {
 			q := fmt.Sprintf("model%d", seed)
 			runModel(t, b, q, uint64(seed), ops)
 		}
