@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -17,8 +18,9 @@ import (
 
 // The storage conformance suite: every test built on eachBackend runs
 // against an in-process miniredis and, when TAGQ_TEST_REDIS_URL is set
-// (e.g. redis://127.0.0.1:6379/0), against that real redis-server too, each
-// on a key prefix of its own that is removed afterwards.
+// (e.g. redis://127.0.0.1:6379/0), against that real redis-server too, and
+// when TAGQ_TEST_REDIS_CLUSTER is set (seed host:port list), against that
+// Redis Cluster, each on a key prefix of its own that is removed afterwards.
 
 type bundle struct {
 	t      *testing.T
@@ -40,6 +42,13 @@ func backends(t *testing.T) []backend {
 		t.Cleanup(func() { _ = c.Close() })
 		return c
 	}}}
+	if seeds := os.Getenv("TAGQ_TEST_REDIS_CLUSTER"); seeds != "" {
+		bs = append(bs, backend{name: "cluster", open: func(t *testing.T) redis.UniversalClient {
+			c := redis.NewClusterClient(&redis.ClusterOptions{Addrs: strings.Split(seeds, ","), ContextTimeoutEnabled: true})
+			t.Cleanup(func() { _ = c.Close() })
+			return c
+		}})
+	}
 	if url := os.Getenv("TAGQ_TEST_REDIS_URL"); url != "" {
 		bs = append(bs, backend{name: "redis", open: func(t *testing.T) redis.UniversalClient {
 			opt, err := redis.ParseURL(url)
@@ -73,23 +82,42 @@ func newBundle(t *testing.T, rdb redis.UniversalClient) *bundle {
 	ctx := context.Background()
 	s, err := New(ctx, Config{Client: rdb, Prefix: prefix, JanitorInterval: -1, Logger: testLogger(t)})
 	require.NoError(t, err)
+	b := &bundle{t: t, ctx: ctx, s: s, rdb: rdb, prefix: prefix}
 	t.Cleanup(func() {
 		_ = s.Close()
-		var cursor uint64
-		for {
-			keys, next, err := rdb.Scan(ctx, cursor, prefix+":*", 1000).Result()
-			if err != nil {
-				return
-			}
-			if len(keys) > 0 {
-				rdb.Del(ctx, keys...)
-			}
-			if cursor = next; cursor == 0 {
-				return
-			}
+		for _, k := range b.keys(prefix + ":*") {
+			rdb.Del(ctx, k)
 		}
 	})
-	return &bundle{t: t, ctx: ctx, s: s, rdb: rdb, prefix: prefix}
+	return b
+}
+
+// keys lists the keys matching pattern, on every master of a cluster.
+func (b *bundle) keys(pattern string) []string {
+	var out []string
+	scan := func(ctx context.Context, c *redis.Client) error {
+		iter := c.Scan(ctx, 0, pattern, 1000).Iterator()
+		for iter.Next(ctx) {
+			out = append(out, iter.Val())
+		}
+		return iter.Err()
+	}
+	var err error
+	switch c := b.rdb.(type) {
+	case *redis.ClusterClient:
+		var mu sync.Mutex
+		err = c.ForEachMaster(b.ctx, func(ctx context.Context, n *redis.Client) error {
+			mu.Lock()
+			defer mu.Unlock()
+			return scan(ctx, n)
+		})
+	case *redis.Client:
+		err = scan(b.ctx, c)
+	}
+	if err != nil {
+		b.t.Errorf("listing keys: %v", err)
+	}
+	return out
 }
 
 type testWriter struct{ t *testing.T }

@@ -147,8 +147,8 @@ func waitForWaiters(t *testing.T, d *daemon, n int) {
 
 func TestE2E_S6_SendOnOneProcessWakesAReceiveOnAnother(t *testing.T) {
 	eachBackend(t, func(t *testing.T, be backend) {
-		if be.name != "redis" {
-			t.Skip("two processes share a Redis only with --redis-url")
+		if be.name == "embedded" {
+			t.Skip("two processes share a Redis only with --redis-url or --redis-cluster")
 		}
 		d1 := start(t, be)
 		d2 := start(t, be)

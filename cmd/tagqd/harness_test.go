@@ -61,42 +61,71 @@ type daemon struct {
 
 // backend is where a test's tagqd keeps its data.
 type backend struct {
-	name string
-	args []string // extra tagqd flags
+	name   string
+	args   []string // extra tagqd flags
+	prefix string   // key prefix (shared Redis only)
 }
 
-// eachBackend runs fn on the embedded store and, with TAGQ_TEST_REDIS_URL,
-// on that Redis under a key prefix of the test's own (removed afterwards).
+// eachBackend runs fn on the embedded store; with TAGQ_TEST_REDIS_URL on
+// that Redis, and with TAGQ_TEST_REDIS_CLUSTER on that Redis Cluster, each
+// under a key prefix of the test's own (removed afterwards).
 func eachBackend(t *testing.T, fn func(t *testing.T, be backend)) {
 	t.Helper()
 	bes := []backend{{name: "embedded"}}
 	if url := os.Getenv("TAGQ_TEST_REDIS_URL"); url != "" {
 		bes = append(bes, backend{name: "redis", args: []string{"--redis-url", url}})
 	}
+	if seeds := os.Getenv("TAGQ_TEST_REDIS_CLUSTER"); seeds != "" {
+		bes = append(bes, backend{name: "cluster", args: []string{"--redis-cluster", seeds}})
+	}
 	for _, be := range bes {
 		t.Run(be.name, func(t *testing.T) {
 			t.Parallel()
-			if be.name == "redis" {
+			if be.name != "embedded" {
 				var b [6]byte
 				_, _ = rand.Read(b[:])
-				prefix := "tagqe2e-" + hex.EncodeToString(b[:])
-				be.args = append(append([]string{}, be.args...), "--key-prefix", prefix)
-				t.Cleanup(func() { dropPrefix(t, prefix) })
+				be.prefix = "tagqe2e-" + hex.EncodeToString(b[:])
+				be.args = append(append([]string{}, be.args...), "--key-prefix", be.prefix)
+				t.Cleanup(func() { dropPrefix(t, be) })
 			}
 			fn(t, be)
 		})
 	}
 }
 
-func dropPrefix(t *testing.T, prefix string) {
-	opt, err := redis.ParseURL(os.Getenv("TAGQ_TEST_REDIS_URL"))
-	require.NoError(t, err)
-	c := redis.NewClient(opt)
-	defer c.Close()
+// redisOf is a client to the Redis (or cluster) a backend's tagqd uses.
+func redisOf(t *testing.T, be backend) redis.UniversalClient {
+	t.Helper()
+	var c redis.UniversalClient
+	switch be.name {
+	case "redis":
+		opt, err := redis.ParseURL(os.Getenv("TAGQ_TEST_REDIS_URL"))
+		require.NoError(t, err)
+		c = redis.NewClient(opt)
+	case "cluster":
+		c = redis.NewClusterClient(&redis.ClusterOptions{Addrs: strings.Split(os.Getenv("TAGQ_TEST_REDIS_CLUSTER"), ",")})
+	default:
+		t.Fatalf("backend %s has no shared Redis", be.name)
+	}
+	t.Cleanup(func() { _ = c.Close() })
+	return c
+}
+
+func dropPrefix(t *testing.T, be backend) {
+	c := redisOf(t, be)
 	ctx := context.Background()
-	iter := c.Scan(ctx, 0, prefix+":*", 1000).Iterator()
-	for iter.Next(ctx) {
-		c.Del(ctx, iter.Val())
+	del := func(ctx context.Context, n *redis.Client) error {
+		iter := n.Scan(ctx, 0, be.prefix+":*", 1000).Iterator()
+		for iter.Next(ctx) {
+			c.Del(ctx, iter.Val())
+		}
+		return iter.Err()
+	}
+	switch cc := c.(type) {
+	case *redis.ClusterClient:
+		_ = cc.ForEachMaster(ctx, del)
+	case *redis.Client:
+		_ = del(ctx, cc)
 	}
 }
 
