@@ -234,3 +234,19 @@ func TestS9_SameMessageDeadTwiceByARecreatedTagIsTwoDeadLetters(t *testing.T) {
 		require.Equal(t, TagState{Available: 2}, b.state("orders-dlq", "default"))
 	})
 }
+
+func TestS9_DeletingASourceQueueKeepsItsStagedDeadLetters(t *testing.T) {
+	eachBackend(t, func(t *testing.T, b *bundle) {
+		ordersWithDLQ(b)
+		b.send("orders", "m")
+		got := b.receive("orders", "billing", 1)
+		k := b.s.qkeys("orders")
+		tk := k.tag("billing")
+		// Staged, not yet relayed (as after a crash).
+		_, err := scriptDead.Run(b.ctx, b.rdb, []string{k.meta, k.stream, tk.state, tk.visible, tk.counts, tk.last, k.outbox},
+			"orders", "billing", got[0].ID, 1, ReasonConsumerDeadLettered, "").Result()
+		require.NoError(t, err)
+		require.NoError(t, b.s.DeleteQueue(b.ctx, "orders", false))
+		require.Equal(t, []string{"m"}, bodies(b.receive("orders-dlq", "", 10)))
+	})
+}

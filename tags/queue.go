@@ -393,6 +393,11 @@ func (s *Store) DeleteQueue(ctx context.Context, name string, force bool) error 
 			}
 		}
 	}
+	// Dead letters staged in the outbox go to their DLQ first: deleting
+	// the source must not lose them.
+	if _, err := s.RelayOutbox(ctx, name); err != nil {
+		return err
+	}
 	err = s.withTags(ctx, name, func(names, tagKeys []string) error {
 		keys := append([]string{k.meta, k.stream, k.tags, k.filters, k.delayed, k.wake, k.sources, k.outbox, k.dedupe, k.moves}, tagKeys...)
 		return mapErr(scriptDeleteQueue.Run(ctx, s.rdb, keys, toAny(names)...).Err(), name, "")
