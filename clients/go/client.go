@@ -1,0 +1,265 @@
+package tagq
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"google.golang.org/genproto/googleapis/rpc/errdetails"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/status"
+
+	tagqv1 "github.com/tagq/tagq/gen/tagq/v1"
+)
+
+// Client talks to a tagqd over gRPC. It is safe for concurrent use.
+type Client struct {
+	conn *grpc.ClientConn
+	// The generated clients, for calls the wrapper does not cover.
+	Queues   tagqv1.QueueServiceClient
+	Messages tagqv1.MessageServiceClient
+	Redrive  tagqv1.RedriveServiceClient
+}
+
+// Dial connects to a tagqd at target (host:port). Without options the
+// connection is plaintext (tagqd serves plaintext gRPC; put TLS in front of
+// it with grpc.WithTransportCredentials).
+func Dial(target string, opts ...grpc.DialOption) (*Client, error) {
+	if len(opts) == 0 {
+		opts = []grpc.DialOption{grpc.WithTransportCredentials(insecure.NewCredentials())}
+	}
+	conn, err := grpc.NewClient(target, opts...)
+	if err != nil {
+		return nil, err
+	}
+	return &Client{conn: conn, Queues: tagqv1.NewQueueServiceClient(conn),
+		Messages: tagqv1.NewMessageServiceClient(conn), Redrive: tagqv1.NewRedriveServiceClient(conn)}, nil
+}
+
+// Close closes the connection.
+func (c *Client) Close() error { return c.conn.Close() }
+
+// Error is an error the server returned.
+type Error struct {
+	Code     codes.Code
+	Reason   string // ErrorInfo reason, e.g. QUEUE_NOT_FOUND
+	Field    string // the request field at fault, if any
+	Message  string
+	Metadata map[string]string
+}
+
+func (e *Error) Error() string { return e.Message }
+
+// Is makes errors.Is(err, &tagq.Error{Reason: "QUEUE_NOT_FOUND"}) match by reason.
+func (e *Error) Is(target error) bool {
+	t, ok := target.(*Error)
+	return ok && t.Reason != "" && t.Reason == e.Reason
+}
+
+// wrap turns a gRPC status error into *Error.
+func wrap(err error) error {
+	if err == nil {
+		return nil
+	}
+	st, ok := status.FromError(err)
+	if !ok {
+		return err
+	}
+	e := &Error{Code: st.Code(), Message: st.Message()}
+	for _, d := range st.Details() {
+		if info, ok := d.(*errdetails.ErrorInfo); ok {
+			e.Reason, e.Metadata = info.GetReason(), info.GetMetadata()
+			e.Field = info.GetMetadata()["field"]
+		}
+	}
+	return e
+}
+
+// ReasonOf is the server's ErrorInfo reason of err, or "".
+func ReasonOf(err error) string {
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Reason
+	}
+	return ""
+}
+
+// Message is a received, peeked or dead message.
+type Message = tagqv1.Message
+
+// QueueOptions are optional queue attributes; zero values mean the
+// server's defaults.
+type QueueOptions struct {
+	VisibilityTimeout time.Duration
+	Delay             time.Duration
+	ReceiveWait       time.Duration
+	Retention         time.Duration
+	MaxMessageBytes   int32
+	// DeadLetterQueue makes this queue a dead-letter queue.
+	DeadLetterQueue bool
+	// RedriveTo sends messages a tag received MaxReceiveCount times to
+	// this dead-letter queue.
+	RedriveTo       string
+	MaxReceiveCount int32
+}
+
+func secs(d time.Duration) *int32 {
+	if d == 0 {
+		return nil
+	}
+	v := int32(d / time.Second)
+	return &v
+}
+
+// CreateQueue creates a queue (with its default tag).
+func (c *Client) CreateQueue(ctx context.Context, name string, o QueueOptions) (*tagqv1.Queue, error) {
+	q := &tagqv1.Queue{Name: name, VisibilityTimeoutSeconds: secs(o.VisibilityTimeout), DelaySeconds: secs(o.Delay),
+		ReceiveWaitSeconds: secs(o.ReceiveWait), MessageRetentionSeconds: secs(o.Retention), DeadLetterQueue: o.DeadLetterQueue}
+	if o.MaxMessageBytes != 0 {
+		q.MaxMessageBytes = &o.MaxMessageBytes
+	}
+	if o.RedriveTo != "" {
+		q.RedrivePolicy = &tagqv1.RedrivePolicy{DeadLetterQueue: o.RedriveTo, MaxReceiveCount: o.MaxReceiveCount}
+	}
+	r, err := c.Queues.CreateQueue(ctx, &tagqv1.CreateQueueRequest{Queue: q})
+	return r.GetQueue(), wrap(err)
+}
+
+// GetQueue returns a queue with its state.
+func (c *Client) GetQueue(ctx context.Context, name string) (*tagqv1.Queue, error) {
+	r, err := c.Queues.GetQueue(ctx, &tagqv1.GetQueueRequest{Name: name})
+	return r.GetQueue(), wrap(err)
+}
+
+// DeleteQueue deletes a queue; force also deletes a dead-letter queue that
+// other queues still use.
+func (c *Client) DeleteQueue(ctx context.Context, name string, force bool) error {
+	_, err := c.Queues.DeleteQueue(ctx, &tagqv1.DeleteQueueRequest{Name: name, Force: force})
+	return wrap(err)
+}
+
+// CreateTag adds a tag reading messages sent from now on; use Queues for
+// start times and filters.
+func (c *Client) CreateTag(ctx context.Context, queue, name string) (*tagqv1.Tag, error) {
+	r, err := c.Queues.CreateTag(ctx, &tagqv1.CreateTagRequest{Queue: queue, Tag: &tagqv1.Tag{Name: name}})
+	return r.GetTag(), wrap(err)
+}
+
+// GetTag returns a tag with its counters.
+func (c *Client) GetTag(ctx context.Context, queue, name string) (*tagqv1.Tag, error) {
+	r, err := c.Queues.GetTag(ctx, &tagqv1.GetTagRequest{Queue: queue, Name: name})
+	return r.GetTag(), wrap(err)
+}
+
+// Outgoing is a message to send.
+type Outgoing struct {
+	Body []byte
+	// Attributes: string values; use the generated client for binary ones.
+	Attributes map[string]string
+	// Delay overrides the queue's delay when non-zero.
+	Delay time.Duration
+}
+
+func attrs(m map[string]string) map[string]*tagqv1.MessageAttribute {
+	if len(m) == 0 {
+		return nil
+	}
+	out := make(map[string]*tagqv1.MessageAttribute, len(m))
+	for k, v := range m {
+		out[k] = &tagqv1.MessageAttribute{Value: &tagqv1.MessageAttribute_StringValue{StringValue: v}}
+	}
+	return out
+}
+
+// Send sends one message and returns its id.
+func (c *Client) Send(ctx context.Context, queue string, m Outgoing) (string, error) {
+	r, err := c.Messages.SendMessage(ctx, &tagqv1.SendMessageRequest{Queue: queue, Body: m.Body,
+		Attributes: attrs(m.Attributes), DelaySeconds: secs(m.Delay)})
+	return r.GetMessageId(), wrap(err)
+}
+
+// SendBatch sends up to 100 messages in one atomic step and returns their
+// ids in order. If any entry is refused, the others are still stored and
+// the error (an *BatchError) says which failed.
+func (c *Client) SendBatch(ctx context.Context, queue string, msgs ...Outgoing) ([]string, error) {
+	entries := make([]*tagqv1.SendMessageBatchEntry, len(msgs))
+	for i, m := range msgs {
+		entries[i] = &tagqv1.SendMessageBatchEntry{Id: fmt.Sprint(i), Body: m.Body, Attributes: attrs(m.Attributes), DelaySeconds: secs(m.Delay)}
+	}
+	r, err := c.Messages.SendMessageBatch(ctx, &tagqv1.SendMessageBatchRequest{Queue: queue, Entries: entries})
+	if err != nil {
+		return nil, wrap(err)
+	}
+	ids := make([]string, len(msgs))
+	for _, s := range r.GetSuccessful() {
+		var i int
+		_, _ = fmt.Sscan(s.GetId(), &i)
+		ids[i] = s.GetMessageId()
+	}
+	if len(r.GetFailed()) > 0 {
+		return ids, &BatchError{Failed: r.GetFailed()}
+	}
+	return ids, nil
+}
+
+// BatchError lists the entries of a batch the server refused.
+type BatchError struct{ Failed []*tagqv1.BatchResultError }
+
+func (e *BatchError) Error() string {
+	f := e.Failed[0]
+	return fmt.Sprintf("%d batch entries failed; entry %s: %s (%s)", len(e.Failed), f.GetId(), f.GetMessage(), f.GetReason())
+}
+
+// ReceiveOptions controls a receive.
+type ReceiveOptions struct {
+	Tag string // "" = the queue's default tag
+	Max int    // 1-100; 0 = 1
+	// Wait is the long-poll wait (whole seconds, at most 20s).
+	Wait time.Duration
+	// Visibility overrides the tag's and queue's visibility timeout.
+	Visibility time.Duration
+}
+
+// Receive returns up to o.Max messages, waiting up to o.Wait for the first.
+func (c *Client) Receive(ctx context.Context, queue string, o ReceiveOptions) ([]*Message, error) {
+	req := &tagqv1.ReceiveMessageRequest{Queue: queue, Tag: o.Tag, VisibilitySeconds: secs(o.Visibility)}
+	if o.Max != 0 {
+		m := int32(o.Max)
+		req.MaxMessages = &m
+	}
+	w := int32(o.Wait / time.Second)
+	req.WaitSeconds = &w
+	r, err := c.Messages.ReceiveMessage(ctx, req)
+	return r.GetMessages(), wrap(err)
+}
+
+// Delete acknowledges a message for the tag that received it.
+func (c *Client) Delete(ctx context.Context, queue, receiptHandle string) error {
+	_, err := c.Messages.DeleteMessage(ctx, &tagqv1.DeleteMessageRequest{Queue: queue, ReceiptHandle: receiptHandle})
+	return wrap(err)
+}
+
+// ChangeVisibility sets the message's deadline to now + d; 0 gives it back
+// at once (a nack).
+func (c *Client) ChangeVisibility(ctx context.Context, queue, receiptHandle string, d time.Duration) error {
+	_, err := c.Messages.ChangeMessageVisibility(ctx, &tagqv1.ChangeMessageVisibilityRequest{Queue: queue,
+		ReceiptHandle: receiptHandle, VisibilitySeconds: int32(d / time.Second)})
+	return wrap(err)
+}
+
+// Dead dead-letters a message now (an ACK for its tag) with a reason.
+func (c *Client) Dead(ctx context.Context, queue, receiptHandle, reason, description string) error {
+	_, err := c.Messages.DeadMessage(ctx, &tagqv1.DeadMessageRequest{Queue: queue, ReceiptHandle: receiptHandle,
+		Reason: reason, Description: description})
+	return wrap(err)
+}
+
+// Peek returns up to max messages available to tag without receiving them.
+func (c *Client) Peek(ctx context.Context, queue, tag string, max int) ([]*Message, error) {
+	m := int32(max)
+	r, err := c.Messages.PeekMessage(ctx, &tagqv1.PeekMessageRequest{Queue: queue, Tag: tag, MaxMessages: &m})
+	return r.GetMessages(), wrap(err)
+}

@@ -1,0 +1,193 @@
+package tagq_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	tagq "github.com/tagq/tagq/clients/go"
+)
+
+func client(t *testing.T) *tagq.Client {
+	t.Helper()
+	c, err := tagq.Dial(addr)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = c.Close() })
+	return c
+}
+
+// run starts a consumer and returns a function that stops it and waits.
+func run(t *testing.T, co *tagq.Consumer) func() {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- co.Run(ctx) }()
+	return func() {
+		cancel()
+		select {
+		case err := <-done:
+			require.NoError(t, err)
+		case <-time.After(20 * time.Second):
+			t.Fatal("consumer did not stop")
+		}
+	}
+}
+
+func tagState(t *testing.T, c *tagq.Client, q, tag string) (avail, inflight, deleted, dead int64) {
+	t.Helper()
+	g, err := c.GetTag(context.Background(), q, tag)
+	require.NoError(t, err)
+	s := g.GetState()
+	return s.GetAvailable(), s.GetInFlight(), s.GetDeletedTotal(), s.GetDeadTotal()
+}
+
+func TestConsumer_DeletesWhatItHandles(t *testing.T) {
+	c := client(t)
+	ctx := context.Background()
+	_, err := c.CreateQueue(ctx, "c-ok", tagq.QueueOptions{})
+	require.NoError(t, err)
+	for i := range 20 {
+		_, err := c.Send(ctx, "c-ok", tagq.Outgoing{Body: []byte(fmt.Sprint(i))})
+		require.NoError(t, err)
+	}
+	var n atomic.Int32
+	all := make(chan struct{})
+	stop := run(t, c.NewConsumer(tagq.ConsumerConfig{Queue: "c-ok", Workers: 4, Wait: time.Second},
+		tagq.HandlerFunc(func(context.Context, *tagq.Message) error {
+			if n.Add(1) == 20 {
+				close(all)
+			}
+			return nil
+		})))
+	<-all
+	stop()
+	_, inflight, deleted, _ := tagState(t, c, "c-ok", "default")
+	require.EqualValues(t, 20, deleted)
+	require.Zero(t, inflight)
+}
+
+func TestConsumer_NacksWithBackoffAndRetries(t *testing.T) {
+	c := client(t)
+	ctx := context.Background()
+	_, err := c.CreateQueue(ctx, "c-retry", tagq.QueueOptions{})
+	require.NoError(t, err)
+	_, err = c.Send(ctx, "c-retry", tagq.Outgoing{Body: []byte("flaky")})
+	require.NoError(t, err)
+	var backoffs []int
+	counts := make(chan int32, 3)
+	stop := run(t, c.NewConsumer(tagq.ConsumerConfig{Queue: "c-retry", Wait: time.Second,
+		Backoff: func(n int) time.Duration { backoffs = append(backoffs, n); return 0 }},
+		tagq.HandlerFunc(func(_ context.Context, m *tagq.Message) error {
+			counts <- m.GetReceiveCount()
+			if m.GetReceiveCount() < 3 {
+				return errors.New("temporary")
+			}
+			return nil
+		})))
+	require.EqualValues(t, 1, <-counts)
+	require.EqualValues(t, 2, <-counts)
+	require.EqualValues(t, 3, <-counts)
+	stop()
+	require.Equal(t, []int{1, 2}, backoffs, "the backoff is asked for with the receive count")
+	_, _, deleted, _ := tagState(t, c, "c-retry", "default")
+	require.EqualValues(t, 1, deleted)
+}
+
+func TestConsumer_PoisonIsDeadLettered(t *testing.T) {
+	c := client(t)
+	ctx := context.Background()
+	_, err := c.CreateQueue(ctx, "c-dlq", tagq.QueueOptions{DeadLetterQueue: true})
+	require.NoError(t, err)
+	_, err = c.CreateQueue(ctx, "c-poison", tagq.QueueOptions{RedriveTo: "c-dlq", MaxReceiveCount: 10})
+	require.NoError(t, err)
+	_, err = c.Send(ctx, "c-poison", tagq.Outgoing{Body: []byte("bad")})
+	require.NoError(t, err)
+	handled := make(chan struct{})
+	stop := run(t, c.NewConsumer(tagq.ConsumerConfig{Queue: "c-poison", Wait: time.Second},
+		tagq.HandlerFunc(func(context.Context, *tagq.Message) error {
+			defer close(handled)
+			return tagq.PoisonError("SCHEMA_MISMATCH", errors.New("field x missing"))
+		})))
+	<-handled
+	stop()
+	_, _, _, dead := tagState(t, c, "c-poison", "default")
+	require.EqualValues(t, 1, dead)
+	msgs, err := c.Peek(ctx, "c-dlq", "", 10)
+	require.NoError(t, err)
+	require.Len(t, msgs, 1)
+	require.Equal(t, "SCHEMA_MISMATCH", msgs[0].GetDeadLetter().GetReason())
+	require.Equal(t, "field x missing", msgs[0].GetDeadLetter().GetDescription())
+}
+
+func TestConsumer_ExtendsVisibilityWhileTheHandlerRuns(t *testing.T) {
+	c := client(t)
+	ctx := context.Background()
+	_, err := c.CreateQueue(ctx, "c-slow", tagq.QueueOptions{})
+	require.NoError(t, err)
+	_, err = c.Send(ctx, "c-slow", tagq.Outgoing{Body: []byte("slow")})
+	require.NoError(t, err)
+	started, release := make(chan struct{}), make(chan struct{})
+	stop := run(t, c.NewConsumer(tagq.ConsumerConfig{Queue: "c-slow", Visibility: time.Second, Wait: time.Second},
+		tagq.HandlerFunc(func(context.Context, *tagq.Message) error {
+			close(started)
+			<-release
+			return nil
+		})))
+	<-started
+	// Past the 1 s visibility several times over: renewals keep it hidden.
+	deadline := time.Now().Add(2500 * time.Millisecond)
+	for time.Now().Before(deadline) {
+		msgs, err := c.Receive(ctx, "c-slow", tagq.ReceiveOptions{Max: 1, Wait: time.Second})
+		require.NoError(t, err)
+		require.Empty(t, msgs, "the message is still in flight for the consumer")
+	}
+	close(release)
+	stop()
+	_, inflight, deleted, _ := tagState(t, c, "c-slow", "default")
+	require.EqualValues(t, 1, deleted)
+	require.Zero(t, inflight)
+}
+
+func TestConsumer_StopLetsHandlersFinish(t *testing.T) {
+	c := client(t)
+	ctx := context.Background()
+	_, err := c.CreateQueue(ctx, "c-stop", tagq.QueueOptions{})
+	require.NoError(t, err)
+	_, err = c.Send(ctx, "c-stop", tagq.Outgoing{Body: []byte("m")})
+	require.NoError(t, err)
+	started, release := make(chan struct{}), make(chan struct{})
+	stop := run(t, c.NewConsumer(tagq.ConsumerConfig{Queue: "c-stop", Wait: time.Second},
+		tagq.HandlerFunc(func(context.Context, *tagq.Message) error {
+			close(started)
+			<-release
+			return nil
+		})))
+	<-started
+	go func() { time.Sleep(50 * time.Millisecond); close(release) }()
+	stop() // returns only after the handler finished and the message was deleted
+	_, _, deleted, _ := tagState(t, c, "c-stop", "default")
+	require.EqualValues(t, 1, deleted)
+}
+
+func TestConsumer_RunFailsFastOnAMissingQueue(t *testing.T) {
+	c := client(t)
+	err := c.NewConsumer(tagq.ConsumerConfig{Queue: "nope", Wait: time.Second},
+		tagq.HandlerFunc(func(context.Context, *tagq.Message) error { return nil })).Run(context.Background())
+	require.Equal(t, "QUEUE_NOT_FOUND", tagq.ReasonOf(err))
+}
+
+func TestClient_ErrorsCarryReasonAndField(t *testing.T) {
+	c := client(t)
+	_, err := c.CreateQueue(context.Background(), "has space", tagq.QueueOptions{})
+	var e *tagq.Error
+	require.ErrorAs(t, err, &e)
+	require.Equal(t, "INVALID_NAME", e.Reason)
+	require.Equal(t, "queue.name", e.Field)
+	require.ErrorIs(t, err, &tagq.Error{Reason: "INVALID_NAME"})
+	err = c.Delete(context.Background(), "c-ok", "garbled")
+	require.Equal(t, "INVALID_RECEIPT_HANDLE", tagq.ReasonOf(err))
+}

@@ -1,0 +1,123 @@
+// Package tagqdtest builds and starts real tagqd processes for tests of
+// the clients and the CLI.
+package tagqdtest
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// Build compiles tagqd into dir and returns the binary's path.
+func Build(dir string) (string, error) {
+	bin := filepath.Join(dir, "tagqd")
+	out, err := exec.Command("go", "build", "-o", bin, "github.com/tagq/tagq/cmd/tagqd").CombinedOutput()
+	if err != nil {
+		return "", fmt.Errorf("building tagqd: %v\n%s", err, out)
+	}
+	return bin, nil
+}
+
+// Daemon is a running tagqd on loopback ports.
+type Daemon struct {
+	GRPC, HTTP string // host:port
+	cmd        *exec.Cmd
+	stderr     *bytes.Buffer
+	exited     chan error
+}
+
+// Start runs bin on 127.0.0.1 ports chosen by the system (embedded store
+// unless args say otherwise) and waits until it serves.
+func Start(bin string, args ...string) (*Daemon, error) {
+	all := append([]string{"--grpc-addr", "127.0.0.1:0", "--http-addr", "127.0.0.1:0", "--log-level", "warn"}, args...)
+	cmd := exec.Command(bin, all...)
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	d := &Daemon{cmd: cmd, stderr: &bytes.Buffer{}, exited: make(chan error, 1)}
+	cmd.Stderr = d.stderr
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	ready := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			if strings.HasPrefix(sc.Text(), "TAGQ_READY ") {
+				ready <- sc.Text()
+			}
+		}
+	}()
+	go func() { d.exited <- cmd.Wait() }()
+	select {
+	case line := <-ready:
+		for _, f := range strings.Fields(line)[1:] {
+			k, v, _ := strings.Cut(f, "=")
+			switch k {
+			case "grpc":
+				d.GRPC = v
+			case "http":
+				d.HTTP = v
+			}
+		}
+		return d, nil
+	case err := <-d.exited:
+		return nil, fmt.Errorf("tagqd exited before it was ready: %v\n%s", err, d.stderr)
+	case <-time.After(30 * time.Second):
+		_ = cmd.Process.Kill()
+		return nil, fmt.Errorf("tagqd not ready in 30 s\n%s", d.stderr)
+	}
+}
+
+// Stop sends SIGTERM and waits for the exit.
+func (d *Daemon) Stop() error {
+	_ = d.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case err := <-d.exited:
+		return err
+	case <-time.After(30 * time.Second):
+		_ = d.cmd.Process.Kill()
+		return fmt.Errorf("tagqd did not stop in 30 s")
+	}
+}
+
+// Main builds and starts one tagqd for a package's tests, runs them, and
+// stops it: use it from TestMain. It sets *addr to the gRPC address and
+// *httpAddr (if not nil) to the HTTP one.
+func Main(run func() int, addr, httpAddr *string) int {
+	dir, err := os.MkdirTemp("", "tagqdtest")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer os.RemoveAll(dir)
+	bin, err := Build(dir)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	d, err := Start(bin)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	*addr = d.GRPC
+	if httpAddr != nil {
+		*httpAddr = d.HTTP
+	}
+	code := run()
+	if err := d.Stop(); err != nil {
+		fmt.Fprintln(os.Stderr, "tagqd:", err)
+		if code == 0 {
+			code = 1
+		}
+	}
+	return code
+}
