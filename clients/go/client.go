@@ -59,6 +59,10 @@ func (e *Error) Is(target error) bool {
 	return ok && t.Reason != "" && t.Reason == e.Reason
 }
 
+// WrapError turns an error of a generated client's call into *Error (for
+// calls made through Client.Queues, Client.Messages or Client.Redrive).
+func WrapError(err error) error { return wrap(err) }
+
 // wrap turns a gRPC status error into *Error.
 func wrap(err error) error {
 	if err == nil {

@@ -1,0 +1,738 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"text/tabwriter"
+	"time"
+	"unicode/utf8"
+
+	"github.com/spf13/cobra"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/fieldmaskpb"
+	"google.golang.org/protobuf/types/known/timestamppb"
+
+	tagq "github.com/tagq/tagq/clients/go"
+	tagqv1 "github.com/tagq/tagq/gen/tagq/v1"
+)
+
+type cli struct {
+	stdin          io.Reader
+	stdout, stderr io.Writer
+	addr, output   string
+	client         *tagq.Client
+}
+
+func newCLI(stdin io.Reader, stdout, stderr io.Writer) *cli {
+	return &cli{stdin: stdin, stdout: stdout, stderr: stderr}
+}
+
+// usageError is a mistake on the command line (exit code 2).
+type usageError struct{ error }
+
+func isUsage(err error) bool {
+	var u usageError
+	return errors.As(err, &u) || strings.HasPrefix(err.Error(), "unknown command") ||
+		strings.HasPrefix(err.Error(), "unknown flag") || strings.Contains(err.Error(), "accepts ") ||
+		strings.Contains(err.Error(), "requires at least") || strings.Contains(err.Error(), "invalid argument")
+}
+
+// explain turns an error into a sentence a person can act on.
+func explain(err error, addr string) string {
+	var e *tagq.Error
+	if errors.As(err, &e) {
+		msg := e.Message
+		if e.Code == codes.Unavailable && e.Reason == "" {
+			return fmt.Sprintf("cannot reach tagqd at %s (%s); is it running? Start one with `go run ./cmd/tagqd`, or pass --addr", addr, msg)
+		}
+		if e.Reason != "" && !strings.Contains(msg, e.Reason) {
+			msg += " [" + e.Reason + "]"
+		}
+		switch e.Reason {
+		case "QUEUE_NOT_FOUND":
+			msg += "; `tagq queue list` shows the queues"
+		case "TAG_NOT_FOUND":
+			msg += "; `tagq tag list QUEUE` shows a queue's tags"
+		case "NOT_A_SOURCE_QUEUE":
+			msg += "; give the queue a dead-letter queue: `tagq queue update QUEUE --redrive-to DLQ --max-receives N`"
+		}
+		return msg
+	}
+	return err.Error()
+}
+
+func (c *cli) connect() error {
+	if c.client != nil {
+		return nil
+	}
+	cl, err := tagq.Dial(c.addr)
+	if err != nil {
+		return err
+	}
+	c.client = cl
+	return nil
+}
+
+func (c *cli) commands() *cobra.Command {
+	root := &cobra.Command{
+		Use:           "tagq",
+		Short:         "Command-line client of the tagq message queue",
+		Long:          "tagq talks to a tagqd over gRPC: queues, tags (independent readers), messages, dead letters.",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
+			if c.output != "table" && c.output != "json" {
+				return usageError{fmt.Errorf("--output must be table or json, not %q", c.output)}
+			}
+			return c.connect()
+		},
+	}
+	addr := os.Getenv("TAGQ_ADDR")
+	if addr == "" {
+		addr = "127.0.0.1:9090"
+	}
+	root.PersistentFlags().StringVar(&c.addr, "addr", addr, "tagqd gRPC address (TAGQ_ADDR)")
+	root.PersistentFlags().StringVarP(&c.output, "output", "o", "table", "output format: table or json")
+	root.AddCommand(c.queueCmd(), c.tagCmd(), c.sendCmd(), c.receiveCmd(), c.tailCmd(), c.peekCmd(),
+		c.deleteCmd(), c.deadLetterCmd(), c.deadCmd(), c.moveCmd())
+	return root
+}
+
+// print writes messages of the API as JSON (one object per line) or runs
+// table for the table form.
+func (c *cli) print(msgs []proto.Message, table func(w *tabwriter.Writer)) error {
+	if c.output == "json" {
+		m := protojson.MarshalOptions{UseProtoNames: true}
+		for _, x := range msgs {
+			b, err := m.Marshal(x)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintln(c.stdout, string(b))
+		}
+		return nil
+	}
+	w := tabwriter.NewWriter(c.stdout, 0, 4, 2, ' ', 0)
+	table(w)
+	return w.Flush()
+}
+
+func exactArgs(n int, names string) cobra.PositionalArgs {
+	return func(_ *cobra.Command, args []string) error {
+		if len(args) != n {
+			return usageError{fmt.Errorf("expected %s", names)}
+		}
+		return nil
+	}
+}
+
+func dur(v int32) string { return (time.Duration(v) * time.Second).String() }
+
+// ---- queues
+
+func (c *cli) queueCmd() *cobra.Command {
+	cmd := &cobra.Command{Use: "queue", Short: "Create, list, show, update, purge and delete queues"}
+	var o tagq.QueueOptions
+	create := &cobra.Command{
+		Use: "create NAME", Short: "Create a queue (with its default tag)", Args: exactArgs(1, "NAME"),
+		Example: "  tagq queue create orders-dlq --dead-letter-queue\n  tagq queue create orders --redrive-to orders-dlq --max-receives 5",
+		RunE: func(cmd *cobra.Command, args []string) error {
+			q, err := c.client.CreateQueue(cmd.Context(), args[0], o)
+			if err != nil {
+				return err
+			}
+			return c.printQueues(q)
+		},
+	}
+	create.Flags().DurationVar(&o.VisibilityTimeout, "visibility", 0, "visibility timeout (default 30s)")
+	create.Flags().DurationVar(&o.Delay, "delay", 0, "delay of every message")
+	create.Flags().DurationVar(&o.Retention, "retention", 0, "message retention (default 96h)")
+	create.Flags().BoolVar(&o.DeadLetterQueue, "dead-letter-queue", false, "this queue is a dead-letter queue")
+	create.Flags().StringVar(&o.RedriveTo, "redrive-to", "", "dead-letter queue for messages received --max-receives times by a tag")
+	create.Flags().Int32Var(&o.MaxReceiveCount, "max-receives", 5, "receives by one tag before a message is dead-lettered (with --redrive-to)")
+
+	var prefix string
+	list := &cobra.Command{
+		Use: "list", Short: "List queues", Args: exactArgs(0, "no arguments"),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			var all []*tagqv1.Queue
+			for tok := ""; ; {
+				r, err := c.client.Queues.ListQueues(cmd.Context(), &tagqv1.ListQueuesRequest{Prefix: prefix, PageToken: tok})
+				if err != nil {
+					return wrapErr(err)
+				}
+				all = append(all, r.GetQueues()...)
+				if tok = r.GetNextPageToken(); tok == "" {
+					break
+				}
+			}
+			return c.printQueues(all...)
+		},
+	}
+	list.Flags().StringVar(&prefix, "prefix", "", "only queues whose name starts with this")
+
+	get := &cobra.Command{
+		Use: "get NAME", Short: "Show a queue with its attributes and state", Args: exactArgs(1, "NAME"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			q, err := c.client.GetQueue(cmd.Context(), args[0])
+			if err != nil {
+				return err
+			}
+			if c.output == "json" {
+				return c.print([]proto.Message{q}, nil)
+			}
+			w := tabwriter.NewWriter(c.stdout, 0, 4, 2, ' ', 0)
+			fmt.Fprintf(w, "name\t%s\n", q.GetName())
+			fmt.Fprintf(w, "visibility\t%s\ndelay\t%s\nretention\t%s\nmax message bytes\t%d\n", dur(q.GetVisibilityTimeoutSeconds()),
+				dur(q.GetDelaySeconds()), dur(q.GetMessageRetentionSeconds()), q.GetMaxMessageBytes())
+			if p := q.GetRedrivePolicy(); p != nil {
+				fmt.Fprintf(w, "redrive\tto %s after %d receives\n", p.GetDeadLetterQueue(), p.GetMaxReceiveCount())
+			}
+			if q.GetDeadLetterQueue() {
+				fmt.Fprintf(w, "dead-letter queue of\t%s\n", strings.Join(q.GetSourceQueues(), ", "))
+			}
+			st := q.GetState()
+			fmt.Fprintf(w, "tags\t%d\nretained messages\t%d\n", st.GetTagCount(), st.GetRetainedMessages())
+			if d := st.GetDefaultTag(); d != nil {
+				fmt.Fprintf(w, "default tag\tavailable %d, in flight %d, delayed %d\n", d.GetAvailable(), d.GetInFlight(), d.GetDelayed())
+			}
+			return w.Flush()
+		},
+	}
+
+	var redriveTo string
+	var maxReceives int32
+	var noRedrive bool
+	update := &cobra.Command{
+		Use: "update NAME", Short: "Change a queue's redrive policy", Args: exactArgs(1, "NAME"),
+		Example: "  tagq queue update orders --redrive-to orders-dlq --max-receives 3\n  tagq queue update orders --no-redrive",
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if (redriveTo == "") == !noRedrive {
+				return usageError{errors.New("give --redrive-to DLQ or --no-redrive")}
+			}
+			q := &tagqv1.Queue{Name: args[0]}
+			if redriveTo != "" {
+				q.RedrivePolicy = &tagqv1.RedrivePolicy{DeadLetterQueue: redriveTo, MaxReceiveCount: maxReceives}
+			}
+			r, err := c.client.Queues.UpdateQueue(cmd.Context(), &tagqv1.UpdateQueueRequest{Queue: q,
+				UpdateMask: &fieldmaskpb.FieldMask{Paths: []string{"redrive_policy"}}})
+			if err != nil {
+				return wrapErr(err)
+			}
+			return c.printQueues(r.GetQueue())
+		},
+	}
+	update.Flags().StringVar(&redriveTo, "redrive-to", "", "dead-letter queue")
+	update.Flags().Int32Var(&maxReceives, "max-receives", 5, "receives by one tag before a message is dead-lettered")
+	update.Flags().BoolVar(&noRedrive, "no-redrive", false, "remove the redrive policy")
+
+	var force bool
+	del := &cobra.Command{
+		Use: "delete NAME", Short: "Delete a queue with all its messages and tags", Args: exactArgs(1, "NAME"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := c.client.DeleteQueue(cmd.Context(), args[0], force); err != nil {
+				return err
+			}
+			fmt.Fprintf(c.stdout, "deleted queue %s\n", args[0])
+			return nil
+		},
+	}
+	del.Flags().BoolVar(&force, "force", false, "also when it is the dead-letter queue of other queues (their policies are removed)")
+	purge := &cobra.Command{
+		Use: "purge NAME", Short: "Drop every message of a queue (tags and totals stay)", Args: exactArgs(1, "NAME"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			r, err := c.client.Queues.PurgeQueue(cmd.Context(), &tagqv1.PurgeQueueRequest{Name: args[0]})
+			if err != nil {
+				return wrapErr(err)
+			}
+			fmt.Fprintf(c.stdout, "purged %d messages from %s\n", r.GetPurgedMessages(), args[0])
+			return nil
+		},
+	}
+	cmd.AddCommand(create, list, get, update, del, purge)
+	return cmd
+}
+
+func wrapErr(err error) error {
+	if err == nil {
+		return nil
+	}
+	// Reuse the client's status parsing.
+	return tagq.WrapError(err)
+}
+
+func (c *cli) printQueues(qs ...*tagqv1.Queue) error {
+	msgs := make([]proto.Message, len(qs))
+	for i, q := range qs {
+		msgs[i] = q
+	}
+	return c.print(msgs, func(w *tabwriter.Writer) {
+		fmt.Fprintln(w, "QUEUE\tTAGS\tMESSAGES\tAVAILABLE\tIN FLIGHT\tDLQ")
+		for _, q := range qs {
+			st := q.GetState()
+			dlq := q.GetRedrivePolicy().GetDeadLetterQueue()
+			if q.GetDeadLetterQueue() {
+				dlq = "(is one)"
+			}
+			fmt.Fprintf(w, "%s\t%d\t%d\t%d\t%d\t%s\n", q.GetName(), st.GetTagCount(), st.GetRetainedMessages(),
+				st.GetDefaultTag().GetAvailable(), st.GetDefaultTag().GetInFlight(), dlq)
+		}
+	})
+}
+
+// ---- tags
+
+func (c *cli) tagCmd() *cobra.Command {
+	cmd := &cobra.Command{Use: "tag", Short: "Create, list, show and delete tags (independent readers of a queue)"}
+	var oldest bool
+	var from string
+	var filters []string
+	var or bool
+	create := &cobra.Command{
+		Use: "create QUEUE NAME", Short: "Add a tag to a queue", Args: exactArgs(2, "QUEUE NAME"),
+		Example: "  tagq tag create orders billing\n  tagq tag create orders eu --filter region=eu --from-oldest",
+		RunE: func(cmd *cobra.Command, args []string) error {
+			t := &tagqv1.Tag{Name: args[1]}
+			switch {
+			case oldest:
+				t.StartTime = timestamppb.New(time.Unix(0, 0))
+			case from != "":
+				at, err := time.Parse(time.RFC3339, from)
+				if err != nil {
+					return usageError{fmt.Errorf("--from: %v (use RFC 3339, e.g. 2026-11-22T10:00:00Z)", err)}
+				}
+				t.StartTime = timestamppb.New(at)
+			}
+			if len(filters) > 0 {
+				f := &tagqv1.TagFilter{Operator: tagqv1.TagFilter_OPERATOR_AND}
+				if or {
+					f.Operator = tagqv1.TagFilter_OPERATOR_OR
+				}
+				for _, s := range filters {
+					name, value, hasValue := strings.Cut(s, "=")
+					cond := &tagqv1.AttributeCondition{Name: name}
+					if hasValue {
+						cond.StringValue = &value
+					}
+					f.Conditions = append(f.Conditions, cond)
+				}
+				t.Filter = f
+			}
+			r, err := c.client.Queues.CreateTag(cmd.Context(), &tagqv1.CreateTagRequest{Queue: args[0], Tag: t})
+			if err != nil {
+				return wrapErr(err)
+			}
+			return c.printTags(r.GetTag())
+		},
+	}
+	create.Flags().BoolVar(&oldest, "from-oldest", false, "read every retained message (default: messages sent from now on)")
+	create.Flags().StringVar(&from, "from", "", "read messages sent from this time (RFC 3339)")
+	create.Flags().StringArrayVar(&filters, "filter", nil, "only messages with this attribute (name) or value (name=value); repeatable")
+	create.Flags().BoolVar(&or, "or", false, "a message needs one --filter to match, not all")
+	list := &cobra.Command{
+		Use: "list QUEUE", Short: "List a queue's tags with their counters", Args: exactArgs(1, "QUEUE"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			var all []*tagqv1.Tag
+			for tok := ""; ; {
+				r, err := c.client.Queues.ListTags(cmd.Context(), &tagqv1.ListTagsRequest{Queue: args[0], PageToken: tok})
+				if err != nil {
+					return wrapErr(err)
+				}
+				all = append(all, r.GetTags()...)
+				if tok = r.GetNextPageToken(); tok == "" {
+					break
+				}
+			}
+			return c.printTags(all...)
+		},
+	}
+	get := &cobra.Command{
+		Use: "get QUEUE NAME", Short: "Show a tag with its counters", Args: exactArgs(2, "QUEUE NAME"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			t, err := c.client.GetTag(cmd.Context(), args[0], args[1])
+			if err != nil {
+				return err
+			}
+			return c.printTags(t)
+		},
+	}
+	del := &cobra.Command{
+		Use: "delete QUEUE NAME", Short: "Delete a tag with its in-flight messages and counters", Args: exactArgs(2, "QUEUE NAME"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			_, err := c.client.Queues.DeleteTag(cmd.Context(), &tagqv1.DeleteTagRequest{Queue: args[0], Name: args[1]})
+			if err != nil {
+				return wrapErr(err)
+			}
+			fmt.Fprintf(c.stdout, "deleted tag %s of %s\n", args[1], args[0])
+			return nil
+		},
+	}
+	cmd.AddCommand(create, list, get, del)
+	return cmd
+}
+
+func (c *cli) printTags(ts ...*tagqv1.Tag) error {
+	msgs := make([]proto.Message, len(ts))
+	for i, t := range ts {
+		msgs[i] = t
+	}
+	return c.print(msgs, func(w *tabwriter.Writer) {
+		fmt.Fprintln(w, "TAG\tAVAILABLE\tIN FLIGHT\tDELAYED\tRECEIVED\tDELETED\tDEAD\tEXPIRED")
+		for _, t := range ts {
+			s := t.GetState()
+			fmt.Fprintf(w, "%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\n", t.GetName(), s.GetAvailable(), s.GetInFlight(), s.GetDelayed(),
+				s.GetReceivedTotal(), s.GetDeletedTotal(), s.GetDeadTotal(), s.GetExpiredTotal())
+		}
+	})
+}
+
+// ---- messages
+
+func parseAttrs(kv []string) (map[string]string, error) {
+	if len(kv) == 0 {
+		return nil, nil
+	}
+	out := map[string]string{}
+	for _, s := range kv {
+		k, v, ok := strings.Cut(s, "=")
+		if !ok {
+			return nil, usageError{fmt.Errorf("--attr %q: use name=value", s)}
+		}
+		out[k] = v
+	}
+	return out, nil
+}
+
+func (c *cli) sendCmd() *cobra.Command {
+	var attrKV []string
+	var delay time.Duration
+	cmd := &cobra.Command{
+		Use:     "send QUEUE [BODY...]",
+		Short:   "Send messages: each BODY argument, or each line of standard input",
+		Example: "  tagq send orders '{\"id\": 1}' '{\"id\": 2}'\n  cat orders.jsonl | tagq send orders --attr source=import",
+		Args: func(_ *cobra.Command, args []string) error {
+			if len(args) < 1 {
+				return usageError{errors.New("expected QUEUE [BODY...]")}
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			attrs, err := parseAttrs(attrKV)
+			if err != nil {
+				return err
+			}
+			bodies := args[1:]
+			if len(bodies) == 0 {
+				sc := bufio.NewScanner(c.stdin)
+				sc.Buffer(make([]byte, 1024*1024), 2*1024*1024)
+				for sc.Scan() {
+					bodies = append(bodies, sc.Text())
+				}
+				if err := sc.Err(); err != nil {
+					return err
+				}
+			}
+			sent := 0
+			for len(bodies) > 0 {
+				n := min(len(bodies), 100)
+				batch := make([]tagq.Outgoing, n)
+				for i, b := range bodies[:n] {
+					batch[i] = tagq.Outgoing{Body: []byte(b), Attributes: attrs, Delay: delay}
+				}
+				ids, err := c.client.SendBatch(cmd.Context(), args[0], batch...)
+				for _, id := range ids {
+					if id != "" {
+						sent++
+						if c.output == "json" {
+							fmt.Fprintf(c.stdout, "{\"message_id\":%q}\n", id)
+						} else {
+							fmt.Fprintln(c.stdout, id)
+						}
+					}
+				}
+				if err != nil {
+					return fmt.Errorf("%w (%d sent before)", err, sent)
+				}
+				bodies = bodies[n:]
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringArrayVar(&attrKV, "attr", nil, "attribute name=value on every message; repeatable")
+	cmd.Flags().DurationVar(&delay, "delay", 0, "deliver after this delay (up to 15m)")
+	return cmd
+}
+
+func bodyText(b []byte) string {
+	if utf8.Valid(b) {
+		return strings.ReplaceAll(string(b), "\n", `\n`)
+	}
+	return "base64:" + base64.StdEncoding.EncodeToString(b)
+}
+
+func (c *cli) printMessages(ms []*tagq.Message, withHandle bool) error {
+	msgs := make([]proto.Message, len(ms))
+	for i, m := range ms {
+		msgs[i] = m
+	}
+	return c.print(msgs, func(w *tabwriter.Writer) {
+		head := "MESSAGE\tRECEIVES\tBODY"
+		if withHandle {
+			head += "\tRECEIPT HANDLE"
+		}
+		fmt.Fprintln(w, head)
+		for _, m := range ms {
+			line := fmt.Sprintf("%s\t%d\t%s", m.GetMessageId(), m.GetReceiveCount(), bodyText(m.GetBody()))
+			if withHandle {
+				line += "\t" + m.GetReceiptHandle()
+			}
+			fmt.Fprintln(w, line)
+		}
+	})
+}
+
+func (c *cli) receiveCmd() *cobra.Command {
+	var o tagq.ReceiveOptions
+	var del bool
+	cmd := &cobra.Command{
+		Use: "receive QUEUE", Short: "Receive messages for a tag (prints receipt handles)", Args: exactArgs(1, "QUEUE"),
+		Example: "  tagq receive orders --tag billing --max 10 --wait 20s",
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if o.Max < 1 || o.Max > 100 {
+				return usageError{fmt.Errorf("--max must be between 1 and 100, got %d", o.Max)}
+			}
+			ms, err := c.client.Receive(cmd.Context(), args[0], o)
+			if err != nil {
+				return err
+			}
+			if err := c.printMessages(ms, !del); err != nil {
+				return err
+			}
+			if del {
+				return c.deleteAll(cmd.Context(), args[0], ms)
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&o.Tag, "tag", "", "tag to receive for (default: the queue's default tag)")
+	cmd.Flags().IntVar(&o.Max, "max", 1, "at most this many messages (1-100)")
+	cmd.Flags().DurationVar(&o.Wait, "wait", 0, "wait up to this long for a message (up to 20s)")
+	cmd.Flags().DurationVar(&o.Visibility, "visibility", 0, "hide them from the tag's other receivers this long")
+	cmd.Flags().BoolVar(&del, "delete", false, "delete the messages once printed")
+	return cmd
+}
+
+func (c *cli) deleteAll(ctx context.Context, queue string, ms []*tagq.Message) error {
+	for _, m := range ms {
+		if err := c.client.Delete(ctx, queue, m.GetReceiptHandle()); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (c *cli) tailCmd() *cobra.Command {
+	var tag string
+	var del bool
+	cmd := &cobra.Command{
+		Use: "tail QUEUE", Short: "Follow a tag: print messages as they arrive, until interrupted", Args: exactArgs(1, "QUEUE"),
+		Example: "  tagq tail orders --tag billing --delete",
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx := cmd.Context()
+			for ctx.Err() == nil {
+				ms, err := c.client.Receive(ctx, args[0], tagq.ReceiveOptions{Tag: tag, Max: 10, Wait: 20 * time.Second})
+				if err != nil {
+					if ctx.Err() != nil {
+						return nil
+					}
+					return err
+				}
+				for _, m := range ms {
+					if c.output == "json" {
+						_ = c.print([]proto.Message{m}, nil)
+					} else {
+						fmt.Fprintf(c.stdout, "%s\t%s\n", m.GetMessageId(), bodyText(m.GetBody()))
+					}
+				}
+				if del {
+					if err := c.deleteAll(ctx, args[0], ms); err != nil {
+						return err
+					}
+				}
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&tag, "tag", "", "tag to follow (default: the queue's default tag)")
+	cmd.Flags().BoolVar(&del, "delete", false, "delete each message once printed (otherwise they come back after their visibility timeout)")
+	return cmd
+}
+
+func (c *cli) peekCmd() *cobra.Command {
+	var tag string
+	var max int
+	cmd := &cobra.Command{
+		Use: "peek QUEUE", Short: "Show the next messages a tag would receive, without receiving them", Args: exactArgs(1, "QUEUE"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if max < 1 || max > 100 {
+				return usageError{fmt.Errorf("--max must be between 1 and 100, got %d", max)}
+			}
+			ms, err := c.client.Peek(cmd.Context(), args[0], tag, max)
+			if err != nil {
+				return err
+			}
+			return c.printMessages(ms, false)
+		},
+	}
+	cmd.Flags().StringVar(&tag, "tag", "", "tag (default: the queue's default tag)")
+	cmd.Flags().IntVar(&max, "max", 10, "at most this many (1-100)")
+	return cmd
+}
+
+func (c *cli) deleteCmd() *cobra.Command {
+	return &cobra.Command{
+		Use: "delete QUEUE HANDLE...", Short: "Delete (acknowledge) messages by receipt handle",
+		Args: func(_ *cobra.Command, args []string) error {
+			if len(args) < 2 {
+				return usageError{errors.New("expected QUEUE HANDLE...")}
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			for _, h := range args[1:] {
+				if err := c.client.Delete(cmd.Context(), args[0], h); err != nil {
+					return err
+				}
+			}
+			fmt.Fprintf(c.stdout, "deleted %d\n", len(args)-1)
+			return nil
+		},
+	}
+}
+
+func (c *cli) deadLetterCmd() *cobra.Command {
+	var reason, description string
+	cmd := &cobra.Command{
+		Use: "dead-letter QUEUE HANDLE", Short: "Send a received message to the queue's dead-letter queue now",
+		Args:    exactArgs(2, "QUEUE HANDLE"),
+		Example: "  tagq dead-letter orders <handle> --reason BAD_ADDRESS --description 'no such street'",
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := c.client.Dead(cmd.Context(), args[0], args[1], reason, description); err != nil {
+				return err
+			}
+			fmt.Fprintln(c.stdout, "dead-lettered")
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&reason, "reason", "", "why (default CONSUMER_DEAD_LETTERED)")
+	cmd.Flags().StringVar(&description, "description", "", "details")
+	return cmd
+}
+
+func (c *cli) deadCmd() *cobra.Command {
+	var sourceQueue string
+	var max int
+	cmd := &cobra.Command{
+		Use: "dead DLQ", Short: "List the dead letters of a dead-letter queue with where they came from and why",
+		Args: exactArgs(1, "DLQ"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ms, err := c.client.Peek(cmd.Context(), args[0], "", max)
+			if err != nil {
+				return err
+			}
+			var keep []*tagq.Message
+			for _, m := range ms {
+				if sourceQueue == "" || m.GetDeadLetter().GetSourceQueueName() == sourceQueue {
+					keep = append(keep, m)
+				}
+			}
+			msgs := make([]proto.Message, len(keep))
+			for i, m := range keep {
+				msgs[i] = m
+			}
+			return c.print(msgs, func(w *tabwriter.Writer) {
+				fmt.Fprintln(w, "MESSAGE\tSOURCE QUEUE\tSOURCE TAG\tRECEIVES\tREASON\tDIED\tORIGINAL ID\tBODY")
+				for _, m := range keep {
+					d := m.GetDeadLetter()
+					fmt.Fprintf(w, "%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\n", m.GetMessageId(), d.GetSourceQueueName(), d.GetSourceTag(),
+						d.GetOriginalReceiveCount(), d.GetReason(), d.GetDeadTimestamp().AsTime().Format(time.RFC3339),
+						d.GetOriginalMessageId(), bodyText(m.GetBody()))
+				}
+			})
+		},
+	}
+	cmd.Flags().StringVar(&sourceQueue, "source-queue", "", "only dead letters of this queue")
+	cmd.Flags().IntVar(&max, "max", 100, "at most this many (1-100)")
+	return cmd
+}
+
+func (c *cli) moveCmd() *cobra.Command {
+	cmd := &cobra.Command{Use: "move", Short: "Move dead letters back to the tags they died in"}
+	var sq, st string
+	var rate int32
+	start := &cobra.Command{
+		Use: "start DLQ", Short: "Start moving a dead-letter queue's dead letters back", Args: exactArgs(1, "DLQ"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			r, err := c.client.Redrive.StartMessageMove(cmd.Context(), &tagqv1.StartMessageMoveRequest{DeadLetterQueue: args[0],
+				SourceQueue: sq, SourceTag: st, MaxMessagesPerSecond: rate})
+			if err != nil {
+				return wrapErr(err)
+			}
+			return c.printMoves(r.GetTask())
+		},
+	}
+	start.Flags().StringVar(&sq, "source-queue", "", "only dead letters of this queue")
+	start.Flags().StringVar(&st, "source-tag", "", "only dead letters of this tag")
+	start.Flags().Int32Var(&rate, "rate", 0, "at most this many messages a second (default 500)")
+	list := &cobra.Command{
+		Use: "list DLQ", Short: "List a dead-letter queue's move tasks with their progress", Args: exactArgs(1, "DLQ"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			r, err := c.client.Redrive.ListMessageMoves(cmd.Context(), &tagqv1.ListMessageMovesRequest{DeadLetterQueue: args[0]})
+			if err != nil {
+				return wrapErr(err)
+			}
+			return c.printMoves(r.GetTasks()...)
+		},
+	}
+	cancel := &cobra.Command{
+		Use: "cancel DLQ TASK", Short: "Stop a running move task", Args: exactArgs(2, "DLQ TASK"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			r, err := c.client.Redrive.CancelMessageMove(cmd.Context(), &tagqv1.CancelMessageMoveRequest{DeadLetterQueue: args[0], TaskId: args[1]})
+			if err != nil {
+				return wrapErr(err)
+			}
+			return c.printMoves(r.GetTask())
+		},
+	}
+	cmd.AddCommand(start, list, cancel)
+	return cmd
+}
+
+func (c *cli) printMoves(ts ...*tagqv1.MessageMoveTask) error {
+	msgs := make([]proto.Message, len(ts))
+	for i, t := range ts {
+		msgs[i] = t
+	}
+	return c.print(msgs, func(w *tabwriter.Writer) {
+		fmt.Fprintln(w, "TASK\tSTATE\tMOVED\tFAILED\tREMAINING\tRATE\tSOURCE")
+		for _, t := range ts {
+			src := t.GetSourceQueue()
+			if t.GetSourceTag() != "" {
+				src += "/" + t.GetSourceTag()
+			}
+			if src == "" {
+				src = "(all)"
+			}
+			fmt.Fprintf(w, "%s\t%s\t%d\t%d\t%d\t%d/s\t%s\n", t.GetTaskId(), strings.TrimPrefix(t.GetState().String(), "STATE_"),
+				t.GetMovedMessages(), t.GetFailedMessages(), t.GetRemainingMessages(), t.GetMaxMessagesPerSecond(), src)
+		}
+	})
+}

@@ -1,0 +1,46 @@
+// Command tagq is the command-line client of tagq.
+//
+//	tagq queue create orders --redrive-to orders-dlq --max-receives 5
+//	tagq tag create orders billing
+//	echo '{"id": 1}' | tagq send orders
+//	tagq receive orders --tag billing --max 10
+//	tagq tail orders --tag billing --delete
+//	tagq dead orders-dlq
+//
+// Every command has --help. --addr (TAGQ_ADDR) names the tagqd gRPC
+// address; --output json prints what the API returns.
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	os.Exit(run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+}
+
+// run executes one command line and returns the exit code: 0 on success, 1
+// when the server refused or failed, 2 on a usage error.
+func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	cli := newCLI(stdin, stdout, stderr)
+	root := cli.commands()
+	root.SetArgs(args)
+	root.SetIn(stdin)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	if err := root.ExecuteContext(ctx); err != nil {
+		fmt.Fprintln(stderr, "tagq:", explain(err, cli.addr))
+		if isUsage(err) {
+			return 2
+		}
+		return 1
+	}
+	return 0
+}

@@ -1,0 +1,120 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/tagq/tagq/internal/tagqdtest"
+)
+
+var addr string
+
+func TestMain(m *testing.M) { os.Exit(tagqdtest.Main(m.Run, &addr, nil)) }
+
+// tagq runs one command line in-process against the test's tagqd.
+func runTagq(t *testing.T, stdin string, args ...string) (string, string, int) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code := run(context.Background(), append([]string{"--addr", addr}, args...), strings.NewReader(stdin), &out, &errb)
+	return out.String(), errb.String(), code
+}
+
+func ok(t *testing.T, args ...string) string {
+	t.Helper()
+	out, errs, code := runTagq(t, "", args...)
+	require.Equal(t, 0, code, "tagq %v: %s", args, errs)
+	return out
+}
+
+func jsonLines(t *testing.T, out string) []map[string]any {
+	t.Helper()
+	var res []map[string]any
+	for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
+		if l == "" {
+			continue
+		}
+		var m map[string]any
+		require.NoError(t, json.Unmarshal([]byte(l), &m), l)
+		res = append(res, m)
+	}
+	return res
+}
+
+// The issue's check for the CLI: a queue with two tags and a DLQ; send,
+// receive on both tags, delete, dead-letter one, read its dead-letter data.
+func TestCLI_QueueTagsSendReceiveDeleteDeadLetter(t *testing.T) {
+	ok(t, "queue", "create", "cli-dlq", "--dead-letter-queue")
+	ok(t, "queue", "create", "cli-orders", "--redrive-to", "cli-dlq", "--max-receives", "3")
+	ok(t, "tag", "create", "cli-orders", "billing")
+	ok(t, "tag", "create", "cli-orders", "shipping")
+	out, _, code := runTagq(t, "first\nsecond\n", "send", "cli-orders") // one message per stdin line
+	require.Equal(t, 0, code)
+	require.Len(t, strings.Fields(out), 2)
+	ok(t, "send", "cli-orders", "third", "--attr", "region=eu")
+
+	billing := jsonLines(t, ok(t, "receive", "cli-orders", "--tag", "billing", "--max", "10", "-o", "json"))
+	require.Len(t, billing, 3)
+	shipping := jsonLines(t, ok(t, "receive", "cli-orders", "--tag", "shipping", "--max", "10", "-o", "json"))
+	require.Len(t, shipping, 3)
+	for _, m := range billing {
+		ok(t, "delete", "cli-orders", m["receipt_handle"].(string))
+	}
+	ok(t, "dead-letter", "cli-orders", shipping[0]["receipt_handle"].(string), "--reason", "BAD_ADDRESS", "--description", "no such street")
+
+	table := ok(t, "dead", "cli-dlq")
+	require.Contains(t, table, "cli-orders")
+	require.Contains(t, table, "shipping")
+	require.Contains(t, table, "BAD_ADDRESS")
+	dead := jsonLines(t, ok(t, "dead", "cli-dlq", "-o", "json"))
+	require.Len(t, dead, 1)
+	dl := dead[0]["dead_letter"].(map[string]any)
+	require.Equal(t, "cli-orders", dl["source_queue_name"])
+	require.Equal(t, "shipping", dl["source_tag"])
+	require.Equal(t, "no such street", dl["description"])
+	require.Equal(t, shipping[0]["message_id"], dl["original_message_id"])
+
+	tags := ok(t, "tag", "list", "cli-orders")
+	require.Regexp(t, `billing\s+0\s+0\s+0\s+3\s+3\s+0\s+0`, tags)
+	require.Regexp(t, `shipping\s+0\s+2\s+0\s+3\s+0\s+1\s+0`, tags)
+
+	ok(t, "move", "start", "cli-dlq")
+	require.Contains(t, ok(t, "move", "list", "cli-dlq"), "TASK")
+}
+
+func TestCLI_ErrorsAPersonCanActOn(t *testing.T) {
+	_, errs, code := runTagq(t, "", "queue", "get", "nope")
+	require.Equal(t, 1, code)
+	require.Contains(t, errs, "QUEUE_NOT_FOUND")
+	require.Contains(t, errs, "tagq queue list")
+
+	_, errs, code = runTagq(t, "", "queue", "create", "has space")
+	require.Equal(t, 1, code)
+	require.Contains(t, errs, "INVALID_NAME")
+
+	_, errs, code = runTagq(t, "", "receive", "x", "--max", "0")
+	require.Equal(t, 2, code, "a usage error")
+	require.Contains(t, errs, "--max must be between 1 and 100")
+
+	_, _, code = runTagq(t, "", "frobnicate")
+	require.Equal(t, 2, code)
+
+	var out, errb bytes.Buffer
+	code = run(context.Background(), []string{"--addr", "127.0.0.1:1", "queue", "list"}, strings.NewReader(""), &out, &errb)
+	require.Equal(t, 1, code)
+	require.Contains(t, errb.String(), "cannot reach tagqd at 127.0.0.1:1")
+}
+
+func TestCLI_EveryCommandHasHelp(t *testing.T) {
+	for _, args := range [][]string{{"--help"}, {"queue", "--help"}, {"queue", "create", "--help"}, {"tag", "create", "--help"},
+		{"send", "--help"}, {"receive", "--help"}, {"tail", "--help"}, {"peek", "--help"}, {"dead", "--help"},
+		{"dead-letter", "--help"}, {"move", "start", "--help"}, {"move", "list", "--help"}, {"move", "cancel", "--help"}} {
+		out := ok(t, args...)
+		require.Contains(t, out, "Usage:", "tagq %v", args)
+	}
+}
