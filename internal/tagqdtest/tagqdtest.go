@@ -121,3 +121,6 @@ func Main(run func() int, addr, httpAddr *string) int {
 	}
 	return code
 }
+
+// PID is the tagqd process id (for CPU accounting).
+func (d *Daemon) PID() int { return d.cmd.Process.Pid }

@@ -1,0 +1,194 @@
+// Command tagq-bench runs tagq's benchmark workloads (DESIGN.md §7) against
+// a tagqd and against raw Redis streams doing the same work through go-redis
+// (XADD / XREADGROUP / XACK, same batching), in one run on the same Redis,
+// and prints Markdown tables: msg/s, the ratio tagq/raw, latency
+// percentiles, CPU seconds per 1,000 messages of tagqd and of Redis, and
+// Redis memory per message.
+//
+//	go run ./cmd/tagq-bench --redis-url redis://127.0.0.1:6379/0
+//
+// It starts its own tagqd (built from this repository) on that Redis under
+// the key prefix tagqbench, and removes its keys afterwards. Every run is
+// bounded by --duration; W5 by --backlog messages.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"runtime"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	tagq "github.com/tagq/tagq/clients/go"
+	"github.com/tagq/tagq/internal/tagqdtest"
+)
+
+func main() {
+	url := flag.String("redis-url", "redis://127.0.0.1:6379/0", "Redis both systems use")
+	dur := flag.Duration("duration", 10*time.Second, "length of each throughput/latency run")
+	only := flag.String("workloads", "W1,W2,W3,W4,W5", "workloads to run")
+	backlog := flag.Int("backlog", 1_000_000, "W5 backlog size (messages)")
+	inflight := flag.Int("inflight", 100_000, "W5 messages held in flight on one tag")
+	size := flag.Int("size", 1024, "message body bytes")
+	flag.Parse()
+	if err := run(*url, *dur, *only, *backlog, *inflight, *size); err != nil {
+		fmt.Fprintln(os.Stderr, "tagq-bench:", err)
+		os.Exit(1)
+	}
+}
+
+func run(url string, dur time.Duration, only string, backlog, inflight, size int) error {
+	ctx := context.Background()
+	opt, err := redis.ParseURL(url)
+	if err != nil {
+		return err
+	}
+	opt.PoolSize = 256
+	rdb := redis.NewClient(opt)
+	defer rdb.Close()
+	if err := rdb.Ping(ctx).Err(); err != nil {
+		return fmt.Errorf("redis at %s: %w", url, err)
+	}
+	dir, err := os.MkdirTemp("", "tagq-bench")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	bin, err := tagqdtest.Build(dir)
+	if err != nil {
+		return err
+	}
+	const prefix = "tagqbench"
+	d, err := tagqdtest.Start(bin, "--redis-url", url, "--key-prefix", prefix, "--log-level", "error")
+	if err != nil {
+		return err
+	}
+	defer func() { _ = d.Stop(); cleanup(ctx, rdb, prefix) }()
+	c, err := tagq.Dial(d.GRPC)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	e := &env{ctx: ctx, rdb: rdb, m: c.Messages, q: c.Queues, pid: d.PID(), dur: dur, body: make([]byte, size),
+		rawKey: func(n string) string { return prefix + "-raw:{" + n + "}" }, maxAhead: 20_000}
+	defer cleanup(ctx, rdb, prefix+"-raw")
+
+	ver, _ := rdb.Info(ctx, "server").Result()
+	fmt.Printf("# tagq-bench %s\n\n", time.Now().UTC().Format(time.RFC3339))
+	fmt.Printf("machine: %d CPUs (GOMAXPROCS %d), %s; Redis %s at %s; %d-byte bodies; %s per run\n\n",
+		runtime.NumCPU(), runtime.GOMAXPROCS(0), runtime.Version(), field(ver, "redis_version"), opt.Addr, size, dur)
+	want := func(w string) bool { return strings.Contains(only, w) }
+	if want("W1") {
+		table("W1: one queue, 4 producers x 4 consumers, send+receive+delete", append(e.w1(1), e.w1(10)...))
+	}
+	if want("W2") {
+		var rs []result
+		for _, n := range []int{1, 4, 16, 64} {
+			rs = append(rs, e.w2(n)...)
+		}
+		table("W2: fan-out (send-only msg/s; deliveries/s = messages received and deleted over all tags)", rs)
+	}
+	if want("W3") {
+		table("W3: end-to-end latency, 1 producer at a fixed rate, 4 long-polling consumers", e.w3(1000))
+	}
+	if want("W4") {
+		var rs []result
+		for _, p := range []int{0, 1, 10} {
+			rs = append(rs, e.w4(p)...)
+		}
+		table("W4: redrive with poison messages (max receive count 3; poison nacked at once)", rs)
+	}
+	if want("W5") {
+		var ms []memResult
+		for _, n := range []int{1, 4} {
+			ms = append(ms, e.w5(n, backlog, inflight)...)
+		}
+		memTable(ms)
+	}
+	return nil
+}
+
+func field(info, name string) string {
+	for _, l := range strings.Split(info, "\r\n") {
+		if v, ok := strings.CutPrefix(l, name+":"); ok {
+			return v
+		}
+	}
+	return "?"
+}
+
+func ms(d time.Duration) string {
+	if d == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.2f", float64(d)/float64(time.Millisecond))
+}
+
+func per1000(cpu time.Duration, n int64) string {
+	if n == 0 || cpu == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.3f", cpu.Seconds()*1000/float64(n))
+}
+
+// table prints results; rows come in pairs (tagq, raw) of one workload.
+func table(title string, rs []result) {
+	fmt.Printf("## %s\n\n", title)
+	fmt.Println("| workload | system | msg/s | tagq/raw | p50 ms | p99 ms | max ms | tagqd CPU s/1000 msg | Redis CPU s/1000 msg | note |")
+	fmt.Println("|---|---|---:|---:|---:|---:|---:|---:|---:|---|")
+	raw := map[string]float64{}
+	for _, r := range rs {
+		if r.system == "raw" {
+			raw[r.workload] = r.rate()
+		}
+	}
+	for _, r := range rs {
+		ratio := "-"
+		if r.system == "tagq" && raw[r.workload] > 0 {
+			ratio = fmt.Sprintf("%.2f", r.rate()/raw[r.workload])
+		}
+		fmt.Printf("| %s | %s | %.0f | %s | %s | %s | %s | %s | %s | %s |\n", r.workload, r.system, r.rate(), ratio,
+			ms(r.p50), ms(r.p99), ms(r.max), per1000(r.cpuTagqd, r.msgs), per1000(r.cpuRedis, r.msgs), r.note)
+	}
+	fmt.Println()
+}
+
+func memTable(ms []memResult) {
+	fmt.Printf("## W5: backlog of %d messages, %d held in flight on one tag\n\n", ms[0].backlog, ms[0].flights)
+	fmt.Println("| system | tags | Redis bytes per message | per in-flight message (one tag) | drain msg/s (one tag) | tagq/raw drain |")
+	fmt.Println("|---|---:|---:|---:|---:|---:|")
+	raw := map[int]float64{}
+	for _, m := range ms {
+		if m.system == "raw" {
+			raw[m.tags] = m.drain.rate()
+		}
+	}
+	for _, m := range ms {
+		ratio := "-"
+		if m.system == "tagq" && raw[m.tags] > 0 {
+			ratio = fmt.Sprintf("%.2f", m.drain.rate()/raw[m.tags])
+		}
+		fmt.Printf("| %s | %d | %.0f | %.0f | %.0f | %s |\n", m.system, m.tags, m.perMessage, m.perInFlight, m.drain.rate(), ratio)
+	}
+	fmt.Println()
+}
+
+// cleanup deletes every key with the prefix.
+func cleanup(ctx context.Context, rdb *redis.Client, prefix string) {
+	iter := rdb.Scan(ctx, 0, prefix+"*", 1000).Iterator()
+	var keys []string
+	for iter.Next(ctx) {
+		keys = append(keys, iter.Val())
+		if len(keys) == 500 {
+			rdb.Del(ctx, keys...)
+			keys = keys[:0]
+		}
+	}
+	if len(keys) > 0 {
+		rdb.Del(ctx, keys...)
+	}
+}

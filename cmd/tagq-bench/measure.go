@@ -1,0 +1,119 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// latencies collects durations from many goroutines.
+type latencies struct {
+	mu sync.Mutex
+	d  []time.Duration
+}
+
+func (l *latencies) add(d time.Duration) {
+	l.mu.Lock()
+	l.d = append(l.d, d)
+	l.mu.Unlock()
+}
+
+// pct returns the p50, p99 and max.
+func (l *latencies) pct() (p50, p99, mx time.Duration) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if len(l.d) == 0 {
+		return 0, 0, 0
+	}
+	s := slices.Clone(l.d)
+	slices.Sort(s)
+	at := func(q float64) time.Duration { return s[min(len(s)-1, int(q*float64(len(s))))] }
+	return at(0.50), at(0.99), s[len(s)-1]
+}
+
+// cpuOf reads a process's user+system CPU time from /proc.
+func cpuOf(pid int) time.Duration {
+	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	// Fields after the command name (which may contain spaces).
+	f := strings.Fields(string(raw[strings.LastIndexByte(string(raw), ')')+2:]))
+	ut, _ := strconv.ParseInt(f[11], 10, 64)
+	st, _ := strconv.ParseInt(f[12], 10, 64)
+	return time.Duration(ut+st) * time.Second / 100 // USER_HZ = 100
+}
+
+// redisInfo reads a numeric field of INFO section.
+func redisInfo(ctx context.Context, rdb *redis.Client, section, field string) float64 {
+	s, err := rdb.Info(ctx, section).Result()
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(s, "\r\n") {
+		if v, ok := strings.CutPrefix(line, field+":"); ok {
+			f, _ := strconv.ParseFloat(v, 64)
+			return f
+		}
+	}
+	return 0
+}
+
+func redisCPU(ctx context.Context, rdb *redis.Client) time.Duration {
+	s := redisInfo(ctx, rdb, "cpu", "used_cpu_sys") + redisInfo(ctx, rdb, "cpu", "used_cpu_user")
+	return time.Duration(s * float64(time.Second))
+}
+
+func redisMem(ctx context.Context, rdb *redis.Client) float64 {
+	return redisInfo(ctx, rdb, "memory", "used_memory")
+}
+
+// result is one workload run on one system.
+type result struct {
+	workload, system string
+	msgs             int64
+	elapsed          time.Duration
+	p50, p99, max    time.Duration
+	cpuTagqd         time.Duration // zero for raw Redis
+	cpuRedis         time.Duration
+	note             string
+}
+
+func (r result) rate() float64 {
+	if r.elapsed <= 0 {
+		return 0
+	}
+	return float64(r.msgs) / r.elapsed.Seconds()
+}
+
+// meter measures CPU around a run.
+type meter struct {
+	ctx       context.Context
+	rdb       *redis.Client
+	pid       int
+	t0        time.Time
+	cpu0, rc0 time.Duration
+}
+
+func startMeter(ctx context.Context, rdb *redis.Client, pid int) *meter {
+	m := &meter{ctx: ctx, rdb: rdb, pid: pid, t0: time.Now(), rc0: redisCPU(ctx, rdb)}
+	if pid > 0 {
+		m.cpu0 = cpuOf(pid)
+	}
+	return m
+}
+
+func (m *meter) stop(r *result) {
+	r.elapsed = time.Since(m.t0)
+	r.cpuRedis = redisCPU(m.ctx, m.rdb) - m.rc0
+	if m.pid > 0 {
+		r.cpuTagqd = cpuOf(m.pid) - m.cpu0
+	}
+}
