@@ -9,9 +9,11 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/health"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/reflection"
+	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/encoding/protojson"
 
 	"github.com/tagq/tagq/gen/openapi"
@@ -78,13 +80,29 @@ var jsonMarshaler = &runtime.HTTPBodyMarshaler{Marshaler: &runtime.JSONPb{
 	UnmarshalOptions: protojson.UnmarshalOptions{DiscardUnknown: false},
 }}
 
+// routingError answers a request no route matches with the same JSON
+// status (and ErrorInfo) as every other error: 404 NOT_FOUND, or 405
+// METHOD_NOT_ALLOWED for a known path with another method.
+func routingError(ctx context.Context, mux *runtime.ServeMux, m runtime.Marshaler, w http.ResponseWriter, r *http.Request, httpStatus int) {
+	code, reason, msg := codes.NotFound, "NOT_FOUND", "no such API path: "+r.URL.Path
+	if httpStatus == http.StatusMethodNotAllowed {
+		code, reason, msg = codes.Unimplemented, "METHOD_NOT_ALLOWED", r.Method+" is not allowed on "+r.URL.Path
+	}
+	st, _ := status.FromError(statusWith(code, reason, msg, "", nil))
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(httpStatus)
+	b, _ := m.Marshal(st.Proto())
+	_, _ = w.Write(b)
+}
+
 // HTTPHandler serves the REST API (grpc-gateway over conn, a client
 // connection to this server's gRPC listener, so every REST call goes
 // through the same interceptors), /openapi.json, /healthz and /metrics.
 func (s *Server) HTTPHandler(ctx context.Context, conn *grpc.ClientConn) (http.Handler, error) {
 	gw := runtime.NewServeMux(runtime.WithMarshalerOption(runtime.MIMEWildcard, jsonMarshaler),
 		// A POST is never served as a GET (the fallback grpc-gateway does for form bodies).
-		runtime.WithDisablePathLengthFallback())
+		runtime.WithDisablePathLengthFallback(),
+		runtime.WithRoutingErrorHandler(routingError))
 	for _, register := range []func(context.Context, *runtime.ServeMux, *grpc.ClientConn) error{
 		tagqv1.RegisterQueueServiceHandler, tagqv1.RegisterMessageServiceHandler, tagqv1.RegisterRedriveServiceHandler,
 	} {

@@ -312,6 +312,14 @@ func TestE2E_S14_BadInputIsRefusedAndNothingIsWritten(t *testing.T) {
 		require.Equal(t, "entries[1].id", f)
 		code, body = d.rest("POST", "/v1/queues/q/messages", `{"body": "aGk=", "nonsense": 1}`)
 		require.Equal(t, 400, code, "unknown JSON fields are refused: %v", body)
+		code, body = d.rest("GET", "/v1/nowhere", "")
+		require.Equal(t, 404, code)
+		r, _ = reason(body)
+		require.Equal(t, "NOT_FOUND", r)
+		code, body = d.rest("PUT", "/v1/queues/q", "")
+		require.Equal(t, 405, code)
+		r, _ = reason(body)
+		require.Equal(t, "METHOD_NOT_ALLOWED", r)
 
 		// gRPC
 		_, err = d.m.SendMessage(ctx, &tagqv1.SendMessageRequest{Queue: "q", Body: []byte(big)})
