@@ -6,16 +6,21 @@
 -- Errors: QUEUE_NOT_FOUND, TAG_NOT_FOUND.
 local tag = ARGV[1]
 if redis.call('EXISTS', KEYS[3]) == 0 then return notfound(KEYS[1]) end
-local res, gone = {}, {}
-for i = 2, #ARGV do
-  if redis.call('HDEL', KEYS[5], ARGV[i]) == 1 then
-    gone[#gone + 1] = ARGV[i]
-    res[i - 1] = 1
+local ids = {}
+for i = 2, #ARGV do ids[#ids + 1] = ARGV[i] end
+local held = redis.call('HMGET', KEYS[5], unpack(ids))
+local res, gone, seen = {}, {}, {}
+for i, id in ipairs(ids) do
+  if held[i] and not seen[id] then
+    seen[id] = true
+    gone[#gone + 1] = id
+    res[i] = 1
   else
-    res[i - 1] = 0
+    res[i] = 0
   end
 end
 if #gone > 0 then
+  redis.call('HDEL', KEYS[5], unpack(gone))
   redis.call('ZREM', KEYS[4], unpack(gone))
   redis.call('ZREM', KEYS[6], unpack(gone))
   redis.call('XACK', KEYS[2], tag, unpack(gone))

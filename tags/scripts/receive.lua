@@ -26,11 +26,30 @@ local newhint = hint
 local out = {}
 local dead = 0
 
+-- Deliveries are written in one ZADD/HSET per batch (each redis.call
+-- costs more than the work it does); flush before v is read again.
+local zv, hrc, zx = {}, {}, {}
 local function deliver(id, fields, cnt, first)
-  redis.call('ZADD', KEYS[4], deadline, id)
-  redis.call('HSET', KEYS[6], id, cnt .. '|' .. first)
-  if maxrc > 0 and cnt >= maxrc then redis.call('ZADD', KEYS[8], deadline, id) end
+  zv[#zv + 1] = deadline
+  zv[#zv + 1] = id
+  hrc[#hrc + 1] = id
+  hrc[#hrc + 1] = cnt .. '|' .. first
+  if maxrc > 0 and cnt >= maxrc then
+    zx[#zx + 1] = deadline
+    zx[#zx + 1] = id
+  end
   out[#out + 1] = {id, fields, cnt, first}
+end
+local function flush()
+  if #zv > 0 then
+    redis.call('ZADD', KEYS[4], unpack(zv))
+    redis.call('HSET', KEYS[6], unpack(hrc))
+    zv, hrc = {}, {}
+  end
+  if #zx > 0 then
+    redis.call('ZADD', KEYS[8], unpack(zx))
+    zx = {}
+  end
 end
 
 -- Body of an entry this tag holds in its PEL, or nil when it was trimmed.
@@ -64,6 +83,7 @@ if hint <= now then
         redis.call('HDEL', KEYS[6], id)
       end
     end
+    flush()
     if #due < want then
       exhausted = true
       break
@@ -81,6 +101,7 @@ if hint <= now then
   else
     exhausted = false
   end
+  flush()
   if exhausted then
     newhint = INF
     local a = redis.call('ZRANGE', KEYS[4], 0, 0, 'WITHSCORES')
@@ -120,6 +141,7 @@ while #out < max do
   end
 end
 
+flush()
 if #out > 0 and deadline < newhint then newhint = deadline end
 if con > 0 then redis.call('HINCRBY', KEYS[3], 'con', con) end
 if #out > 0 then redis.call('HINCRBY', KEYS[3], 'rcv', #out) end
