@@ -2,6 +2,8 @@ package tags
 
 import (
 	"context"
+	"errors"
+	"strings"
 	"time"
 )
 
@@ -33,16 +35,33 @@ func (s *Store) Receive(ctx context.Context, queue, tag string, opt ReceiveOptio
 	if e := checkRange("visibility_seconds", opt.VisibilitySeconds, 0, MaxVisibilitySeconds); e != nil {
 		return nil, e
 	}
-	tag, err := s.resolveTag(ctx, queue, tag)
-	if err != nil {
-		return nil, err
+	// The default tag's name is cached; the receive script checks it.
+	expect := ""
+	if tag == "" {
+		if v, ok := s.dtags.Load(queue); ok {
+			tag = v.(string)
+		} else {
+			dtag, err := s.resolveTag(ctx, queue, "")
+			if err != nil {
+				return nil, err
+			}
+			s.dtags.Store(queue, dtag)
+			tag = dtag
+		}
+		expect = tag
 	}
 	visMs := int64(-1)
 	if opt.VisibilitySeconds != nil {
 		visMs = int64(*opt.VisibilitySeconds) * 1000
 	}
 	start := time.Now()
-	r, err := s.receiveOnce(ctx, queue, tag, opt.MaxMessages, visMs)
+	r, err := s.receiveOnce(ctx, queue, tag, expect, opt.MaxMessages, visMs)
+	if errors.Is(err, errDefaultTagChanged) || ReasonOf(err) == ReasonQueueNotFound || ReasonOf(err) == ReasonTagNotFound {
+		s.dtags.Delete(queue) // re-created, or its default tag deleted
+		if expect != "" && errors.Is(err, errDefaultTagChanged) {
+			return s.Receive(ctx, queue, "", opt)
+		}
+	}
 	if err != nil || len(r.msgs) > 0 {
 		return r.msgs, err
 	}
@@ -59,10 +78,20 @@ func (s *Store) Receive(ctx context.Context, queue, tag string, opt ReceiveOptio
 	if err != nil {
 		return nil, err
 	}
-	defer s.waiters.unregister(w)
+	defer func() {
+		if w != nil {
+			s.waiters.unregister(w)
+		}
+	}()
 	for {
 		// Registered before this attempt: whatever arrives after it wakes us.
-		r, err = s.receiveOnce(ctx, queue, tag, opt.MaxMessages, visMs)
+		r, err = s.receiveOnce(ctx, queue, tag, expect, opt.MaxMessages, visMs)
+		if errors.Is(err, errDefaultTagChanged) {
+			s.dtags.Delete(queue)
+			s.waiters.unregister(w)
+			w = nil
+			return s.Receive(ctx, queue, "", opt)
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -123,13 +152,19 @@ type receiveResult struct {
 	dead      int // dead-lettered by this call: their outbox entries await the relay
 }
 
-func (s *Store) receiveOnce(ctx context.Context, queue, tag string, max int, visMs int64) (receiveResult, error) {
+// errDefaultTagChanged: the cached default tag name is out of date.
+var errDefaultTagChanged = errors.New("DEFAULT_TAG_CHANGED")
+
+func (s *Store) receiveOnce(ctx context.Context, queue, tag, expectDefault string, max int, visMs int64) (receiveResult, error) {
 	k := s.qkeys(queue)
 	tk := k.tag(tag)
 	res, err := scriptReceive.Run(ctx, s.rdb,
 		[]string{k.meta, k.stream, tk.state, tk.visible, tk.parked, tk.counts, k.wake, tk.last, k.outbox},
-		tag, max, visMs, scanLimit, queue).Slice()
+		tag, max, visMs, scanLimit, queue, expectDefault).Slice()
 	if err != nil {
+		if strings.Contains(err.Error(), "DEFAULT_TAG_CHANGED") {
+			return receiveResult{}, errDefaultTagChanged
+		}
 		return receiveResult{}, mapErr(err, queue, tag)
 	}
 	if len(res) != 6 {

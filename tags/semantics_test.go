@@ -413,3 +413,21 @@ func TestPeek(t *testing.T) {
 		require.Equal(t, ids[2], byID[0].ID)
 	})
 }
+
+// The default tag's name is cached per process; a queue re-created with
+// another default tag must not be read through the old name.
+func TestReceiveOnTheDefaultTagFollowsARecreatedQueue(t *testing.T) {
+	eachBackend(t, func(t *testing.T, b *bundle) {
+		b.queue("q")
+		b.send("q", "one")
+		require.Equal(t, []string{"one"}, bodies(b.receive("q", "", 1)))
+		require.NoError(t, b.s.DeleteQueue(b.ctx, "q", false))
+		b.queue("q", func(c *QueueConfig) { c.DefaultTagName = "main" })
+		b.tag("q", "default") // a tag with the old name, which must not be used
+		b.send("q", "two")
+		got := b.receive("q", "", 1)
+		require.Equal(t, []string{"two"}, bodies(got))
+		require.Equal(t, "main", got[0].Tag)
+		require.Equal(t, TagState{Available: 1}, b.state("q", "default"))
+	})
+}

@@ -39,7 +39,8 @@ type Store struct {
 	log      *slog.Logger
 	handles  *handleCodec
 	waiters  *hub
-	owner    string // this process, as the holder of move task leases
+	owner    string   // this process, as the holder of move task leases
+	dtags    sync.Map // queue -> default tag name (checked by the receive script)
 
 	janitorEvery time.Duration
 	stopOnce     sync.Once

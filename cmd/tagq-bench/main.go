@@ -63,7 +63,7 @@ func run(url string, dur time.Duration, only string, backlog, inflight, size int
 		return err
 	}
 	const prefix = "tagqbench"
-	d, err := tagqdtest.Start(bin, "--redis-url", url, "--key-prefix", prefix, "--log-level", "error")
+	d, err := tagqdtest.Start(bin, "--redis-url", url, "--key-prefix", prefix, "--log-level", "error", "--pprof")
 	if err != nil {
 		return err
 	}
@@ -77,6 +77,7 @@ func run(url string, dur time.Duration, only string, backlog, inflight, size int
 		rawKey: func(n string) string { return prefix + "-raw:{" + n + "}" }, maxAhead: 20_000}
 	defer cleanup(ctx, rdb, prefix+"-raw")
 
+	fmt.Fprintf(os.Stderr, "tagqd profiles: http://%s/debug/pprof/\n", d.HTTP)
 	ver, _ := rdb.Info(ctx, "server").Result()
 	fmt.Printf("# tagq-bench %s\n\n", time.Now().UTC().Format(time.RFC3339))
 	fmt.Printf("machine: %d CPUs (GOMAXPROCS %d), %s; Redis %s at %s; %d-byte bodies; %s per run\n\n",

@@ -22,6 +22,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"os"
 	"os/signal"
 	"strings"
@@ -44,6 +45,7 @@ type config struct {
 	keyPrefix              string
 	logLevel, logFormat    string
 	shutdownTimeout        time.Duration
+	pprof                  bool
 }
 
 func env(name, def string) string {
@@ -63,6 +65,7 @@ func parseFlags(args []string) (config, error) {
 	fs.StringVar(&c.keyPrefix, "key-prefix", env("TAGQ_KEY_PREFIX", "tagq"), "prefix of every Redis key (TAGQ_KEY_PREFIX)")
 	fs.StringVar(&c.logLevel, "log-level", env("TAGQ_LOG_LEVEL", "info"), "debug, info, warn or error (TAGQ_LOG_LEVEL)")
 	fs.StringVar(&c.logFormat, "log-format", env("TAGQ_LOG_FORMAT", "text"), "text or json (TAGQ_LOG_FORMAT)")
+	fs.BoolVar(&c.pprof, "pprof", env("TAGQ_PPROF", "") == "true", "serve Go profiles at /debug/pprof/ on the HTTP address (TAGQ_PPROF=true)")
 	timeout := env("TAGQ_SHUTDOWN_TIMEOUT", "25s")
 	fs.StringVar(&timeout, "shutdown-timeout", timeout, "how long a graceful shutdown may take (TAGQ_SHUTDOWN_TIMEOUT)")
 	if err := fs.Parse(args); err != nil {
@@ -210,6 +213,15 @@ func run(ctx context.Context, c config, log *slog.Logger) error {
 	handler, err := srv.HTTPHandler(ctx, conn)
 	if err != nil {
 		return fmt.Errorf("gateway: %w", err)
+	}
+	if c.pprof {
+		mux := http.NewServeMux()
+		mux.Handle("/", handler)
+		mux.HandleFunc("/debug/pprof/", pprof.Index)
+		mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+		mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+		handler = mux
+		log.Info("serving Go profiles at /debug/pprof/")
 	}
 	hsrv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second}
 

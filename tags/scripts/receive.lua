@@ -5,15 +5,18 @@
 -- again. Never blocks; the caller waits outside Lua.
 -- KEYS: 1 meta, 2 stream, 3 n, 4 v, 5 p, 6 rc, 7 wk, 8 x, 9 dlo
 -- ARGV: 1 tag, 2 max, 3 visibility ms override (-1 none), 4 max stream
---       entries to scan (bounds the work of a filtered tag), 5 queue name
+--       entries to scan (bounds the work of a filtered tag), 5 queue name,
+--       6 '' or the queue's default tag name as the caller believes it
+--       (checked: the caller caches it)
 -- Returns: {now ms, hint ms, more (1 = scan limit hit, call again),
 --           the queue's receive_wait_seconds, dead-lettered count,
 --           {{id, fields, receive count, first receive ms}...}}
--- Errors: QUEUE_NOT_FOUND, TAG_NOT_FOUND.
+-- Errors: QUEUE_NOT_FOUND, TAG_NOT_FOUND, DEFAULT_TAG_CHANGED.
 local tag, max = ARGV[1], tonumber(ARGV[2])
 local st = redis.call('HMGET', KEYS[3], 'ct', 'vis', 'flt', 'h')
 if not st[1] then return notfound(KEYS[1]) end
-local qm = redis.call('HMGET', KEYS[1], 'vis', 'wait', 'rpq', 'rpm')
+local qm = redis.call('HMGET', KEYS[1], 'vis', 'wait', 'rpq', 'rpm', 'dtag')
+if ARGV[6] ~= '' and qm[5] ~= ARGV[6] then return redis.error_reply('DEFAULT_TAG_CHANGED') end
 local maxrc = tonumber(qm[4]) or 0
 local k = {s = KEYS[2], n = KEYS[3], v = KEYS[4], rc = KEYS[6], x = KEYS[8], dlo = KEYS[9]}
 local vis = tonumber(ARGV[3])
