@@ -9,6 +9,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 )
 
 // Move task states.
@@ -309,19 +311,24 @@ func (s *Store) finishMove(ctx context.Context, t *MoveTask, state, note string)
 		t.DeadLetterQueue)
 }
 
-// MoveWork lists the DLQs that have a running move task.
+// MoveWork lists the DLQs that have a running move task (one pipelined
+// round trip for all queues).
 func (s *Store) MoveWork(ctx context.Context) ([]string, error) {
 	names, err := s.rdb.ZRange(ctx, s.indexKey(), 0, -1).Result()
 	if err != nil {
 		return nil, unavailable(err)
 	}
+	pipe := s.rdb.Pipeline()
+	tasks := make([]*redis.StringSliceCmd, len(names))
+	for i, n := range names {
+		tasks[i] = pipe.HVals(ctx, s.qkeys(n).moves)
+	}
+	if _, err := pipe.Exec(ctx); err != nil && !isNil(err) {
+		return nil, mapErr(err, "", "")
+	}
 	var out []string
-	for _, n := range names {
-		all, err := s.rdb.HVals(ctx, s.qkeys(n).moves).Result()
-		if err != nil {
-			return nil, mapErr(err, n, "")
-		}
-		for _, raw := range all {
+	for i, n := range names {
+		for _, raw := range tasks[i].Val() {
 			if strings.Contains(raw, `"state":"RUNNING"`) {
 				out = append(out, n)
 				break
