@@ -1,76 +1,154 @@
 /**
- * TypeScript client of tagq, over gRPC (connect-node's gRPC transport).
+ * TypeScript client of tagq, a gRPC-first message queue.
  *
- *   const c = new TagqClient("http://127.0.0.1:9090");
- *   await c.createQueue("orders");
- *   await c.send("orders", "order 1", { attributes: { region: "eu" } });
- *   for (const m of await c.receive("orders", { tag: "billing", maxMessages: 10 })) {
- *     await c.delete("orders", m.receiptHandle);
- *   }
+ * A thin layer over the generated tagq.v1 services, talking gRPC (HTTP/2)
+ * through `@connectrpc/connect-node`'s gRPC transport:
  *
- * Server errors are thrown as TagqError: gRPC code, ErrorInfo reason
- * (QUEUE_NOT_FOUND, RECEIPT_HANDLE_STALE, ...) and the request field at fault.
+ * ```ts
+ * const c = new TagqClient("http://127.0.0.1:9090");
+ * await c.createQueue("orders");
+ * await c.createTag("orders", "billing");
+ * await c.send("orders", "order 1", { attributes: { region: "eu" } });
+ * for (const m of await c.receive("orders", { tag: "billing", maxMessages: 10 })) {
+ *   await c.delete("orders", m.receiptHandle);
+ * }
+ * ```
+ *
+ * Every server error is thrown as a {@link TagqError}: the gRPC code, the
+ * `google.rpc.ErrorInfo` reason (QUEUE_NOT_FOUND, RECEIPT_HANDLE_STALE, ...)
+ * and the request field at fault.
+ *
+ * @module
  */
-import { create, fromBinary } from "@bufbuild/protobuf";
+import { create } from "@bufbuild/protobuf";
+import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { Code, ConnectError, createClient, type Client } from "@connectrpc/connect";
-import { createGrpcTransport } from "@connectrpc/connect-node";
+import { createGrpcTransport, Http2SessionManager, type GrpcTransportOptions } from "@connectrpc/connect-node";
 
-import { MessageAttributeSchema, MessageService, type Message, type MessageAttribute } from "./gen/tagq/v1/message_pb.js";
-import { QueueService, QueueSchema, TagFilter_Operator, TagSchema, type Queue, type Tag } from "./gen/tagq/v1/queue_pb.js";
-import { RedriveService, type MessageMoveTask } from "./gen/tagq/v1/redrive_pb.js";
-import { ErrorInfoSchema } from "./gen/tagqclient/rpc_pb.js";
+import { ErrorInfoSchema, type ErrorInfo } from "./gen/google/rpc/error_details_pb.js";
+import {
+  MessageAttributeSchema,
+  MessageService,
+  type BatchResultError,
+  type DeadLetter,
+  type Message,
+  type MessageAttribute,
+} from "./gen/tagq/v1/message_pb.js";
+import {
+  QueueSchema,
+  QueueService,
+  TagFilter_Operator,
+  TagSchema,
+  type Queue,
+  type QueueState,
+  type RedrivePolicy,
+  type Tag,
+  type TagFilter,
+  type TagState,
+} from "./gen/tagq/v1/queue_pb.js";
+import { MessageMoveTask_State, RedriveService, type MessageMoveTask } from "./gen/tagq/v1/redrive_pb.js";
 
-export type { Message, Queue, Tag, MessageMoveTask };
-export { Code };
+export { Code, MessageMoveTask_State, MessageService, QueueService, RedriveService, TagFilter_Operator };
+export type {
+  BatchResultError,
+  DeadLetter,
+  ErrorInfo,
+  Message,
+  MessageAttribute,
+  MessageMoveTask,
+  Queue,
+  QueueState,
+  RedrivePolicy,
+  Tag,
+  TagFilter,
+  TagState,
+};
 
-/** An error tagqd returned. */
+/** The ErrorInfo domain of tagq's errors. */
+export const ERROR_DOMAIN = "tagq";
+
+/**
+ * An error tagqd returned (or a transport failure, with an empty reason).
+ *
+ * ```ts
+ * try { await c.createQueue("has space"); }
+ * catch (e) { if (e instanceof TagqError && e.reason === "INVALID_NAME") console.log(e.field); }
+ * ```
+ */
 export class TagqError extends Error {
-  constructor(
-    readonly code: Code,
-    message: string,
-    /** ErrorInfo reason, e.g. QUEUE_NOT_FOUND. */
-    readonly reason: string,
-    /** The request field at fault, e.g. queue.name. */
-    readonly field: string,
-    readonly metadata: Record<string, string>,
-  ) {
-    super(message);
-    this.name = "TagqError";
-  }
-}
+  /** The gRPC status code, e.g. Code.NotFound. */
+  readonly code: Code;
+  /** The ErrorInfo reason, e.g. QUEUE_NOT_FOUND; "" when the error had none. */
+  readonly reason: string;
+  /** The request field at fault (ErrorInfo metadata "field"), e.g. queue.name; "" when none. */
+  readonly field: string;
+  /** The ErrorInfo domain: "tagq" for tagq's own errors. */
+  readonly domain: string;
+  /** Every ErrorInfo metadata entry. */
+  readonly metadata: Readonly<Record<string, string>>;
 
-function wrap(err: unknown): unknown {
-  if (!(err instanceof Error)) return err;
-  const ce = ConnectError.from(err);
-  let reason = "";
-  let metadata: Record<string, string> = {};
-  for (const d of ce.details) {
-    // Incoming details are raw: the type name and the encoded message.
-    if ("type" in d && d.type === "google.rpc.ErrorInfo") {
-      const info = fromBinary(ErrorInfoSchema, d.value);
-      reason = info.reason;
-      metadata = { ...info.metadata };
-    }
+  constructor(init: {
+    code: Code;
+    message: string;
+    reason?: string;
+    field?: string;
+    domain?: string;
+    metadata?: Record<string, string>;
+    cause?: unknown;
+  }) {
+    super(init.message, { cause: init.cause });
+    this.name = "TagqError";
+    this.code = init.code;
+    this.reason = init.reason ?? "";
+    this.domain = init.domain ?? "";
+    this.metadata = { ...init.metadata };
+    this.field = init.field ?? this.metadata["field"] ?? "";
   }
-  return new TagqError(ce.code, ce.rawMessage, reason, metadata["field"] ?? "", metadata);
+
+  /** The code's name, e.g. "InvalidArgument". */
+  get codeName(): string {
+    return Code[this.code] ?? String(this.code);
+  }
+
+  /**
+   * Converts anything a call threw into a TagqError, reading the
+   * google.rpc.ErrorInfo detail of a gRPC status (tagq's domain first).
+   */
+  static from(err: unknown): TagqError {
+    if (err instanceof TagqError) return err;
+    const ce = ConnectError.from(err);
+    const infos = ce.findDetails(ErrorInfoSchema);
+    const info = infos.find((i) => i.domain === ERROR_DOMAIN) ?? infos[0];
+    return new TagqError({
+      code: ce.code,
+      message: ce.rawMessage,
+      reason: info?.reason,
+      domain: info?.domain,
+      metadata: info?.metadata,
+      cause: err,
+    });
+  }
 }
 
 async function call<T>(p: Promise<T>): Promise<T> {
   try {
     return await p;
   } catch (e) {
-    throw wrap(e);
+    throw TagqError.from(e);
   }
 }
 
-type Body = Uint8Array | string;
-type Attrs = Record<string, string | Uint8Array>;
+/** A message body: bytes, or a string sent as UTF-8. */
+export type Body = Uint8Array | string;
 
-function body(b: Body): Uint8Array {
+/** Message attributes: a string value, or binary. */
+export type Attributes = Record<string, string | Uint8Array>;
+
+function toBytes(b: Body): Uint8Array {
   return typeof b === "string" ? new TextEncoder().encode(b) : b;
 }
 
-function attrs(a?: Attrs): Record<string, MessageAttribute> {
+function toAttributes(a: Attributes | undefined): Record<string, MessageAttribute> {
   const out: Record<string, MessageAttribute> = {};
   for (const [k, v] of Object.entries(a ?? {})) {
     out[k] = create(MessageAttributeSchema, {
@@ -80,91 +158,275 @@ function attrs(a?: Attrs): Record<string, MessageAttribute> {
   return out;
 }
 
-/** A message's attributes as plain values. */
-export function attributesOf(m: Message): Attrs {
-  const out: Attrs = {};
+/** A message's attributes as plain values (string, or Uint8Array for binary ones). */
+export function attributesOf(m: Message): Attributes {
+  const out: Attributes = {};
   for (const [k, v] of Object.entries(m.attributes)) {
     if (v.value.case !== undefined) out[k] = v.value.value;
   }
   return out;
 }
 
-export interface QueueOptions {
-  visibilityTimeoutSeconds?: number;
+/** A message's body decoded as UTF-8. */
+export function textOf(m: Message): string {
+  return new TextDecoder().decode(m.body);
+}
+
+/** Drops the keys whose value is undefined (so proto3 optional fields stay unset). */
+function defined<T extends object>(o: T): Partial<T> {
+  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;
+}
+
+/** Attributes of a new queue; unset ones take the server's defaults (see queue.proto). */
+export interface QueueAttributes {
+  /** Default delay of a sent message, 0-900 s (default 0). */
   delaySeconds?: number;
-  messageRetentionSeconds?: number;
+  /** Default visibility timeout of a received message, 0-43200 s (default 30). */
+  visibilityTimeoutSeconds?: number;
+  /** Default long-poll wait of a receive, 0-20 s (default 0). */
   receiveWaitSeconds?: number;
+  /** Retention after a message becomes visible, 60-1209600 s (default 4 days). */
+  messageRetentionSeconds?: number;
+  /** Largest message (body plus attribute names and values), 1024-1048576 bytes. */
   maxMessageBytes?: number;
+  /** Send messages a tag received maxReceiveCount times to this dead-letter queue. */
+  redrivePolicy?: { deadLetterQueue: string; maxReceiveCount: number };
+  /** This queue is a dead-letter queue. Fixed at creation. */
   deadLetterQueue?: boolean;
-  /** Dead-letter queue for messages a tag received maxReceiveCount times. */
-  redriveTo?: string;
-  maxReceiveCount?: number;
+  /** Messages with the same topic are delivered in order. Fixed at creation. */
+  topicQueue?: boolean;
+  /** Keep messages for the whole retention even once every tag deleted them. */
+  retainAckedMessages?: boolean;
+  /** Free-form labels. */
+  userAttributes?: Record<string, string>;
+  /** Name of the tag created with the queue (default "default"). */
   defaultTagName?: string;
 }
 
-export interface TagOptions {
-  /** Read every retained message (default: messages sent from now on). */
-  fromOldest?: boolean;
-  /** Attribute name -> required string value (null: the attribute is present). */
-  filter?: Record<string, string | null>;
-  anyOf?: boolean;
-  visibilityTimeoutSeconds?: number;
+/** The attributes {@link TagqClient.updateQueue} can change; `redrivePolicy: null` removes the policy. */
+export type QueueUpdate = Partial<
+  Pick<
+    QueueAttributes,
+    | "delaySeconds"
+    | "visibilityTimeoutSeconds"
+    | "receiveWaitSeconds"
+    | "messageRetentionSeconds"
+    | "maxMessageBytes"
+    | "retainAckedMessages"
+    | "userAttributes"
+  >
+> & { redrivePolicy?: QueueAttributes["redrivePolicy"] | null };
+
+function queueMessage(name: string, a: QueueAttributes | QueueUpdate): Queue {
+  return create(QueueSchema, {
+    name,
+    ...defined({ ...a, redrivePolicy: a.redrivePolicy ?? undefined }),
+  });
 }
 
+/** Options of a new tag. */
+export interface TagOptions {
+  /**
+   * First message the tag reads, by send time. Unset: messages sent from now
+   * on; "oldest" (or the Unix epoch): the oldest retained message.
+   */
+  startTime?: Date | "oldest";
+  /**
+   * Deliver only messages whose attributes match: name -> required string
+   * value, or null for "has the attribute". 1-10 conditions.
+   */
+  filter?: Record<string, string | null>;
+  /** With filter: any condition suffices (default: all must hold). */
+  matchAny?: boolean;
+  /** Visibility timeout for this tag, 0-43200 s; unset: the queue's. */
+  visibilityTimeoutSeconds?: number;
+  /** Free-form labels. */
+  userAttributes?: Record<string, string>;
+}
+
+/** Options of {@link TagqClient.send}. */
+export interface SendOptions {
+  /** Up to 32 attributes; names of [A-Za-z0-9_.-], not starting with "DLQ.". */
+  attributes?: Attributes;
+  /** 0-900 s; unset: the queue's delay. */
+  delaySeconds?: number;
+}
+
+/** One entry of {@link TagqClient.sendBatch}: a body, or a body with options. */
+export type BatchEntry = Body | ({ body: Body } & SendOptions);
+
+/** A batch entry the server refused. */
+export interface BatchEntryError {
+  /** Index of the entry in the array given. */
+  index: number;
+  /** ErrorInfo-style reason, e.g. RESERVED_ATTRIBUTE. */
+  reason: string;
+  /** The request field at fault, e.g. entries[1].attributes. */
+  field: string;
+  message: string;
+}
+
+/** The outcome of {@link TagqClient.sendBatch}. */
+export interface SendBatchResult {
+  /** Per entry, in order: the new message id, or undefined if it was refused. */
+  messageIds: (string | undefined)[];
+  /** The refused entries (the others were stored, in one atomic step). */
+  failed: BatchEntryError[];
+}
+
+/** Options of {@link TagqClient.receive}. */
 export interface ReceiveOptions {
+  /** The tag to receive for; unset or "": the queue's default tag. */
   tag?: string;
+  /** 1-100; unset: 1. */
   maxMessages?: number;
+  /** Long-poll wait for the first message, 0-20 s; unset: the queue's receive_wait_seconds. */
   waitSeconds?: number;
+  /** How long the messages stay hidden from this tag, 0-43200 s; unset: the tag's or queue's. */
   visibilitySeconds?: number;
+  /** Aborts the call (it then throws a TagqError with Code.Canceled). */
   signal?: AbortSignal;
 }
 
-/** A connection to a tagqd. */
-export class TagqClient {
-  readonly queues: Client<typeof QueueService>;
-  readonly messages: Client<typeof MessageService>;
-  readonly redrive: Client<typeof RedriveService>;
+/** Options of {@link TagqClient.iterate}. */
+export interface IterateOptions {
+  /** Long-poll wait of each receive, 0-20 s (default 20). */
+  waitSeconds?: number;
+  /** Messages per receive, 1-100 (default 10). */
+  maxMessages?: number;
+  /** Visibility timeout of the received messages; unset: the tag's or queue's. */
+  visibilitySeconds?: number;
+  /** Ends the iteration (without an error) when aborted. */
+  signal?: AbortSignal;
+}
 
-  constructor(baseUrl = "http://127.0.0.1:9090") {
-    const transport = createGrpcTransport({ baseUrl });
+/** Options of {@link TagqClient.peek}. */
+export interface PeekOptions {
+  /** Peek these messages (1-100) instead of the next ones available to the tag. */
+  messageIds?: string[];
+  /** Without messageIds: the tag whose next messages to peek; unset: the default tag. */
+  tag?: string;
+  /** Without messageIds: 1-100; unset: 1. */
+  maxMessages?: number;
+}
+
+/** Options of {@link TagqClient.startMessageMove}. */
+export interface MessageMoveOptions {
+  /** Only dead letters of this source queue. */
+  sourceQueue?: string;
+  /** Only dead letters of this source tag. */
+  sourceTag?: string;
+  /** 1-10000; unset: 500. */
+  maxMessagesPerSecond?: number;
+}
+
+/** Options of the client: connect-node's gRPC transport options, less baseUrl. */
+export type TagqClientOptions = Omit<GrpcTransportOptions, "baseUrl">;
+
+/**
+ * A connection to a tagqd's gRPC port. Calls share one HTTP/2 connection,
+ * opened on first use; an idle connection does not keep Node running.
+ */
+export class TagqClient {
+  /** The generated QueueService client, for what the methods here do not cover. */
+  readonly queues: Client<typeof QueueService>;
+  /** The generated MessageService client. */
+  readonly messages: Client<typeof MessageService>;
+  /** The generated RedriveService client. */
+  readonly redrive: Client<typeof RedriveService>;
+  private readonly sessionManager: Http2SessionManager | undefined;
+
+  /**
+   * @param baseUrl tagqd's gRPC address, e.g. "http://127.0.0.1:9090"
+   *   (https:// for TLS).
+   * @param options connect-node gRPC transport options: interceptors,
+   *   nodeOptions (TLS), pingIntervalMs, defaultTimeoutMs, ...
+   */
+  constructor(baseUrl = "http://127.0.0.1:9090", options: TagqClientOptions = {}) {
+    if (!options.sessionManager) {
+      this.sessionManager = new Http2SessionManager(
+        baseUrl,
+        {
+          pingIntervalMs: options.pingIntervalMs,
+          pingIdleConnection: options.pingIdleConnection,
+          pingTimeoutMs: options.pingTimeoutMs,
+          idleConnectionTimeoutMs: options.idleConnectionTimeoutMs,
+        },
+        options.nodeOptions,
+      );
+    }
+    const transport = createGrpcTransport({ ...options, baseUrl, sessionManager: options.sessionManager ?? this.sessionManager });
     this.queues = createClient(QueueService, transport);
     this.messages = createClient(MessageService, transport);
     this.redrive = createClient(RedriveService, transport);
   }
 
-  /** Creates a queue (with its default tag). */
-  async createQueue(name: string, o: QueueOptions = {}): Promise<Queue> {
-    const q = create(QueueSchema, {
-      name,
-      visibilityTimeoutSeconds: o.visibilityTimeoutSeconds,
-      delaySeconds: o.delaySeconds,
-      messageRetentionSeconds: o.messageRetentionSeconds,
-      receiveWaitSeconds: o.receiveWaitSeconds,
-      maxMessageBytes: o.maxMessageBytes,
-      deadLetterQueue: o.deadLetterQueue ?? false,
-      defaultTagName: o.defaultTagName ?? "",
-      redrivePolicy: o.redriveTo ? { deadLetterQueue: o.redriveTo, maxReceiveCount: o.maxReceiveCount ?? 5 } : undefined,
-    });
-    return (await call(this.queues.createQueue({ queue: q }))).queue!;
+  /**
+   * Closes the HTTP/2 connection (calls in progress fail). A later call
+   * opens a new one. Not needed to let Node exit.
+   */
+  close(): void {
+    this.sessionManager?.abort();
   }
 
+  // Queues and tags.
+
+  /** Creates a queue and its default tag. Errors: INVALID_NAME, QUEUE_ALREADY_EXISTS, ... */
+  async createQueue(name: string, attrs: QueueAttributes = {}): Promise<Queue> {
+    return (await call(this.queues.createQueue({ queue: queueMessage(name, attrs) }))).queue!;
+  }
+
+  /** Returns a queue's attributes and state. Errors: QUEUE_NOT_FOUND. */
   async getQueue(name: string): Promise<Queue> {
     return (await call(this.queues.getQueue({ name }))).queue!;
   }
 
+  /** Lists every queue (optionally only those whose name starts with prefix), in name order. */
+  async listQueues(opts: { prefix?: string } = {}): Promise<Queue[]> {
+    const out: Queue[] = [];
+    let pageToken = "";
+    do {
+      const r = await call(this.queues.listQueues({ prefix: opts.prefix ?? "", pageSize: 1000, pageToken }));
+      out.push(...r.queues);
+      pageToken = r.nextPageToken;
+    } while (pageToken);
+    return out;
+  }
+
+  /** Changes the attributes given (only those); `redrivePolicy: null` removes the policy. */
+  async updateQueue(name: string, update: QueueUpdate): Promise<Queue> {
+    const paths = Object.keys(update)
+      .filter((k) => (update as Record<string, unknown>)[k] !== undefined)
+      .map((k) => k.replace(/[A-Z]/g, (c) => "_" + c.toLowerCase()));
+    const r = await call(this.queues.updateQueue({ queue: queueMessage(name, update), updateMask: { paths } }));
+    return r.queue!;
+  }
+
+  /**
+   * Deletes a queue with its messages and tags. A dead-letter queue that
+   * other queues' redrive policies name needs `force` (it removes those
+   * policies); otherwise: DEAD_LETTER_QUEUE_IN_USE.
+   */
   async deleteQueue(name: string, opts: { force?: boolean } = {}): Promise<void> {
     await call(this.queues.deleteQueue({ name, force: opts.force ?? false }));
   }
 
-  /** Adds a tag: an independent reader of the queue. */
-  async createTag(queue: string, name: string, o: TagOptions = {}): Promise<Tag> {
-    const tag = create(TagSchema, { name, visibilityTimeoutSeconds: o.visibilityTimeoutSeconds });
-    if (o.fromOldest) tag.startTime = { $typeName: "google.protobuf.Timestamp", seconds: 0n, nanos: 0 };
-    if (o.filter) {
+  /** Drops every message of a queue; returns how many. */
+  async purgeQueue(name: string): Promise<bigint> {
+    return (await call(this.queues.purgeQueue({ name }))).purgedMessages;
+  }
+
+  /** Adds a tag: an independent reader of the queue. Errors: TAG_ALREADY_EXISTS, TOO_MANY_TAGS, ... */
+  async createTag(queue: string, name: string, opts: TagOptions = {}): Promise<Tag> {
+    const tag = create(TagSchema, defined({ name, visibilityTimeoutSeconds: opts.visibilityTimeoutSeconds, userAttributes: opts.userAttributes }));
+    if (opts.startTime !== undefined) {
+      tag.startTime = timestampFromDate(opts.startTime === "oldest" ? new Date(0) : opts.startTime);
+    }
+    if (opts.filter) {
       tag.filter = {
         $typeName: "tagq.v1.TagFilter",
-        operator: o.anyOf ? TagFilter_Operator.OR : TagFilter_Operator.AND,
-        conditions: Object.entries(o.filter).map(([n, v]) => ({
+        operator: opts.matchAny ? TagFilter_Operator.OR : TagFilter_Operator.AND,
+        conditions: Object.entries(opts.filter).map(([n, v]) => ({
           $typeName: "tagq.v1.AttributeCondition" as const,
           name: n,
           stringValue: v ?? undefined,
@@ -174,79 +436,171 @@ export class TagqClient {
     return (await call(this.queues.createTag({ queue, tag }))).tag!;
   }
 
+  /** Returns a tag with its exact state counters. Errors: TAG_NOT_FOUND. */
   async getTag(queue: string, name: string): Promise<Tag> {
     return (await call(this.queues.getTag({ queue, name }))).tag!;
   }
 
-  /** Sends one message and returns its id. */
-  async send(queue: string, b: Body, o: { attributes?: Attrs; delaySeconds?: number } = {}): Promise<string> {
-    const r = await call(this.messages.sendMessage({ queue, body: body(b), attributes: attrs(o.attributes), delaySeconds: o.delaySeconds }));
+  /** Lists a queue's tags in name order. */
+  async listTags(queue: string): Promise<Tag[]> {
+    const out: Tag[] = [];
+    let pageToken = "";
+    do {
+      const r = await call(this.queues.listTags({ queue, pageSize: 1000, pageToken }));
+      out.push(...r.tags);
+      pageToken = r.nextPageToken;
+    } while (pageToken);
+    return out;
+  }
+
+  /** Removes a tag, its in-flight messages and its counters. */
+  async deleteTag(queue: string, name: string): Promise<void> {
+    await call(this.queues.deleteTag({ queue, name }));
+  }
+
+  // Messages.
+
+  /** Sends one message; returns its id. Errors: QUEUE_NOT_FOUND, MESSAGE_TOO_LARGE, INVALID_ATTRIBUTE, ... */
+  async send(queue: string, body: Body, opts: SendOptions = {}): Promise<string> {
+    const r = await call(
+      this.messages.sendMessage({ queue, body: toBytes(body), attributes: toAttributes(opts.attributes), ...defined({ delaySeconds: opts.delaySeconds }) }),
+    );
     return r.messageId;
   }
 
-  /** Sends up to 100 messages in one atomic step; throws if any is refused. */
-  async sendBatch(queue: string, bodies: Body[]): Promise<string[]> {
-    const r = await call(this.messages.sendMessageBatch({ queue, entries: bodies.map((b, i) => ({ id: String(i), body: body(b) })) }));
-    if (r.failed.length > 0) {
-      const f = r.failed[0];
-      throw new TagqError(Code.InvalidArgument, f.message, f.reason, f.field, {});
-    }
-    const ids: string[] = new Array(bodies.length).fill("");
-    for (const s of r.successful) ids[Number(s.id)] = s.messageId;
-    return ids;
-  }
-
-  /** Receives up to maxMessages for a tag ("" = the default tag), waiting up to waitSeconds. */
-  async receive(queue: string, o: ReceiveOptions = {}): Promise<Message[]> {
+  /**
+   * Sends 1-100 messages. The valid entries are stored in one atomic step;
+   * the refused ones are reported in `failed` (not thrown).
+   */
+  async sendBatch(queue: string, entries: BatchEntry[]): Promise<SendBatchResult> {
     const r = await call(
-      this.messages.receiveMessage(
-        { queue, tag: o.tag ?? "", maxMessages: o.maxMessages ?? 1, waitSeconds: o.waitSeconds, visibilitySeconds: o.visibilitySeconds },
-        { signal: o.signal },
-      ),
+      this.messages.sendMessageBatch({
+        queue,
+        entries: entries.map((e, i) => {
+          const o = typeof e === "string" || e instanceof Uint8Array ? { body: e } : e;
+          return { id: String(i), body: toBytes(o.body), attributes: toAttributes(o.attributes), ...defined({ delaySeconds: o.delaySeconds }) };
+        }),
+      }),
     );
-    return r.messages;
+    const messageIds: (string | undefined)[] = new Array(entries.length).fill(undefined);
+    for (const s of r.successful) messageIds[Number(s.id)] = s.messageId;
+    const failed = r.failed.map((f) => ({ index: Number(f.id), reason: f.reason, field: f.field, message: f.message }));
+    return { messageIds, failed };
   }
 
-  /** Acknowledges a message for the tag that received it. */
+  /**
+   * Receives up to maxMessages for a tag, waiting up to waitSeconds for the
+   * first. Each message has a new receiptHandle for delete, changeVisibility
+   * and dead. Returns [] when none came in time.
+   */
+  async receive(queue: string, opts: ReceiveOptions = {}): Promise<Message[]> {
+    const req = {
+      queue,
+      tag: opts.tag ?? "",
+      ...defined({ maxMessages: opts.maxMessages, waitSeconds: opts.waitSeconds, visibilitySeconds: opts.visibilitySeconds }),
+    };
+    return (await call(this.messages.receiveMessage(req, { signal: opts.signal }))).messages;
+  }
+
+  /**
+   * Acknowledges a message for the tag that received it. Deleting twice or
+   * with an older handle is not an error. Errors: INVALID_RECEIPT_HANDLE.
+   */
   async delete(queue: string, receiptHandle: string): Promise<void> {
     await call(this.messages.deleteMessage({ queue, receiptHandle }));
   }
 
-  /** Hides a message for seconds more; 0 gives it back at once (a nack). */
+  /**
+   * Hides an in-flight message for seconds from now; 0 makes it visible at
+   * once (a nack). Errors: RECEIPT_HANDLE_STALE once it was received again or deleted.
+   */
   async changeVisibility(queue: string, receiptHandle: string, seconds: number): Promise<void> {
     await call(this.messages.changeMessageVisibility({ queue, receiptHandle, visibilitySeconds: seconds }));
   }
 
-  /** Dead-letters a received message now (the queue needs a redrive policy). */
-  async dead(queue: string, receiptHandle: string, o: { reason?: string; description?: string } = {}): Promise<void> {
-    await call(this.messages.deadMessage({ queue, receiptHandle, reason: o.reason ?? "", description: o.description ?? "" }));
+  /**
+   * Dead-letters a received message now: an ACK for its tag that moves it to
+   * the queue's dead-letter queue with the reason (default
+   * CONSUMER_DEAD_LETTERED). Errors: NOT_A_SOURCE_QUEUE (no redrive
+   * policy), RECEIPT_HANDLE_STALE.
+   */
+  async dead(queue: string, receiptHandle: string, opts: { reason?: string; description?: string } = {}): Promise<void> {
+    await call(this.messages.deadMessage({ queue, receiptHandle, reason: opts.reason ?? "", description: opts.description ?? "" }));
   }
 
-  /** The next messages a tag would receive, without receiving them. */
-  async peek(queue: string, o: { tag?: string; maxMessages?: number } = {}): Promise<Message[]> {
-    return (await call(this.messages.peekMessage({ queue, tag: o.tag ?? "", maxMessages: o.maxMessages ?? 10 }))).messages;
+  /** Reads messages without receiving them: by id, or the next ones available to a tag. No receipt handles. */
+  async peek(queue: string, opts: PeekOptions = {}): Promise<Message[]> {
+    const req = { queue, messageIds: opts.messageIds ?? [], tag: opts.tag ?? "", ...defined({ maxMessages: opts.maxMessages }) };
+    return (await call(this.messages.peekMessage(req))).messages;
   }
 
-  /** Long-polls a tag and yields its messages until the signal aborts (the caller deletes them). */
-  async *iterate(queue: string, tag = "", o: { waitSeconds?: number; signal?: AbortSignal } = {}): AsyncGenerator<Message> {
-    while (!o.signal?.aborted) {
-      let msgs: Message[];
+  /**
+   * Long-polls a tag ("" = the default tag) and yields its messages one by
+   * one, until `signal` aborts (the iteration then just ends) or an error is
+   * thrown. The caller deletes (or nacks, or dead-letters) each message.
+   * Messages received but not yet yielded when the loop stops (a `break`, a
+   * throw, an abort) are made visible again at once.
+   *
+   * ```ts
+   * for await (const m of c.iterate("orders", "billing", { signal })) {
+   *   await handle(m);
+   *   await c.delete("orders", m.receiptHandle);
+   * }
+   * ```
+   */
+  async *iterate(queue: string, tag = "", opts: IterateOptions = {}): AsyncGenerator<Message, void, undefined> {
+    const { signal } = opts;
+    while (!signal?.aborted) {
+      let batch: Message[];
       try {
-        msgs = await this.receive(queue, { tag, maxMessages: 10, waitSeconds: o.waitSeconds ?? 20, signal: o.signal });
+        batch = await this.receive(queue, {
+          tag,
+          maxMessages: opts.maxMessages ?? 10,
+          waitSeconds: opts.waitSeconds ?? 20,
+          visibilitySeconds: opts.visibilitySeconds,
+          signal,
+        });
       } catch (e) {
-        if (o.signal?.aborted) return;
+        if (signal?.aborted) return;
         throw e;
       }
-      yield* msgs;
+      let next = 0;
+      try {
+        while (next < batch.length && !signal?.aborted) {
+          yield batch[next++];
+        }
+      } finally {
+        // Hand back what the caller never saw (best effort).
+        await Promise.allSettled(batch.slice(next).map((m) => this.changeVisibility(queue, m.receiptHandle, 0)));
+      }
     }
   }
 
-  async startMessageMove(deadLetterQueue: string, o: { sourceQueue?: string; sourceTag?: string; maxMessagesPerSecond?: number } = {}): Promise<MessageMoveTask> {
-    const r = await call(this.redrive.startMessageMove({ deadLetterQueue, sourceQueue: o.sourceQueue ?? "", sourceTag: o.sourceTag ?? "", maxMessagesPerSecond: o.maxMessagesPerSecond ?? 0 }));
+  // Redrive.
+
+  /**
+   * Starts moving a dead-letter queue's dead letters back to the tags they
+   * died in. Errors: NOT_A_DEAD_LETTER_QUEUE, MOVE_IN_PROGRESS.
+   */
+  async startMessageMove(deadLetterQueue: string, opts: MessageMoveOptions = {}): Promise<MessageMoveTask> {
+    const r = await call(
+      this.redrive.startMessageMove({
+        deadLetterQueue,
+        sourceQueue: opts.sourceQueue ?? "",
+        sourceTag: opts.sourceTag ?? "",
+        maxMessagesPerSecond: opts.maxMessagesPerSecond ?? 0,
+      }),
+    );
     return r.task!;
   }
 
+  /** Lists a dead-letter queue's recent move tasks, newest first. */
   async listMessageMoves(deadLetterQueue: string): Promise<MessageMoveTask[]> {
     return (await call(this.redrive.listMessageMoves({ deadLetterQueue }))).tasks;
+  }
+
+  /** Stops a running move task; messages moved stay moved. */
+  async cancelMessageMove(deadLetterQueue: string, taskId: string): Promise<MessageMoveTask> {
+    return (await call(this.redrive.cancelMessageMove({ deadLetterQueue, taskId }))).task!;
   }
 }

@@ -1,128 +1,343 @@
-// Tests of the TypeScript client against a real tagqd (built from this
-// repo, or TAGQD_BIN), on its embedded store.
-import { after, before, test } from "node:test";
+// Tests of the TypeScript client against a real tagqd on its embedded
+// in-memory store: built from this repo with `go build` (run in the repo
+// root), or the binary named by TAGQD_BIN.
 import assert from "node:assert/strict";
 import { execFileSync, spawn, type ChildProcess } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
+import { dirname, join, resolve } from "node:path";
 import { createInterface } from "node:readline";
+import { setTimeout as sleep } from "node:timers/promises";
+import { after, before, describe, test } from "node:test";
+import { fileURLToPath } from "node:url";
 
-import { TagqClient, TagqError, attributesOf } from "../src/index.js";
+import { Code, MessageMoveTask_State, TagqClient, TagqError, attributesOf, textOf, type Message } from "../src/index.js";
 
-const root = resolve(import.meta.dirname, "../../../..");
-let proc: ChildProcess;
-let grpc = "";
-let http = "";
-let dir = "";
+// dist/test/client.test.js -> the repository root.
+const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), "../../../..");
+
+let proc: ChildProcess | undefined;
+let tmp = "";
+let grpcAddr = "";
+let httpAddr = "";
+let c: TagqClient;
 
 before(async () => {
   let bin = process.env.TAGQD_BIN ?? "";
   if (!bin) {
-    dir = mkdtempSync(join(tmpdir(), "tagqd-ts-"));
-    bin = join(dir, "tagqd");
-    execFileSync("go", ["build", "-o", bin, "./cmd/tagqd"], { cwd: root, stdio: "inherit" });
+    tmp = mkdtempSync(join(tmpdir(), "tagqd-ts-"));
+    bin = join(tmp, "tagqd");
+    execFileSync("go", ["build", "-o", bin, "./cmd/tagqd"], { cwd: repoRoot, stdio: "inherit", timeout: 300_000 });
   }
-  proc = spawn(bin, ["--grpc-addr", "127.0.0.1:0", "--http-addr", "127.0.0.1:0", "--log-level", "warn"], {
-    stdio: ["ignore", "pipe", "inherit"],
+  const p = spawn(bin, ["--grpc-addr", "127.0.0.1:0", "--http-addr", "127.0.0.1:0"], { stdio: ["ignore", "pipe", "pipe"] });
+  proc = p;
+  let stderr = "";
+  p.stderr!.on("data", (d: Buffer) => (stderr = (stderr + d.toString()).slice(-4000)));
+  const ready = new Promise<string>((resolveReady, reject) => {
+    const lines = createInterface({ input: p.stdout! });
+    lines.on("line", (line) => {
+      if (line.startsWith("TAGQ_READY ")) resolveReady(line);
+    });
+    p.once("exit", (code) => reject(new Error(`tagqd exited (${code}) before it was ready:\n${stderr}`)));
+    setTimeout(() => reject(new Error(`tagqd not ready after 30 s:\n${stderr}`)), 30_000).unref();
   });
-  const lines = createInterface({ input: proc.stdout! });
-  for await (const line of lines) {
-    if (line.startsWith("TAGQ_READY ")) {
-      const f = Object.fromEntries(line.split(" ").slice(1).map((kv) => kv.split("=")));
-      grpc = f.grpc;
-      http = f.http;
-      break;
-    }
-  }
-  assert.ok(grpc, "tagqd did not start");
+  const fields = Object.fromEntries((await ready).split(" ").slice(1).map((kv) => kv.split("=") as [string, string]));
+  grpcAddr = fields["grpc"];
+  httpAddr = fields["http"];
+  assert.ok(grpcAddr && httpAddr, "TAGQ_READY without addresses");
+  c = new TagqClient(`http://${grpcAddr}`);
 });
 
 after(async () => {
-  const exited = new Promise<number | null>((r) => proc.once("exit", (code) => r(code)));
-  proc.kill("SIGTERM");
-  assert.equal(await exited, 0, "tagqd exited with an error");
-  if (dir) rmSync(dir, { recursive: true, force: true });
+  c?.close();
+  if (proc && proc.exitCode === null) {
+    const exited = new Promise<number | null>((r) => proc!.once("exit", (code) => r(code)));
+    proc.kill("SIGTERM");
+    assert.equal(await exited, 0, "tagqd did not exit cleanly on SIGTERM");
+  }
+  if (tmp) rmSync(tmp, { recursive: true, force: true });
 });
 
-const text = (b: Uint8Array) => new TextDecoder().decode(b);
+/** Asserts that p rejects with a TagqError of this reason (and field, code), and returns it. */
+async function rejectsWith(p: Promise<unknown>, reason: string, want: { field?: string; code?: Code } = {}): Promise<TagqError> {
+  try {
+    await p;
+  } catch (e) {
+    assert.ok(e instanceof TagqError, `not a TagqError: ${e}`);
+    assert.equal(e.reason, reason, e.message);
+    assert.equal(e.domain, "tagq");
+    if (want.field !== undefined) assert.equal(e.field, want.field);
+    if (want.code !== undefined) assert.equal(e.code, want.code, e.codeName);
+    return e;
+  }
+  assert.fail(`resolved; wanted ${reason}`);
+}
 
-test("two tags and a DLQ: send, receive on both, delete, dead-letter, read the dead letter", async () => {
-  const c = new TagqClient(`http://${grpc}`);
-  await c.createQueue("ts-dlq", { deadLetterQueue: true });
-  await c.createQueue("ts-orders", { redriveTo: "ts-dlq", maxReceiveCount: 3 });
-  await c.createTag("ts-orders", "billing");
-  await c.createTag("ts-orders", "shipping");
-  const ids = [
-    await c.send("ts-orders", "first"),
-    await c.send("ts-orders", new TextEncoder().encode("second")),
-    await c.send("ts-orders", "third", { attributes: { region: "eu", raw: new Uint8Array([0, 1]) } }),
-  ];
-  const billing = await c.receive("ts-orders", { tag: "billing", maxMessages: 10 });
-  const shipping = await c.receive("ts-orders", { tag: "shipping", maxMessages: 10 });
-  assert.deepEqual(billing.map((m) => m.messageId), ids);
-  assert.deepEqual(shipping.map((m) => text(m.body)), ["first", "second", "third"]);
-  assert.deepEqual(attributesOf(shipping[2]), { region: "eu", raw: new Uint8Array([0, 1]) });
-  assert.equal(billing[0].receiveCount, 1);
-  assert.equal(billing[0].tag, "billing");
+/** Receives until n messages came (or 10 s passed). */
+async function receiveN(queue: string, tag: string, n: number): Promise<Message[]> {
+  const got: Message[] = [];
+  const deadline = Date.now() + 10_000;
+  while (got.length < n && Date.now() < deadline) {
+    got.push(...(await c.receive(queue, { tag, maxMessages: n - got.length, waitSeconds: 1 })));
+  }
+  return got;
+}
 
-  for (const m of billing) await c.delete("ts-orders", m.receiptHandle);
-  await c.dead("ts-orders", shipping[2].receiptHandle, { reason: "BAD_ADDRESS", description: "no such street" });
+describe("two tags and a dead-letter queue", () => {
+  const q = "ts-orders";
+  const dlq = "ts-orders-dlq";
+  let ids: string[] = [];
+  let billing: Message[] = [];
+  let shipping: Message[] = [];
 
-  const dead = await c.peek("ts-dlq");
-  assert.equal(dead.length, 1);
-  const d = dead[0];
-  assert.equal(text(d.body), "third");
-  assert.equal(attributesOf(d)["DLQ.sourceQueue"], "ts-orders");
-  assert.equal(d.deadLetter?.sourceQueueName, "ts-orders");
-  assert.equal(d.deadLetter?.sourceTag, "shipping");
-  assert.equal(d.deadLetter?.reason, "BAD_ADDRESS");
-  assert.equal(d.deadLetter?.description, "no such street");
-  assert.equal(d.deadLetter?.originalMessageId, ids[2]);
-  assert.equal(d.deadLetter?.originalReceiveCount, 1);
-
-  const b = (await c.getTag("ts-orders", "billing")).state!;
-  const s = (await c.getTag("ts-orders", "shipping")).state!;
-  assert.equal(b.deletedTotal, 3n);
-  assert.equal(s.deadTotal, 1n);
-  assert.equal(s.inFlight, 2n);
-  assert.deepEqual((await c.getQueue("ts-dlq")).sourceQueues, ["ts-orders"]);
-});
-
-test("errors carry the ErrorInfo reason and field", async () => {
-  const c = new TagqClient(`http://${grpc}`);
-  await assert.rejects(c.createQueue("has space"), (e: unknown) => {
-    assert.ok(e instanceof TagqError);
-    assert.equal(e.reason, "INVALID_NAME");
-    assert.equal(e.field, "queue.name");
-    return true;
+  test("create the DLQ, the queue with its redrive policy, and two tags", async () => {
+    const d = await c.createQueue(dlq, { deadLetterQueue: true });
+    assert.equal(d.deadLetterQueue, true);
+    const created = await c.createQueue(q, { redrivePolicy: { deadLetterQueue: dlq, maxReceiveCount: 2 } });
+    assert.equal(created.redrivePolicy?.deadLetterQueue, dlq);
+    assert.equal(created.redrivePolicy?.maxReceiveCount, 2);
+    assert.equal((await c.createTag(q, "billing")).name, "billing");
+    assert.equal((await c.createTag(q, "shipping")).name, "shipping");
+    assert.deepEqual((await c.listTags(q)).map((t) => t.name), ["billing", "default", "shipping"]);
+    assert.deepEqual((await c.getQueue(dlq)).sourceQueues, [q]);
   });
-  await c.createQueue("ts-errors");
-  await assert.rejects(c.delete("ts-errors", "garbled"), (e: unknown) => e instanceof TagqError && e.reason === "INVALID_RECEIPT_HANDLE");
-  await assert.rejects(c.receive("nope"), (e: unknown) => e instanceof TagqError && e.reason === "QUEUE_NOT_FOUND");
+
+  test("send three messages, one with attributes", async () => {
+    ids = [
+      await c.send(q, "first"),
+      await c.send(q, new TextEncoder().encode("second")),
+      await c.send(q, "third", { attributes: { region: "eu", raw: new Uint8Array([0, 1, 255]) } }),
+    ];
+    assert.equal(new Set(ids).size, 3);
+  });
+
+  test("each tag receives all three, independently", async () => {
+    billing = await receiveN(q, "billing", 3);
+    shipping = await receiveN(q, "shipping", 3);
+    for (const got of [billing, shipping]) {
+      assert.deepEqual(got.map((m) => m.messageId), ids);
+      assert.deepEqual(got.map(textOf), ["first", "second", "third"]);
+      assert.deepEqual(attributesOf(got[2]), { region: "eu", raw: new Uint8Array([0, 1, 255]) });
+      assert.deepEqual(attributesOf(got[0]), {});
+      for (const m of got) assert.equal(m.receiveCount, 1);
+    }
+    assert.equal(billing[0].tag, "billing");
+    assert.equal(shipping[0].tag, "shipping");
+    assert.notEqual(billing[0].receiptHandle, shipping[0].receiptHandle);
+    assert.deepEqual(await c.receive(q, { tag: "billing" }), [], "billing has nothing left");
+  });
+
+  test("billing deletes; shipping dead-letters one with a reason", async () => {
+    for (const m of billing) await c.delete(q, m.receiptHandle);
+    await c.delete(q, billing[0].receiptHandle); // twice: not an error
+    await c.dead(q, shipping[2].receiptHandle, { reason: "BAD_ADDRESS", description: "no such street" });
+
+    const b = (await c.getTag(q, "billing")).state!;
+    const s = (await c.getTag(q, "shipping")).state!;
+    assert.equal(b.deletedTotal, 3n);
+    assert.equal(b.inFlight, 0n);
+    assert.equal(s.deadTotal, 1n);
+    assert.equal(s.inFlight, 2n);
+  });
+
+  test("the dead letter in the DLQ says where it came from and why", async () => {
+    const check = (d: Message) => {
+      assert.equal(textOf(d), "third");
+      assert.equal(d.deadLetter?.sourceQueueName, q);
+      assert.equal(d.deadLetter?.sourceTag, "shipping");
+      assert.equal(d.deadLetter?.reason, "BAD_ADDRESS");
+      assert.equal(d.deadLetter?.description, "no such street");
+      assert.equal(d.deadLetter?.originalMessageId, ids[2]);
+      assert.equal(d.deadLetter?.originalReceiveCount, 1);
+      assert.ok(d.deadLetter?.deadTimestamp, "deadTimestamp is set");
+      const attrs = attributesOf(d);
+      assert.equal(attrs["DLQ.sourceQueue"], q);
+      assert.equal(attrs["region"], "eu");
+    };
+    const peeked = await c.peek(dlq, { maxMessages: 10 });
+    assert.equal(peeked.length, 1);
+    check(peeked[0]);
+    assert.equal(peeked[0].receiptHandle, "", "peek hands out no receipt handle");
+
+    // Received and kept in flight: a message move below still covers it.
+    // (Not deleted: tagqd moves a deleted dead letter too until its janitor
+    // trims the DLQ's stream, about a second later.)
+    const [received] = await receiveN(dlq, "", 1);
+    check(received);
+    assert.ok(received.receiptHandle);
+  });
+
+  test("a message received maxReceiveCount (2) times is dead-lettered on the next receive", async () => {
+    const first = shipping[0];
+    await c.changeVisibility(q, first.receiptHandle, 0); // nack
+    const [again] = await receiveN(q, "shipping", 1);
+    assert.equal(again.messageId, first.messageId);
+    assert.equal(again.receiveCount, 2);
+    await rejectsWith(c.changeVisibility(q, first.receiptHandle, 0), "RECEIPT_HANDLE_STALE", { code: Code.FailedPrecondition });
+    await c.changeVisibility(q, again.receiptHandle, 0);
+    assert.deepEqual(await c.receive(q, { tag: "shipping", maxMessages: 10 }), [], "dead-lettered, not delivered");
+
+    const d = (await c.peek(dlq, { maxMessages: 10 })).find((m) => m.deadLetter?.reason === "MAX_RECEIVE_COUNT_EXCEEDED");
+    assert.ok(d, "no MAX_RECEIVE_COUNT_EXCEEDED dead letter");
+    assert.equal(d.deadLetter?.originalMessageId, first.messageId);
+    assert.equal(d.deadLetter?.originalReceiveCount, 2);
+    assert.equal(d.deadLetter?.sourceTag, "shipping");
+  });
+
+  test("a message move brings the dead letters back to their tag only", async () => {
+    const task = await c.startMessageMove(dlq, { sourceQueue: q });
+    assert.ok(task.taskId);
+    const deadline = Date.now() + 10_000;
+    let state = task.state;
+    while (state === MessageMoveTask_State.RUNNING && Date.now() < deadline) {
+      await sleep(50);
+      state = (await c.listMessageMoves(dlq)).find((t) => t.taskId === task.taskId)!.state;
+    }
+    assert.equal(state, MessageMoveTask_State.COMPLETED);
+    // In dead-letter order: the consumer's dead letter, then the one that
+    // exceeded maxReceiveCount.
+    const back = await receiveN(q, "shipping", 2);
+    assert.deepEqual(back.map(textOf), ["third", "first"]);
+    for (const m of back) {
+      assert.equal(m.moveCount, 1);
+      assert.equal(m.receiveCount, 1);
+    }
+    assert.deepEqual(attributesOf(back[0]), { region: "eu", raw: new Uint8Array([0, 1, 255]) }, "DLQ.sourceQueue is dropped");
+    assert.deepEqual(await c.receive(q, { tag: "billing" }), [], "billing does not get them again");
+    assert.deepEqual(await c.peek(dlq), []);
+    const [done] = await c.listMessageMoves(dlq);
+    assert.equal(done.taskId, task.taskId);
+    assert.equal(done.movedMessages, 2n);
+  });
+
+  test("a DLQ in use is deleted only with force", async () => {
+    await rejectsWith(c.deleteQueue(dlq), "DEAD_LETTER_QUEUE_IN_USE", { code: Code.FailedPrecondition });
+    await c.deleteQueue(dlq, { force: true });
+    assert.equal((await c.getQueue(q)).redrivePolicy, undefined);
+    await c.deleteQueue(q);
+    await rejectsWith(c.getQueue(q), "QUEUE_NOT_FOUND", { code: Code.NotFound });
+  });
 });
 
+describe("errors", () => {
+  test("a queue name with a space: INVALID_NAME on queue.name", async () => {
+    const e = await rejectsWith(c.createQueue("has space"), "INVALID_NAME", { field: "queue.name", code: Code.InvalidArgument });
+    assert.equal(e.codeName, "InvalidArgument");
+    assert.ok(e.message.length > 0);
+  });
+
+  test("a garbled receipt handle: INVALID_RECEIPT_HANDLE", async () => {
+    await c.createQueue("ts-errors");
+    await rejectsWith(c.delete("ts-errors", "garbled"), "INVALID_RECEIPT_HANDLE", { code: Code.InvalidArgument });
+    await rejectsWith(c.changeVisibility("ts-errors", "garbled", 5), "INVALID_RECEIPT_HANDLE");
+  });
+
+  test("missing queue and no redrive policy", async () => {
+    await rejectsWith(c.receive("ts-nope"), "QUEUE_NOT_FOUND", { code: Code.NotFound });
+    await rejectsWith(c.send("ts-nope", "x"), "QUEUE_NOT_FOUND");
+    await c.send("ts-errors", "x");
+    const [m] = await receiveN("ts-errors", "", 1);
+    await rejectsWith(c.dead("ts-errors", m.receiptHandle), "NOT_A_SOURCE_QUEUE", { code: Code.FailedPrecondition });
+  });
+
+  test("sendBatch reports refused entries and stores the others", async () => {
+    await c.createQueue("ts-batch");
+    const r = await c.sendBatch("ts-batch", ["a", { body: "b", attributes: { "DLQ.mine": "x" } }, { body: new Uint8Array([99]), attributes: { k: "v" } }]);
+    assert.equal(r.failed.length, 1);
+    assert.equal(r.failed[0].index, 1);
+    assert.equal(r.failed[0].reason, "RESERVED_ATTRIBUTE");
+    assert.ok(r.messageIds[0] && r.messageIds[2]);
+    assert.equal(r.messageIds[1], undefined);
+    const got = await receiveN("ts-batch", "", 2);
+    assert.deepEqual(got.map(textOf), ["a", "c"]);
+    assert.deepEqual(attributesOf(got[1]), { k: "v" });
+  });
+});
+
+describe("queues and tags", () => {
+  test("update, list, filtered tag from the oldest message, purge, delete tag", async () => {
+    const q = "ts-admin";
+    await c.createQueue(q, { userAttributes: { team: "a" }, defaultTagName: "main" });
+    const u = await c.updateQueue(q, { visibilityTimeoutSeconds: 45, userAttributes: { team: "b" } });
+    assert.equal(u.visibilityTimeoutSeconds, 45);
+    assert.deepEqual(u.userAttributes, { team: "b" });
+    assert.equal((await c.getQueue(q)).defaultTagName, "main");
+    assert.deepEqual((await c.listQueues({ prefix: "ts-adm" })).map((x) => x.name), [q]);
+
+    await c.send(q, "eu", { attributes: { region: "eu" } });
+    await c.send(q, "us", { attributes: { region: "us" } });
+    await c.createTag(q, "eu-only", { startTime: "oldest", filter: { region: "eu" }, visibilityTimeoutSeconds: 5 });
+    await c.createTag(q, "late"); // from now on: sees neither
+    const tag = await c.getTag(q, "eu-only");
+    assert.equal(tag.visibilityTimeoutSeconds, 5);
+    assert.equal(tag.filter?.conditions[0]?.stringValue, "eu");
+    assert.deepEqual((await receiveN(q, "eu-only", 1)).map(textOf), ["eu"]);
+    assert.deepEqual(await c.receive(q, { tag: "eu-only", maxMessages: 10 }), []);
+    assert.deepEqual(await c.receive(q, { tag: "late", maxMessages: 10 }), []);
+    assert.deepEqual((await c.peek(q, { tag: "main", maxMessages: 10 })).map(textOf), ["eu", "us"]);
+
+    assert.equal(await c.purgeQueue(q), 2n);
+    await c.deleteTag(q, "late");
+    await rejectsWith(c.getTag(q, "late"), "TAG_NOT_FOUND", { code: Code.NotFound });
+  });
+});
+
+/** tagqd's gauge of receives waiting (long polling) for a message. */
 async function waitingReceives(): Promise<number> {
-  const body = await (await fetch(`http://${http}/metrics`)).text();
-  const line = body.split("\n").find((l) => l.startsWith("tagq_receives_waiting "));
+  const text = await (await fetch(`http://${httpAddr}/metrics`)).text();
+  const line = text.split("\n").find((l) => l.startsWith("tagq_receives_waiting "));
   return line ? Number(line.split(" ")[1]) : 0;
 }
 
-test("iterate yields a message sent while it waits", async () => {
-  const c = new TagqClient(`http://${grpc}`);
-  await c.createQueue("ts-iter");
-  const abort = new AbortController();
-  const got = (async () => {
-    for await (const m of c.iterate("ts-iter", "", { waitSeconds: 10, signal: abort.signal })) {
-      await c.delete("ts-iter", m.receiptHandle);
-      return text(m.body);
+describe("iterate", () => {
+  test("yields a message sent after it started waiting", async () => {
+    await c.createQueue("ts-iter");
+    const abort = new AbortController();
+    const first = (async () => {
+      for await (const m of c.iterate("ts-iter", "", { waitSeconds: 20, signal: abort.signal })) {
+        await c.delete("ts-iter", m.receiptHandle);
+        return textOf(m);
+      }
+      return "(ended without a message)";
+    })();
+    const deadline = Date.now() + 10_000;
+    while ((await waitingReceives()) < 1) {
+      assert.ok(Date.now() < deadline, "the receive never started waiting");
+      await sleep(20);
     }
-  })();
-  const deadline = Date.now() + 10_000;
-  while ((await waitingReceives()) < 1) {
-    assert.ok(Date.now() < deadline, "the receive never started waiting");
-  }
-  await c.send("ts-iter", "late");
-  assert.equal(await got, "late");
-  abort.abort();
+    await c.send("ts-iter", "late");
+    assert.equal(await first, "late");
+    abort.abort();
+  });
+
+  test("ends quietly when aborted while waiting", async () => {
+    const abort = new AbortController();
+    const seen: Message[] = [];
+    const loop = (async () => {
+      for await (const m of c.iterate("ts-iter", "", { waitSeconds: 20, signal: abort.signal })) seen.push(m);
+    })();
+    const deadline = Date.now() + 10_000;
+    while ((await waitingReceives()) < 1) {
+      assert.ok(Date.now() < deadline, "the receive never started waiting");
+      await sleep(20);
+    }
+    const t0 = Date.now();
+    abort.abort();
+    await loop;
+    assert.ok(Date.now() - t0 < 5_000, "abort did not end the long poll");
+    assert.deepEqual(seen, []);
+  });
+
+  test("a break hands back the messages not yet yielded", async () => {
+    await c.createQueue("ts-iter-break", { visibilityTimeoutSeconds: 600 });
+    const sent = (await c.sendBatch("ts-iter-break", ["m1", "m2", "m3"])).messageIds;
+    for await (const m of c.iterate("ts-iter-break", "", { waitSeconds: 1 })) {
+      assert.equal(textOf(m), "m1");
+      await c.delete("ts-iter-break", m.receiptHandle);
+      break;
+    }
+    const rest = await c.receive("ts-iter-break", { maxMessages: 10 });
+    assert.deepEqual(rest.map((m) => m.messageId), sent.slice(1));
+    for (const m of rest) assert.equal(m.receiveCount, 2);
+  });
 });
