@@ -30,7 +30,8 @@ const (
 )
 
 // MoveTask moves a DLQ's dead letters back to the tags they died in (S10).
-// It covers the dead letters present when it started, optionally only
+// It covers the dead letters present when it started that some DLQ tag
+// still needs (not yet received and deleted by every tag), optionally only
 // those of one source queue and/or source tag.
 type MoveTask struct {
 	ID              string `json:"id"`
@@ -141,11 +142,21 @@ func (s *Store) StartMove(ctx context.Context, dlq, sourceQueue, sourceTag strin
 		if err != nil {
 			return nil, mapErr(err, dlq, "")
 		}
+		var matching []redis.XMessage
 		for _, e := range batch {
 			if t.matches(deadLetterOf(e.Values)) {
-				t.Total++
+				matching = append(matching, e)
 			}
 			t.End = e.ID
+		}
+		needed, err := s.neededBy(ctx, dlq, matching)
+		if err != nil {
+			return nil, err
+		}
+		for _, ok := range needed {
+			if ok {
+				t.Total++
+			}
 		}
 		if len(batch) < 1000 {
 			break
@@ -248,11 +259,15 @@ func (s *Store) RunMove(ctx context.Context, dlq string, period time.Duration) (
 		if len(batch) == 0 {
 			return moved, s.finishMove(ctx, t, MoveCompleted, "")
 		}
-		for _, e := range batch {
+		needed, err := s.neededBy(ctx, dlq, batch)
+		if err != nil {
+			return moved, err
+		}
+		for i, e := range batch {
 			from = nextStreamID(e.ID)
 			dl := deadLetterOf(e.Values)
 			outcome, note := "skip", ""
-			if t.matches(dl) {
+			if t.matches(dl) && needed[i] {
 				outcome, note, err = s.moveBack(ctx, dlq, e.ID, e.Values, dl)
 				if err != nil {
 					return moved, err
@@ -336,6 +351,38 @@ func (s *Store) MoveWork(ctx context.Context) ([]string, error) {
 		}
 	}
 	return out, nil
+}
+
+// neededBy reports, per entry, whether some tag of the DLQ still needs it
+// (see scripts/moveneeded.lua).
+func (s *Store) neededBy(ctx context.Context, dlq string, entries []redis.XMessage) ([]bool, error) {
+	out := make([]bool, len(entries))
+	if len(entries) == 0 {
+		return out, nil
+	}
+	k := s.qkeys(dlq)
+	err := s.withTags(ctx, dlq, func(names []string, _ []string) error {
+		keys := []string{k.stream, k.tags}
+		for _, n := range names {
+			tk := k.tag(n)
+			keys = append(keys, tk.state, tk.visible, tk.parked, tk.counts)
+		}
+		args := append([]any{len(names)}, toAny(names)...)
+		for _, e := range entries {
+			a, _ := e.Values["a"].(string)
+			only, _ := e.Values["only"].(string)
+			args = append(args, e.ID, a, only)
+		}
+		res, err := scriptMoveNeeded.Run(ctx, s.rdb, keys, args...).Int64Slice()
+		if err != nil {
+			return mapErr(err, dlq, "")
+		}
+		for i, v := range res {
+			out[i] = v == 1
+		}
+		return nil
+	})
+	return out, err
 }
 
 func deadLetterOf(v map[string]any) *DeadLetter {

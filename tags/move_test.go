@@ -166,3 +166,21 @@ func TestS10_MoveIsExactlyOnceAcrossARestart(t *testing.T) {
 		require.Equal(t, TagState{ReceivedTotal: 2}, b.state("orders-dlq", "default"), "the held dead letters left the DLQ")
 	})
 }
+
+// Found by the TypeScript client's tests: a dead letter every DLQ tag has
+// received and deleted is done with; a move must not resurrect it, even
+// before the janitor trims it.
+func TestS10_MoveLeavesDeadLettersTheDLQAlreadyProcessed(t *testing.T) {
+	eachBackend(t, func(t *testing.T, b *bundle) {
+		ordersWithDLQ(b)
+		deadOnBilling(t, b, "handled", "pending")
+		got := b.receive("orders-dlq", "", 1)
+		require.Equal(t, []string{"handled"}, bodies(got))
+		b.del("orders-dlq", got...)
+		task, err := b.s.StartMove(b.ctx, "orders-dlq", "", "", 0)
+		require.NoError(t, err)
+		require.EqualValues(t, 1, task.Total, "only the pending one")
+		require.Equal(t, 1, runMoveToEnd(t, b, "orders-dlq"))
+		require.Equal(t, []string{"pending"}, bodies(b.receive("orders", "billing", 10)))
+	})
+}

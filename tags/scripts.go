@@ -35,11 +35,12 @@ var (
 	scriptMoveAdd     = mustScript("moveadd")
 	scriptMoveStep    = mustScript("movestep")
 	scriptMoveTask    = mustScript("movetask")
+	scriptMoveNeeded  = mustScript("moveneeded")
 
 	allScripts = []*redis.Script{scriptCreateQueue, scriptUpdateQueue, scriptDeleteQueue, scriptPurge,
 		scriptCreateTag, scriptDeleteTag, scriptTagState, scriptSend, scriptReceive, scriptDelete,
 		scriptVisibility, scriptPeek, scriptJanitor, scriptDead, scriptSweep, scriptDLQAdd,
-		scriptMoveAdd, scriptMoveStep, scriptMoveTask}
+		scriptMoveAdd, scriptMoveStep, scriptMoveTask, scriptMoveNeeded}
 )
 
 func mustScript(name string) *redis.Script {

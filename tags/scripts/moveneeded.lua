@@ -1,0 +1,35 @@
+-- moveneeded: which dead letters some tag of the DLQ still needs (holds,
+-- or has yet to read and its filter admits): only those are moved back. A
+-- dead letter every DLQ tag has received and deleted is done with, even
+-- before the janitor trims it. A DLQ without tags needs all of them.
+-- KEYS: 1 stream, 2 tags, then per tag: n, v, p, rc
+-- ARGV: 1 number of tags N, 2..N+1 every tag name (same order as KEYS),
+--       then triples: id, attributes JSON ('' none), only ('' none)
+-- Returns: per triple 1 (needed) or 0.
+-- Errors: TAGS_CHANGED.
+local n = tonumber(ARGV[1])
+if redis.call('HLEN', KEYS[2]) ~= n then return redis.error_reply('TAGS_CHANGED') end
+local cur = cursors(KEYS[1])
+local tags = {}
+for i = 1, n do
+  local name, b = ARGV[1 + i], 2 + (i - 1) * 4
+  if redis.call('HEXISTS', KEYS[2], name) == 0 then return redis.error_reply('TAGS_CHANGED') end
+  local flt = redis.call('HGET', KEYS[b + 1], 'flt')
+  tags[i] = {name = name, p = KEYS[b + 3], rc = KEYS[b + 4], cursor = cur[name] or '0-0', flt = flt and cjson.decode(flt)}
+end
+local out = {}
+for i = n + 2, #ARGV, 3 do
+  local id = ARGV[i]
+  local f = {a = ARGV[i + 1] ~= '' and ARGV[i + 1] or nil, only = ARGV[i + 2] ~= '' and ARGV[i + 2] or nil}
+  local needed = n == 0
+  for _, t in ipairs(tags) do
+    if idlt(t.cursor, id) then
+      if fortag(t.name, t.flt, f) then needed = true end
+    elseif redis.call('HEXISTS', t.rc, id) == 1 or redis.call('ZSCORE', t.p, id) then
+      needed = true
+    end
+    if needed then break end
+  end
+  out[#out + 1] = needed and 1 or 0
+end
+return out
