@@ -159,9 +159,9 @@ describe("two tags and a dead-letter queue", () => {
     check(peeked[0]);
     assert.equal(peeked[0].receiptHandle, "", "peek hands out no receipt handle");
 
-    // Received and kept in flight: a message move below still covers it.
-    // (Not deleted: tagqd moves a deleted dead letter too until its janitor
-    // trims the DLQ's stream, about a second later.)
+    // Received and kept in flight: the DLQ still needs it, so a message move
+    // below covers it. (A dead letter every DLQ tag has deleted is done with:
+    // a move leaves it.)
     const [received] = await receiveN(dlq, "", 1);
     check(received);
     assert.ok(received.receiptHandle);
