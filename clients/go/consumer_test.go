@@ -13,6 +13,15 @@ import (
 	tagq "github.com/tagq/tagq/clients/go"
 )
 
+// queue creates a queue for one test and deletes it (forced) at the end,
+// so the tests can run again on the same tagqd (go test -count=N).
+func queue(t *testing.T, c *tagq.Client, name string, o tagq.QueueOptions) {
+	t.Helper()
+	_, err := c.CreateQueue(context.Background(), name, o)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = c.DeleteQueue(context.Background(), name, true) })
+}
+
 func client(t *testing.T) *tagq.Client {
 	t.Helper()
 	c, err := tagq.Dial(addr)
@@ -48,8 +57,7 @@ func tagState(t *testing.T, c *tagq.Client, q, tag string) (avail, inflight, del
 func TestConsumer_DeletesWhatItHandles(t *testing.T) {
 	c := client(t)
 	ctx := context.Background()
-	_, err := c.CreateQueue(ctx, "c-ok", tagq.QueueOptions{})
-	require.NoError(t, err)
+	queue(t, c, "c-ok", tagq.QueueOptions{})
 	for i := range 20 {
 		_, err := c.Send(ctx, "c-ok", tagq.Outgoing{Body: []byte(fmt.Sprint(i))})
 		require.NoError(t, err)
@@ -73,9 +81,8 @@ func TestConsumer_DeletesWhatItHandles(t *testing.T) {
 func TestConsumer_NacksWithBackoffAndRetries(t *testing.T) {
 	c := client(t)
 	ctx := context.Background()
-	_, err := c.CreateQueue(ctx, "c-retry", tagq.QueueOptions{})
-	require.NoError(t, err)
-	_, err = c.Send(ctx, "c-retry", tagq.Outgoing{Body: []byte("flaky")})
+	queue(t, c, "c-retry", tagq.QueueOptions{})
+	_, err := c.Send(ctx, "c-retry", tagq.Outgoing{Body: []byte("flaky")})
 	require.NoError(t, err)
 	var backoffs []int
 	counts := make(chan int32, 3)
@@ -100,11 +107,9 @@ func TestConsumer_NacksWithBackoffAndRetries(t *testing.T) {
 func TestConsumer_PoisonIsDeadLettered(t *testing.T) {
 	c := client(t)
 	ctx := context.Background()
-	_, err := c.CreateQueue(ctx, "c-dlq", tagq.QueueOptions{DeadLetterQueue: true})
-	require.NoError(t, err)
-	_, err = c.CreateQueue(ctx, "c-poison", tagq.QueueOptions{RedriveTo: "c-dlq", MaxReceiveCount: 10})
-	require.NoError(t, err)
-	_, err = c.Send(ctx, "c-poison", tagq.Outgoing{Body: []byte("bad")})
+	queue(t, c, "c-dlq", tagq.QueueOptions{DeadLetterQueue: true})
+	queue(t, c, "c-poison", tagq.QueueOptions{RedriveTo: "c-dlq", MaxReceiveCount: 10})
+	_, err := c.Send(ctx, "c-poison", tagq.Outgoing{Body: []byte("bad")})
 	require.NoError(t, err)
 	handled := make(chan struct{})
 	stop := run(t, c.NewConsumer(tagq.ConsumerConfig{Queue: "c-poison", Wait: time.Second},
@@ -126,9 +131,8 @@ func TestConsumer_PoisonIsDeadLettered(t *testing.T) {
 func TestConsumer_ExtendsVisibilityWhileTheHandlerRuns(t *testing.T) {
 	c := client(t)
 	ctx := context.Background()
-	_, err := c.CreateQueue(ctx, "c-slow", tagq.QueueOptions{})
-	require.NoError(t, err)
-	_, err = c.Send(ctx, "c-slow", tagq.Outgoing{Body: []byte("slow")})
+	queue(t, c, "c-slow", tagq.QueueOptions{})
+	_, err := c.Send(ctx, "c-slow", tagq.Outgoing{Body: []byte("slow")})
 	require.NoError(t, err)
 	started, release := make(chan struct{}), make(chan struct{})
 	stop := run(t, c.NewConsumer(tagq.ConsumerConfig{Queue: "c-slow", Visibility: time.Second, Wait: time.Second},
@@ -155,9 +159,8 @@ func TestConsumer_ExtendsVisibilityWhileTheHandlerRuns(t *testing.T) {
 func TestConsumer_StopLetsHandlersFinish(t *testing.T) {
 	c := client(t)
 	ctx := context.Background()
-	_, err := c.CreateQueue(ctx, "c-stop", tagq.QueueOptions{})
-	require.NoError(t, err)
-	_, err = c.Send(ctx, "c-stop", tagq.Outgoing{Body: []byte("m")})
+	queue(t, c, "c-stop", tagq.QueueOptions{})
+	_, err := c.Send(ctx, "c-stop", tagq.Outgoing{Body: []byte("m")})
 	require.NoError(t, err)
 	started, release := make(chan struct{}), make(chan struct{})
 	stop := run(t, c.NewConsumer(tagq.ConsumerConfig{Queue: "c-stop", Wait: time.Second},

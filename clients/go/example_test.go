@@ -18,6 +18,7 @@ func Example() {
 	}
 	defer c.Close()
 	_, _ = c.CreateQueue(ctx, "example-orders", tagq.QueueOptions{})
+	defer c.DeleteQueue(ctx, "example-orders", false)
 	_, _ = c.CreateTag(ctx, "example-orders", "billing")
 	_, _ = c.CreateTag(ctx, "example-orders", "shipping")
 	_, _ = c.Send(ctx, "example-orders", tagq.Outgoing{Body: []byte("order 1")})
@@ -42,6 +43,8 @@ func ExampleConsumer() {
 	defer c.Close()
 	_, _ = c.CreateQueue(ctx, "example-dlq", tagq.QueueOptions{DeadLetterQueue: true})
 	_, _ = c.CreateQueue(ctx, "example-jobs", tagq.QueueOptions{RedriveTo: "example-dlq", MaxReceiveCount: 5})
+	defer c.DeleteQueue(context.Background(), "example-dlq", true)
+	defer c.DeleteQueue(context.Background(), "example-jobs", false)
 	_, _ = c.Send(ctx, "example-jobs", tagq.Outgoing{Body: []byte("ok")})
 	_, _ = c.Send(ctx, "example-jobs", tagq.Outgoing{Body: []byte("garbage")})
 

@@ -49,6 +49,10 @@ func jsonLines(t *testing.T, out string) []map[string]any {
 // The check for the CLI: a queue with two tags and a DLQ; send,
 // receive on both tags, delete, dead-letter one, read its dead-letter data.
 func TestCLI_QueueTagsSendReceiveDeleteDeadLetter(t *testing.T) {
+	t.Cleanup(func() { // so the test can run again on the same tagqd (go test -count=N)
+		runTagq(t, "", "queue", "delete", "cli-orders")
+		runTagq(t, "", "queue", "delete", "cli-dlq", "--force")
+	})
 	ok(t, "queue", "create", "cli-dlq", "--dead-letter-queue")
 	ok(t, "queue", "create", "cli-orders", "--redrive-to", "cli-dlq", "--max-receives", "3")
 	ok(t, "tag", "create", "cli-orders", "billing")
