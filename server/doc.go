@@ -1,5 +1,17 @@
-// Package server implements tagq's gRPC services over the tags engine, the
-// interceptors (panic recovery, logging, metrics), the error mapping (every
-// error a gRPC status with a google.rpc.ErrorInfo), and the REST gateway
-// with /openapi.json, /healthz and /metrics.
+// Package server implements tagq's gRPC services over the tags engine and
+// the REST gateway in front of them.
+//
+//   - queue_service.go, message_service.go, redrive_service.go: the
+//     services, with convert.go mapping proto and engine types and
+//     validate.go the request checks the engine cannot make (batch shape).
+//   - errors.go: every error leaves as a gRPC status with a
+//     google.rpc.ErrorInfo (domain "tagq"), plus a BadRequest when a field
+//     is at fault; engine kinds map to codes, anything unexpected from the
+//     storage to UNAVAILABLE/BACKEND_UNAVAILABLE.
+//   - interceptors.go, metrics.go: panic recovery, the access log and the
+//     Prometheus metrics, for gRPC and REST calls alike.
+//   - gateway.go: grpc-gateway (snake_case JSON, unknown fields refused)
+//     over a connection to the server's own gRPC listener, with
+//     /openapi.json, /healthz and /metrics.
+//   - server.go: Config and New, the health service and reflection.
 package server

@@ -27,6 +27,28 @@ var kindCodes = map[tags.Kind]codes.Code{
 	tags.KindUnimplemented:      codes.Unimplemented,
 }
 
+// codeReasons are the ErrorInfo reasons of statuses that do not come from
+// the engine (gRPC itself, the gateway, a cancelled call): the code's
+// canonical name, as google.rpc.Code spells it.
+var codeReasons = map[codes.Code]string{
+	codes.Canceled:           "CANCELLED",
+	codes.Unknown:            "UNKNOWN",
+	codes.InvalidArgument:    "INVALID_ARGUMENT",
+	codes.DeadlineExceeded:   "DEADLINE_EXCEEDED",
+	codes.NotFound:           "NOT_FOUND",
+	codes.AlreadyExists:      "ALREADY_EXISTS",
+	codes.PermissionDenied:   "PERMISSION_DENIED",
+	codes.ResourceExhausted:  "RESOURCE_EXHAUSTED",
+	codes.FailedPrecondition: "FAILED_PRECONDITION",
+	codes.Aborted:            "ABORTED",
+	codes.OutOfRange:         "OUT_OF_RANGE",
+	codes.Unimplemented:      "UNIMPLEMENTED",
+	codes.Internal:           "INTERNAL",
+	codes.Unavailable:        "UNAVAILABLE",
+	codes.DataLoss:           "DATA_LOSS",
+	codes.Unauthenticated:    "UNAUTHENTICATED",
+}
+
 // fieldError is an INVALID_ARGUMENT the server finds itself.
 func fieldError(reason, field, format string, args ...any) error {
 	return &tags.Error{Kind: tags.KindInvalidArgument, Reason: reason, Field: field, Message: fmt.Sprintf(format, args...)}
@@ -44,33 +66,66 @@ func withField(err error, prefix string) error {
 }
 
 // toStatus turns any error into a gRPC status error carrying ErrorInfo
-// (and BadRequest when a field is at fault).
+// (and BadRequest when a field is at fault):
+//   - a *tags.Error keeps its reason, field and metadata, with the code of
+//     its kind;
+//   - a status keeps its code and message (ErrorInfo added if missing);
+//   - context.Canceled / DeadlineExceeded become CANCELLED /
+//     DEADLINE_EXCEEDED;
+//   - anything else is a storage failure (a Redis network error, say):
+//     UNAVAILABLE / BACKEND_UNAVAILABLE.
 func toStatus(err error) error {
 	if err == nil {
 		return nil
 	}
-	if s, ok := status.FromError(err); ok && len(s.Details()) > 0 {
-		return err // already a full tagq status
+	if e, ok := tags.AsError(err); ok {
+		code, ok := kindCodes[e.Kind]
+		if !ok {
+			code = codes.Internal
+		}
+		return statusWith(code, e.Reason, e.Error(), e.Field, e.Metadata)
+	}
+	if st, ok := status.FromError(err); ok {
+		return withErrorInfo(st, "")
 	}
 	switch {
 	case errors.Is(err, context.Canceled):
-		return statusWith(codes.Canceled, "CANCELLED", "the request was cancelled", "", nil)
+		return statusWith(codes.Canceled, codeReasons[codes.Canceled], "the request was cancelled", "", nil)
 	case errors.Is(err, context.DeadlineExceeded):
-		return statusWith(codes.DeadlineExceeded, "DEADLINE_EXCEEDED", "the request's deadline passed", "", nil)
+		return statusWith(codes.DeadlineExceeded, codeReasons[codes.DeadlineExceeded], "the request's deadline passed", "", nil)
 	}
-	e, ok := tags.AsError(err)
-	if !ok {
-		return statusWith(codes.Unavailable, tags.ReasonBackendUnavailable, "storage backend unavailable: "+err.Error(), "", nil)
-	}
-	code, ok := kindCodes[e.Kind]
-	if !ok {
-		code = codes.Internal
-	}
-	return statusWith(code, e.Reason, e.Error(), e.Field, e.Metadata)
+	return statusWith(codes.Unavailable, tags.ReasonBackendUnavailable, "storage backend unavailable: "+err.Error(), "", nil)
 }
 
+// withErrorInfo returns st as an error, adding an ErrorInfo with reason (or,
+// when reason is "", the code's canonical name) unless it has one.
+func withErrorInfo(st *status.Status, reason string) error {
+	if st.Code() == codes.OK {
+		return nil
+	}
+	if errorInfo(st) != nil {
+		return st.Err()
+	}
+	if reason == "" {
+		reason = codeReasons[st.Code()]
+	}
+	return statusWith(st.Code(), reason, st.Message(), "", nil)
+}
+
+// errorInfo is st's ErrorInfo detail, or nil.
+func errorInfo(st *status.Status) *errdetails.ErrorInfo {
+	for _, d := range st.Details() {
+		if info, ok := d.(*errdetails.ErrorInfo); ok {
+			return info
+		}
+	}
+	return nil
+}
+
+// statusWith builds a status with ErrorInfo{reason, domain "tagq",
+// metadata + "field"} and, when a field is at fault, a BadRequest naming it.
 func statusWith(code codes.Code, reason, msg, field string, meta map[string]string) error {
-	md := map[string]string{}
+	md := make(map[string]string, len(meta)+1)
 	for k, v := range meta {
 		md[k] = v
 	}

@@ -7,6 +7,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -14,6 +15,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -55,8 +57,31 @@ type daemon struct {
 	q      tagqv1.QueueServiceClient
 	m      tagqv1.MessageServiceClient
 	r      tagqv1.RedriveServiceClient
-	stderr *bytes.Buffer
+	stderr *syncBuffer
 	exited chan error
+
+	stopOnce sync.Once
+	stopTook time.Duration
+	stopErr  error
+}
+
+// syncBuffer is tagqd's stderr, written by os/exec while a failing test
+// may read it.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }
 
 // backend is where a test's tagqd keeps its data.
@@ -135,7 +160,7 @@ func start(t *testing.T, be backend, extra ...string) *daemon {
 	cmd := exec.Command(tagqdBin, append(args, extra...)...)
 	stdout, err := cmd.StdoutPipe()
 	require.NoError(t, err)
-	d := &daemon{t: t, cmd: cmd, stderr: &bytes.Buffer{}, exited: make(chan error, 1)}
+	d := &daemon{t: t, cmd: cmd, stderr: &syncBuffer{}, exited: make(chan error, 1)}
 	cmd.Stderr = d.stderr
 	require.NoError(t, cmd.Start())
 	ready := make(chan string, 1)
@@ -172,13 +197,13 @@ func start(t *testing.T, be backend, extra ...string) *daemon {
 	d.r = tagqv1.NewRedriveServiceClient(d.conn)
 	t.Cleanup(func() {
 		_ = d.conn.Close()
-		if d.cmd.ProcessState == nil {
-			_ = d.cmd.Process.Signal(syscall.SIGTERM)
-			select {
-			case <-d.exited:
-			case <-time.After(30 * time.Second):
-				_ = d.cmd.Process.Kill()
-			}
+		took, err := d.stop()
+		// Every tagqd a test starts must stop cleanly and promptly on SIGTERM.
+		if err != nil {
+			t.Errorf("tagqd exited with %v on SIGTERM, want status 0", err)
+		}
+		if took > maxShutdown {
+			t.Errorf("tagqd took %v to stop on SIGTERM, want under %v", took, maxShutdown)
 		}
 		if t.Failed() {
 			t.Logf("tagqd stderr:\n%s", d.stderr)
@@ -187,18 +212,29 @@ func start(t *testing.T, be backend, extra ...string) *daemon {
 	return d
 }
 
-// stop sends SIGTERM and returns how long tagqd took to exit, and its error.
+// maxShutdown is how long a tagqd may take to stop on SIGTERM: its long
+// polls end at once, so this only allows for a loaded machine.
+const maxShutdown = 10 * time.Second
+
+// stop sends SIGTERM (the first time) and returns how long tagqd took to
+// exit and its exit error; later calls return the same.
 func (d *daemon) stop() (time.Duration, error) {
-	start := time.Now()
-	require.NoError(d.t, d.cmd.Process.Signal(syscall.SIGTERM))
-	select {
-	case err := <-d.exited:
-		return time.Since(start), err
-	case <-time.After(30 * time.Second):
-		_ = d.cmd.Process.Kill()
-		d.t.Fatal("tagqd did not stop in 30 s")
-		return 0, nil
-	}
+	d.stopOnce.Do(func() {
+		start := time.Now()
+		if err := d.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+			d.stopErr = err
+			return
+		}
+		select {
+		case d.stopErr = <-d.exited:
+			d.stopTook = time.Since(start)
+		case <-time.After(30 * time.Second):
+			_ = d.cmd.Process.Kill()
+			d.stopErr = fmt.Errorf("tagqd did not stop in 30 s: killed")
+			d.stopTook = 30 * time.Second
+		}
+	})
+	return d.stopTook, d.stopErr
 }
 
 // rest sends a JSON request as curl would and decodes the JSON answer.
@@ -261,4 +297,21 @@ func reason(body map[string]any) (string, string) {
 		}
 	}
 	return "", ""
+}
+
+// runTagqd runs tagqd to completion (for flags it refuses) and returns its
+// combined output.
+func runTagqd(args ...string) (string, error) {
+	cmd := exec.Command(tagqdBin, args...)
+	out, err := cmd.CombinedOutput()
+	return string(out), err
+}
+
+// exitCode is the exit status in err from os/exec, or -1.
+func exitCode(err error) int {
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		return ee.ExitCode()
+	}
+	return -1
 }

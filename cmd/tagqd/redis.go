@@ -1,0 +1,81 @@
+package main
+
+import (
+	"fmt"
+	"log/slog"
+	"strings"
+
+	"github.com/alicebob/miniredis/v2"
+	"github.com/redis/go-redis/v9"
+)
+
+// blockingPoolSize is the pool of the long-poll client: the engine holds one
+// connection per queue being waited on, so it bounds the queues one
+// process can long-poll at once, not the waiting clients (they share a
+// queue's watcher).
+const blockingPoolSize = 2048
+
+// redisClients are the clients tagqd talks to Redis with: one for commands
+// and scripts, one for the long-poll watchers (a pool of its own, so
+// waiting receives never take connections from commands), and how to let
+// go of them.
+type redisClients struct {
+	cmd, blocking redis.UniversalClient
+	closers       []func()
+}
+
+// close closes the clients, then the embedded store if there is one.
+func (b *redisClients) close() {
+	for i := len(b.closers) - 1; i >= 0; i-- {
+		b.closers[i]()
+	}
+	b.closers = nil
+}
+
+// openRedis connects to --redis-cluster, --redis-url, or else starts the
+// embedded in-memory store (miniredis on loopback).
+//
+// Both clients keep go-redis's ReadTimeout: for XREAD BLOCK go-redis waits
+// the block time plus 10 s, so long polls need no special timeout, and a
+// dead connection is still noticed.
+func openRedis(c config, log *slog.Logger) (*redisClients, error) {
+	b := &redisClients{}
+	switch {
+	case c.redisCluster != "":
+		addrs := strings.Split(c.redisCluster, ",")
+		mk := func(pool int) *redis.ClusterClient {
+			return redis.NewClusterClient(&redis.ClusterOptions{Addrs: addrs, PoolSize: pool, ContextTimeoutEnabled: true})
+		}
+		cmd, blocking := mk(0), mk(blockingPoolSize)
+		b.cmd, b.blocking = cmd, blocking
+		b.closers = append(b.closers, func() { _ = cmd.Close() }, func() { _ = blocking.Close() })
+		log.Info("using Redis Cluster", "seeds", addrs)
+	case c.redisURL != "":
+		opt, err := redis.ParseURL(c.redisURL)
+		if err != nil {
+			return nil, fmt.Errorf("--redis-url: %w", err)
+		}
+		b.open(opt)
+		log.Info("using Redis", "addr", opt.Addr, "db", opt.DB)
+	default:
+		m := miniredis.NewMiniRedis()
+		if err := m.Start(); err != nil { // 127.0.0.1, a free port
+			return nil, fmt.Errorf("embedded store: %w", err)
+		}
+		b.closers = append(b.closers, m.Close)
+		b.open(&redis.Options{Addr: m.Addr()})
+		log.Warn("no --redis-url or --redis-cluster: using the embedded in-memory store; "+
+			"every queue and message is lost when tagqd stops", "addr", m.Addr())
+	}
+	return b, nil
+}
+
+// open makes the command client and the long-poll client of opt.
+func (b *redisClients) open(opt *redis.Options) {
+	opt.ContextTimeoutEnabled = true
+	bopt := *opt
+	bopt.PoolSize = blockingPoolSize
+	cmd, blocking := redis.NewClient(opt), redis.NewClient(&bopt)
+	b.cmd, b.blocking = cmd, blocking
+	b.closers = append(b.closers, func() { _ = cmd.Close() }, func() { _ = blocking.Close() })
+}

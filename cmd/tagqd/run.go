@@ -1,0 +1,182 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/pprof"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+
+	"github.com/tagq/tagq/redrive"
+	"github.com/tagq/tagq/server"
+	"github.com/tagq/tagq/tags"
+)
+
+// run serves until ctx ends (a signal) or a listener fails, then shuts
+// down. It writes the TAGQ_READY line to stdout once both listeners are
+// bound.
+func run(ctx context.Context, c config, log *slog.Logger, stdout io.Writer) error {
+	rc, err := openRedis(c, log)
+	if err != nil {
+		return err
+	}
+	defer rc.close() // last: after every actor has stopped
+
+	startCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	store, err := tags.New(startCtx, tags.Config{Client: rc.cmd, Blocking: rc.blocking, Prefix: c.keyPrefix, Logger: log})
+	cancel()
+	if err != nil {
+		return fmt.Errorf("storage: %w", err)
+	}
+	srv, err := server.New(server.Config{Store: store, Logger: log})
+	if err != nil {
+		return err
+	}
+
+	glis, err := net.Listen("tcp", c.grpcAddr)
+	if err != nil {
+		return fmt.Errorf("--grpc-addr: %w", err)
+	}
+	defer glis.Close()
+	hlis, err := net.Listen("tcp", c.httpAddr)
+	if err != nil {
+		return fmt.Errorf("--http-addr: %w", err)
+	}
+	defer hlis.Close()
+	// The gateway calls our own gRPC server, so REST requests go through
+	// the same interceptors (errors, metrics, access log).
+	conn, err := grpc.NewClient(loopback(glis.Addr()),
+		append(srv.GatewayDialOptions(), grpc.WithTransportCredentials(insecure.NewCredentials()))...)
+	if err != nil {
+		return fmt.Errorf("gateway connection: %w", err)
+	}
+	defer conn.Close()
+	handler, err := srv.HTTPHandler(context.WithoutCancel(ctx), conn)
+	if err != nil {
+		return fmt.Errorf("gateway: %w", err)
+	}
+	if c.pprof {
+		handler = withPprof(handler)
+		log.Info("serving Go profiles at /debug/pprof/")
+	}
+	// No WriteTimeout: a long poll may take 20 s and more under load.
+	hsrv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
+
+	store.Start()
+	worker := redrive.New(redrive.Config{Store: store, Logger: log})
+	worker.Start()
+
+	// The actors, in shutdown order.
+	var g group
+	{ // Signals: the first to return, on SIGINT/SIGTERM.
+		stop, cancel := context.WithCancel(ctx)
+		g.add(func() error {
+			<-stop.Done()
+			if ctx.Err() != nil {
+				log.Info("shutting down", "timeout", c.shutdownTimeout)
+			}
+			return nil
+		}, func(error) { cancel() })
+	}
+	{ // The engine: NOT_SERVING, then wake every waiting receive (they
+		// return empty) and stop the janitor and the redrive worker.
+		quit, stopped := make(chan struct{}), make(chan struct{})
+		g.add(func() error {
+			<-quit
+			select {
+			case <-stopped:
+			case <-time.After(c.shutdownTimeout):
+				log.Warn("the engine's background work did not stop in time")
+			}
+			return nil
+		}, func(error) {
+			srv.Draining()
+			close(quit)
+			go func() {
+				_ = store.Close()
+				worker.Stop()
+				close(stopped)
+			}()
+		})
+	}
+	{ // gRPC: no new calls; calls in progress get the timeout to finish.
+		done := make(chan struct{})
+		g.add(func() error {
+			if err := srv.GRPC().Serve(glis); err != nil {
+				return fmt.Errorf("grpc: %w", err)
+			}
+			<-done
+			return nil
+		}, func(error) {
+			go func() {
+				defer close(done)
+				graceful := make(chan struct{})
+				go func() { srv.GRPC().GracefulStop(); close(graceful) }()
+				select {
+				case <-graceful:
+				case <-time.After(c.shutdownTimeout):
+					log.Warn("gRPC calls still in progress after the shutdown timeout; cancelling them")
+					srv.GRPC().Stop()
+				}
+			}()
+		})
+	}
+	{ // HTTP: the same, for REST.
+		done := make(chan struct{})
+		g.add(func() error {
+			if err := hsrv.Serve(hlis); !errors.Is(err, http.ErrServerClosed) {
+				return fmt.Errorf("http: %w", err)
+			}
+			<-done
+			return nil
+		}, func(error) {
+			go func() {
+				defer close(done)
+				sctx, cancel := context.WithTimeout(context.Background(), c.shutdownTimeout)
+				defer cancel()
+				if err := hsrv.Shutdown(sctx); err != nil {
+					log.Warn("REST calls still in progress after the shutdown timeout; closing them", "err", err)
+					_ = hsrv.Close()
+				}
+			}()
+		})
+	}
+
+	log.Info("grpc listening", "addr", glis.Addr().String())
+	log.Info("http listening", "addr", hlis.Addr().String())
+	fmt.Fprintf(stdout, "TAGQ_READY grpc=%s http=%s\n", loopback(glis.Addr()), loopback(hlis.Addr()))
+
+	err = g.run()
+	if err != nil {
+		log.Error("server failed", "err", err)
+	} else {
+		log.Info("stopped")
+	}
+	return err
+}
+
+// loopback is an address to dial for a listener bound to addr.
+func loopback(addr net.Addr) string {
+	host, port, _ := net.SplitHostPort(addr.String())
+	if ip := net.ParseIP(host); ip == nil || ip.IsUnspecified() {
+		host = "127.0.0.1"
+	}
+	return net.JoinHostPort(host, port)
+}
+
+// withPprof adds Go's profiles at /debug/pprof/ (tagqd --pprof).
+func withPprof(h http.Handler) http.Handler {
+	mux := http.NewServeMux()
+	mux.Handle("/", h)
+	mux.HandleFunc("/debug/pprof/", pprof.Index)
+	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	return mux
+}

@@ -1,0 +1,103 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"net/http"
+
+	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/encoding/protojson"
+
+	"github.com/tagq/tagq/gen/openapi"
+	tagqv1 "github.com/tagq/tagq/gen/tagq/v1"
+)
+
+// ReasonMalformedRequest is the ErrorInfo reason of a REST request the
+// gateway cannot decode: invalid JSON, an unknown field, a value of the
+// wrong type (bad base64 in a bytes field), an unparsable query parameter.
+const ReasonMalformedRequest = "MALFORMED_REQUEST"
+
+// JSON as the REST API speaks it: field names as in the protos
+// (snake_case), every field present, unknown fields refused.
+var jsonMarshaler = &runtime.HTTPBodyMarshaler{Marshaler: &runtime.JSONPb{
+	MarshalOptions:   protojson.MarshalOptions{UseProtoNames: true, EmitUnpopulated: true},
+	UnmarshalOptions: protojson.UnmarshalOptions{DiscardUnknown: false},
+}}
+
+// HTTPHandler serves the REST API (grpc-gateway over conn, a client
+// connection to this server's gRPC listener dialled with
+// GatewayDialOptions, so every REST call goes through the same
+// interceptors), /openapi.json, /healthz and /metrics. Every error answer
+// is grpc-gateway's JSON status with an ErrorInfo detail.
+func (s *Server) HTTPHandler(ctx context.Context, conn *grpc.ClientConn) (http.Handler, error) {
+	gw := runtime.NewServeMux(runtime.WithMarshalerOption(runtime.MIMEWildcard, jsonMarshaler),
+		// A POST is never served as a GET (the fallback grpc-gateway does for form bodies).
+		runtime.WithDisablePathLengthFallback(),
+		runtime.WithErrorHandler(gatewayError),
+		runtime.WithRoutingErrorHandler(routingError))
+	for _, register := range []func(context.Context, *runtime.ServeMux, *grpc.ClientConn) error{
+		tagqv1.RegisterQueueServiceHandler, tagqv1.RegisterMessageServiceHandler, tagqv1.RegisterRedriveServiceHandler,
+	} {
+		if err := register(ctx, gw, conn); err != nil {
+			return nil, err
+		}
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/", gw)
+	mux.HandleFunc("GET /openapi.json", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write(openapi.JSON)
+	})
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
+		if err := s.store.Ping(r.Context()); err != nil {
+			http.Error(w, "backend unavailable: "+err.Error(), http.StatusServiceUnavailable)
+			return
+		}
+		_, _ = w.Write([]byte("ok\n"))
+	})
+	mux.Handle("GET /metrics", promhttp.HandlerFor(s.gather, promhttp.HandlerOpts{}))
+	return mux, nil
+}
+
+// gatewayError answers every failed REST call. Errors from the gRPC server
+// already carry ErrorInfo; the gateway's own (a body it cannot decode, the
+// loopback connection failing) get one here.
+func gatewayError(ctx context.Context, mux *runtime.ServeMux, m runtime.Marshaler, w http.ResponseWriter, r *http.Request, err error) {
+	var httpErr *runtime.HTTPStatusError
+	if errors.As(err, &httpErr) {
+		err = &runtime.HTTPStatusError{HTTPStatus: httpErr.HTTPStatus, Err: gatewayStatus(httpErr.Err)}
+	} else {
+		err = gatewayStatus(err)
+	}
+	runtime.DefaultHTTPErrorHandler(ctx, mux, m, w, r, err)
+}
+
+func gatewayStatus(err error) error {
+	st := status.Convert(err)
+	reason := ""
+	if st.Code() == codes.InvalidArgument {
+		// The gRPC server's INVALID_ARGUMENTs have ErrorInfo already; one
+		// without is the gateway failing to decode the request.
+		reason = ReasonMalformedRequest
+	}
+	return withErrorInfo(st, reason)
+}
+
+// routingError answers a request no route matches: 404 NOT_FOUND, or 405
+// METHOD_NOT_ALLOWED for a known path with another method.
+func routingError(ctx context.Context, mux *runtime.ServeMux, m runtime.Marshaler, w http.ResponseWriter, r *http.Request, httpStatus int) {
+	var err error
+	switch httpStatus {
+	case http.StatusNotFound:
+		err = statusWith(codes.NotFound, "NOT_FOUND", "no such API path: "+r.URL.Path, "", nil)
+	case http.StatusMethodNotAllowed:
+		err = statusWith(codes.Unimplemented, "METHOD_NOT_ALLOWED", r.Method+" is not allowed on "+r.URL.Path, "", nil)
+	default:
+		err = statusWith(codes.InvalidArgument, ReasonMalformedRequest, http.StatusText(httpStatus), "", nil)
+	}
+	runtime.DefaultHTTPErrorHandler(ctx, mux, m, w, r, &runtime.HTTPStatusError{HTTPStatus: httpStatus, Err: err})
+}
