@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"time"
 
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
@@ -26,11 +27,15 @@ type Client struct {
 
 // Dial connects to a tagqd at target (host:port). Without options the
 // connection is plaintext (tagqd serves plaintext gRPC; put TLS in front of
-// it with grpc.WithTransportCredentials).
+// it with grpc.WithTransportCredentials). Answers of any size are accepted:
+// a receive of 100 messages of 1 MiB is 100 MiB, and refusing it after the
+// server handed the messages out would leave them in flight for nothing.
 func Dial(target string, opts ...grpc.DialOption) (*Client, error) {
 	if len(opts) == 0 {
 		opts = []grpc.DialOption{grpc.WithTransportCredentials(insecure.NewCredentials())}
 	}
+	opts = append([]grpc.DialOption{grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(math.MaxInt32),
+		grpc.MaxCallSendMsgSize(math.MaxInt32))}, opts...)
 	conn, err := grpc.NewClient(target, opts...)
 	if err != nil {
 		return nil, err

@@ -194,3 +194,18 @@ func TestClient_ErrorsCarryReasonAndField(t *testing.T) {
 	err = c.Delete(context.Background(), "c-ok", "garbled")
 	require.Equal(t, "INVALID_RECEIPT_HANDLE", tagq.ReasonOf(err))
 }
+
+func TestClient_ReceivesAnswersOver4MiB(t *testing.T) {
+	c := client(t)
+	ctx := context.Background()
+	queue(t, c, "c-big", tagq.QueueOptions{MaxMessageBytes: 1 << 20})
+	big := make([]tagq.Outgoing, 6)
+	for i := range big {
+		big[i] = tagq.Outgoing{Body: make([]byte, 1<<20-16)}
+	}
+	_, err := c.SendBatch(ctx, "c-big", big...)
+	require.NoError(t, err)
+	msgs, err := c.Receive(ctx, "c-big", tagq.ReceiveOptions{Max: 10})
+	require.NoError(t, err, "a 6 MiB answer")
+	require.Len(t, msgs, 6)
+}
