@@ -1,7 +1,16 @@
-"""Tests of the Python client against a real tagqd (built from this repo,
-or TAGQD_BIN), on its embedded store."""
+"""Tests of the tagq Python client against a real tagqd on its embedded store.
 
+setUpModule builds tagqd from this repo (``go build ./cmd/tagqd``) unless
+TAGQD_BIN names a binary, starts it on ephemeral loopback ports and reads
+its ``TAGQ_READY grpc=... http=...`` line; tearDownModule stops it with
+SIGTERM and checks that it exits 0.
+"""
+
+from __future__ import annotations
+
+import datetime
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -10,148 +19,376 @@ import threading
 import time
 import unittest
 import urllib.request
+import uuid
+from typing import List, Optional
+
+import grpc
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.dirname(HERE))
+sys.path.insert(0, os.path.dirname(HERE))  # clients/python, for `import tagq`
 ROOT = os.path.abspath(os.path.join(HERE, "..", "..", ".."))
 
-from tagq_client import Client, TagqError  # noqa: E402
+from tagq import BatchError, Client, DeadLetter, Message, TagqError  # noqa: E402
+from tagq.v1 import queue_pb2, redrive_pb2  # noqa: E402
 
-_proc = None
-_addr = None
-_http = None
-_tmp = None
+_proc: Optional[subprocess.Popen] = None
+_tmp: Optional[tempfile.TemporaryDirectory] = None
+GRPC = ""
+HTTP = ""
 
 
-def setUpModule():
-    global _proc, _addr, _http, _tmp
-    binary = os.environ.get("TAGQD_BIN")
+def setUpModule() -> None:
+    global _proc, _tmp, GRPC, HTTP
+    binary = os.environ.get("TAGQD_BIN", "")
     if not binary:
+        go = shutil.which("go") or "/usr/local/go/bin/go"
         _tmp = tempfile.TemporaryDirectory()
         binary = os.path.join(_tmp.name, "tagqd")
-        subprocess.run(["go", "build", "-o", binary, "./cmd/tagqd"], cwd=ROOT, check=True)
-    _proc = subprocess.Popen([binary, "--grpc-addr", "127.0.0.1:0", "--http-addr", "127.0.0.1:0", "--log-level", "warn"],
-                             stdout=subprocess.PIPE, text=True)
-    deadline = time.time() + 30
-    while time.time() < deadline:
-        line = _proc.stdout.readline()
-        if line.startswith("TAGQ_READY "):
-            fields = dict(f.split("=", 1) for f in line.split()[1:])
-            _addr, _http = fields["grpc"], fields["http"]
-            return
-        if not line and _proc.poll() is not None:
-            break
-    raise RuntimeError("tagqd did not start")
+        subprocess.run([go, "build", "-o", binary, "./cmd/tagqd"], cwd=ROOT, check=True)
+    _proc = subprocess.Popen([binary, "--grpc-addr", "127.0.0.1:0", "--http-addr", "127.0.0.1:0",
+                              "--log-level", "warn"], stdout=subprocess.PIPE, text=True)
+    line = _proc.stdout.readline()  # tagqd prints exactly one line once both listeners are up
+    if not line.startswith("TAGQ_READY "):
+        _proc.kill()
+        raise RuntimeError(f"tagqd did not start (first line {line!r}, exit {_proc.wait()})")
+    fields = dict(f.split("=", 1) for f in line.split()[1:])
+    GRPC, HTTP = fields["grpc"], fields["http"]
 
 
-def tearDownModule():
-    if _proc:
+def tearDownModule() -> None:
+    if _proc is not None:
         _proc.send_signal(signal.SIGTERM)
-        assert _proc.wait(timeout=30) == 0, "tagqd exited with an error"
-    if _tmp:
+        code = _proc.wait(timeout=30)
+        _proc.stdout.close()
+        if code != 0:
+            raise RuntimeError(f"tagqd exited {code} on SIGTERM")
+    if _tmp is not None:
         _tmp.cleanup()
 
 
-def waiting_receives():
-    with urllib.request.urlopen(f"http://{_http}/metrics") as r:
+def waiting_receives() -> float:
+    """tagqd's gauge of receives that are long-polling now."""
+    with urllib.request.urlopen(f"http://{HTTP}/metrics", timeout=5) as r:
         for line in r.read().decode().splitlines():
             if line.startswith("tagq_receives_waiting "):
                 return float(line.split()[1])
-    return 0
+    return 0.0
 
 
-class ClientTest(unittest.TestCase):
-    def setUp(self):
-        self.c = Client(_addr)
+class ServerTest(unittest.TestCase):
+    def setUp(self) -> None:
+        self.c = Client(GRPC, timeout=10)
         self.addCleanup(self.c.close)
 
-    def test_two_tags_dlq_send_receive_delete_dead(self):
-        """Issue 4's check: a queue with two tags and a DLQ; send, receive on
-        both tags, delete, dead-letter one, read its dead-letter metadata."""
-        c = self.c
-        c.create_queue("py-dlq", dead_letter_queue=True)
-        c.create_queue("py-orders", redrive_to="py-dlq", max_receive_count=3)
-        c.create_tag("py-orders", "billing")
-        c.create_tag("py-orders", "shipping")
-        ids = [c.send("py-orders", "first"), c.send("py-orders", b"second"),
-               c.send("py-orders", "third", attributes={"region": "eu", "raw": b"\x00\x01"})]
+    def name(self, what: str) -> str:
+        """A queue name unique to this test run."""
+        return f"py-{what}-{uuid.uuid4().hex[:8]}"
 
-        billing = c.receive("py-orders", tag="billing", max_messages=10)
-        shipping = c.receive("py-orders", tag="shipping", max_messages=10)
-        self.assertEqual([m.message_id for m in billing], ids)
-        self.assertEqual([m.body for m in shipping], [b"first", b"second", b"third"])
-        self.assertEqual(shipping[2].attributes, {"region": "eu", "raw": b"\x00\x01"})
-        self.assertEqual(billing[0].receive_count, 1)
-        self.assertEqual(billing[0].tag, "billing")
+
+class ScenarioTest(ServerTest):
+    def test_two_tags_dlq_delete_dead_and_read_the_dead_letter(self) -> None:
+        """A DLQ; a queue redriving to it (max 2) with tags billing and
+        shipping; 3 messages; both tags receive all; billing deletes,
+        shipping dead-letters one; the DLQ holds it with its origin."""
+        c = self.c
+        dlq, q = self.name("dlq"), self.name("orders")
+        self.assertTrue(c.create_queue(dlq, dead_letter_queue=True).dead_letter_queue)
+        created = c.create_queue(q, redrive_policy={"dead_letter_queue": dlq, "max_receive_count": 2})
+        self.assertEqual((created.redrive_policy.dead_letter_queue, created.redrive_policy.max_receive_count),
+                         (dlq, 2))
+        self.assertEqual(c.create_tag(q, "billing").name, "billing")
+        c.create_tag(q, "shipping")
+
+        before = datetime.datetime.now(datetime.timezone.utc) - datetime.timedelta(seconds=5)
+        ids = [c.send(q, "first"),
+               c.send(q, b"second\x00"),
+               c.send(q, "third", attributes={"region": "eu", "raw": b"\x00\xff"})]
+        self.assertEqual(len(set(ids)), 3)
+
+        billing = c.receive(q, tag="billing", max_messages=10)
+        shipping = c.receive(q, tag="shipping", max_messages=10)
+        for got, tag in ((billing, "billing"), (shipping, "shipping")):
+            self.assertEqual([m.id for m in got], ids)
+            self.assertEqual([m.body for m in got], [b"first", b"second\x00", b"third"])
+            self.assertEqual([m.attributes for m in got], [{}, {}, {"region": "eu", "raw": b"\x00\xff"}])
+            for m in got:
+                self.assertIsInstance(m, Message)
+                self.assertEqual((m.tag, m.receive_count, m.move_count, m.dead_letter), (tag, 1, 0, None))
+                self.assertTrue(m.receipt_handle)
+                self.assertIsInstance(m.send_time, datetime.datetime)
+                self.assertGreater(m.send_time, before)
+        self.assertEqual(billing[0].text, "first")
+        self.assertNotEqual(billing[0].receipt_handle, shipping[0].receipt_handle)
+        # Each tag has its own cursor: nothing more for either.
+        self.assertEqual(c.receive(q, tag="billing", max_messages=10), [])
 
         for m in billing:
-            c.delete("py-orders", m.receipt_handle)
-        c.dead("py-orders", shipping[2].receipt_handle, reason="BAD_ADDRESS", description="no such street")
+            c.delete(q, m.receipt_handle)
+        c.delete(q, billing[0].receipt_handle)  # deleting twice is no error
+        c.dead(q, shipping[2].receipt_handle, reason="BAD_ADDRESS", description="no such street")
 
-        dead = c.peek("py-dlq")
-        self.assertEqual(len(dead), 1)
-        d = dead[0]
+        peeked = c.peek(dlq, max_messages=10)
+        self.assertEqual(len(peeked), 1)
+        d = peeked[0]
         self.assertEqual(d.body, b"third")
-        self.assertEqual(d.attributes["DLQ.sourceQueue"], "py-orders")
-        self.assertEqual(d.attributes["region"], "eu")
-        self.assertEqual(d.dead_letter.source_queue_name, "py-orders")
+        self.assertEqual(d.receipt_handle, "")
+        self.assertEqual(d.attributes, {"region": "eu", "raw": b"\x00\xff", "DLQ.sourceQueue": q})
+        self.assertIsInstance(d.dead_letter, DeadLetter)
+        self.assertEqual(d.dead_letter.source_queue_name, q)
         self.assertEqual(d.dead_letter.source_tag, "shipping")
         self.assertEqual(d.dead_letter.reason, "BAD_ADDRESS")
         self.assertEqual(d.dead_letter.description, "no such street")
         self.assertEqual(d.dead_letter.original_message_id, ids[2])
         self.assertEqual(d.dead_letter.original_receive_count, 1)
+        self.assertIsInstance(d.dead_letter.dead_timestamp, datetime.datetime)
 
-        b = c.get_tag("py-orders", "billing").state
-        s = c.get_tag("py-orders", "shipping").state
-        self.assertEqual((b.deleted_total, b.in_flight), (3, 0))
-        self.assertEqual((s.dead_total, s.in_flight), (1, 2))
-        self.assertEqual(c.get_queue("py-dlq").source_queues, ["py-orders"])
+        received = c.receive(dlq, max_messages=10)  # the DLQ's default tag
+        self.assertEqual([(m.id, m.dead_letter) for m in received], [(d.id, d.dead_letter)])
+        c.delete(dlq, received[0].receipt_handle)
 
-    def test_errors_carry_reason_and_field(self):
+        b, s = c.get_tag(q, "billing").state, c.get_tag(q, "shipping").state
+        self.assertEqual((b.deleted_total, b.in_flight, b.dead_total), (3, 0, 0))
+        self.assertEqual((s.deleted_total, s.in_flight, s.dead_total), (0, 2, 1))
+        self.assertEqual(list(c.get_queue(dlq).source_queues), [q])
+        self.assertEqual([t.name for t in c.list_tags(q)], ["billing", "default", "shipping"])
+
+    def test_max_receive_count_then_move_back(self) -> None:
+        """The redrive policy dead-letters a message received max_receive_count
+        times; a message move brings it back to the tag it died in."""
+        c = self.c
+        dlq, q = self.name("dlq"), self.name("redrive")
+        c.create_queue(dlq, dead_letter_queue=True)
+        c.create_queue(q, redrive_policy=(dlq, 2))
+        c.create_tag(q, "worker")
+        mid = c.send(q, "poison")
+        for n in (1, 2):
+            got = c.receive(q, "worker", visibility_seconds=0)
+            self.assertEqual([(m.id, m.receive_count) for m in got], [(mid, n)])
+        self.assertEqual(c.receive(q, "worker"), [])  # the third receive dead-letters it
+
+        [d] = c.peek(dlq, max_messages=10)
+        self.assertEqual((d.dead_letter.reason, d.dead_letter.source_tag, d.dead_letter.original_receive_count),
+                         ("MAX_RECEIVE_COUNT_EXCEEDED", "worker", 2))
+
+        task = c.start_message_move(dlq, source_queue=q)
+        self.assertEqual((task.dead_letter_queue, task.source_queue), (dlq, q))
+        deadline = time.time() + 15
+        while True:
+            [listed] = c.list_message_moves(dlq)
+            if listed.state != redrive_pb2.MessageMoveTask.STATE_RUNNING:
+                break
+            self.assertLess(time.time(), deadline, "the move did not finish")
+            time.sleep(0.05)
+        self.assertEqual((listed.task_id, listed.state, listed.moved_messages),
+                         (task.task_id, redrive_pb2.MessageMoveTask.STATE_COMPLETED, 1))
+        [back] = c.receive(q, "worker", wait_seconds=5)
+        self.assertEqual((back.body, back.receive_count, back.move_count), (b"poison", 1, 1))
+        # Only the tag it died in gets it back; the default tag has just the original.
+        self.assertEqual([(m.body, m.move_count) for m in c.receive(q, "default", max_messages=10)],
+                         [(b"poison", 0)])
+        c.delete_queue(dlq, force=True)
+        self.assertFalse(c.get_queue(q).HasField("redrive_policy"))
+
+
+class ErrorTest(ServerTest):
+    def assertTagqError(self, err: TagqError, code: grpc.StatusCode, reason: str, field: str = "") -> None:
+        self.assertEqual((err.code, err.reason, err.field), (code, reason, field), repr(err))
+        self.assertEqual(err.domain, "tagq")
+        self.assertIn(reason, str(err))
+
+    def test_invalid_name(self) -> None:
         with self.assertRaises(TagqError) as e:
             self.c.create_queue("has space")
-        self.assertEqual(e.exception.reason, "INVALID_NAME")
-        self.assertEqual(e.exception.field, "queue.name")
-        self.c.create_queue("py-errors")
-        with self.assertRaises(TagqError) as e:
-            self.c.delete("py-errors", "garbled")
-        self.assertEqual(e.exception.reason, "INVALID_RECEIPT_HANDLE")
-        with self.assertRaises(TagqError) as e:
-            self.c.receive("nope")
-        self.assertEqual(e.exception.reason, "QUEUE_NOT_FOUND")
+        self.assertTagqError(e.exception, grpc.StatusCode.INVALID_ARGUMENT, "INVALID_NAME", "queue.name")
 
-    def test_stale_handle_after_a_nack(self):
+    def test_garbled_receipt_handle(self) -> None:
+        q = self.name("errors")
+        self.c.create_queue(q)
+        for call in (lambda: self.c.delete(q, "garbled"),
+                     lambda: self.c.change_visibility(q, "garbled", 0),
+                     lambda: self.c.dead(q, "garbled")):
+            with self.assertRaises(TagqError) as e:
+                call()
+            self.assertTagqError(e.exception, grpc.StatusCode.INVALID_ARGUMENT, "INVALID_RECEIPT_HANDLE",
+                                 "receipt_handle")
+
+    def test_not_found_stale_and_preconditions(self) -> None:
         c = self.c
-        c.create_queue("py-nack")
-        c.send("py-nack", "m")
-        first = c.receive("py-nack")[0]
-        c.change_visibility("py-nack", first.receipt_handle, 0)
-        second = c.receive("py-nack")[0]
+        with self.assertRaises(TagqError) as e:
+            c.receive(self.name("missing"))
+        self.assertTagqError(e.exception, grpc.StatusCode.NOT_FOUND, "QUEUE_NOT_FOUND")
+        self.assertIn("queue", e.exception.metadata)
+
+        q = self.name("nack")
+        c.create_queue(q)
+        c.send(q, "m")
+        first = c.receive(q)[0]
+        c.change_visibility(q, first.receipt_handle, 0)  # a nack
+        second = c.receive(q)[0]
         self.assertEqual(second.receive_count, 2)
         with self.assertRaises(TagqError) as e:
-            c.change_visibility("py-nack", first.receipt_handle, 30)
-        self.assertEqual(e.exception.reason, "RECEIPT_HANDLE_STALE")
+            c.change_visibility(q, first.receipt_handle, 30)
+        self.assertTagqError(e.exception, grpc.StatusCode.FAILED_PRECONDITION, "RECEIPT_HANDLE_STALE",
+                             "receipt_handle")
+        with self.assertRaises(TagqError) as e:  # no redrive policy
+            c.dead(q, second.receipt_handle)
+        self.assertTagqError(e.exception, grpc.StatusCode.FAILED_PRECONDITION, "NOT_A_SOURCE_QUEUE")
 
-    def test_iterate_yields_a_message_sent_while_it_waits(self):
+        dlq, src = self.name("dlq"), self.name("src")
+        c.create_queue(dlq, dead_letter_queue=True)
+        c.create_queue(src, redrive_policy=(dlq, 3))
+        with self.assertRaises(TagqError) as e:
+            c.delete_queue(dlq)
+        self.assertTagqError(e.exception, grpc.StatusCode.FAILED_PRECONDITION, "DEAD_LETTER_QUEUE_IN_USE", "force")
+        c.delete_queue(dlq, force=True)
+        with self.assertRaises(TagqError) as e:
+            c.get_queue(dlq)
+        self.assertEqual(e.exception.reason, "QUEUE_NOT_FOUND")
+
+    def test_client_side_and_transport_errors(self) -> None:
+        with self.assertRaises(TypeError):
+            self.c.create_queue(self.name("x"), no_such_attribute=1)
+        with self.assertRaises(TypeError):
+            self.c.send(self.name("x"), 42)  # type: ignore[arg-type]
+        with self.assertRaises(TypeError):
+            self.c.send(self.name("x"), "b", attributes={"n": 1})  # type: ignore[dict-item]
+        with socket_closed() as target, Client(target, timeout=2) as dead:
+            with self.assertRaises(TagqError) as e:
+                dead.get_queue("q")
+        self.assertIn(e.exception.code, (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED))
+        self.assertEqual((e.exception.reason, e.exception.field), ("", ""))
+
+
+class socket_closed:
+    """A loopback address nothing listens on."""
+
+    def __enter__(self) -> str:
+        import socket
+        s = socket.socket()
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+        s.close()
+        return f"127.0.0.1:{port}"
+
+    def __exit__(self, *exc: object) -> None:
+        pass
+
+
+class FeatureTest(ServerTest):
+    def test_receives_answers_over_4_mib(self) -> None:
         c = self.c
-        c.create_queue("py-iter")
-        got = []
+        q = self.name("big")
+        c.create_queue(q, max_message_bytes=1 << 20)
+        c.send_batch(q, [bytes((1 << 20) - 16)] * 6)
+        got = c.receive(q, max_messages=10)  # a 6 MiB answer; grpc's default limit is 4 MiB
+        self.assertEqual(len(got), 6)
 
-        def consume():
-            for m in Client(_addr).iterate("py-iter", wait_seconds=10, auto_delete=True):
-                got.append(m.body)
-                return
+    def test_queue_attributes_update_and_list(self) -> None:
+        c = self.c
+        q = self.name("attrs")
+        got = c.create_queue(q, visibility_timeout_seconds=7, message_retention_seconds=3600,
+                             user_attributes={"team": "py"}, default_tag_name="main")
+        self.assertEqual((got.visibility_timeout_seconds, got.message_retention_seconds, got.default_tag_name),
+                         (7, 3600, "main"))
+        updated = c.update_queue(q, delay_seconds=2, user_attributes={"team": "python"})
+        self.assertEqual((updated.delay_seconds, dict(updated.user_attributes), updated.visibility_timeout_seconds),
+                         (2, {"team": "python"}, 7))
+        self.assertIn(q, [x.name for x in c.list_queues(prefix="py-attrs-")])
+        self.assertIsInstance(c.get_queue(q), queue_pb2.Queue)
+        c.send(q, "a")
+        self.assertEqual(c.purge_queue(q), 1)
+        c.delete_queue(q)
+        self.assertNotIn(q, [x.name for x in c.list_queues(prefix="py-attrs-")])
 
-        t = threading.Thread(target=consume)
+    def test_batch_start_filter_peek_and_delay(self) -> None:
+        c = self.c
+        q = self.name("batch")
+        c.create_queue(q)
+        ids = c.send_batch(q, ["a", (b"b", {"region": "eu"}), ("c", {"region": "us", "vip": "1"})])
+        self.assertEqual(len(ids), 3)
+        self.assertTrue(all(ids))
+
+        c.create_tag(q, "late")  # from now on: sees none of them
+        c.create_tag(q, "replay", start=0, visibility_timeout=60)  # from the oldest retained
+        c.create_tag(q, "eu", start=0, filter={"region": "eu"})
+        c.create_tag(q, "any-region", start=datetime.datetime(1970, 1, 1), filter={"region": None})
+        self.assertEqual(c.get_tag(q, "replay").visibility_timeout_seconds, 60)
+
+        self.assertEqual(c.receive(q, "late", max_messages=10), [])
+        self.assertEqual([m.id for m in c.receive(q, "replay", max_messages=10)], ids)
+        self.assertEqual([m.body for m in c.receive(q, "eu", max_messages=10)], [b"b"])
+        self.assertEqual([m.body for m in c.receive(q, "any-region", max_messages=10)], [b"b", b"c"])
+
+        self.assertEqual([m.body for m in c.peek(q, message_ids=[ids[2], "0-0"])], [b"c"])
+        self.assertEqual([m.body for m in c.peek(q, max_messages=2)], [b"a", b"b"])
+
+        with self.assertRaises(BatchError) as e:
+            c.send_batch(q, ["ok", ("bad", {"DLQ.x": "y"})])
+        err = e.exception
+        self.assertIsInstance(err, TagqError)
+        self.assertEqual((err.reason, err.field), ("RESERVED_ATTRIBUTE", "entries[1].attributes[DLQ.x]"))
+        self.assertEqual([(f.index, f.reason) for f in err.failures], [(1, "RESERVED_ATTRIBUTE")])
+        self.assertTrue(err.message_ids[0])
+        self.assertEqual(err.message_ids[1], "")
+
+        c.send(q, "delayed", delay_seconds=60)
+        self.assertEqual(c.get_tag(q, "late").state.delayed, 1)
+
+
+class IterateTest(ServerTest):
+    def test_iterate_yields_messages_sent_while_it_waits(self) -> None:
+        c = self.c
+        q = self.name("iter")
+        c.create_queue(q)
+        c.create_tag(q, "work")
+        got: List[Message] = []
+        errors: List[BaseException] = []
+
+        def consume() -> None:
+            try:
+                with Client(GRPC) as consumer:
+                    for m in consumer.iterate(q, "work", wait_seconds=10, auto_delete=True):
+                        got.append(m)
+                        if len(got) == 2:
+                            break
+            except BaseException as e:  # reported by the test thread
+                errors.append(e)
+
+        def wait_until_polling() -> None:
+            deadline = time.time() + 10
+            while waiting_receives() < 1:  # the consumer's receive is long-polling
+                self.assertLess(time.time(), deadline, "the receive never started waiting")
+                time.sleep(0.005)
+
+        t = threading.Thread(target=consume, daemon=True)
         t.start()
+        wait_until_polling()
+        c.send(q, "late")
         deadline = time.time() + 10
-        while waiting_receives() < 1:  # tagqd's gauge: the receive is waiting
-            self.assertLess(time.time(), deadline, "the receive never started waiting")
+        while len(got) < 1 and time.time() < deadline:
             time.sleep(0.005)
-        c.send("py-iter", "late")
+        wait_until_polling()  # asked for the next one: "late" is deleted, and it waits again
+        c.send(q, "later")
         t.join(timeout=15)
         self.assertFalse(t.is_alive(), "iterate was not woken")
-        self.assertEqual(got, [b"late"])
+        self.assertEqual(errors, [])
+        self.assertEqual([m.body for m in got], [b"late", b"later"])
+        state = c.get_tag(q, "work").state
+        # auto_delete deleted the first; the loop broke out of the second's body.
+        self.assertEqual((state.deleted_total, state.in_flight), (1, 1))
+
+    def test_iterate_hands_back_the_rest_of_a_batch_on_break(self) -> None:
+        c = self.c
+        q = self.name("iter-batch")
+        c.create_queue(q)
+        c.send_batch(q, ["1", "2", "3"])
+        it = c.iterate(q, wait_seconds=1, max_messages=3)
+        first = next(it)
+        it.close()  # what a `break` does
+        self.assertEqual(first.body, b"1")
+        state = c.get_tag(q, "default").state
+        self.assertEqual((state.in_flight, state.available), (1, 2))
+        self.assertEqual([m.body for m in c.receive(q, max_messages=10)], [b"2", b"3"])
 
 
 if __name__ == "__main__":

@@ -1,0 +1,358 @@
+"""The tagq client: a small typed wrapper over the generated gRPC stubs.
+
+Queues, tags and move tasks are returned as the generated protobuf messages
+(``tagq.v1.queue_pb2.Queue``, ``Tag``, ``redrive_pb2.MessageMoveTask``);
+messages as :class:`tagq.Message`. Every failed call raises
+:class:`tagq.TagqError`.
+"""
+
+from __future__ import annotations
+
+import calendar
+import datetime
+from typing import Any, Callable, Iterable, Iterator, List, Mapping, Optional, Sequence, Tuple, Union
+
+import grpc
+from google.protobuf import field_mask_pb2, timestamp_pb2
+
+from tagq.v1 import message_pb2, message_pb2_grpc, queue_pb2, queue_pb2_grpc, redrive_pb2, redrive_pb2_grpc
+
+from .errors import BatchEntryError, BatchError, TagqError, from_rpc_error
+from .models import AttributeValue, Message, attributes_to_proto, body_bytes
+
+Body = Union[bytes, str]
+RedriveSpec = Union[queue_pb2.RedrivePolicy, Mapping[str, Any], Tuple[str, int], None]
+StartTime = Union[datetime.datetime, int, float, None]
+FilterSpec = Union[queue_pb2.TagFilter, Mapping[str, Optional[str]], None]
+
+# Queue fields a caller may set; the last group can be changed by update_queue.
+_FIXED_QUEUE_ATTRS = frozenset({"dead_letter_queue", "topic_queue", "default_tag_name"})
+_UPDATABLE_QUEUE_ATTRS = frozenset({
+    "delay_seconds", "visibility_timeout_seconds", "receive_wait_seconds", "message_retention_seconds",
+    "max_message_bytes", "retain_acked_messages", "user_attributes", "redrive_policy"})
+
+# The longest long-poll the server allows; the deadline of a receive whose
+# wait is the queue's default must cover it.
+_MAX_WAIT_SECONDS = 20
+
+
+def _redrive(spec: RedriveSpec) -> Optional[queue_pb2.RedrivePolicy]:
+    if spec is None:
+        return None
+    if isinstance(spec, queue_pb2.RedrivePolicy):
+        return spec
+    if isinstance(spec, tuple):
+        dlq, max_receive_count = spec
+        return queue_pb2.RedrivePolicy(dead_letter_queue=dlq, max_receive_count=max_receive_count)
+    return queue_pb2.RedrivePolicy(**dict(spec))
+
+
+def _queue(name: str, attrs: Mapping[str, Any], allowed: frozenset) -> queue_pb2.Queue:
+    q = queue_pb2.Queue(name=name)
+    for key, value in attrs.items():
+        if key not in allowed:
+            raise TypeError(f"unknown or read-only queue attribute {key!r}; settable: {sorted(allowed)}")
+        if key == "redrive_policy":
+            policy = _redrive(value)
+            if policy is not None:
+                q.redrive_policy.CopyFrom(policy)
+        elif key == "user_attributes":
+            q.user_attributes.update(value or {})
+        elif value is not None:
+            setattr(q, key, value)
+    return q
+
+
+def _timestamp(value: Union[datetime.datetime, int, float]) -> timestamp_pb2.Timestamp:
+    """A datetime (naive means UTC) or Unix seconds as a Timestamp."""
+    if isinstance(value, datetime.datetime):
+        if value.tzinfo is None:
+            secs = calendar.timegm(value.timetuple())
+        else:
+            secs = int(value.timestamp() // 1)
+        return timestamp_pb2.Timestamp(seconds=secs, nanos=value.microsecond * 1000)
+    whole = int(value // 1)
+    return timestamp_pb2.Timestamp(seconds=whole, nanos=int(round((value - whole) * 1e9)))
+
+
+def _tag_filter(spec: FilterSpec) -> Optional[queue_pb2.TagFilter]:
+    if spec is None or isinstance(spec, queue_pb2.TagFilter):
+        return spec
+    f = queue_pb2.TagFilter(operator=queue_pb2.TagFilter.OPERATOR_AND)
+    for name, value in spec.items():
+        cond = f.conditions.add(name=name)
+        if value is not None:
+            cond.string_value = value
+    return f
+
+
+class Client:
+    """A connection to a tagqd (plaintext gRPC unless a channel is given).
+
+    Args:
+        target: the gRPC address, ``host:port``.
+        timeout: the deadline of each call in seconds; a receive gets its
+            wait on top.
+        channel: a ready channel (e.g. ``grpc.secure_channel(...)``) to use
+            instead of a plaintext one to ``target``.
+
+    The raw stubs are there too: ``queues``, ``messages`` and ``redrive``.
+    """
+
+    def __init__(self, target: str = "127.0.0.1:9090", *, timeout: float = 30.0,
+                 channel: Optional[grpc.Channel] = None) -> None:
+        # Answers of any size: a receive of 100 messages of 1 MiB is 100 MiB,
+        # and refusing it after tagqd handed the messages out would leave
+        # them in flight for nothing (grpc's default limit is 4 MiB).
+        self._channel = channel if channel is not None else grpc.insecure_channel(
+            target, options=[("grpc.max_receive_message_length", -1), ("grpc.max_send_message_length", -1)])
+        self.timeout = timeout
+        self.queues = queue_pb2_grpc.QueueServiceStub(self._channel)
+        self.messages = message_pb2_grpc.MessageServiceStub(self._channel)
+        self.redrive = redrive_pb2_grpc.RedriveServiceStub(self._channel)
+
+    def close(self) -> None:
+        """Closes the channel."""
+        self._channel.close()
+
+    def __enter__(self) -> "Client":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _call(self, method: Callable[..., Any], request: Any, timeout: Optional[float] = None) -> Any:
+        try:
+            return method(request, timeout=self.timeout if timeout is None else timeout)
+        except grpc.RpcError as e:
+            raise from_rpc_error(e) from None
+
+    # ---- queues
+
+    def create_queue(self, name: str, **attrs: Any) -> queue_pb2.Queue:
+        """Creates a queue and its default tag; returns it.
+
+        ``attrs`` are ``tagq.v1.Queue`` fields: ``delay_seconds``,
+        ``visibility_timeout_seconds``, ``receive_wait_seconds``,
+        ``message_retention_seconds``, ``max_message_bytes``,
+        ``retain_acked_messages``, ``user_attributes`` (dict),
+        ``dead_letter_queue``, ``topic_queue``, ``default_tag_name`` and
+        ``redrive_policy``: a ``RedrivePolicy``, a dict
+        ``{"dead_letter_queue": ..., "max_receive_count": ...}`` or a tuple
+        ``(dead_letter_queue, max_receive_count)``. The dead-letter queue must
+        exist, created with ``dead_letter_queue=True``.
+        """
+        q = _queue(name, attrs, _FIXED_QUEUE_ATTRS | _UPDATABLE_QUEUE_ATTRS)
+        return self._call(self.queues.CreateQueue, queue_pb2.CreateQueueRequest(queue=q)).queue
+
+    def get_queue(self, name: str) -> queue_pb2.Queue:
+        """A queue's attributes and state (``.state.default_tag`` counters)."""
+        return self._call(self.queues.GetQueue, queue_pb2.GetQueueRequest(name=name)).queue
+
+    def list_queues(self, prefix: str = "") -> List[queue_pb2.Queue]:
+        """Every queue whose name starts with prefix, in name order."""
+        out: List[queue_pb2.Queue] = []
+        token = ""
+        while True:
+            r = self._call(self.queues.ListQueues, queue_pb2.ListQueuesRequest(prefix=prefix, page_token=token))
+            out.extend(r.queues)
+            token = r.next_page_token
+            if not token:
+                return out
+
+    def update_queue(self, name: str, **attrs: Any) -> queue_pb2.Queue:
+        """Changes the given attributes (only those); ``redrive_policy=None`` removes the policy."""
+        q = _queue(name, attrs, _UPDATABLE_QUEUE_ATTRS)
+        mask = field_mask_pb2.FieldMask(paths=sorted(attrs))
+        return self._call(self.queues.UpdateQueue, queue_pb2.UpdateQueueRequest(queue=q, update_mask=mask)).queue
+
+    def delete_queue(self, name: str, force: bool = False) -> None:
+        """Deletes a queue with its messages and tags. ``force`` deletes a
+        dead-letter queue still named by redrive policies (removing them)."""
+        self._call(self.queues.DeleteQueue, queue_pb2.DeleteQueueRequest(name=name, force=force))
+
+    def purge_queue(self, name: str) -> int:
+        """Drops every message; returns how many."""
+        return self._call(self.queues.PurgeQueue, queue_pb2.PurgeQueueRequest(name=name)).purged_messages
+
+    # ---- tags
+
+    def create_tag(self, queue: str, name: str, start: StartTime = None, filter: FilterSpec = None,
+                   visibility_timeout: Optional[int] = None) -> queue_pb2.Tag:
+        """Adds an independent reader to a queue; returns it.
+
+        Args:
+            start: the first message it reads, by send time: None for
+                messages sent from now on, 0 for the oldest retained one, or a
+                datetime / Unix seconds.
+            filter: ``{attribute: value}``, every condition must hold; a value
+                of None asks only that the attribute be present. Pass a
+                ``queue_pb2.TagFilter`` for OPERATOR_OR.
+            visibility_timeout: seconds; None: the queue's.
+        """
+        t = queue_pb2.Tag(name=name)
+        if start is not None:
+            t.start_time.CopyFrom(_timestamp(start))
+        f = _tag_filter(filter)
+        if f is not None:
+            t.filter.CopyFrom(f)
+        if visibility_timeout is not None:
+            t.visibility_timeout_seconds = visibility_timeout
+        return self._call(self.queues.CreateTag, queue_pb2.CreateTagRequest(queue=queue, tag=t)).tag
+
+    def get_tag(self, queue: str, name: str) -> queue_pb2.Tag:
+        """A tag with its exact counters (``.state``)."""
+        return self._call(self.queues.GetTag, queue_pb2.GetTagRequest(queue=queue, name=name)).tag
+
+    def list_tags(self, queue: str) -> List[queue_pb2.Tag]:
+        """A queue's tags in name order."""
+        out: List[queue_pb2.Tag] = []
+        token = ""
+        while True:
+            r = self._call(self.queues.ListTags, queue_pb2.ListTagsRequest(queue=queue, page_token=token))
+            out.extend(r.tags)
+            token = r.next_page_token
+            if not token:
+                return out
+
+    def delete_tag(self, queue: str, name: str) -> None:
+        """Removes a tag with its in-flight messages and counters."""
+        self._call(self.queues.DeleteTag, queue_pb2.DeleteTagRequest(queue=queue, name=name))
+
+    # ---- messages
+
+    def send(self, queue: str, body: Body, attributes: Optional[Mapping[str, AttributeValue]] = None,
+             delay_seconds: Optional[int] = None) -> str:
+        """Sends one message; returns its id. Attribute values are str or bytes."""
+        req = message_pb2.SendMessageRequest(queue=queue, body=body_bytes(body),
+                                             attributes=attributes_to_proto(attributes))
+        if delay_seconds is not None:
+            req.delay_seconds = delay_seconds
+        return self._call(self.messages.SendMessage, req).message_id
+
+    def send_batch(self, queue: str,
+                   bodies: Iterable[Union[Body, Tuple[Body, Optional[Mapping[str, AttributeValue]]]]]) -> List[str]:
+        """Sends up to 100 messages in one call; returns their ids in order.
+
+        Each item is a body or a ``(body, attributes)`` pair. The server
+        stores the valid entries and refuses the invalid ones: if any is
+        refused this raises :class:`tagq.BatchError` (a TagqError with the
+        first failure's reason and field, every failure in ``failures`` and
+        the stored entries' ids in ``message_ids``).
+        """
+        entries = []
+        for i, item in enumerate(bodies):
+            body, attrs = item if isinstance(item, tuple) else (item, None)
+            entries.append(message_pb2.SendMessageBatchEntry(
+                id=str(i), body=body_bytes(body), attributes=attributes_to_proto(attrs)))
+        r = self._call(self.messages.SendMessageBatch,
+                       message_pb2.SendMessageBatchRequest(queue=queue, entries=entries))
+        ids = [""] * len(entries)
+        for s in r.successful:
+            ids[int(s.id)] = s.message_id
+        if r.failed:
+            failures = [BatchEntryError(int(f.id), f.reason, f.field, f.message) for f in r.failed]
+            raise BatchError(failures, len(entries), ids)
+        return ids
+
+    def receive(self, queue: str, tag: str = "", max_messages: int = 1, wait_seconds: Optional[int] = None,
+                visibility_seconds: Optional[int] = None) -> List[Message]:
+        """Receives up to max_messages for a tag ("" = the default tag).
+
+        Waits up to ``wait_seconds`` (0-20; None: the queue's
+        receive_wait_seconds) for the first message. ``visibility_seconds``
+        overrides the tag's visibility timeout for these messages.
+        """
+        req = message_pb2.ReceiveMessageRequest(queue=queue, tag=tag, max_messages=max_messages)
+        if wait_seconds is not None:
+            req.wait_seconds = wait_seconds
+        if visibility_seconds is not None:
+            req.visibility_seconds = visibility_seconds
+        wait = _MAX_WAIT_SECONDS if wait_seconds is None else wait_seconds
+        r = self._call(self.messages.ReceiveMessage, req, self.timeout + wait)
+        return [Message.from_proto(m) for m in r.messages]
+
+    def delete(self, queue: str, receipt_handle: str) -> None:
+        """Acknowledges a message for the tag that received it (twice is no error)."""
+        self._call(self.messages.DeleteMessage,
+                   message_pb2.DeleteMessageRequest(queue=queue, receipt_handle=receipt_handle))
+
+    def change_visibility(self, queue: str, receipt_handle: str, seconds: int) -> None:
+        """Hides an in-flight message for ``seconds`` from now; 0 returns it at once.
+
+        Raises TagqError RECEIPT_HANDLE_STALE once it was received again or deleted.
+        """
+        self._call(self.messages.ChangeMessageVisibility, message_pb2.ChangeMessageVisibilityRequest(
+            queue=queue, receipt_handle=receipt_handle, visibility_seconds=seconds))
+
+    def dead(self, queue: str, receipt_handle: str, reason: str = "", description: str = "") -> None:
+        """Dead-letters a received message now, with a reason (default
+        CONSUMER_DEAD_LETTERED). The queue needs a redrive policy
+        (else NOT_A_SOURCE_QUEUE)."""
+        self._call(self.messages.DeadMessage, message_pb2.DeadMessageRequest(
+            queue=queue, receipt_handle=receipt_handle, reason=reason, description=description))
+
+    def peek(self, queue: str, tag: str = "", max_messages: int = 1,
+             message_ids: Optional[Sequence[str]] = None) -> List[Message]:
+        """Reads messages without receiving them (no receipt handles).
+
+        With ``message_ids``: those messages (ids not found are left out);
+        otherwise the next ``max_messages`` available to ``tag``.
+        """
+        req = message_pb2.PeekMessageRequest(queue=queue)
+        if message_ids:
+            req.message_ids.extend(message_ids)
+        else:
+            req.tag = tag
+            req.max_messages = max_messages
+        return [Message.from_proto(m) for m in self._call(self.messages.PeekMessage, req).messages]
+
+    def iterate(self, queue: str, tag: str = "", wait_seconds: int = 20, auto_delete: bool = False,
+                max_messages: int = 1, visibility_seconds: Optional[int] = None) -> Iterator[Message]:
+        """Yields a tag's messages as they arrive, long-polling forever.
+
+        Without ``auto_delete`` the caller deletes (or dead-letters) each
+        message. With it, a message is deleted when the loop asks for the
+        next one, i.e. once its loop body finished without an exception or
+        ``break``: a message whose body raised is not deleted and comes back
+        after its visibility timeout; after a ``break`` delete it yourself.
+        Messages received in the same batch but not yet yielded when the
+        loop stops are made visible again at once.
+        """
+        while True:
+            batch = self.receive(queue, tag, max_messages=max_messages, wait_seconds=wait_seconds,
+                                 visibility_seconds=visibility_seconds)
+            pending = list(reversed(batch))  # not yet yielded, next one last
+            try:
+                while pending:
+                    m = pending.pop()
+                    yield m
+                    if auto_delete:
+                        self.delete(queue, m.receipt_handle)
+            finally:
+                for m in reversed(pending):  # the loop stopped early: hand these back
+                    try:
+                        self.change_visibility(queue, m.receipt_handle, 0)
+                    except TagqError:
+                        pass
+
+    # ---- moving dead letters back
+
+    def start_message_move(self, dead_letter_queue: str, source_queue: str = "", source_tag: str = "",
+                           max_messages_per_second: int = 0) -> redrive_pb2.MessageMoveTask:
+        """Starts moving the dead letters a DLQ holds now back to the tags
+        they died in (optionally only one source queue / tag); returns the task."""
+        return self._call(self.redrive.StartMessageMove, redrive_pb2.StartMessageMoveRequest(
+            dead_letter_queue=dead_letter_queue, source_queue=source_queue, source_tag=source_tag,
+            max_messages_per_second=max_messages_per_second)).task
+
+    def list_message_moves(self, dead_letter_queue: str) -> List[redrive_pb2.MessageMoveTask]:
+        """A DLQ's recent move tasks, newest first."""
+        r = self._call(self.redrive.ListMessageMoves,
+                       redrive_pb2.ListMessageMovesRequest(dead_letter_queue=dead_letter_queue))
+        return list(r.tasks)
+
+    def cancel_message_move(self, dead_letter_queue: str, task_id: str) -> redrive_pb2.MessageMoveTask:
+        """Stops a running move task; messages moved stay moved."""
+        return self._call(self.redrive.CancelMessageMove, redrive_pb2.CancelMessageMoveRequest(
+            dead_letter_queue=dead_letter_queue, task_id=task_id)).task

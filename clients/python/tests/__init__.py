@@ -1,0 +1,1 @@
+"""Tests of the tagq Python client (run_tests.sh runs them)."""
