@@ -67,7 +67,7 @@ func run(url string, dur time.Duration, only string, backlog, inflight, size int
 	if err != nil {
 		return err
 	}
-	defer func() { _ = d.Stop(); cleanup(ctx, rdb, prefix) }()
+	defer func() { _, _ = d.Stop(); cleanup(ctx, rdb, prefix) }()
 	c, err := tagq.Dial(d.GRPC)
 	if err != nil {
 		return err

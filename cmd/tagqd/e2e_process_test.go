@@ -20,14 +20,14 @@ func TestE2E_LogsListenAddressesAndTheEmbeddedStore(t *testing.T) {
 		`level=INFO msg="http listening" addr=` + d.http,
 	}
 	require.Eventually(t, func() bool {
-		log := d.stderr.String()
+		log := d.proc.Stderr()
 		for _, w := range want {
 			if !strings.Contains(log, w) {
 				return false
 			}
 		}
 		return true
-	}, 10*time.Second, 10*time.Millisecond, "want lines %q in\n%s", want, d.stderr)
+	}, 10*time.Second, 10*time.Millisecond, "want lines %q in\n%s", want, d.proc.Stderr())
 }
 
 // TestE2E_RefusesBadFlags: exit status 2 and a message, before binding.

@@ -1,8 +1,6 @@
 package main
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -13,10 +11,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
-	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -26,6 +21,7 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 
 	tagqv1 "github.com/tagq/tagq/gen/tagq/v1"
+	"github.com/tagq/tagq/internal/tagqdtest"
 )
 
 // End-to-end tests: a real tagqd binary, talked to over gRPC and REST.
@@ -37,9 +33,8 @@ func TestMain(m *testing.M) {
 	if err != nil {
 		panic(err)
 	}
-	tagqdBin = filepath.Join(dir, "tagqd")
-	if out, err := exec.Command("go", "build", "-o", tagqdBin, ".").CombinedOutput(); err != nil {
-		fmt.Fprintf(os.Stderr, "building tagqd: %v\n%s", err, out)
+	if tagqdBin, err = tagqdtest.Build(dir); err != nil {
+		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
 	code := m.Run()
@@ -47,41 +42,16 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// daemon is a running tagqd.
+// daemon is a running tagqd with clients to it.
 type daemon struct {
-	t      *testing.T
-	cmd    *exec.Cmd
-	grpc   string
-	http   string
-	conn   *grpc.ClientConn
-	q      tagqv1.QueueServiceClient
-	m      tagqv1.MessageServiceClient
-	r      tagqv1.RedriveServiceClient
-	stderr *syncBuffer
-	exited chan error
-
-	stopOnce sync.Once
-	stopTook time.Duration
-	stopErr  error
-}
-
-// syncBuffer is tagqd's stderr, written by os/exec while a failing test
-// may read it.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
+	t    *testing.T
+	proc *tagqdtest.Daemon
+	grpc string
+	http string
+	conn *grpc.ClientConn
+	q    tagqv1.QueueServiceClient
+	m    tagqv1.MessageServiceClient
+	r    tagqv1.RedriveServiceClient
 }
 
 // backend is where a test's tagqd keeps its data.
@@ -156,40 +126,9 @@ func dropPrefix(t *testing.T, be backend) {
 
 func start(t *testing.T, be backend, extra ...string) *daemon {
 	t.Helper()
-	args := append([]string{"--grpc-addr", "127.0.0.1:0", "--http-addr", "127.0.0.1:0", "--log-level", "warn"}, be.args...)
-	cmd := exec.Command(tagqdBin, append(args, extra...)...)
-	stdout, err := cmd.StdoutPipe()
+	proc, err := tagqdtest.Start(tagqdBin, append(append([]string{}, be.args...), extra...)...)
 	require.NoError(t, err)
-	d := &daemon{t: t, cmd: cmd, stderr: &syncBuffer{}, exited: make(chan error, 1)}
-	cmd.Stderr = d.stderr
-	require.NoError(t, cmd.Start())
-	ready := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(stdout)
-		for sc.Scan() {
-			if strings.HasPrefix(sc.Text(), "TAGQ_READY ") {
-				ready <- sc.Text()
-			}
-		}
-	}()
-	go func() { d.exited <- cmd.Wait() }()
-	select {
-	case line := <-ready:
-		for _, f := range strings.Fields(line)[1:] {
-			k, v, _ := strings.Cut(f, "=")
-			switch k {
-			case "grpc":
-				d.grpc = v
-			case "http":
-				d.http = v
-			}
-		}
-	case err := <-d.exited:
-		t.Fatalf("tagqd exited before it was ready: %v\n%s", err, d.stderr)
-	case <-time.After(30 * time.Second):
-		_ = cmd.Process.Kill()
-		t.Fatalf("tagqd not ready in 30 s\n%s", d.stderr)
-	}
+	d := &daemon{t: t, proc: proc, grpc: proc.GRPC, http: proc.HTTP}
 	d.conn, err = grpc.NewClient(d.grpc, grpc.WithTransportCredentials(insecure.NewCredentials()))
 	require.NoError(t, err)
 	d.q = tagqv1.NewQueueServiceClient(d.conn)
@@ -206,7 +145,7 @@ func start(t *testing.T, be backend, extra ...string) *daemon {
 			t.Errorf("tagqd took %v to stop on SIGTERM, want under %v", took, maxShutdown)
 		}
 		if t.Failed() {
-			t.Logf("tagqd stderr:\n%s", d.stderr)
+			t.Logf("tagqd stderr:\n%s", proc.Stderr())
 		}
 	})
 	return d
@@ -218,24 +157,7 @@ const maxShutdown = 10 * time.Second
 
 // stop sends SIGTERM (the first time) and returns how long tagqd took to
 // exit and its exit error; later calls return the same.
-func (d *daemon) stop() (time.Duration, error) {
-	d.stopOnce.Do(func() {
-		start := time.Now()
-		if err := d.cmd.Process.Signal(syscall.SIGTERM); err != nil {
-			d.stopErr = err
-			return
-		}
-		select {
-		case d.stopErr = <-d.exited:
-			d.stopTook = time.Since(start)
-		case <-time.After(30 * time.Second):
-			_ = d.cmd.Process.Kill()
-			d.stopErr = fmt.Errorf("tagqd did not stop in 30 s: killed")
-			d.stopTook = 30 * time.Second
-		}
-	})
-	return d.stopTook, d.stopErr
-}
+func (d *daemon) stop() (time.Duration, error) { return d.proc.Stop() }
 
 // rest sends a JSON request as curl would and decodes the JSON answer.
 func (d *daemon) rest(method, path, body string) (int, map[string]any) {

@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 )
@@ -28,9 +29,34 @@ func Build(dir string) (string, error) {
 type Daemon struct {
 	GRPC, HTTP string // host:port
 	cmd        *exec.Cmd
-	stderr     *bytes.Buffer
+	stderr     *syncBuffer
 	exited     chan error
+
+	stopOnce sync.Once
+	stopTook time.Duration
+	stopErr  error
 }
+
+// syncBuffer is tagqd's stderr: os/exec writes it while a test reads it.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// Stderr is what tagqd has logged so far.
+func (d *Daemon) Stderr() string { return d.stderr.String() }
 
 // Start runs bin on 127.0.0.1 ports chosen by the system (embedded store
 // unless args say otherwise) and waits until it serves.
@@ -41,7 +67,7 @@ func Start(bin string, args ...string) (*Daemon, error) {
 	if err != nil {
 		return nil, err
 	}
-	d := &Daemon{cmd: cmd, stderr: &bytes.Buffer{}, exited: make(chan error, 1)}
+	d := &Daemon{cmd: cmd, stderr: &syncBuffer{}, exited: make(chan error, 1)}
 	cmd.Stderr = d.stderr
 	if err := cmd.Start(); err != nil {
 		return nil, err
@@ -76,16 +102,26 @@ func Start(bin string, args ...string) (*Daemon, error) {
 	}
 }
 
-// Stop sends SIGTERM and waits for the exit.
-func (d *Daemon) Stop() error {
-	_ = d.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case err := <-d.exited:
-		return err
-	case <-time.After(30 * time.Second):
-		_ = d.cmd.Process.Kill()
-		return fmt.Errorf("tagqd did not stop in 30 s")
-	}
+// Stop sends SIGTERM (the first time) and returns how long tagqd took to
+// exit and its exit error (nil for status 0); later calls return the same.
+// A tagqd still running after 30 s is killed.
+func (d *Daemon) Stop() (time.Duration, error) {
+	d.stopOnce.Do(func() {
+		start := time.Now()
+		if err := d.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+			d.stopErr = err
+			return
+		}
+		select {
+		case d.stopErr = <-d.exited:
+			d.stopTook = time.Since(start)
+		case <-time.After(30 * time.Second):
+			_ = d.cmd.Process.Kill()
+			d.stopErr = fmt.Errorf("tagqd did not stop in 30 s: killed")
+			d.stopTook = 30 * time.Second
+		}
+	})
+	return d.stopTook, d.stopErr
 }
 
 // Main builds and starts one tagqd for a package's tests, runs them, and
@@ -113,7 +149,7 @@ func Main(run func() int, addr, httpAddr *string) int {
 		*httpAddr = d.HTTP
 	}
 	code := run()
-	if err := d.Stop(); err != nil {
+	if _, err := d.Stop(); err != nil {
 		fmt.Fprintln(os.Stderr, "tagqd:", err)
 		if code == 0 {
 			code = 1
