@@ -19,6 +19,18 @@ func ordersWithDLQ(b *bundle) {
 	b.tag("orders", "shipping")
 }
 
+// stageDead dead-letters m (received once by tag) into queue's outbox
+// without relaying it, as a crash right after the ack would leave it.
+func stageDead(t *testing.T, b *bundle, queue, tag string, m Message) {
+	t.Helper()
+	k := b.s.qkeys(queue)
+	tk := k.tag(tag)
+	res, err := scriptDead.Run(b.ctx, b.rdb, []string{k.meta, k.stream, tk.state, tk.visible, tk.counts, tk.last, k.outbox},
+		queue, tag, m.ID, m.ReceiveCount, ReasonConsumerDeadLettered, "").Int64Slice()
+	require.NoError(t, err)
+	require.Equal(t, []int64{1}, res, "staged")
+}
+
 func TestS7_RedriveFiresPerTagWithoutPolling(t *testing.T) {
 	eachBackend(t, func(t *testing.T, b *bundle) {
 		ordersWithDLQ(b)
@@ -198,12 +210,9 @@ func TestS9_RelayKeepsDeadLettersWhenTheDLQIsGone(t *testing.T) {
 		ordersWithDLQ(b)
 		b.send("orders", "m")
 		got := b.receive("orders", "billing", 1)
-		// Stage without relaying, then the DLQ disappears (forced delete).
+		// Staged, then the DLQ disappears (forced delete).
+		stageDead(t, b, "orders", "billing", got[0])
 		k := b.s.qkeys("orders")
-		tk := k.tag("billing")
-		_, err := scriptDead.Run(b.ctx, b.rdb, []string{k.meta, k.stream, tk.state, tk.visible, tk.counts, tk.last, k.outbox},
-			"orders", "billing", got[0].ID, 1, ReasonConsumerDeadLettered, "").Result()
-		require.NoError(t, err)
 		require.NoError(t, b.s.DeleteQueue(b.ctx, "orders-dlq", true))
 		n, err := b.s.RelayOutbox(b.ctx, "orders")
 		require.NoError(t, err)
@@ -240,12 +249,7 @@ func TestS9_DeletingASourceQueueKeepsItsStagedDeadLetters(t *testing.T) {
 		ordersWithDLQ(b)
 		b.send("orders", "m")
 		got := b.receive("orders", "billing", 1)
-		k := b.s.qkeys("orders")
-		tk := k.tag("billing")
-		// Staged, not yet relayed (as after a crash).
-		_, err := scriptDead.Run(b.ctx, b.rdb, []string{k.meta, k.stream, tk.state, tk.visible, tk.counts, tk.last, k.outbox},
-			"orders", "billing", got[0].ID, 1, ReasonConsumerDeadLettered, "").Result()
-		require.NoError(t, err)
+		stageDead(t, b, "orders", "billing", got[0])
 		require.NoError(t, b.s.DeleteQueue(b.ctx, "orders", false))
 		require.Equal(t, []string{"m"}, bodies(b.receive("orders-dlq", "", 10)))
 	})

@@ -125,6 +125,15 @@ func (c *cli) print(msgs []proto.Message, table func(w *tabwriter.Writer)) error
 	return w.Flush()
 }
 
+// printAll prints API messages with c.print.
+func printAll[T proto.Message](c *cli, xs []T, table func(w *tabwriter.Writer)) error {
+	msgs := make([]proto.Message, len(xs))
+	for i, x := range xs {
+		msgs[i] = x
+	}
+	return c.print(msgs, table)
+}
+
 func exactArgs(n int, names string) cobra.PositionalArgs {
 	return func(_ *cobra.Command, args []string) error {
 		if len(args) != n {
@@ -270,11 +279,7 @@ func wrapErr(err error) error {
 }
 
 func (c *cli) printQueues(qs ...*tagqv1.Queue) error {
-	msgs := make([]proto.Message, len(qs))
-	for i, q := range qs {
-		msgs[i] = q
-	}
-	return c.print(msgs, func(w *tabwriter.Writer) {
+	return printAll(c, qs, func(w *tabwriter.Writer) {
 		fmt.Fprintln(w, "QUEUE\tTAGS\tMESSAGES\tAVAILABLE\tIN FLIGHT\tDLQ")
 		for _, q := range qs {
 			st := q.GetState()
@@ -380,11 +385,7 @@ func (c *cli) tagCmd() *cobra.Command {
 }
 
 func (c *cli) printTags(ts ...*tagqv1.Tag) error {
-	msgs := make([]proto.Message, len(ts))
-	for i, t := range ts {
-		msgs[i] = t
-	}
-	return c.print(msgs, func(w *tabwriter.Writer) {
+	return printAll(c, ts, func(w *tabwriter.Writer) {
 		fmt.Fprintln(w, "TAG\tAVAILABLE\tIN FLIGHT\tDELAYED\tRECEIVED\tDELETED\tDEAD\tEXPIRED")
 		for _, t := range ts {
 			s := t.GetState()
@@ -479,11 +480,7 @@ func bodyText(b []byte) string {
 }
 
 func (c *cli) printMessages(ms []*tagq.Message, withHandle bool) error {
-	msgs := make([]proto.Message, len(ms))
-	for i, m := range ms {
-		msgs[i] = m
-	}
-	return c.print(msgs, func(w *tabwriter.Writer) {
+	return printAll(c, ms, func(w *tabwriter.Writer) {
 		head := "MESSAGE\tRECEIVES\tBODY"
 		if withHandle {
 			head += "\tRECEIPT HANDLE"
@@ -654,11 +651,7 @@ func (c *cli) deadCmd() *cobra.Command {
 					keep = append(keep, m)
 				}
 			}
-			msgs := make([]proto.Message, len(keep))
-			for i, m := range keep {
-				msgs[i] = m
-			}
-			return c.print(msgs, func(w *tabwriter.Writer) {
+			return printAll(c, keep, func(w *tabwriter.Writer) {
 				fmt.Fprintln(w, "MESSAGE\tSOURCE QUEUE\tSOURCE TAG\tRECEIVES\tREASON\tDIED\tORIGINAL ID\tBODY")
 				for _, m := range keep {
 					d := m.GetDeadLetter()
@@ -717,11 +710,7 @@ func (c *cli) moveCmd() *cobra.Command {
 }
 
 func (c *cli) printMoves(ts ...*tagqv1.MessageMoveTask) error {
-	msgs := make([]proto.Message, len(ts))
-	for i, t := range ts {
-		msgs[i] = t
-	}
-	return c.print(msgs, func(w *tabwriter.Writer) {
+	return printAll(c, ts, func(w *tabwriter.Writer) {
 		fmt.Fprintln(w, "TASK\tSTATE\tMOVED\tFAILED\tREMAINING\tRATE\tSOURCE")
 		for _, t := range ts {
 			src := t.GetSourceQueue()
