@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -164,37 +165,73 @@ func (s *Store) GetQueue(ctx context.Context, name string) (*Queue, error) {
 }
 
 func (s *Store) queueInfo(ctx context.Context, name string) (*Queue, error) {
-	k := s.qkeys(name)
-	pipe := s.rdb.Pipeline()
-	meta := pipe.HGetAll(ctx, k.meta)
-	ntags := pipe.HLen(ctx, k.tags)
-	xlen := pipe.XLen(ctx, k.stream)
-	if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
-		return nil, mapErr(err, name, "")
-	}
-	if len(meta.Val()) == 0 {
-		return nil, queueNotFound(name)
-	}
-	q := decodeMeta(name, meta.Val())
-	if q.DeadLetterQueue {
-		src, err := s.sourcesOf(ctx, name)
-		if err != nil {
-			return nil, err
-		}
-		q.SourceQueues = src
-	}
-	q.TagCount = int(ntags.Val())
-	q.RetainedMessages = xlen.Val()
-	st, err := s.tagState(ctx, name, q.DefaultTagName)
-	switch {
-	case err == nil:
-		q.DefaultTag = &st.State
-	case ReasonOf(err) == ReasonTagNotFound:
-		// The default tag was deleted; the queue has no default state.
-	default:
+	qs, err := s.queueInfos(ctx, []string{name})
+	if err != nil {
 		return nil, err
 	}
-	return q, nil
+	if qs[0] == nil {
+		return nil, queueNotFound(name)
+	}
+	return qs[0], nil
+}
+
+// queueInfos reads queues with their state in two pipelined round trips
+// however many there are; a queue that does not exist is nil.
+func (s *Store) queueInfos(ctx context.Context, names []string) ([]*Queue, error) {
+	pipe := s.rdb.Pipeline()
+	metas := make([]*redis.MapStringStringCmd, len(names))
+	ntags := make([]*redis.IntCmd, len(names))
+	xlens := make([]*redis.IntCmd, len(names))
+	sources := make([]*redis.StringSliceCmd, len(names))
+	for i, n := range names {
+		k := s.qkeys(n)
+		metas[i] = pipe.HGetAll(ctx, k.meta)
+		ntags[i] = pipe.HLen(ctx, k.tags)
+		xlens[i] = pipe.XLen(ctx, k.stream)
+		sources[i] = pipe.SMembers(ctx, k.sources)
+	}
+	if len(names) > 0 {
+		if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
+			return nil, mapErr(err, "", "")
+		}
+	}
+	out := make([]*Queue, len(names))
+	var calls []scriptCall
+	var at []int
+	for i, n := range names {
+		if len(metas[i].Val()) == 0 {
+			continue
+		}
+		q := decodeMeta(n, metas[i].Val())
+		if q.DeadLetterQueue {
+			q.SourceQueues = sources[i].Val()
+			sort.Strings(q.SourceQueues)
+		}
+		q.TagCount = int(ntags[i].Val())
+		q.RetainedMessages = xlens[i].Val()
+		out[i] = q
+		calls = append(calls, s.tagStateCall(n, q.DefaultTagName))
+		at = append(at, i)
+	}
+	cmds, err := s.evalPipelined(ctx, scriptTagState, calls)
+	if err != nil {
+		return nil, err
+	}
+	for j, i := range at {
+		res, err := cmds[j].Slice()
+		st, err := parseTagState(names[i], out[i].DefaultTagName, res, err)
+		switch {
+		case err == nil:
+			out[i].DefaultTag = &st.State
+		case ReasonOf(err) == ReasonTagNotFound:
+			// The default tag was deleted; the queue has no default state.
+		case ReasonOf(err) == ReasonQueueNotFound:
+			out[i] = nil // deleted between the two round trips
+		default:
+			return nil, err
+		}
+	}
+	return out, nil
 }
 
 // ListQueues lists queues in name order. pageToken is the previous page's
@@ -227,16 +264,15 @@ func (s *Store) ListQueues(ctx context.Context, prefix string, pageSize int, pag
 		names = names[:size]
 		next = names[size-1]
 	}
+	qs, err := s.queueInfos(ctx, names)
+	if err != nil {
+		return nil, "", err
+	}
 	out := make([]*Queue, 0, len(names))
-	for _, n := range names {
-		q, err := s.queueInfo(ctx, n)
-		if ReasonOf(err) == ReasonQueueNotFound {
-			continue // index entry of a queue being created or deleted
+	for _, q := range qs {
+		if q != nil { // nil: an index entry of a queue being created or deleted
+			out = append(out, q)
 		}
-		if err != nil {
-			return nil, "", err
-		}
-		out = append(out, q)
 	}
 	return out, next, nil
 }

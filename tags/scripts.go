@@ -67,6 +67,50 @@ func loadScripts(ctx context.Context, c redis.UniversalClient) error {
 	return nil
 }
 
+// scriptCall is one call of a script: its keys and arguments.
+type scriptCall struct {
+	keys []string
+	args []any
+}
+
+// evalPipelined runs script once per call in one pipelined round trip and
+// returns the commands in order (each with its own result or error). A
+// pipeline cannot fall back from EVALSHA to EVAL, so if Redis lost its
+// scripts (a restart) they are loaded again and the calls repeated once.
+func (s *Store) evalPipelined(ctx context.Context, script *redis.Script, calls []scriptCall) ([]*redis.Cmd, error) {
+	for attempt := 0; ; attempt++ {
+		pipe := s.rdb.Pipeline()
+		cmds := make([]*redis.Cmd, len(calls))
+		for i, c := range calls {
+			cmds[i] = script.EvalSha(ctx, pipe, c.keys, c.args...)
+		}
+		if len(cmds) > 0 {
+			_, _ = pipe.Exec(ctx) // errors are read per command
+		}
+		lost := false
+		for _, c := range cmds {
+			if err := c.Err(); err != nil && redis.HasErrorPrefix(err, "NOSCRIPT") {
+				lost = true
+			} else if err != nil && !isScriptReply(err) {
+				return nil, mapErr(err, "", "")
+			}
+		}
+		if !lost || attempt == 1 {
+			return cmds, nil
+		}
+		if err := loadScripts(ctx, s.rdb); err != nil {
+			return nil, unavailable(err)
+		}
+	}
+}
+
+// isScriptReply tells an error a script returned (a redis.Error reply)
+// from a failure to reach Redis.
+func isScriptReply(err error) bool {
+	var rerr redis.Error
+	return errors.As(err, &rerr)
+}
+
 // errTagsChanged: the tag list a multi-tag script was given is stale.
 var errTagsChanged = errors.New("TAGS_CHANGED")
 

@@ -431,3 +431,24 @@ func TestReceiveOnTheDefaultTagFollowsARecreatedQueue(t *testing.T) {
 		require.Equal(t, TagState{Available: 1}, b.state("q", "default"))
 	})
 }
+
+// Listing pipelines one state script per queue or tag; after Redis lost its
+// scripts (a restart, SCRIPT FLUSH) they are loaded again, not failed.
+func TestListingSurvivesALostScriptCache(t *testing.T) {
+	eachBackend(t, func(t *testing.T, b *bundle) {
+		b.queue("l1")
+		b.queue("l2")
+		b.tag("l1", "t")
+		b.send("l1", "m")
+		require.NoError(t, b.rdb.ScriptFlush(b.ctx).Err())
+		qs, _, err := b.s.ListQueues(b.ctx, "l", 10, "")
+		require.NoError(t, err)
+		require.Len(t, qs, 2)
+		require.EqualValues(t, 1, qs[0].DefaultTag.Available)
+		require.NoError(t, b.rdb.ScriptFlush(b.ctx).Err())
+		ts, _, err := b.s.ListTags(b.ctx, "l1", 10, "")
+		require.NoError(t, err)
+		require.Len(t, ts, 2)
+		require.EqualValues(t, 1, ts[1].State.Available)
+	})
+}

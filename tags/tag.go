@@ -125,10 +125,20 @@ func (s *Store) GetTag(ctx context.Context, queue, tag string) (*Tag, error) {
 }
 
 func (s *Store) tagState(ctx context.Context, queue, tag string) (*Tag, error) {
+	c := s.tagStateCall(queue, tag)
+	res, err := scriptTagState.Run(ctx, s.rdb, c.keys, c.args...).Slice()
+	return parseTagState(queue, tag, res, err)
+}
+
+func (s *Store) tagStateCall(queue, tag string) scriptCall {
 	k := s.qkeys(queue)
 	tk := k.tag(tag)
-	res, err := scriptTagState.Run(ctx, s.rdb,
-		[]string{k.meta, k.stream, tk.state, tk.visible, tk.parked, k.filters, k.delayed, k.tags, tk.last}, tag).Slice()
+	return scriptCall{keys: []string{k.meta, k.stream, tk.state, tk.visible, tk.parked, k.filters, k.delayed, k.tags, tk.last},
+		args: []any{tag}}
+}
+
+// parseTagState reads the tagstate script's reply (or error).
+func parseTagState(queue, tag string, res []any, err error) (*Tag, error) {
 	if err != nil {
 		return nil, mapErr(err, queue, tag)
 	}
@@ -184,9 +194,18 @@ func (s *Store) ListTags(ctx context.Context, queue string, pageSize int, pageTo
 		all = all[:size]
 		next = all[size-1]
 	}
+	calls := make([]scriptCall, len(all))
+	for i, n := range all {
+		calls[i] = s.tagStateCall(queue, n)
+	}
+	cmds, err := s.evalPipelined(ctx, scriptTagState, calls)
+	if err != nil {
+		return nil, "", err
+	}
 	out := make([]*Tag, 0, len(all))
-	for _, n := range all {
-		t, err := s.tagState(ctx, queue, n)
+	for i, n := range all {
+		res, err := cmds[i].Slice()
+		t, err := parseTagState(queue, n, res, err)
 		if ReasonOf(err) == ReasonTagNotFound {
 			continue // deleted meanwhile
 		}
