@@ -53,13 +53,12 @@ func (c *Config) validate() error {
 
 // Server holds tagq's gRPC server and builds its HTTP handler.
 type Server struct {
-	store       *tags.Store
-	log         *slog.Logger
-	gather      prometheus.Gatherer
-	maxRequest  int
-	grpc        *grpc.Server
-	health      *health.Server
-	serviceName []string
+	store      *tags.Store
+	log        *slog.Logger
+	gather     prometheus.Gatherer
+	maxRequest int
+	grpc       *grpc.Server
+	health     *health.Server
 }
 
 // New builds the gRPC server with the Queue, Message and Redrive services,
