@@ -20,9 +20,9 @@ func (s *Store) Delete(ctx context.Context, queue string, handles []string) ([]e
 		args := make([]any, 0, 1+len(idx))
 		args = append(args, tag)
 		for _, i := range idx {
-			args = append(args, b.parsed[i].ID)
+			args = append(args, b.parsed[i].ID, b.parsed[i].FirstMs)
 		}
-		return scriptDelete.Run(ctx, s.rdb, []string{k.meta, k.stream, tk.state, tk.visible, tk.counts, tk.last}, args...).Err()
+		return scriptDelete.Run(ctx, s.rdb, []string{k.meta, tk.state, tk.visible, tk.last}, args...).Err()
 	})
 	if err != nil {
 		return nil, err
@@ -46,12 +46,13 @@ func (s *Store) ChangeVisibility(ctx context.Context, queue string, changes []Vi
 	k := s.qkeys(queue)
 	err = b.perTag(queue, func(tag string, idx []int) error {
 		tk := k.tag(tag)
-		args := make([]any, 0, 1+3*len(idx))
+		args := make([]any, 0, 1+4*len(idx))
 		args = append(args, tag)
 		for _, i := range idx {
-			args = append(args, b.parsed[i].ID, b.parsed[i].Gen, int64(changes[i].VisibilitySeconds)*1000)
+			p := b.parsed[i]
+			args = append(args, p.ID, p.FirstMs, p.Gen, int64(changes[i].VisibilitySeconds)*1000)
 		}
-		res, err := scriptVisibility.Run(ctx, s.rdb, []string{k.meta, tk.state, tk.visible, tk.counts, k.wake, tk.last}, args...).Int64Slice()
+		res, err := scriptVisibility.Run(ctx, s.rdb, []string{k.meta, tk.state, tk.visible, k.wake, tk.last}, args...).Int64Slice()
 		if err != nil {
 			return err
 		}

@@ -55,9 +55,10 @@ func (s *Store) DeadLetter(ctx context.Context, queue string, reqs []DeadRequest
 			if reason == "" {
 				reason = ReasonConsumerDeadLettered
 			}
-			args = append(args, b.parsed[i].ID, b.parsed[i].Gen, reason, reqs[i].Description)
+			p := b.parsed[i]
+			args = append(args, p.ID, p.FirstMs, p.Gen, reason, reqs[i].Description)
 		}
-		res, err := scriptDead.Run(ctx, s.rdb, []string{k.meta, k.stream, tk.state, tk.visible, tk.counts, tk.last, k.outbox},
+		res, err := scriptDead.Run(ctx, s.rdb, []string{k.meta, k.stream, tk.state, tk.visible, tk.last, k.outbox},
 			args...).Int64Slice()
 		if err != nil {
 			return err
@@ -94,7 +95,7 @@ func (s *Store) SweepDead(ctx context.Context, queue string) (int, error) {
 			keys := []string{k.meta, k.stream, k.outbox, k.tags}
 			for _, n := range names {
 				tk := k.tag(n)
-				keys = append(keys, tk.state, tk.visible, tk.counts, tk.last)
+				keys = append(keys, tk.state, tk.visible, tk.last)
 			}
 			n, err := scriptSweep.Run(ctx, s.rdb, keys, append([]any{queue, sweepBatch}, toAny(names)...)...).Int()
 			moved = n

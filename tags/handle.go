@@ -14,19 +14,24 @@ import (
 
 // A receipt handle names queue, tag, message and receive generation (the
 // tag's receive count when it was issued), signed so that a forged or
-// garbled handle is refused before anything touches Redis (S3).
+// garbled handle is refused before anything touches Redis (S3). It also
+// carries the tag's first receive time of the message, which with the id
+// names the message's member of the tag's in-flight set (see
+// scripts/lib.lua): the same for every handle of one stay in flight.
 //
 // Layout before base64url: version(1) gen(uvarint) ms(uvarint) seq(uvarint)
-// len(queue)(uvarint) queue len(tag)(uvarint) tag mac(8).
+// first-ms(varint, first receive ms minus ms) len(queue)(uvarint) queue
+// len(tag)(uvarint) tag mac(8).
 type handle struct {
-	Queue string
-	Tag   string
-	ID    string
-	Gen   int
+	Queue   string
+	Tag     string
+	ID      string
+	Gen     int
+	FirstMs int64
 }
 
 const (
-	handleVersion = 1
+	handleVersion = 2
 	handleMACLen  = 8
 )
 
@@ -47,6 +52,7 @@ func (c *handleCodec) encode(h handle) string {
 	b = binary.AppendUvarint(b, uint64(h.Gen))
 	b = binary.AppendUvarint(b, ms)
 	b = binary.AppendUvarint(b, seq)
+	b = binary.AppendVarint(b, h.FirstMs-int64(ms))
 	b = binary.AppendUvarint(b, uint64(len(h.Queue)))
 	b = append(b, h.Queue...)
 	b = binary.AppendUvarint(b, uint64(len(h.Tag)))
@@ -88,12 +94,17 @@ func (c *handleCodec) decode(s string) (handle, error) {
 	gen, ok1 := next()
 	ms, ok2 := next()
 	seq, ok3 := next()
-	q, ok4 := str()
-	t, ok5 := str()
-	if !(ok1 && ok2 && ok3 && ok4 && ok5) || len(r) != 0 || gen == 0 || gen > 1<<31 {
+	d, n := binary.Varint(r)
+	if n <= 0 {
 		return h, errBadHandle
 	}
-	return handle{Queue: q, Tag: t, ID: formatID(ms, seq), Gen: int(gen)}, nil
+	r = r[n:]
+	q, ok4 := str()
+	t, ok5 := str()
+	if !(ok1 && ok2 && ok3 && ok4 && ok5) || len(r) != 0 || gen == 0 || gen > 1<<31 || ms > 1<<53 {
+		return h, errBadHandle
+	}
+	return handle{Queue: q, Tag: t, ID: formatID(ms, seq), Gen: int(gen), FirstMs: int64(ms) + d}, nil
 }
 
 // parseHandle decodes a handle and checks it belongs to queue. field names

@@ -6,16 +6,16 @@ package tags
 //	<prefix>:{Q}:m       hash    queue attributes and the "added" counter
 //	<prefix>:{Q}:tags    hash    tag name -> tag config (JSON)
 //	<prefix>:{Q}:s       stream  messages; fields b (body), a (attributes JSON), d (due ms, delayed only)
-//	group T on :s                tag T's cursor; one consumer "c"; the PEL marks messages handed to T
+//	group T on :s                tag T's cursor (read with NOACK: no PEL; v holds what T has in flight)
 //	<prefix>:{Q}:fa      hash    "f:T" -> filter JSON, "a:T" -> messages admitted by T's filter since creation
 //	<prefix>:{Q}:dl      zset    delayed message id -> due ms (pruned once due)
 //	<prefix>:{Q}:wk      stream  wake-ups for waiting receives on other processes (capped)
 //	<prefix>:{Q}:src     set     names of the queues whose redrive policy names Q (Q is a DLQ)
-//	<prefix>:{Q}:t:T:v   zset    message id -> visible-at ms, for messages T received and has not deleted
+//	<prefix>:{Q}:t:T:v   zset    "id:first receive offset" -> visible-at ms and receive count, for messages
+//	                             T received and has not deleted (encoding: scripts/lib.lua)
 //	<prefix>:{Q}:t:T:p   zset    message id -> due ms, for delayed messages T read before they were due
-//	<prefix>:{Q}:t:T:rc  hash    message id -> "receive count|first receive ms"
 //	<prefix>:{Q}:t:T:n   hash    tag counters and state (see scripts/createtag.lua)
-//	<prefix>:{Q}:t:T:x   zset    message id -> visible-at ms, for messages T received max_receive_count times (dead when due)
+//	<prefix>:{Q}:t:T:x   zset    v member -> visible-at ms, for messages T received max_receive_count times (dead when due)
 //	<prefix>:{Q}:dlo     stream  dead-letter outbox: dead letters on their way to the DLQ (relayed, then removed)
 //	<prefix>:{Q}:dd      zset    dedupe keys of dead letters added to Q (a DLQ), or moved back to Q -> ms
 //	<prefix>:{Q}:mv      hash    move task id -> task JSON (Q is a DLQ; see move.go)
@@ -27,7 +27,7 @@ type queueKeys struct {
 }
 
 type tagKeys struct {
-	visible, parked, counts, state, last string
+	visible, parked, state, last string
 }
 
 func (s *Store) qkeys(q string) queueKeys {
@@ -49,7 +49,7 @@ func (s *Store) qkeys(q string) queueKeys {
 
 func (k queueKeys) tag(t string) tagKeys {
 	b := k.base + "t:" + t + ":"
-	return tagKeys{visible: b + "v", parked: b + "p", counts: b + "rc", state: b + "n", last: b + "x"}
+	return tagKeys{visible: b + "v", parked: b + "p", state: b + "n", last: b + "x"}
 }
 
 func (s *Store) indexKey() string      { return s.prefix + ":queues" }

@@ -102,8 +102,9 @@ func decodeScriptMessages(v any, tag string) []Message {
 		m := decodeEntry(id, fields)
 		m.Tag = tag
 		m.ReceiveCount = int(asInt64(e[2]))
-		if first := asInt64(e[3]); first > 0 {
-			m.FirstReceiveTime = time.UnixMilli(first)
+		m.firstMs = asInt64(e[3])
+		if m.firstMs > 0 {
+			m.FirstReceiveTime = time.UnixMilli(m.firstMs)
 		}
 		out = append(out, m)
 	}

@@ -515,6 +515,22 @@ func (m *model) moveBack() {
 	}
 }
 
+// sameSecondHeld: the janitor knows a tag's in-flight messages only as a
+// count per second of message id, so it keeps every entry of a second in
+// which the tag holds one (received, not deleted, dead or expired).
+func (m *model) sameSecondHeld(tg *mTag, msg *mMsg) bool {
+	sec := func(id string) uint64 {
+		ms, _, _ := parseID(id)
+		return ms / 1000
+	}
+	for j, h := range tg.held {
+		if h != nil && !h.done && m.msgs[j].id != "" && sec(m.msgs[j].id) == sec(msg.id) {
+			return true
+		}
+	}
+	return false
+}
+
 func (m *model) janitor() {
 	m.op = "janitor"
 	if err := m.b.s.trimQueue(m.b.ctx, m.q); err != nil {
@@ -542,7 +558,7 @@ func (m *model) janitor() {
 		}
 		needed := false
 		for _, tg := range m.tags {
-			if st := m.status(tg, idx); st != "" && st != "done" {
+			if st := m.status(tg, idx); (st != "" && st != "done") || m.sameSecondHeld(tg, msg) {
 				needed = true
 			}
 		}
@@ -614,6 +630,16 @@ func (m *model) deleteTag() {
 		m.failf("delete tag: %v", err)
 	}
 	delete(m.tags, tg.name)
+	// Handles of the deleted tag name a message in flight of a tag that no
+	// longer exists; a new tag of the same name is another tag (its
+	// in-flight members differ), so the model forgets them.
+	kept := m.handles[:0]
+	for _, h := range m.handles {
+		if h.tag != tg.name {
+			kept = append(kept, h)
+		}
+	}
+	m.handles = kept
 }
 
 func (m *model) purge() {

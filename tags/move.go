@@ -365,7 +365,7 @@ func (s *Store) neededBy(ctx context.Context, dlq string, entries []redis.XMessa
 		keys := []string{k.stream, k.tags}
 		for _, n := range names {
 			tk := k.tag(n)
-			keys = append(keys, tk.state, tk.visible, tk.parked, tk.counts)
+			keys = append(keys, tk.state, tk.visible, tk.parked)
 		}
 		args := append([]any{len(names)}, toAny(names)...)
 		for _, e := range entries {

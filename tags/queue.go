@@ -389,7 +389,7 @@ func (s *Store) withTags(ctx context.Context, q string, run func(names []string,
 		keys := make([]string, 0, 4*len(names))
 		for _, n := range names {
 			tk := k.tag(n)
-			keys = append(keys, tk.state, tk.visible, tk.parked, tk.counts, tk.last)
+			keys = append(keys, tk.state, tk.visible, tk.parked, tk.last)
 		}
 		err = run(names, keys)
 		if !errors.Is(err, errTagsChanged) || attempt == 10 {

@@ -159,7 +159,7 @@ func (s *Store) receiveOnce(ctx context.Context, queue, tag, expectDefault strin
 	k := s.qkeys(queue)
 	tk := k.tag(tag)
 	res, err := scriptReceive.Run(ctx, s.rdb,
-		[]string{k.meta, k.stream, tk.state, tk.visible, tk.parked, tk.counts, k.wake, tk.last, k.outbox},
+		[]string{k.meta, k.stream, tk.state, tk.visible, tk.parked, k.wake, tk.last, k.outbox},
 		tag, max, visMs, scanLimit, queue, expectDefault).Slice()
 	if err != nil {
 		if strings.Contains(err.Error(), "DEFAULT_TAG_CHANGED") {
@@ -182,7 +182,7 @@ func (s *Store) receiveOnce(ctx context.Context, queue, tag, expectDefault strin
 	}
 	for i := range r.msgs {
 		m := &r.msgs[i]
-		m.ReceiptHandle = s.handles.encode(handle{Queue: queue, Tag: tag, ID: m.ID, Gen: m.ReceiveCount})
+		m.ReceiptHandle = s.handles.encode(handle{Queue: queue, Tag: tag, ID: m.ID, Gen: m.ReceiveCount, FirstMs: m.firstMs})
 	}
 	return r, nil
 }

@@ -109,6 +109,31 @@ func TestS3_ReceiptHandles(t *testing.T) {
 	})
 }
 
+// A tag deleted and created again under the same name is another tag: a
+// handle of the old one neither changes nor deletes what the new one holds.
+func TestS3_HandleOfADeletedTagDoesNotTouchItsNamesake(t *testing.T) {
+	eachBackend(t, func(t *testing.T, b *bundle) {
+		b.queue("q")
+		b.tag("q", "t", func(c *TagConfig) { c.Start = Start{Kind: StartOldest} })
+		b.send("q", "m")
+		old := b.receive("q", "t", 1)[0]
+		require.NoError(t, b.s.DeleteTag(b.ctx, "q", "t"))
+		b.advance("q", time.Second)
+		b.tag("q", "t", func(c *TagConfig) { c.Start = Start{Kind: StartOldest} })
+		cur := b.receive("q", "t", 1)[0]
+		require.Equal(t, old.ID, cur.ID)
+		require.Equal(t, 1, cur.ReceiveCount)
+
+		errs, err := b.s.ChangeVisibility(b.ctx, "q", []VisibilityChange{{ReceiptHandle: old.ReceiptHandle}})
+		require.NoError(t, err)
+		requireReason(t, errs[0], ReasonReceiptHandleStale)
+		b.del("q", old)
+		require.Equal(t, TagState{InFlight: 1, ReceivedTotal: 1}, b.state("q", "t"), "the old handle deleted nothing")
+		b.del("q", cur)
+		require.Equal(t, TagState{ReceivedTotal: 1, DeletedTotal: 1}, b.state("q", "t"))
+	})
+}
+
 func nack(t *testing.T, b *bundle, q, h string) {
 	t.Helper()
 	errs, err := b.s.ChangeVisibility(b.ctx, q, []VisibilityChange{{ReceiptHandle: h}})

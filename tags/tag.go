@@ -105,7 +105,7 @@ func (s *Store) CreateTag(ctx context.Context, queue string, cfg TagConfig) (*Ta
 	k := s.qkeys(queue)
 	tk := k.tag(cfg.Name)
 	_, err := scriptCreateTag.Run(ctx, s.rdb,
-		[]string{k.meta, k.tags, k.stream, tk.state, k.filters, tk.visible, tk.parked, tk.counts, tk.last},
+		[]string{k.meta, k.tags, k.stream, tk.state, k.filters, tk.visible, tk.parked, tk.last},
 		cfg.Name, cfgJSON, int(st.Start.Kind), st.Start.AtMs, fjson, visMs, MaxTagsPerQueue).Result()
 	if err != nil {
 		return nil, mapErr(err, queue, cfg.Name)
@@ -228,6 +228,6 @@ func (s *Store) DeleteTag(ctx context.Context, queue, tag string) error {
 	k := s.qkeys(queue)
 	tk := k.tag(tag)
 	err := scriptDeleteTag.Run(ctx, s.rdb,
-		[]string{k.meta, k.tags, k.stream, tk.state, tk.visible, tk.parked, tk.counts, k.filters, tk.last}, tag).Err()
+		[]string{k.meta, k.tags, k.stream, tk.state, tk.visible, tk.parked, k.filters, tk.last}, tag).Err()
 	return mapErr(err, queue, tag)
 }

@@ -186,6 +186,8 @@ type Message struct {
 	Tag              string
 	ReceiveCount     int
 	FirstReceiveTime time.Time // zero when never received by Tag
+
+	firstMs int64 // FirstReceiveTime in ms as the script returned it (for the handle)
 	// DeadLetter is set on a message in a dead-letter queue.
 	DeadLetter *DeadLetter
 	// MoveCount is how many times the message was moved back from a

@@ -1,5 +1,5 @@
 -- createtag: a consumer group at the start point plus the tag's state.
--- KEYS: 1 meta, 2 tags, 3 stream, 4 n, 5 fa, 6 v, 7 p, 8 rc, 9 x
+-- KEYS: 1 meta, 2 tags, 3 stream, 4 n, 5 fa, 6 v, 7 p, 8 x
 -- ARGV: 1 tag, 2 config JSON, 3 start kind (0 now, 1 oldest, 2 at),
 --       4 start ms (kind 2, >= 1), 5 filter JSON or '', 6 visibility ms or -1,
 --       7 max tags
@@ -13,7 +13,8 @@
 -- xi read messages expired before being deleted; rcv receives; del deletes;
 -- dead dead-letters; h lower bound of the earliest score in v and p;
 -- mvd unread dead letters moved back out (the queue is a DLQ); xm the
--- max receive count the tag's x set was built for.
+-- max receive count the tag's x set was built for; w:<s> in-flight
+-- messages whose id is in second s (see lib.lua).
 local tag = ARGV[1]
 if redis.call('EXISTS', KEYS[1]) == 0 then return redis.error_reply('QUEUE_NOT_FOUND') end
 if redis.call('HEXISTS', KEYS[2], tag) == 1 then return redis.error_reply('TAG_ALREADY_EXISTS') end
@@ -29,7 +30,7 @@ elseif kind == 2 then
 end
 local flt = nil
 if ARGV[5] ~= '' then flt = cjson.decode(ARGV[5]) end
-redis.call('DEL', KEYS[6], KEYS[7], KEYS[8], KEYS[9])
+redis.call('DEL', KEYS[4], KEYS[6], KEYS[7], KEYS[8])
 redis.call('HDEL', KEYS[5], 'm:' .. tag)
 redis.call('XGROUP', 'CREATE', KEYS[3], tag, startid, 'MKSTREAM')
 local init = 0

@@ -1,29 +1,32 @@
--- delete: acknowledge messages for one tag. An id the tag no longer holds
--- (deleted before, or expired) is not an error.
--- KEYS: 1 meta, 2 stream, 3 n, 4 v, 5 rc, 6 x
--- ARGV: 1 tag, 2.. message ids
--- Returns: per id 1 (deleted now) or 0 (already gone).
+-- delete: acknowledge messages for one tag. A message the tag no longer
+-- holds (deleted before, or expired) is not an error. Any receipt handle of
+-- the message deletes it (S3): every handle names the same v member.
+-- KEYS: 1 meta, 2 n, 3 v, 4 x
+-- ARGV: 1 tag, then pairs: message id, first receive ms
+-- Returns: per pair 1 (deleted now) or 0 (already gone).
 -- Errors: QUEUE_NOT_FOUND, TAG_NOT_FOUND.
-local tag = ARGV[1]
-if redis.call('EXISTS', KEYS[3]) == 0 then return notfound(KEYS[1]) end
-local ids = {}
-for i = 2, #ARGV do ids[#ids + 1] = ARGV[i] end
-local held = redis.call('HMGET', KEYS[5], unpack(ids))
-local res, gone, seen = {}, {}, {}
-for i, id in ipairs(ids) do
-  if held[i] and not seen[id] then
-    seen[id] = true
-    gone[#gone + 1] = id
+if redis.call('EXISTS', KEYS[2]) == 0 then return notfound(KEYS[1]) end
+local members, ids = {}, {}
+for i = 2, #ARGV, 2 do
+  ids[#ids + 1] = ARGV[i]
+  members[#members + 1] = vmember(ARGV[i], tonumber(ARGV[i + 1]))
+end
+local held = redis.call('ZMSCORE', KEYS[3], unpack(members))
+local res, gone, goneids, seen = {}, {}, {}, {}
+for i, m in ipairs(members) do
+  if held[i] and not seen[m] then
+    seen[m] = true
+    gone[#gone + 1] = m
+    goneids[#goneids + 1] = ids[i]
     res[i] = 1
   else
     res[i] = 0
   end
 end
 if #gone > 0 then
-  redis.call('HDEL', KEYS[5], unpack(gone))
+  redis.call('ZREM', KEYS[3], unpack(gone))
   redis.call('ZREM', KEYS[4], unpack(gone))
-  redis.call('ZREM', KEYS[6], unpack(gone))
-  redis.call('XACK', KEYS[2], tag, unpack(gone))
-  redis.call('HINCRBY', KEYS[3], 'del', #gone)
+  vcount(KEYS[2], goneids, -1)
+  redis.call('HINCRBY', KEYS[2], 'del', #gone)
 end
 return res

@@ -6,7 +6,7 @@
 -- holds back the trimming of later ones until it is done or expires.
 -- Expired entries a tag had not finished are counted in that tag's state
 -- (xb: never read, xi: read but not deleted), never dropped silently.
--- KEYS: 1 meta, 2 stream, 3 tags, 4 fa, 5 dl, then per tag: n, v, p, rc, x
+-- KEYS: 1 meta, 2 stream, 3 tags, 4 fa, 5 dl, then per tag: n, v, p, x
 -- ARGV: 1 max entries to examine, 2.. every tag name (same order as KEYS)
 -- Returns: {entries removed, 1 if the limit was reached else 0}
 -- Errors: TAGS_CHANGED when ARGV does not list exactly the queue's tags.
@@ -18,19 +18,20 @@ local now = nowms()
 local cur = cursors(KEYS[2])
 local tags = {}
 for i = 2, #ARGV do
-  local k = 5 + (i - 2) * 5
+  local k = 5 + (i - 2) * 4
   local name = ARGV[i]
   local f = redis.call('HGET', KEYS[4], 'f:' .. name)
-  tags[#tags + 1] = {name = name, n = KEYS[k + 1], v = KEYS[k + 2], p = KEYS[k + 3], rc = KEYS[k + 4], x = KEYS[k + 5],
+  tags[#tags + 1] = {name = name, n = KEYS[k + 1], v = KEYS[k + 2], p = KEYS[k + 3], x = KEYS[k + 4],
     cursor = cur[name] or '0-0', flt = f and cjson.decode(f)}
 end
--- 'unread' (beyond the cursor and admitted), 'held' (read, not deleted) or nil.
+-- 'unread' (beyond the cursor and admitted), 'held' (read, maybe not
+-- deleted: in flight or parked, or in flight counted in the same second) or nil.
 local function holds(t, id, f)
   if idlt(t.cursor, id) then
     if fortag(t.name, t.flt, f) then return 'unread' end
     return nil
   end
-  if redis.call('HEXISTS', t.rc, id) == 1 or redis.call('ZSCORE', t.p, id) then return 'held' end
+  if mayhold(t.n, id) or redis.call('ZSCORE', t.p, id) then return 'held' end
   return nil
 end
 local limit = tonumber(ARGV[1])
@@ -46,12 +47,13 @@ for _, e in ipairs(entries) do
       if h == 'unread' then
         redis.call('HINCRBY', t.n, 'xb', 1)
       elseif h == 'held' then
-        redis.call('HDEL', t.rc, id)
-        redis.call('ZREM', t.v, id)
-        redis.call('ZREM', t.p, id)
-        redis.call('ZREM', t.x, id)
-        redis.call('XACK', KEYS[2], t.name, id)
-        redis.call('HINCRBY', t.n, 'xi', 1)
+        local held = redis.call('ZREM', t.p, id) == 1
+        local mem = mayhold(t.n, id) and vfind(t.v, id)
+        if mem then
+          vremove(t, mem, id)
+          held = true
+        end
+        if held then redis.call('HINCRBY', t.n, 'xi', 1) end
       end
     end
   else

@@ -122,9 +122,77 @@ local function idms(meta, now)
   return math.max(now, tonumber(redis.call('HGET', meta, 'lms') or 0) or 0)
 end
 
+-- A tag's in-flight messages are one zset (v), the only per-message state
+-- a tag keeps for them (no PEL: tags read with NOACK):
+--   member "<id>:<d>", d = first receive ms - id ms (fixed while in flight,
+--          so every receipt handle of the message names the same member);
+--   score  (deadline ms - VEPOCH) * 4096 + receive count (capped at 4095):
+--          ordered by deadline, exact below 2^53 until the year 2093.
+-- The tag's state hash n counts in-flight members per second of message
+-- id ("w:<id seconds>"), so the janitor can tell which entries may be held.
+local VEPOCH = 1700000000000
+local VCNT = 4096
+local function vscore(deadline, cnt)
+  return fmt((deadline - VEPOCH) * VCNT + math.min(cnt, VCNT - 1))
+end
+-- Deadline ms and receive count of a score.
+local function vdecode(score)
+  score = tonumber(score)
+  local cnt = score % VCNT
+  return (score - cnt) / VCNT + VEPOCH, cnt
+end
+-- The largest score due at ms (deadline <= ms).
+local function vdue(ms)
+  return vscore(ms, VCNT - 1)
+end
+local function vmember(id, first)
+  return id .. ':' .. fmt(first - idparts(id))
+end
+-- Message id and first receive ms of a member.
+local function vparse(m)
+  local id, d = string.match(m, '^(.*):(-?%d+)$')
+  return id, idparts(id) + tonumber(d)
+end
+local function wfield(id)
+  return 'w:' .. fmt(math.floor(idparts(id) / 1000))
+end
+-- Count members entering (+1) or leaving (-1) a tag's v, by id.
+local function vcount(n, ids, delta)
+  local by = {}
+  for _, id in ipairs(ids) do
+    local f = wfield(id)
+    by[f] = (by[f] or 0) + delta
+  end
+  for f, d in pairs(by) do
+    if redis.call('HINCRBY', n, f, d) <= 0 then redis.call('HDEL', n, f) end
+  end
+end
+-- May tag (state hash n) hold id in v? (true also for other ids of the same second)
+local function mayhold(n, id)
+  return (tonumber(redis.call('HGET', n, wfield(id))) or 0) > 0
+end
+-- The v member of id, found by scanning (for the rare callers without a
+-- receipt handle: retention expiry and moves out of a DLQ).
+local function vfind(v, id)
+  local cursor = '0'
+  local pat = id .. ':*' -- ids are digits and '-': nothing to escape
+  repeat
+    local r = redis.call('ZSCAN', v, cursor, 'MATCH', pat, 'COUNT', 1000)
+    cursor = r[1]
+    if r[2][1] then return r[2][1] end
+  until cursor == '0'
+  return nil
+end
+-- Removes member m (message id) from a tag's in-flight set and last-chance set.
+local function vremove(k, m, id)
+  if redis.call('ZREM', k.v, m) == 1 then vcount(k.n, {id}, -1) end
+  redis.call('ZREM', k.x, m)
+end
+
 -- Stages a message in the queue's dead-letter outbox and removes it from
--- the tag (an ACK for that tag). fields are the stream entry's fields.
-local function todeadletter(k, qname, tag, id, fields, cnt, reason, desc, now, dlq)
+-- the tag (an ACK for that tag). fields are the stream entry's fields; m
+-- is its member of the tag's v.
+local function todeadletter(k, qname, tag, id, m, fields, cnt, reason, desc, now, dlq)
   local f = fieldmap(fields)
   local args = {k.dlo, '*', 'b', f['b'] or '', 'sq', qname, 'st', tag, 'id', id, 'oi', f['oi'] or id,
     'rc', cnt, 'r', reason, 'ts', fmt(now), 'dq', dlq}
@@ -141,11 +209,15 @@ local function todeadletter(k, qname, tag, id, fields, cnt, reason, desc, now, d
     args[#args + 1] = f['mv']
   end
   redis.call('XADD', unpack(args))
-  redis.call('XACK', k.s, tag, id)
-  redis.call('ZREM', k.v, id)
-  redis.call('ZREM', k.x, id)
-  redis.call('HDEL', k.rc, id)
+  vremove(k, m, id)
   redis.call('HINCRBY', k.n, 'dead', 1)
+end
+
+-- Fields of stream entry id, or nil when it was trimmed.
+local function entry(stream, id)
+  local e = redis.call('XRANGE', stream, id, id)
+  if e[1] then return e[1][2] end
+  return nil
 end
 
 -- Is an entry (its field table) for this tag? A moved-back dead letter

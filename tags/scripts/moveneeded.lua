@@ -2,7 +2,7 @@
 -- or has yet to read and its filter admits): only those are moved back. A
 -- dead letter every DLQ tag has received and deleted is done with, even
 -- before the janitor trims it. A DLQ without tags needs all of them.
--- KEYS: 1 stream, 2 tags, then per tag: n, v, p, rc
+-- KEYS: 1 stream, 2 tags, then per tag: n, v, p
 -- ARGV: 1 number of tags N, 2..N+1 every tag name (same order as KEYS),
 --       then triples: id, attributes JSON ('' none), only ('' none)
 -- Returns: per triple 1 (needed) or 0.
@@ -12,10 +12,11 @@ if redis.call('HLEN', KEYS[2]) ~= n then return redis.error_reply('TAGS_CHANGED'
 local cur = cursors(KEYS[1])
 local tags = {}
 for i = 1, n do
-  local name, b = ARGV[1 + i], 2 + (i - 1) * 4
+  local name, b = ARGV[1 + i], 2 + (i - 1) * 3
   if redis.call('HEXISTS', KEYS[2], name) == 0 then return redis.error_reply('TAGS_CHANGED') end
   local flt = redis.call('HGET', KEYS[b + 1], 'flt')
-  tags[i] = {name = name, p = KEYS[b + 3], rc = KEYS[b + 4], cursor = cur[name] or '0-0', flt = flt and cjson.decode(flt)}
+  tags[i] = {name = name, n = KEYS[b + 1], v = KEYS[b + 2], p = KEYS[b + 3], cursor = cur[name] or '0-0',
+    flt = flt and cjson.decode(flt)}
 end
 local out = {}
 for i = n + 2, #ARGV, 3 do
@@ -25,7 +26,7 @@ for i = n + 2, #ARGV, 3 do
   for _, t in ipairs(tags) do
     if idlt(t.cursor, id) then
       if fortag(t.name, t.flt, f) then needed = true end
-    elseif redis.call('HEXISTS', t.rc, id) == 1 or redis.call('ZSCORE', t.p, id) then
+    elseif redis.call('ZSCORE', t.p, id) or (mayhold(t.n, id) and vfind(t.v, id)) then
       needed = true
     end
     if needed then break end

@@ -1,6 +1,6 @@
 -- peek: the next messages a receive on this tag would return, without
 -- receiving them (no counters, cursors or deadlines change).
--- KEYS: 1 meta, 2 stream, 3 n, 4 v, 5 p, 6 rc
+-- KEYS: 1 meta, 2 stream, 3 n, 4 v, 5 p
 -- ARGV: 1 tag, 2 max, 3 max stream entries to scan
 -- Returns: {{id, fields, receive count so far, first receive ms or 0}...}
 -- Errors: QUEUE_NOT_FOUND, TAG_NOT_FOUND.
@@ -13,12 +13,11 @@ local function add(id, cnt, first)
   local e = redis.call('XRANGE', KEYS[2], id, id)
   if e[1] then out[#out + 1] = {id, e[1][2], cnt, first} end
 end
-for _, id in ipairs(redis.call('ZRANGEBYSCORE', KEYS[4], '-inf', now, 'LIMIT', 0, max)) do
-  local rc = redis.call('HGET', KEYS[6], id)
-  if rc then
-    local cnt, first = string.match(rc, '^(%d+)|(%d+)$')
-    add(id, tonumber(cnt), first)
-  end
+local due = redis.call('ZRANGEBYSCORE', KEYS[4], '-inf', vdue(now), 'WITHSCORES', 'LIMIT', 0, max)
+for j = 1, #due, 2 do
+  local id, first = vparse(due[j])
+  local _, cnt = vdecode(due[j + 1])
+  add(id, cnt, first)
 end
 if #out < max then
   for _, id in ipairs(redis.call('ZRANGEBYSCORE', KEYS[5], '-inf', now, 'LIMIT', 0, max - #out)) do

@@ -3,7 +3,7 @@
 -- then new stream entries. A due message this tag already received
 -- max_receive_count times is dead-lettered instead (S7), never handed out
 -- again. Never blocks; the caller waits outside Lua.
--- KEYS: 1 meta, 2 stream, 3 n, 4 v, 5 p, 6 rc, 7 wk, 8 x, 9 dlo
+-- KEYS: 1 meta, 2 stream, 3 n, 4 v, 5 p, 6 wk, 7 x, 8 dlo
 -- ARGV: 1 tag, 2 max, 3 visibility ms override (-1 none), 4 max stream
 --       entries to scan (bounds the work of a filtered tag), 5 queue name,
 --       6 '' or the queue's default tag name as the caller believes it
@@ -18,7 +18,7 @@ if not st[1] then return notfound(KEYS[1]) end
 local qm = redis.call('HMGET', KEYS[1], 'vis', 'wait', 'rpq', 'rpm', 'dtag')
 if ARGV[6] ~= '' and qm[5] ~= ARGV[6] then return redis.error_reply('DEFAULT_TAG_CHANGED') end
 local maxrc = tonumber(qm[4]) or 0
-local k = {s = KEYS[2], n = KEYS[3], v = KEYS[4], rc = KEYS[6], x = KEYS[8], dlo = KEYS[9]}
+local k = {s = KEYS[2], n = KEYS[3], v = KEYS[4], x = KEYS[7], dlo = KEYS[8]}
 local vis = tonumber(ARGV[3])
 if vis < 0 then vis = tonumber(st[2]) end
 if vis < 0 then vis = tonumber(qm[1]) * 1000 end
@@ -29,65 +29,60 @@ local newhint = hint
 local out = {}
 local dead = 0
 
--- Deliveries are written in one ZADD/HSET per batch (each redis.call
--- costs more than the work it does); flush before v is read again.
-local zv, hrc, zx = {}, {}, {}
-local function deliver(id, fields, cnt, first)
-  zv[#zv + 1] = deadline
-  zv[#zv + 1] = id
-  hrc[#hrc + 1] = id
-  hrc[#hrc + 1] = cnt .. '|' .. first
+-- Deliveries are written in one ZADD per batch (each redis.call costs
+-- more than the work it does); flush before v is read again.
+local zv, zx, fresh = {}, {}, {}
+local function deliver(id, m, fields, cnt, first)
+  cnt = math.min(cnt, VCNT - 1)
+  zv[#zv + 1] = vscore(deadline, cnt)
+  zv[#zv + 1] = m
   if maxrc > 0 and cnt >= maxrc then
     zx[#zx + 1] = deadline
-    zx[#zx + 1] = id
+    zx[#zx + 1] = m
   end
   out[#out + 1] = {id, fields, cnt, first}
+end
+-- A first delivery: new in v.
+local function deliverfirst(id, fields)
+  fresh[#fresh + 1] = id
+  deliver(id, vmember(id, now), fields, 1, now)
 end
 local function flush()
   if #zv > 0 then
     redis.call('ZADD', KEYS[4], unpack(zv))
-    redis.call('HSET', KEYS[6], unpack(hrc))
-    zv, hrc = {}, {}
+    zv = {}
   end
   if #zx > 0 then
-    redis.call('ZADD', KEYS[8], unpack(zx))
+    redis.call('ZADD', KEYS[7], unpack(zx))
     zx = {}
   end
-end
-
--- Body of an entry this tag holds in its PEL, or nil when it was trimmed.
-local function claim(id)
-  local c = redis.call('XCLAIM', KEYS[2], tag, 'c', 0, id)
-  if c[1] and type(c[1]) == 'table' and type(c[1][2]) == 'table' then return c[1][2] end
-  redis.call('XACK', KEYS[2], tag, id)
-  return nil
+  if #fresh > 0 then
+    vcount(KEYS[3], fresh, 1)
+    fresh = {}
+  end
 end
 
 if hint <= now then
   local exhausted = false
   while #out < max do
     local want = max - #out
-    local due = redis.call('ZRANGEBYSCORE', KEYS[4], '-inf', now, 'LIMIT', 0, want)
-    for _, id in ipairs(due) do
-      local rc = redis.call('HGET', KEYS[6], id)
-      local fields = claim(id)
-      if fields and rc then
-        local cnt, first = string.match(rc, '^(%d+)|(%d+)$')
-        cnt = tonumber(cnt)
-        if maxrc > 0 and cnt >= maxrc then
-          todeadletter(k, ARGV[5], tag, id, fields, cnt, 'MAX_RECEIVE_COUNT_EXCEEDED', '', now, qm[3])
-          dead = dead + 1
-        else
-          deliver(id, fields, cnt + 1, first)
-        end
+    local due = redis.call('ZRANGEBYSCORE', KEYS[4], '-inf', vdue(now), 'WITHSCORES', 'LIMIT', 0, want)
+    for j = 1, #due, 2 do
+      local m = due[j]
+      local _, cnt = vdecode(due[j + 1])
+      local id, first = vparse(m)
+      local fields = entry(KEYS[2], id)
+      if not fields then
+        vremove(k, m, id) -- trimmed under us
+      elseif maxrc > 0 and cnt >= maxrc then
+        todeadletter(k, ARGV[5], tag, id, m, fields, cnt, 'MAX_RECEIVE_COUNT_EXCEEDED', '', now, qm[3])
+        dead = dead + 1
       else
-        redis.call('ZREM', KEYS[4], id)
-        redis.call('ZREM', KEYS[8], id)
-        redis.call('HDEL', KEYS[6], id)
+        deliver(id, m, fields, cnt + 1, first)
       end
     end
     flush()
-    if #due < want then
+    if #due < 2 * want then
       exhausted = true
       break
     end
@@ -97,8 +92,8 @@ if hint <= now then
     local pd = redis.call('ZRANGEBYSCORE', KEYS[5], '-inf', now, 'LIMIT', 0, want)
     for _, id in ipairs(pd) do
       redis.call('ZREM', KEYS[5], id)
-      local fields = claim(id)
-      if fields then deliver(id, fields, 1, now) end
+      local fields = entry(KEYS[2], id)
+      if fields then deliverfirst(id, fields) end
     end
     exhausted = exhausted and #pd < want
   else
@@ -108,7 +103,7 @@ if hint <= now then
   if exhausted then
     newhint = INF
     local a = redis.call('ZRANGE', KEYS[4], 0, 0, 'WITHSCORES')
-    if a[2] then newhint = math.min(newhint, tonumber(a[2])) end
+    if a[2] then newhint = math.min(newhint, (vdecode(a[2]))) end
     local b = redis.call('ZRANGE', KEYS[5], 0, 0, 'WITHSCORES')
     if b[2] then newhint = math.min(newhint, tonumber(b[2])) end
   end
@@ -123,22 +118,20 @@ while #out < max do
     more = 1
     break
   end
-  local r = redis.call('XREADGROUP', 'GROUP', tag, 'c', 'COUNT', max - #out, 'STREAMS', KEYS[2], '>')
+  local r = redis.call('XREADGROUP', 'GROUP', tag, 'c', 'COUNT', max - #out, 'NOACK', 'STREAMS', KEYS[2], '>')
   if not r or not r[1] or #r[1][2] == 0 then break end
   for _, e in ipairs(r[1][2]) do
     scanned = scanned + 1
     local id, fields = e[1], e[2]
     local f = fieldmap(fields)
-    if not fortag(tag, flt, f) then
-      redis.call('XACK', KEYS[2], tag, id)
-    else
+    if fortag(tag, flt, f) then
       con = con + 1
       local due = tonumber(f['d'])
       if due and due > now then
         redis.call('ZADD', KEYS[5], due, id)
         if due < newhint then newhint = due end
       else
-        deliver(id, fields, 1, now)
+        deliverfirst(id, fields)
       end
     end
   end
@@ -150,6 +143,6 @@ if con > 0 then redis.call('HINCRBY', KEYS[3], 'con', con) end
 if #out > 0 then redis.call('HINCRBY', KEYS[3], 'rcv', #out) end
 if newhint ~= hint then
   redis.call('HSET', KEYS[3], 'h', fmt(newhint))
-  if newhint < hint then wake(KEYS[7], tag, newhint) end
+  if newhint < hint then wake(KEYS[6], tag, newhint) end
 end
 return {now, fmt(newhint), more, tonumber(qm[2]), dead, out}

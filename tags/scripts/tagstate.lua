@@ -9,10 +9,10 @@ local tag = ARGV[1]
 local st = redis.call('HMGET', KEYS[3], 'ct', 'a0', 'init', 'con', 'xb', 'xi', 'rcv', 'del', 'dead', 'flt', 'mvd')
 if not st[1] then return notfound(KEYS[1]) end
 local now = nowms()
-local inflight = redis.call('ZCOUNT', KEYS[4], '(' .. now, '+inf')
+local inflight = redis.call('ZCOUNT', KEYS[4], '(' .. vdue(now), '+inf')
 -- Due messages at their last receive are dead letters, not available.
 local dying = redis.call('ZCOUNT', KEYS[9], '-inf', now)
-local availv = redis.call('ZCOUNT', KEYS[4], '-inf', now) - dying
+local availv = redis.call('ZCOUNT', KEYS[4], '-inf', vdue(now)) - dying
 local delayedp = redis.call('ZCOUNT', KEYS[5], '(' .. now, '+inf')
 local availp = redis.call('ZCOUNT', KEYS[5], '-inf', now)
 local flt = nil
@@ -44,7 +44,7 @@ local function consider(id)
   local ms = idparts(id)
   if oldest < 0 or ms < oldest then oldest = ms end
 end
-for _, id in ipairs(redis.call('ZRANGEBYSCORE', KEYS[4], '-inf', now, 'LIMIT', 0, 1000)) do consider(id) end
+for _, m in ipairs(redis.call('ZRANGEBYSCORE', KEYS[4], '-inf', vdue(now), 'LIMIT', 0, 1000)) do consider((vparse(m))) end
 for _, id in ipairs(redis.call('ZRANGEBYSCORE', KEYS[5], '-inf', now, 'LIMIT', 0, 1000)) do consider(id) end
 if unread - delayedu > 0 then
   local from = nextid(cursor)

@@ -117,7 +117,8 @@ type Message struct {
 	ReceiptHandle string `protobuf:"bytes,5,opt,name=receipt_handle,json=receiptHandle,proto3" json:"receipt_handle,omitempty"`
 	// The tag that received it.
 	Tag string `protobuf:"bytes,6,opt,name=tag,proto3" json:"tag,omitempty"`
-	// Times this tag has received the message, this receive included.
+	// Times this tag has received the message, this receive included
+	// (counted up to 4095).
 	ReceiveCount int32 `protobuf:"varint,7,opt,name=receive_count,json=receiveCount,proto3" json:"receive_count,omitempty"`
 	// When this tag first received the message.
 	FirstReceiveTime *timestamppb.Timestamp `protobuf:"bytes,8,opt,name=first_receive_time,json=firstReceiveTime,proto3" json:"first_receive_time,omitempty"`
