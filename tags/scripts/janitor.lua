@@ -22,7 +22,8 @@ for i = 2, #ARGV do
   local name = ARGV[i]
   local f = redis.call('HGET', KEYS[4], 'f:' .. name)
   tags[#tags + 1] = {name = name, n = KEYS[k + 1], v = KEYS[k + 2], p = KEYS[k + 3], x = KEYS[k + 4],
-    cursor = cur[name] or '0-0', flt = f and cjson.decode(f)}
+    cursor = cur[name] or '0-0', flt = f and cjson.decode(f),
+    w = {}, parked = redis.call('EXISTS', KEYS[k + 3]) == 1}
 end
 -- 'unread' (beyond the cursor and admitted), 'held' (read, maybe not
 -- deleted: in flight or parked, or in flight counted in the same second) or nil.
@@ -31,43 +32,58 @@ local function holds(t, id, f)
     if fortag(t.name, t.flt, f) then return 'unread' end
     return nil
   end
-  if mayhold(t.n, id) or redis.call('ZSCORE', t.p, id) then return 'held' end
+  local sec = wfield(id)
+  local w = t.w[sec]
+  if w == nil then
+    w = (tonumber(redis.call('HGET', t.n, sec)) or 0) > 0
+    t.w[sec] = w
+  end
+  if w or (t.parked and redis.call('ZSCORE', t.p, id)) then return 'held' end
   return nil
 end
 local limit = tonumber(ARGV[1])
-local entries = redis.call('XRANGE', KEYS[2], '-', '+', 'COUNT', limit)
-local removed = 0
-for _, e in ipairs(entries) do
-  local id = e[1]
-  local f = fieldmap(e[2])
-  local due = tonumber(f['d']) or idparts(id)
-  if due + ret <= now then
-    for _, t in ipairs(tags) do
-      local h = holds(t, id, f)
-      if h == 'unread' then
-        redis.call('HINCRBY', t.n, 'xb', 1)
-      elseif h == 'held' then
-        local held = redis.call('ZREM', t.p, id) == 1
-        local mem = mayhold(t.n, id) and vfind(t.v, id)
-        if mem then
-          vremove(t, mem, id)
-          held = true
+-- Entries in chunks that grow from 16: trimming usually stops early (at
+-- the oldest message still in flight), and each entry read costs its body.
+local removed, chunk, from, stop = 0, 16, '-', false
+while not stop and removed < limit do
+  local entries = redis.call('XRANGE', KEYS[2], from, '+', 'COUNT', math.min(chunk, limit - removed))
+  if #entries == 0 then break end
+  from = nextid(entries[#entries][1])
+  chunk = chunk * 4
+  for _, e in ipairs(entries) do
+    local id = e[1]
+    local f = fieldmap(e[2])
+    local due = tonumber(f['d']) or idparts(id)
+    if due + ret <= now then
+      for _, t in ipairs(tags) do
+        local h = holds(t, id, f)
+        if h == 'unread' then
+          redis.call('HINCRBY', t.n, 'xb', 1)
+        elseif h == 'held' then
+          local held = redis.call('ZREM', t.p, id) == 1
+          local mem = mayhold(t.n, id) and vfind(t.v, id)
+          if mem then
+            vremove(t, mem, id)
+            held = true
+          end
+          if held then redis.call('HINCRBY', t.n, 'xi', 1) end
         end
-        if held then redis.call('HINCRBY', t.n, 'xi', 1) end
       end
-    end
-  else
-    if retain or #tags == 0 then break end
-    local needed = false
-    for _, t in ipairs(tags) do
-      if holds(t, id, f) then
-        needed = true
+    else
+      if retain or #tags == 0 then
+        stop = true
         break
       end
+      for _, t in ipairs(tags) do
+        if holds(t, id, f) then
+          stop = true
+          break
+        end
+      end
+      if stop then break end
     end
-    if needed then break end
+    removed = removed + 1
   end
-  removed = removed + 1
 end
 if removed > 0 then
   redis.call('XTRIM', KEYS[2], 'MAXLEN', redis.call('XLEN', KEYS[2]) - removed)
