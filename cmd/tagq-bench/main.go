@@ -34,14 +34,15 @@ func main() {
 	backlog := flag.Int("backlog", 1_000_000, "W5 backlog size (messages)")
 	inflight := flag.Int("inflight", 100_000, "W5 messages held in flight on one tag")
 	size := flag.Int("size", 1024, "message body bytes")
+	tagqd := flag.String("tagqd", "", "a tagqd binary to run (default: build this repository's)")
 	flag.Parse()
-	if err := run(*url, *dur, *only, *backlog, *inflight, *size); err != nil {
+	if err := run(*url, *dur, *only, *backlog, *inflight, *size, *tagqd); err != nil {
 		fmt.Fprintln(os.Stderr, "tagq-bench:", err)
 		os.Exit(1)
 	}
 }
 
-func run(url string, dur time.Duration, only string, backlog, inflight, size int) error {
+func run(url string, dur time.Duration, only string, backlog, inflight, size int, bin string) error {
 	ctx := context.Background()
 	opt, err := redis.ParseURL(url)
 	if err != nil {
@@ -58,9 +59,10 @@ func run(url string, dur time.Duration, only string, backlog, inflight, size int
 		return err
 	}
 	defer os.RemoveAll(dir)
-	bin, err := tagqdtest.Build(dir)
-	if err != nil {
-		return err
+	if bin == "" {
+		if bin, err = tagqdtest.Build(dir); err != nil {
+			return err
+		}
 	}
 	const prefix = "tagqbench"
 	d, err := tagqdtest.Start(bin, "--redis-url", url, "--key-prefix", prefix, "--log-level", "error", "--pprof")
@@ -97,11 +99,17 @@ func run(url string, dur time.Duration, only string, backlog, inflight, size int
 		table("W3: end-to-end latency, 1 producer at a fixed rate, 4 long-polling consumers", e.w3(1000))
 	}
 	if want("W4") {
-		var rs []result
-		for _, p := range []int{0, 1, 10} {
-			rs = append(rs, e.w4(p)...)
+		for _, nack := range []bool{true, false} {
+			var rs []result
+			for _, p := range []int{0, 1, 10} {
+				rs = append(rs, e.w4(p, nack)...)
+			}
+			if nack {
+				table("W4: redrive with poison messages (max receive count 3; the consumer nacks poison at once)", rs)
+			} else {
+				table("W4: redrive with poison messages (max receive count 3; the consumer leaves poison undeleted, visibility 1 s)", rs)
+			}
 		}
-		table("W4: redrive with poison messages (max receive count 3; poison nacked at once)", rs)
 	}
 	if want("W5") {
 		var ms []memResult

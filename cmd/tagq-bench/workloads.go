@@ -423,8 +423,17 @@ func (e *env) w3(rate int) []result {
 
 // ---- W4: redrive with poison messages (max receive count 3).
 
-func (e *env) w4(poisonPct int) []result {
+// With nack the consumer sets a poison message visible again at once (one
+// more RPC per batch holding one); without, it leaves it undeleted and the
+// queue's 1 s visibility timeout brings it back, as after a crash. Raw
+// Redis does the same in both: ack and re-add in the pipeline of the ack.
+func (e *env) w4(poisonPct int, nack bool) []result {
 	name := fmt.Sprintf("W4 %d%% poison", poisonPct)
+	vis := int32(30)
+	if !nack {
+		name += ", timeout"
+		vis = 1
+	}
 	var seq atomic.Int64
 	body := func() []byte {
 		b := make([]byte, len(e.body))
@@ -435,7 +444,8 @@ func (e *env) w4(poisonPct int) []result {
 	}
 	var out []result
 	e.tagqQueue("w4-dlq", 1, &tagqv1.Queue{DeadLetterQueue: true})
-	e.tagqQueue("w4", 1, &tagqv1.Queue{RedrivePolicy: &tagqv1.RedrivePolicy{DeadLetterQueue: "w4-dlq", MaxReceiveCount: 3}})
+	e.tagqQueue("w4", 1, &tagqv1.Queue{VisibilityTimeoutSeconds: i32(vis),
+		RedrivePolicy: &tagqv1.RedrivePolicy{DeadLetterQueue: "w4-dlq", MaxReceiveCount: 3}})
 	var good atomic.Int64
 	mt := startMeter(e.ctx, e.rdb, e.pid)
 	l, el := e.run(4, 4, func(l *loop) error {
@@ -448,16 +458,16 @@ func (e *env) w4(poisonPct int) []result {
 			return err
 		}
 		var ok []*tagqv1.Message
-		var nack []*tagqv1.ChangeMessageVisibilityBatchEntry
+		var nacks []*tagqv1.ChangeMessageVisibilityBatchEntry
 		for i, m := range r.GetMessages() {
 			if m.GetBody()[0] == 'P' {
-				nack = append(nack, &tagqv1.ChangeMessageVisibilityBatchEntry{Id: strconv.Itoa(i), ReceiptHandle: m.GetReceiptHandle()})
+				nacks = append(nacks, &tagqv1.ChangeMessageVisibilityBatchEntry{Id: strconv.Itoa(i), ReceiptHandle: m.GetReceiptHandle()})
 			} else {
 				ok = append(ok, m)
 			}
 		}
-		if len(nack) > 0 {
-			if _, err := e.m.ChangeMessageVisibilityBatch(e.ctx, &tagqv1.ChangeMessageVisibilityBatchRequest{Queue: "w4", Entries: nack}); err != nil {
+		if len(nacks) > 0 && nack {
+			if _, err := e.m.ChangeMessageVisibilityBatch(e.ctx, &tagqv1.ChangeMessageVisibilityBatchRequest{Queue: "w4", Entries: nacks}); err != nil {
 				return err
 			}
 		}
