@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"sync/atomic"
 	"testing"
 
 	"github.com/redis/go-redis/v9"
@@ -57,6 +58,83 @@ func BenchmarkSendReceiveDelete(b *testing.B) {
 				}
 			}
 			b.ReportMetric(float64(b.N*batch)/b.Elapsed().Seconds(), "msg/s")
+		})
+	}
+}
+
+// BenchmarkPoison is W4 through the engine: 4 goroutines send, receive,
+// nack poison messages at once and delete the rest, on a queue with a
+// redrive policy (max receive count 3). Compare poison0 with poison1 for
+// the cost of redrive; INFO commandstats tells where Redis spends it.
+func BenchmarkPoison(b *testing.B) {
+	url := os.Getenv("TAGQ_TEST_REDIS_URL")
+	if url == "" {
+		b.Skip("TAGQ_TEST_REDIS_URL not set")
+	}
+	for _, pct := range []int{0, 1, 10} {
+		b.Run(fmt.Sprintf("poison%d", pct), func(b *testing.B) {
+			opt, _ := redis.ParseURL(url)
+			rdb := redis.NewClient(opt)
+			defer rdb.Close()
+			ctx := context.Background()
+			s, err := New(ctx, Config{Client: rdb, Prefix: "tagqbench", JanitorInterval: -1})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer s.Close()
+			for _, q := range []string{"bench", "bench-dlq"} {
+				_ = s.DeleteQueue(ctx, q, true)
+				defer s.DeleteQueue(ctx, q, true)
+			}
+			if _, err := s.CreateQueue(ctx, QueueConfig{Name: "bench-dlq", DeadLetterQueue: true}); err != nil {
+				b.Fatal(err)
+			}
+			if _, err := s.CreateQueue(ctx, QueueConfig{Name: "bench",
+				RedrivePolicy: &RedrivePolicy{DeadLetterQueue: "bench-dlq", MaxReceiveCount: 3}}); err != nil {
+				b.Fatal(err)
+			}
+			var seq atomic.Int64
+			b.SetParallelism(2) // 4 goroutines on 2 CPUs
+			b.ResetTimer()
+			b.RunParallel(func(pb *testing.PB) {
+				msgs := make([]OutMessage, 10)
+				for pb.Next() {
+					for i := range msgs {
+						body := make([]byte, 1024)
+						if seq.Add(1)%100 < int64(pct) {
+							body[0] = 'P'
+						}
+						msgs[i] = OutMessage{Body: body}
+					}
+					if _, err := s.Send(ctx, "bench", msgs); err != nil {
+						b.Fatal(err)
+					}
+					got, err := s.Receive(ctx, "bench", "", ReceiveOptions{MaxMessages: 10, WaitSeconds: i32(0)})
+					if err != nil {
+						b.Fatal(err)
+					}
+					var del []string
+					var nack []VisibilityChange
+					for _, m := range got {
+						if m.Body[0] == 'P' {
+							nack = append(nack, VisibilityChange{ReceiptHandle: m.ReceiptHandle})
+						} else {
+							del = append(del, m.ReceiptHandle)
+						}
+					}
+					if len(nack) > 0 {
+						if _, err := s.ChangeVisibility(ctx, "bench", nack); err != nil {
+							b.Fatal(err)
+						}
+					}
+					if len(del) > 0 {
+						if _, err := s.Delete(ctx, "bench", del); err != nil {
+							b.Fatal(err)
+						}
+					}
+				}
+			})
+			b.ReportMetric(float64(b.N*10)/b.Elapsed().Seconds(), "msg/s")
 		})
 	}
 }
