@@ -88,7 +88,8 @@ export type Message = Message$1<"tagq.v1.Message"> & {
   tag: string;
 
   /**
-   * Times this tag has received the message, this receive included.
+   * Times this tag has received the message, this receive included
+   * (counted up to 4095).
    *
    * @generated from field: int32 receive_count = 7;
    */
