@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/redis/go-redis/v9"
@@ -117,8 +118,8 @@ func (s *Store) SweepDead(ctx context.Context, queue string) (int, error) {
 	return total, nil
 }
 
-// relayFault, when set (tests only), is called at each step of relaying an
-// outbox entry; an error stops the relay there, as a crash would.
+// relayFault, when set (tests only), is called at each step of relaying a
+// batch of outbox entries; an error stops the relay there, as a crash would.
 var relayFault func(step string) error
 
 // RelayOutbox moves a source queue's staged dead letters into their
@@ -126,7 +127,14 @@ var relayFault func(step string) error
 // the outbox. A crash between the two leaves the entry to be relayed again,
 // which the DLQ's dedupe key absorbs: exactly once, even across cluster
 // slots. Returns how many entries left the outbox.
+//
+// Entries go in batches: one read, the DLQ adds pipelined, one XDEL. One
+// relay per queue runs at a time in this process (receives that dead-letter
+// all call it); a caller waits for the running one, then relays what is left.
 func (s *Store) RelayOutbox(ctx context.Context, queue string) (int, error) {
+	mu, _ := s.relaying.LoadOrStore(queue, &sync.Mutex{})
+	mu.(*sync.Mutex).Lock()
+	defer mu.(*sync.Mutex).Unlock()
 	k := s.qkeys(queue)
 	done := 0
 	start := "-"
@@ -135,24 +143,50 @@ func (s *Store) RelayOutbox(ctx context.Context, queue string) (int, error) {
 		if err != nil {
 			return done, mapErr(err, queue, "")
 		}
-		for _, e := range entries {
-			start = "(" + e.ID
-			added, err := s.relayOne(ctx, e.ID, e.Values)
-			if err != nil {
+		if len(entries) == 0 {
+			return done, nil
+		}
+		start = "(" + entries[len(entries)-1].ID
+		if relayFault != nil {
+			if err := relayFault("before-add"); err != nil {
 				return done, err
 			}
-			if !added {
-				continue // the DLQ is gone: keep the entry (see relayOne)
+		}
+		calls := make([]scriptCall, len(entries))
+		dlqs := make([]string, len(entries))
+		for i, e := range entries {
+			calls[i], dlqs[i] = s.dlqAddCall(e.ID, e.Values)
+		}
+		cmds, err := s.evalPipelined(ctx, scriptDLQAdd, calls)
+		if err != nil {
+			return done, err
+		}
+		added := make([]string, 0, len(entries))
+		for i, c := range cmds {
+			res, err := c.Int()
+			if err != nil {
+				// Entries added before this one stay in the outbox too:
+				// relaying them again is deduplicated.
+				return done, mapErr(err, dlqs[i], "")
 			}
-			if relayFault != nil {
-				if err := relayFault("after-add"); err != nil {
-					return done, err
-				}
+			if res < 0 {
+				// The DLQ is gone: keep the entry rather than drop it.
+				s.log.Warn("dead-letter queue does not exist; dead letter kept in the source's outbox",
+					"source_queue", queue, "dead_letter_queue", dlqs[i])
+				continue
 			}
-			if err := s.rdb.XDel(ctx, k.outbox, e.ID).Err(); err != nil {
+			added = append(added, entries[i].ID)
+		}
+		if relayFault != nil {
+			if err := relayFault("after-add"); err != nil {
+				return done, err
+			}
+		}
+		if len(added) > 0 {
+			if err := s.rdb.XDel(ctx, k.outbox, added...).Err(); err != nil {
 				return done, mapErr(err, queue, "")
 			}
-			done++
+			done += len(added)
 		}
 		if len(entries) < relayBatch {
 			return done, nil
@@ -160,22 +194,17 @@ func (s *Store) RelayOutbox(ctx context.Context, queue string) (int, error) {
 	}
 }
 
-// relayOne adds one outbox entry to its DLQ. It returns false when the DLQ
-// no longer exists: the entry stays in the outbox rather than being dropped.
+// dlqAddCall is the DLQ-side script call that adds one outbox entry to its
+// DLQ, and that DLQ's name.
 //
 // The dedupe key is queue/tag/message/generation plus the outbox entry's id:
 // the first four alone repeat when a tag is deleted, created again from the
 // oldest message, and dead-letters the same message at the same receive
 // count, and that second death must not be taken for a repeat of the first.
 // The outbox id is new for each death and the same for every relay of it.
-func (s *Store) relayOne(ctx context.Context, outboxID string, v map[string]any) (bool, error) {
+func (s *Store) dlqAddCall(outboxID string, v map[string]any) (scriptCall, string) {
 	str := func(k string) string { x, _ := v[k].(string); return x }
 	dlq := str("dq")
-	if relayFault != nil {
-		if err := relayFault("before-add"); err != nil {
-			return false, err
-		}
-	}
 	attrs := decodeAttrs(str("a"))
 	if attrs == nil {
 		attrs = map[string]Attribute{}
@@ -188,17 +217,8 @@ func (s *Store) relayOne(ctx context.Context, outboxID string, v map[string]any)
 		OriginalMessageID: str("oi"), OriginalReceiveCount: rc, Reason: str("r"), Description: str("ds"), MoveCount: mv})
 	key := fmt.Sprintf("%s/%s/%s/%s/%s", str("sq"), str("st"), str("id"), str("rc"), outboxID)
 	dk := s.qkeys(dlq)
-	res, err := scriptDLQAdd.Run(ctx, s.rdb, []string{dk.meta, dk.stream, dk.dedupe, dk.filters},
-		key, str("b"), encodeAttrs(attrs), string(dl)).Int()
-	if err != nil {
-		return false, mapErr(err, dlq, "")
-	}
-	if res < 0 {
-		s.log.Warn("dead-letter queue does not exist; dead letter kept in the source's outbox",
-			"source_queue", str("sq"), "dead_letter_queue", dlq)
-		return false, nil
-	}
-	return true, nil
+	return scriptCall{keys: []string{dk.meta, dk.stream, dk.dedupe, dk.filters},
+		args: []any{key, str("b"), encodeAttrs(attrs), string(dl)}}, dlq
 }
 
 // RedriveWork lists the queues the redrive worker must visit: those with a
