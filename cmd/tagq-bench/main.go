@@ -7,17 +7,23 @@
 //
 //	go run ./cmd/tagq-bench --redis-url redis://127.0.0.1:6379/0
 //
+// W1 also runs through the floor server (floor.go): tagq's gRPC API in
+// front of nothing but the raw commands, the least any gRPC service over
+// Redis streams costs on the same machine.
+//
 // It starts its own tagqd (built from this repository) on that Redis under
 // the key prefix tagqbench, and removes its keys afterwards. Every run is
 // bounded by --duration; W5 by --backlog messages.
 package main
 
 import (
+	"cmp"
 	"context"
 	"flag"
 	"fmt"
 	"os"
 	"runtime"
+	"slices"
 	"strings"
 	"time"
 
@@ -35,14 +41,28 @@ func main() {
 	inflight := flag.Int("inflight", 100_000, "W5 messages held in flight on one tag")
 	size := flag.Int("size", 1024, "message body bytes")
 	tagqd := flag.String("tagqd", "", "a tagqd binary to run (default: build this repository's)")
+	floorServe := flag.Bool("serve-floor", false, "internal: run the floor server (floor.go) and print its address")
+	floorPrefix := flag.String("floor-prefix", "", "internal: the floor server's key prefix")
+	rounds := flag.Int("rounds", 3, "W4: rounds of 0/1/10 % poison, interleaved; the table shows each setting's median run")
 	flag.Parse()
-	if err := run(*url, *dur, *only, *backlog, *inflight, *size, *tagqd); err != nil {
+	if *floorServe {
+		if err := serveFloor(*url, *floorPrefix); err != nil {
+			fmt.Fprintln(os.Stderr, "tagq-bench floor server:", err)
+			os.Exit(1)
+		}
+		return
+	}
+	if *rounds < 1 {
+		fmt.Fprintln(os.Stderr, "tagq-bench: --rounds must be at least 1")
+		os.Exit(2)
+	}
+	if err := run(*url, *dur, *only, *backlog, *inflight, *size, *rounds, *tagqd); err != nil {
 		fmt.Fprintln(os.Stderr, "tagq-bench:", err)
 		os.Exit(1)
 	}
 }
 
-func run(url string, dur time.Duration, only string, backlog, inflight, size int, bin string) error {
+func run(url string, dur time.Duration, only string, backlog, inflight, size, rounds int, bin string) error {
 	ctx := context.Background()
 	opt, err := redis.ParseURL(url)
 	if err != nil {
@@ -86,6 +106,17 @@ func run(url string, dur time.Duration, only string, backlog, inflight, size int
 		runtime.NumCPU(), runtime.GOMAXPROCS(0), runtime.Version(), field(ver, "redis_version"), opt.Addr, size, dur)
 	want := func(w string) bool { return strings.Contains(only, w) }
 	if want("W1") {
+		fp, err := startFloor(url, prefix+"-raw")
+		if err != nil {
+			return err
+		}
+		defer fp.stop()
+		fc, err := tagq.Dial(fp.addr)
+		if err != nil {
+			return err
+		}
+		defer fc.Close()
+		e.floor, e.floorPID = fc.Messages, fp.cmd.Process.Pid
 		table("W1: one queue, 4 producers x 4 consumers, send+receive+delete", append(e.w1(1), e.w1(10)...))
 	}
 	if want("W2") {
@@ -99,16 +130,32 @@ func run(url string, dur time.Duration, only string, backlog, inflight, size int
 		table("W3: end-to-end latency, 1 producer at a fixed rate, 4 long-polling consumers", e.w3(1000))
 	}
 	if want("W4") {
+		// The cost of poison is a difference of a few percent between runs
+		// that vary more than that on a busy machine: the settings run in
+		// interleaved rounds, and each round's cost is against the 0 % run
+		// next to it.
 		for _, nack := range []bool{true, false} {
+			runs := map[int][]result{} // poison % -> tagq, raw, tagq, raw, ...
+			for range rounds {
+				for _, p := range []int{0, 1, 10} {
+					runs[p] = append(runs[p], e.w4(p, nack)...)
+				}
+			}
 			var rs []result
 			for _, p := range []int{0, 1, 10} {
-				rs = append(rs, e.w4(p, nack)...)
+				rs = append(rs, medianRun(runs[p], "tagq"), medianRun(runs[p], "raw"))
 			}
+			title := "W4: redrive with poison messages (max receive count 3; the consumer leaves poison undeleted, visibility 1 s)"
 			if nack {
-				table("W4: redrive with poison messages (max receive count 3; the consumer nacks poison at once)", rs)
-			} else {
-				table("W4: redrive with poison messages (max receive count 3; the consumer leaves poison undeleted, visibility 1 s)", rs)
+				title = "W4: redrive with poison messages (max receive count 3; the consumer nacks poison at once)"
 			}
+			table(fmt.Sprintf("%s, median of %d rounds", title, rounds), rs)
+			for _, p := range []int{1, 10} {
+				for _, sys := range []string{"tagq", "raw"} {
+					fmt.Printf("- %s, %d %% poison vs 0 %%: %s\n", sys, p, poisonCost(runs[0], runs[p], sys))
+				}
+			}
+			fmt.Println()
 		}
 	}
 	if want("W5") {
@@ -144,11 +191,57 @@ func per1000(cpu time.Duration, n int64) string {
 	return fmt.Sprintf("%.3f", cpu.Seconds()*1000/float64(n))
 }
 
-// table prints results; rows come in pairs (tagq, raw) of one workload.
+// medianRun picks, of one setting's runs on one system, the run with the
+// median rate.
+func medianRun(runs []result, system string) result {
+	var rs []result
+	for _, r := range runs {
+		if r.system == system {
+			rs = append(rs, r)
+		}
+	}
+	slices.SortFunc(rs, func(a, b result) int { return cmp.Compare(a.rate(), b.rate()) })
+	return rs[len(rs)/2]
+}
+
+// poisonCost is the change in good messages/s from the 0 % run to the
+// poisoned run of the same round, per round, and their median.
+func poisonCost(base, poisoned []result, system string) string {
+	var b, p []result
+	for _, r := range base {
+		if r.system == system {
+			b = append(b, r)
+		}
+	}
+	for _, r := range poisoned {
+		if r.system == system {
+			p = append(p, r)
+		}
+	}
+	var each []string
+	var d []float64
+	for i := range min(len(b), len(p)) {
+		if b[i].rate() == 0 {
+			continue
+		}
+		x := (p[i].rate()/b[i].rate() - 1) * 100
+		d = append(d, x)
+		each = append(each, fmt.Sprintf("%+.0f %%", x))
+	}
+	if len(d) == 0 {
+		return "no runs"
+	}
+	slices.Sort(d)
+	return fmt.Sprintf("%s by round, median %+.0f %%", strings.Join(each, ", "), d[len(d)/2])
+}
+
+// table prints results: rows of one workload, tagq (and the floor) then
+// raw, each with its ratio to raw. Server CPU is tagqd's (or the floor
+// server's).
 func table(title string, rs []result) {
 	fmt.Printf("## %s\n\n", title)
-	fmt.Println("| workload | system | msg/s | tagq/raw | p50 ms | p99 ms | max ms | tagqd CPU s/1000 msg | Redis CPU s/1000 msg | note |")
-	fmt.Println("|---|---|---:|---:|---:|---:|---:|---:|---:|---|")
+	fmt.Println("| workload | system | msg/s | x raw | p50 ms | p99 ms | max ms | server CPU s/1000 msg | Redis CPU s/1000 msg | client CPU s/1000 msg | note |")
+	fmt.Println("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---|")
 	raw := map[string]float64{}
 	for _, r := range rs {
 		if r.system == "raw" {
@@ -157,11 +250,11 @@ func table(title string, rs []result) {
 	}
 	for _, r := range rs {
 		ratio := "-"
-		if r.system == "tagq" && raw[r.workload] > 0 {
+		if r.system != "raw" && raw[r.workload] > 0 {
 			ratio = fmt.Sprintf("%.2f", r.rate()/raw[r.workload])
 		}
-		fmt.Printf("| %s | %s | %.0f | %s | %s | %s | %s | %s | %s | %s |\n", r.workload, r.system, r.rate(), ratio,
-			ms(r.p50), ms(r.p99), ms(r.max), per1000(r.cpuTagqd, r.msgs), per1000(r.cpuRedis, r.msgs), r.note)
+		fmt.Printf("| %s | %s | %.0f | %s | %s | %s | %s | %s | %s | %s | %s |\n", r.workload, r.system, r.rate(), ratio,
+			ms(r.p50), ms(r.p99), ms(r.max), per1000(r.cpuTagqd, r.msgs), per1000(r.cpuRedis, r.msgs), per1000(r.cpuClient, r.msgs), r.note)
 	}
 	fmt.Println()
 }

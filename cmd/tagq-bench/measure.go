@@ -81,8 +81,9 @@ type result struct {
 	msgs             int64
 	elapsed          time.Duration
 	p50, p99, max    time.Duration
-	cpuTagqd         time.Duration // zero for raw Redis
+	cpuTagqd         time.Duration // the server's (tagqd or the floor); zero for raw Redis
 	cpuRedis         time.Duration
+	cpuClient        time.Duration // this process: the producers and consumers
 	note             string
 }
 
@@ -95,15 +96,15 @@ func (r result) rate() float64 {
 
 // meter measures CPU around a run.
 type meter struct {
-	ctx       context.Context
-	rdb       *redis.Client
-	pid       int
-	t0        time.Time
-	cpu0, rc0 time.Duration
+	ctx            context.Context
+	rdb            *redis.Client
+	pid            int
+	t0             time.Time
+	cpu0, rc0, cc0 time.Duration
 }
 
 func startMeter(ctx context.Context, rdb *redis.Client, pid int) *meter {
-	m := &meter{ctx: ctx, rdb: rdb, pid: pid, t0: time.Now(), rc0: redisCPU(ctx, rdb)}
+	m := &meter{ctx: ctx, rdb: rdb, pid: pid, t0: time.Now(), rc0: redisCPU(ctx, rdb), cc0: cpuOf(os.Getpid())}
 	if pid > 0 {
 		m.cpu0 = cpuOf(pid)
 	}
@@ -113,6 +114,7 @@ func startMeter(ctx context.Context, rdb *redis.Client, pid int) *meter {
 func (m *meter) stop(r *result) {
 	r.elapsed = time.Since(m.t0)
 	r.cpuRedis = redisCPU(m.ctx, m.rdb) - m.rc0
+	r.cpuClient = cpuOf(os.Getpid()) - m.cc0
 	if m.pid > 0 {
 		r.cpuTagqd = cpuOf(m.pid) - m.cpu0
 	}

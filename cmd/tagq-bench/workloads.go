@@ -20,7 +20,9 @@ type env struct {
 	rdb      *redis.Client // the Redis both systems use
 	m        tagqv1.MessageServiceClient
 	q        tagqv1.QueueServiceClient
-	pid      int // tagqd's
+	pid      int                         // tagqd's
+	floor    tagqv1.MessageServiceClient // the floor server (floor.go), for W1
+	floorPID int
 	dur      time.Duration
 	body     []byte
 	rawKey   func(name string) string
@@ -56,28 +58,36 @@ func tagNames(tags int) []string {
 }
 
 func (e *env) tagqSend(queue string, batch int, body func() []byte) error {
+	return sendVia(e.ctx, e.m, queue, batch, body)
+}
+
+func sendVia(ctx context.Context, m tagqv1.MessageServiceClient, queue string, batch int, body func() []byte) error {
 	if batch == 1 {
-		_, err := e.m.SendMessage(e.ctx, &tagqv1.SendMessageRequest{Queue: queue, Body: body()})
+		_, err := m.SendMessage(ctx, &tagqv1.SendMessageRequest{Queue: queue, Body: body()})
 		return err
 	}
 	entries := make([]*tagqv1.SendMessageBatchEntry, batch)
 	for i := range entries {
 		entries[i] = &tagqv1.SendMessageBatchEntry{Id: strconv.Itoa(i), Body: body()}
 	}
-	_, err := e.m.SendMessageBatch(e.ctx, &tagqv1.SendMessageBatchRequest{Queue: queue, Entries: entries})
+	_, err := m.SendMessageBatch(ctx, &tagqv1.SendMessageBatchRequest{Queue: queue, Entries: entries})
 	return err
 }
 
 func (e *env) tagqDelete(queue string, msgs []*tagqv1.Message) error {
+	return deleteVia(e.ctx, e.m, queue, msgs)
+}
+
+func deleteVia(ctx context.Context, m tagqv1.MessageServiceClient, queue string, msgs []*tagqv1.Message) error {
 	if len(msgs) == 1 {
-		_, err := e.m.DeleteMessage(e.ctx, &tagqv1.DeleteMessageRequest{Queue: queue, ReceiptHandle: msgs[0].GetReceiptHandle()})
+		_, err := m.DeleteMessage(ctx, &tagqv1.DeleteMessageRequest{Queue: queue, ReceiptHandle: msgs[0].GetReceiptHandle()})
 		return err
 	}
 	entries := make([]*tagqv1.DeleteMessageBatchEntry, len(msgs))
-	for i, m := range msgs {
-		entries[i] = &tagqv1.DeleteMessageBatchEntry{Id: strconv.Itoa(i), ReceiptHandle: m.GetReceiptHandle()}
+	for i, msg := range msgs {
+		entries[i] = &tagqv1.DeleteMessageBatchEntry{Id: strconv.Itoa(i), ReceiptHandle: msg.GetReceiptHandle()}
 	}
-	_, err := e.m.DeleteMessageBatch(e.ctx, &tagqv1.DeleteMessageBatchRequest{Queue: queue, Entries: entries})
+	_, err := m.DeleteMessageBatch(ctx, &tagqv1.DeleteMessageBatchRequest{Queue: queue, Entries: entries})
 	return err
 }
 
@@ -188,35 +198,19 @@ func (e *env) rawAck(key, group string, msgs []redis.XMessage) error {
 // ---- W1: one queue, 1 KiB, 4 producers x 4 consumers, send+receive+delete.
 
 func (e *env) w1(batch int) []result {
-	body := func() []byte { return e.body }
 	name := fmt.Sprintf("W1 batch %d", batch)
-	var out []result
-
 	e.tagqQueue("w1", 1, nil)
-	mt := startMeter(e.ctx, e.rdb, e.pid)
-	l, el := e.run(4, 4, func(l *loop) error {
-		err := e.tagqSend("w1", batch, body)
-		l.produced.Add(int64(batch))
-		return err
-	}, func(l *loop, _ int) error {
-		r, err := e.m.ReceiveMessage(e.ctx, &tagqv1.ReceiveMessageRequest{Queue: "w1", MaxMessages: i32(int32(batch)), WaitSeconds: i32(1)})
-		if err != nil || len(r.GetMessages()) == 0 {
-			return err
-		}
-		if err := e.tagqDelete("w1", r.GetMessages()); err != nil {
-			return err
-		}
-		l.consumed.Add(int64(len(r.GetMessages())))
-		return nil
-	})
-	r := result{workload: name, system: "tagq", msgs: l.consumed.Load()}
-	mt.stop(&r)
-	r.elapsed = el
-	out = append(out, check(r, l))
+	out := []result{e.w1via(e.m, e.pid, "tagq", name, batch)}
 
 	key := e.rawStream("w1", 1)
-	mt = startMeter(e.ctx, e.rdb, 0)
-	l, el = e.run(4, 4, func(l *loop) error {
+	if e.floor != nil {
+		out = append(out, e.w1via(e.floor, e.floorPID, "floor", name, batch))
+		key = e.rawStream("w1", 1)
+	}
+
+	body := func() []byte { return e.body }
+	mt := startMeter(e.ctx, e.rdb, 0)
+	l, el := e.run(4, 4, func(l *loop) error {
 		err := e.rawSend(key, batch, body)
 		l.produced.Add(int64(batch))
 		return err
@@ -231,11 +225,37 @@ func (e *env) w1(batch int) []result {
 		l.consumed.Add(int64(len(msgs)))
 		return nil
 	})
-	r = result{workload: name, system: "raw", msgs: l.consumed.Load()}
+	r := result{workload: name, system: "raw", msgs: l.consumed.Load()}
 	mt.stop(&r)
 	r.elapsed = el
 	e.rdb.Del(e.ctx, key)
 	return append(out, check(r, l))
+}
+
+// w1via runs W1 through tagq's MessageService API on a server: tagqd, or
+// the floor server (on the raw stream, as the raw run).
+func (e *env) w1via(m tagqv1.MessageServiceClient, pid int, system, name string, batch int) result {
+	body := func() []byte { return e.body }
+	mt := startMeter(e.ctx, e.rdb, pid)
+	l, el := e.run(4, 4, func(l *loop) error {
+		err := sendVia(e.ctx, m, "w1", batch, body)
+		l.produced.Add(int64(batch))
+		return err
+	}, func(l *loop, _ int) error {
+		r, err := m.ReceiveMessage(e.ctx, &tagqv1.ReceiveMessageRequest{Queue: "w1", MaxMessages: i32(int32(batch)), WaitSeconds: i32(1)})
+		if err != nil || len(r.GetMessages()) == 0 {
+			return err
+		}
+		if err := deleteVia(e.ctx, m, "w1", r.GetMessages()); err != nil {
+			return err
+		}
+		l.consumed.Add(int64(len(r.GetMessages())))
+		return nil
+	})
+	r := result{workload: name, system: system, msgs: l.consumed.Load()}
+	mt.stop(&r)
+	r.elapsed = el
+	return check(r, l)
 }
 
 func check(r result, l *loop) result {

@@ -1,0 +1,165 @@
+package main
+
+// The floor: the least a gRPC service in front of Redis streams can cost.
+// floorServer speaks tagq's MessageService for W1 only (send, receive,
+// delete) and does nothing but the raw commands behind it: XADD per entry
+// in one pipeline, XREADGROUP, XACK. No queue checks, no tags, no
+// visibility timeouts, no receipt-handle signing, no scripts. It runs as a
+// separate process (this binary, re-executed with --serve-floor) so that,
+// like tagqd, it competes with the client and Redis for the same cores.
+// What separates raw Redis from the floor is the cost of the hop; what
+// separates the floor from tagqd is tagq's own work.
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"runtime"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	tagqv1 "github.com/tagq/tagq/gen/tagq/v1"
+)
+
+type floorServer struct {
+	tagqv1.UnimplementedMessageServiceServer
+	rdb *redis.Client
+	key func(queue string) string
+}
+
+func (f *floorServer) SendMessage(ctx context.Context, r *tagqv1.SendMessageRequest) (*tagqv1.SendMessageResponse, error) {
+	id, err := f.rdb.XAdd(ctx, &redis.XAddArgs{Stream: f.key(r.GetQueue()), Values: []any{"b", r.GetBody()}}).Result()
+	if err != nil {
+		return nil, status.Error(codes.Unavailable, err.Error())
+	}
+	return &tagqv1.SendMessageResponse{MessageId: id}, nil
+}
+
+func (f *floorServer) SendMessageBatch(ctx context.Context, r *tagqv1.SendMessageBatchRequest) (*tagqv1.SendMessageBatchResponse, error) {
+	p := f.rdb.Pipeline()
+	cmds := make([]*redis.StringCmd, len(r.GetEntries()))
+	for i, e := range r.GetEntries() {
+		cmds[i] = p.XAdd(ctx, &redis.XAddArgs{Stream: f.key(r.GetQueue()), Values: []any{"b", e.GetBody()}})
+	}
+	if _, err := p.Exec(ctx); err != nil {
+		return nil, status.Error(codes.Unavailable, err.Error())
+	}
+	out := &tagqv1.SendMessageBatchResponse{Successful: make([]*tagqv1.SendMessageBatchResult, len(cmds))}
+	for i, c := range cmds {
+		out.Successful[i] = &tagqv1.SendMessageBatchResult{Id: r.GetEntries()[i].GetId(), MessageId: c.Val()}
+	}
+	return out, nil
+}
+
+func (f *floorServer) ReceiveMessage(ctx context.Context, r *tagqv1.ReceiveMessageRequest) (*tagqv1.ReceiveMessageResponse, error) {
+	res, err := f.rdb.XReadGroup(ctx, &redis.XReadGroupArgs{Group: "g0", Consumer: "c", Streams: []string{f.key(r.GetQueue()), ">"},
+		Count: int64(max(1, r.GetMaxMessages())), Block: time.Duration(r.GetWaitSeconds()) * time.Second}).Result()
+	if errors.Is(err, redis.Nil) || (err == nil && len(res) == 0) {
+		return &tagqv1.ReceiveMessageResponse{}, nil
+	}
+	if err != nil {
+		return nil, status.Error(codes.Unavailable, err.Error())
+	}
+	out := &tagqv1.ReceiveMessageResponse{Messages: make([]*tagqv1.Message, len(res[0].Messages))}
+	for i, m := range res[0].Messages {
+		b, _ := m.Values["b"].(string)
+		out.Messages[i] = &tagqv1.Message{MessageId: m.ID, ReceiptHandle: m.ID, Body: []byte(b)}
+	}
+	return out, nil
+}
+
+func (f *floorServer) ack(ctx context.Context, queue string, ids []string) error {
+	if err := f.rdb.XAck(ctx, f.key(queue), "g0", ids...).Err(); err != nil {
+		return status.Error(codes.Unavailable, err.Error())
+	}
+	return nil
+}
+
+func (f *floorServer) DeleteMessage(ctx context.Context, r *tagqv1.DeleteMessageRequest) (*tagqv1.DeleteMessageResponse, error) {
+	return &tagqv1.DeleteMessageResponse{}, f.ack(ctx, r.GetQueue(), []string{r.GetReceiptHandle()})
+}
+
+func (f *floorServer) DeleteMessageBatch(ctx context.Context, r *tagqv1.DeleteMessageBatchRequest) (*tagqv1.DeleteMessageBatchResponse, error) {
+	ids := make([]string, len(r.GetEntries()))
+	done := make([]string, len(r.GetEntries()))
+	for i, e := range r.GetEntries() {
+		ids[i], done[i] = e.GetReceiptHandle(), e.GetId()
+	}
+	if err := f.ack(ctx, r.GetQueue(), ids); err != nil {
+		return nil, err
+	}
+	return &tagqv1.DeleteMessageBatchResponse{Successful: done}, nil
+}
+
+// serveFloor runs the floor server on a free loopback port, prints the
+// address on stdout, and serves until stdin closes (the parent exits).
+func serveFloor(redisURL, prefix string) error {
+	opt, err := redis.ParseURL(redisURL)
+	if err != nil {
+		return err
+	}
+	opt.Protocol = 2 // as tagqd
+	rdb := redis.NewClient(opt)
+	defer rdb.Close()
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return err
+	}
+	srv := grpc.NewServer(grpc.NumStreamWorkers(uint32(4 * runtime.GOMAXPROCS(0)))) // as tagqd
+	tagqv1.RegisterMessageServiceServer(srv, &floorServer{rdb: rdb, key: func(q string) string { return prefix + ":{" + q + "}" }})
+	fmt.Println(lis.Addr().String())
+	go func() {
+		_, _ = bufio.NewReader(os.Stdin).ReadString('\n')
+		srv.Stop()
+	}()
+	return srv.Serve(lis)
+}
+
+// floorProc is a running floor server.
+type floorProc struct {
+	cmd   *exec.Cmd
+	stdin io.WriteCloser // also closed if this process dies: the server stops
+	addr  string
+}
+
+func startFloor(redisURL, prefix string) (*floorProc, error) {
+	self, err := os.Executable()
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.Command(self, "--serve-floor", "--redis-url", redisURL, "--floor-prefix", prefix)
+	cmd.Stderr = os.Stderr
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, err
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	line, err := bufio.NewReader(stdout).ReadString('\n')
+	if err != nil {
+		_ = cmd.Process.Kill()
+		return nil, fmt.Errorf("floor server: %w", err)
+	}
+	return &floorProc{cmd: cmd, stdin: stdin, addr: strings.TrimSpace(line)}, nil
+}
+
+func (f *floorProc) stop() {
+	_ = f.stdin.Close() // the server stops when its stdin closes
+	_ = f.cmd.Wait()
+	_ = f.cmd.Wait()
+}
