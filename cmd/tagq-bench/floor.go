@@ -62,8 +62,12 @@ func (f *floorServer) SendMessageBatch(ctx context.Context, r *tagqv1.SendMessag
 }
 
 func (f *floorServer) ReceiveMessage(ctx context.Context, r *tagqv1.ReceiveMessageRequest) (*tagqv1.ReceiveMessageResponse, error) {
+	block := time.Duration(r.GetWaitSeconds()) * time.Second
+	if block <= 0 {
+		block = -1 // go-redis: no BLOCK (BLOCK 0 would wait for ever)
+	}
 	res, err := f.rdb.XReadGroup(ctx, &redis.XReadGroupArgs{Group: "g0", Consumer: "c", Streams: []string{f.key(r.GetQueue()), ">"},
-		Count: int64(max(1, r.GetMaxMessages())), Block: time.Duration(r.GetWaitSeconds()) * time.Second}).Result()
+		Count: int64(max(1, r.GetMaxMessages())), Block: block}).Result()
 	if errors.Is(err, redis.Nil) || (err == nil && len(res) == 0) {
 		return &tagqv1.ReceiveMessageResponse{}, nil
 	}
