@@ -570,8 +570,13 @@ export class TagqClient {
           yield batch[next++];
         }
       } finally {
-        // Hand back what the caller never saw (best effort).
-        await Promise.allSettled(batch.slice(next).map((m) => this.changeVisibility(queue, m.receiptHandle, 0)));
+        // Hand back what the caller never saw (best effort), in one call:
+        // one deadline for all, so they come back in the order received.
+        const rest = batch.slice(next);
+        if (rest.length > 0) {
+          const entries = rest.map((m, i) => ({ id: String(i), receiptHandle: m.receiptHandle, visibilitySeconds: 0 }));
+          await call(this.messages.changeMessageVisibilityBatch({ queue, entries })).catch(() => undefined);
+        }
       }
     }
   }
