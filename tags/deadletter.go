@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"unicode/utf8"
 
 	"github.com/redis/go-redis/v9"
@@ -126,15 +127,47 @@ var relayFault func(step string) error
 // dead-letter queue: add to the DLQ (deduplicated there), then remove from
 // the outbox. A crash between the two leaves the entry to be relayed again,
 // which the DLQ's dedupe key absorbs: exactly once, even across cluster
-// slots. Returns how many entries left the outbox.
+// slots. Returns how many entries left the outbox in this call.
 //
 // Entries go in batches: one read, the DLQ adds pipelined, one XDEL. One
-// relay per queue runs at a time in this process (receives that dead-letter
-// all call it); a caller waits for the running one, then relays what is left.
+// relay per queue runs at a time in this process. A caller that finds one
+// running does not wait for it: it asks it to go round once more (which
+// picks up what the caller staged) and returns 0. So a receive that
+// dead-letters never queues behind another's relay; with no relay running
+// (a single consumer, every test) the relay happens within the call. If the
+// running relay fails, the redrive worker relays what is left.
 func (s *Store) RelayOutbox(ctx context.Context, queue string) (int, error) {
-	mu, _ := s.relaying.LoadOrStore(queue, &sync.Mutex{})
-	mu.(*sync.Mutex).Lock()
-	defer mu.(*sync.Mutex).Unlock()
+	v, _ := s.relaying.LoadOrStore(queue, &relayState{})
+	st := v.(*relayState)
+	st.again.Store(true)
+	total := 0
+	for st.again.Load() {
+		if !st.mu.TryLock() {
+			return total, nil // the running relay sees again and goes round
+		}
+		var err error
+		for err == nil && st.again.Swap(false) {
+			var n int
+			n, err = s.relayAll(ctx, queue)
+			total += n
+		}
+		st.mu.Unlock()
+		if err != nil {
+			return total, err
+		}
+		// Asked again between the last round and the unlock: go round.
+	}
+	return total, nil
+}
+
+// relayState serialises the relays of one queue in this process.
+type relayState struct {
+	mu    sync.Mutex
+	again atomic.Bool // a caller staged dead letters: relay (once more)
+}
+
+// relayAll relays every outbox entry of queue, in batches.
+func (s *Store) relayAll(ctx context.Context, queue string) (int, error) {
 	k := s.qkeys(queue)
 	done := 0
 	start := "-"

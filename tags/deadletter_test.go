@@ -206,6 +206,58 @@ func TestS9_RelayIsExactlyOnceWhateverStepItStopsAt(t *testing.T) {
 	}
 }
 
+func TestS9_ARelayInProgressTakesOverAConcurrentCallersDeadLetters(t *testing.T) {
+	// Not parallel with other relay users: relayFault is package state.
+	for _, be := range backends(t) {
+		t.Run(be.name, func(t *testing.T) {
+			b := newBundle(t, be.open(t))
+			ordersWithDLQ(b)
+			b.send("orders", "m1", "m2")
+			got := b.receive("orders", "billing", 2)
+			stageDead(t, b, "orders", "billing", got[0])
+
+			// The first relay stops before its first add until released.
+			inside, release := make(chan struct{}), make(chan struct{})
+			first := true
+			relayFault = func(step string) error {
+				if step == "before-add" && first {
+					first = false
+					close(inside)
+					<-release
+				}
+				return nil
+			}
+			defer func() { relayFault = nil }()
+			type result struct {
+				n   int
+				err error
+			}
+			done := make(chan result, 1)
+			go func() {
+				n, err := b.s.RelayOutbox(b.ctx, "orders")
+				done <- result{n, err}
+			}()
+			<-inside
+
+			// A second caller stages another dead letter: it does not wait
+			// for the running relay (which is blocked), and relays nothing.
+			stageDead(t, b, "orders", "billing", got[1])
+			n, err := b.s.RelayOutbox(b.ctx, "orders")
+			require.NoError(t, err)
+			require.Zero(t, n, "handed to the running relay")
+
+			close(release)
+			r := <-done
+			require.NoError(t, r.err)
+			require.Equal(t, 2, r.n, "the running relay went round again for the second")
+			outbox, err := b.rdb.XLen(b.ctx, b.s.qkeys("orders").outbox).Result()
+			require.NoError(t, err)
+			require.Zero(t, outbox)
+			require.Equal(t, []string{"m1", "m2"}, bodies(b.receive("orders-dlq", "", 10)))
+		})
+	}
+}
+
 func TestS9_RelayKeepsDeadLettersWhenTheDLQIsGone(t *testing.T) {
 	eachBackend(t, func(t *testing.T, b *bundle) {
 		ordersWithDLQ(b)

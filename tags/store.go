@@ -41,7 +41,7 @@ type Store struct {
 	waiters  *hub
 	owner    string   // this process, as the holder of move task leases
 	dtags    sync.Map // queue -> default tag name (checked by the receive script)
-	relaying sync.Map // queue -> *sync.Mutex: one RelayOutbox per queue at a time
+	relaying sync.Map // queue -> *relayState: one RelayOutbox per queue at a time
 
 	janitorEvery time.Duration
 	stopOnce     sync.Once
