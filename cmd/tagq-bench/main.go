@@ -1,15 +1,16 @@
 // Command tagq-bench runs tagq's benchmark workloads (DESIGN.md §7) against
 // a tagqd and against raw Redis streams doing the same work through go-redis
 // (XADD / XREADGROUP / XACK, same batching), in one run on the same Redis,
-// and prints Markdown tables: msg/s, the ratio tagq/raw, latency
-// percentiles, CPU seconds per 1,000 messages of tagqd and of Redis, and
-// Redis memory per message.
+// and prints Markdown tables: msg/s, the ratio to raw, latency
+// percentiles, CPU seconds per 1,000 messages of the server (tagqd), of
+// Redis and of the client (this process), and Redis memory per message.
 //
 //	go run ./cmd/tagq-bench --redis-url redis://127.0.0.1:6379/0
 //
 // W1 also runs through the floor server (floor.go): tagq's gRPC API in
-// front of nothing but the raw commands, the least any gRPC service over
-// Redis streams costs on the same machine.
+// front of nothing but the raw commands, a lower bound on what a gRPC
+// service with this API over Redis streams costs on the same machine. W4
+// runs in interleaved rounds (--rounds) and reports medians.
 //
 // It starts its own tagqd (built from this repository) on that Redis under
 // the key prefix tagqbench, and removes its keys afterwards. Every run is
