@@ -14,26 +14,12 @@ import (
 // through the engine (no gRPC) on TAGQ_TEST_REDIS_URL. The full comparison
 // against raw Redis streams is the benchmark command of issue 5.
 func BenchmarkSendReceiveDelete(b *testing.B) {
-	url := os.Getenv("TAGQ_TEST_REDIS_URL")
-	if url == "" {
-		b.Skip("TAGQ_TEST_REDIS_URL not set")
-	}
 	for _, batch := range []int{1, 10} {
 		b.Run(fmt.Sprintf("batch%d", batch), func(b *testing.B) {
-			opt, _ := redis.ParseURL(url)
-			rdb := redis.NewClient(opt)
-			defer rdb.Close()
-			ctx := context.Background()
-			s, err := New(ctx, Config{Client: rdb, Prefix: "tagqbench", JanitorInterval: -1})
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer s.Close()
-			_ = s.DeleteQueue(ctx, "bench", true)
+			s, ctx := benchStore(b, "bench")
 			if _, err := s.CreateQueue(ctx, QueueConfig{Name: "bench"}); err != nil {
 				b.Fatal(err)
 			}
-			defer s.DeleteQueue(ctx, "bench", true)
 			body := make([]byte, 1024)
 			msgs := make([]OutMessage, batch)
 			for i := range msgs {
@@ -67,25 +53,9 @@ func BenchmarkSendReceiveDelete(b *testing.B) {
 // redrive policy (max receive count 3). Compare poison0 with poison1 for
 // the cost of redrive; INFO commandstats tells where Redis spends it.
 func BenchmarkPoison(b *testing.B) {
-	url := os.Getenv("TAGQ_TEST_REDIS_URL")
-	if url == "" {
-		b.Skip("TAGQ_TEST_REDIS_URL not set")
-	}
 	for _, pct := range []int{0, 1, 10} {
 		b.Run(fmt.Sprintf("poison%d", pct), func(b *testing.B) {
-			opt, _ := redis.ParseURL(url)
-			rdb := redis.NewClient(opt)
-			defer rdb.Close()
-			ctx := context.Background()
-			s, err := New(ctx, Config{Client: rdb, Prefix: "tagqbench", JanitorInterval: -1})
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer s.Close()
-			for _, q := range []string{"bench", "bench-dlq"} {
-				_ = s.DeleteQueue(ctx, q, true)
-				defer s.DeleteQueue(ctx, q, true)
-			}
+			s, ctx := benchStore(b, "bench", "bench-dlq")
 			if _, err := s.CreateQueue(ctx, QueueConfig{Name: "bench-dlq", DeadLetterQueue: true}); err != nil {
 				b.Fatal(err)
 			}
@@ -137,4 +107,38 @@ func BenchmarkPoison(b *testing.B) {
 			b.ReportMetric(float64(b.N*10)/b.Elapsed().Seconds(), "msg/s")
 		})
 	}
+}
+
+// benchStore is a Store on TAGQ_TEST_REDIS_URL (the benchmark is skipped
+// without it) under the prefix tagqbench, with no janitor; the named queues
+// are deleted before and after, and the handle key after.
+func benchStore(b *testing.B, queues ...string) (*Store, context.Context) {
+	b.Helper()
+	url := os.Getenv("TAGQ_TEST_REDIS_URL")
+	if url == "" {
+		b.Skip("TAGQ_TEST_REDIS_URL not set")
+	}
+	opt, err := redis.ParseURL(url)
+	if err != nil {
+		b.Fatal(err)
+	}
+	rdb := redis.NewClient(opt)
+	ctx := context.Background()
+	s, err := New(ctx, Config{Client: rdb, Prefix: "tagqbench", JanitorInterval: -1})
+	if err != nil {
+		_ = rdb.Close()
+		b.Fatal(err)
+	}
+	for _, q := range queues {
+		_ = s.DeleteQueue(ctx, q, true)
+	}
+	b.Cleanup(func() {
+		for _, q := range queues {
+			_ = s.DeleteQueue(ctx, q, true)
+		}
+		_ = rdb.Del(ctx, s.handleKeyName()).Err()
+		s.Close()
+		_ = rdb.Close()
+	})
+	return s, ctx
 }

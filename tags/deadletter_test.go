@@ -165,97 +165,91 @@ func TestS9_RelayIsExactlyOnceWhateverStepItStopsAt(t *testing.T) {
 	// Not parallel with other relay users: relayFault is package state.
 	for _, step := range []string{"before-add", "after-add"} {
 		t.Run(step, func(t *testing.T) {
-			for _, be := range backends(t) {
-				t.Run(be.name, func(t *testing.T) {
-					b := newBundle(t, be.open(t))
-					ordersWithDLQ(b)
-					b.send("orders", "m1", "m2")
-					got := b.receive("orders", "billing", 2)
-					stop := errors.New("crash at " + step)
-					relayFault = func(s string) error {
-						if s == step {
-							return stop
-						}
-						return nil
+			eachBackendInTurn(t, func(t *testing.T, b *bundle) {
+				ordersWithDLQ(b)
+				b.send("orders", "m1", "m2")
+				got := b.receive("orders", "billing", 2)
+				stop := errors.New("crash at " + step)
+				relayFault = func(s string) error {
+					if s == step {
+						return stop
 					}
-					errs, err := b.s.DeadLetter(b.ctx, "orders", []DeadRequest{{ReceiptHandle: got[0].ReceiptHandle},
-						{ReceiptHandle: got[1].ReceiptHandle}})
-					relayFault = nil
-					require.NoError(t, err, "the ack is done; the relay failure is logged and retried")
-					require.NoError(t, errs[0])
-					outbox, err := b.rdb.XLen(b.ctx, b.s.qkeys("orders").outbox).Result()
-					require.NoError(t, err)
-					require.EqualValues(t, 2, outbox, "staged in the outbox, nothing lost")
-					if step == "after-add" {
-						// The batch was added, and not yet removed from the outbox.
-						require.Equal(t, TagState{Available: 2}, b.state("orders-dlq", "default"))
-					}
-					// Restart: relay everything, then again (as a second process would).
-					n, err := b.s.RelayOutbox(b.ctx, "orders")
-					require.NoError(t, err)
-					require.Equal(t, 2, n)
-					n, err = b.s.RelayOutbox(b.ctx, "orders")
-					require.NoError(t, err)
-					require.Zero(t, n)
-					require.Equal(t, TagState{Available: 2}, b.state("orders-dlq", "default"), "no loss, no duplicate")
-					require.Equal(t, []string{"m1", "m2"}, bodies(b.receive("orders-dlq", "", 10)))
-					require.Equal(t, TagState{ReceivedTotal: 2, DeadTotal: 2}, b.state("orders", "billing"))
-				})
-			}
+					return nil
+				}
+				errs, err := b.s.DeadLetter(b.ctx, "orders", []DeadRequest{{ReceiptHandle: got[0].ReceiptHandle},
+					{ReceiptHandle: got[1].ReceiptHandle}})
+				relayFault = nil
+				require.NoError(t, err, "the ack is done; the relay failure is logged and retried")
+				require.NoError(t, errs[0])
+				outbox, err := b.rdb.XLen(b.ctx, b.s.qkeys("orders").outbox).Result()
+				require.NoError(t, err)
+				require.EqualValues(t, 2, outbox, "staged in the outbox, nothing lost")
+				if step == "after-add" {
+					// The batch was added, and not yet removed from the outbox.
+					require.Equal(t, TagState{Available: 2}, b.state("orders-dlq", "default"))
+				}
+				// Restart: relay everything, then again (as a second process would).
+				n, err := b.s.RelayOutbox(b.ctx, "orders")
+				require.NoError(t, err)
+				require.Equal(t, 2, n)
+				n, err = b.s.RelayOutbox(b.ctx, "orders")
+				require.NoError(t, err)
+				require.Zero(t, n)
+				require.Equal(t, TagState{Available: 2}, b.state("orders-dlq", "default"), "no loss, no duplicate")
+				require.Equal(t, []string{"m1", "m2"}, bodies(b.receive("orders-dlq", "", 10)))
+				require.Equal(t, TagState{ReceivedTotal: 2, DeadTotal: 2}, b.state("orders", "billing"))
+			})
 		})
 	}
 }
 
 func TestS9_ARelayInProgressTakesOverAConcurrentCallersDeadLetters(t *testing.T) {
 	// Not parallel with other relay users: relayFault is package state.
-	for _, be := range backends(t) {
-		t.Run(be.name, func(t *testing.T) {
-			b := newBundle(t, be.open(t))
-			ordersWithDLQ(b)
-			b.send("orders", "m1", "m2")
-			got := b.receive("orders", "billing", 2)
-			stageDead(t, b, "orders", "billing", got[0])
+	eachBackendInTurn(t, func(t *testing.T, b *bundle) {
+		ordersWithDLQ(b)
+		b.send("orders", "m1", "m2")
+		got := b.receive("orders", "billing", 2)
+		stageDead(t, b, "orders", "billing", got[0])
 
-			// The first relay stops before its first add until released.
-			inside, release := make(chan struct{}), make(chan struct{})
-			first := true
-			relayFault = func(step string) error {
-				if step == "before-add" && first {
-					first = false
-					close(inside)
-					<-release
-				}
-				return nil
+		// The first relay stops before its first add until released.
+		inside, release := make(chan struct{}), make(chan struct{})
+		first := true
+		relayFault = func(step string) error {
+			if step == "before-add" && first {
+				first = false
+				close(inside)
+				<-release
 			}
-			defer func() { relayFault = nil }()
-			type result struct {
-				n   int
-				err error
-			}
-			done := make(chan result, 1)
-			go func() {
-				n, err := b.s.RelayOutbox(b.ctx, "orders")
-				done <- result{n, err}
-			}()
-			<-inside
-
-			// A second caller stages another dead letter: it does not wait
-			// for the running relay (which is blocked), and relays nothing.
-			stageDead(t, b, "orders", "billing", got[1])
+			return nil
+		}
+		defer func() { relayFault = nil }()
+		type result struct {
+			n   int
+			err error
+		}
+		done := make(chan result, 1)
+		go func() {
 			n, err := b.s.RelayOutbox(b.ctx, "orders")
-			require.NoError(t, err)
-			require.Zero(t, n, "handed to the running relay")
+			done <- result{n, err}
+		}()
+		<-inside
 
-			close(release)
-			r := <-done
-			require.NoError(t, r.err)
-			require.Equal(t, 2, r.n, "the running relay went round again for the second")
-			outbox, err := b.rdb.XLen(b.ctx, b.s.qkeys("orders").outbox).Result()
-			require.NoError(t, err)
-			require.Zero(t, outbox)
-			require.Equal(t, []string{"m1", "m2"}, bodies(b.receive("orders-dlq", "", 10)))
-		})
-	}
+		// A second caller stages another dead letter: it does not wait
+		// for the running relay (which is blocked), and relays nothing.
+		stageDead(t, b, "orders", "billing", got[1])
+		n, err := b.s.RelayOutbox(b.ctx, "orders")
+		require.NoError(t, err)
+		require.Zero(t, n, "handed to the running relay")
+
+		close(release)
+		r := <-done
+		require.NoError(t, r.err)
+		require.Equal(t, 2, r.n, "the running relay went round again for the second")
+		outbox, err := b.rdb.XLen(b.ctx, b.s.qkeys("orders").outbox).Result()
+		require.NoError(t, err)
+		require.Zero(t, outbox)
+		require.Equal(t, []string{"m1", "m2"}, bodies(b.receive("orders-dlq", "", 10)))
+	})
 }
 
 func TestS9_RelayKeepsDeadLettersWhenTheDLQIsGone(t *testing.T) {

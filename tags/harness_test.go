@@ -73,6 +73,15 @@ func eachBackend(t *testing.T, fn func(t *testing.T, b *bundle)) {
 	}
 }
 
+// eachBackendInTurn is eachBackend one backend at a time, for tests that
+// set package state (relayFault).
+func eachBackendInTurn(t *testing.T, fn func(t *testing.T, b *bundle)) {
+	t.Helper()
+	for _, be := range backends(t) {
+		t.Run(be.name, func(t *testing.T) { fn(t, newBundle(t, be.open(t))) })
+	}
+}
+
 func newBundle(t *testing.T, rdb redis.UniversalClient) *bundle {
 	t.Helper()
 	rdb.AddHook(slotHook{t})

@@ -33,9 +33,9 @@ local function holds(t, id, f)
     return nil
   end
   local sec = wfield(id)
-  local w = t.w[sec]
+  local w = t.w[sec] -- mayhold, cached per second of ids for this pass
   if w == nil then
-    w = (tonumber(redis.call('HGET', t.n, sec)) or 0) > 0
+    w = mayhold(t.n, id)
     t.w[sec] = w
   end
   if w or (t.parked and redis.call('ZSCORE', t.p, id)) then return 'held' end
