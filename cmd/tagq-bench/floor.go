@@ -46,10 +46,11 @@ func (f *floorServer) SendMessage(ctx context.Context, r *tagqv1.SendMessageRequ
 }
 
 func (f *floorServer) SendMessageBatch(ctx context.Context, r *tagqv1.SendMessageBatchRequest) (*tagqv1.SendMessageBatchResponse, error) {
+	key := f.key(r.GetQueue())
 	p := f.rdb.Pipeline()
 	cmds := make([]*redis.StringCmd, len(r.GetEntries()))
 	for i, e := range r.GetEntries() {
-		cmds[i] = p.XAdd(ctx, &redis.XAddArgs{Stream: f.key(r.GetQueue()), Values: []any{"b", e.GetBody()}})
+		cmds[i] = p.XAdd(ctx, &redis.XAddArgs{Stream: key, Values: []any{"b", e.GetBody()}})
 	}
 	if _, err := p.Exec(ctx); err != nil {
 		return nil, status.Error(codes.Unavailable, err.Error())

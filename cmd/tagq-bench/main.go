@@ -192,15 +192,21 @@ func per1000(cpu time.Duration, n int64) string {
 	return fmt.Sprintf("%.3f", cpu.Seconds()*1000/float64(n))
 }
 
-// medianRun picks, of one setting's runs on one system, the run with the
-// median rate.
-func medianRun(runs []result, system string) result {
+// bySystem is the runs of one system, in order.
+func bySystem(runs []result, system string) []result {
 	var rs []result
 	for _, r := range runs {
 		if r.system == system {
 			rs = append(rs, r)
 		}
 	}
+	return rs
+}
+
+// medianRun picks, of one setting's runs on one system, the run with the
+// median rate.
+func medianRun(runs []result, system string) result {
+	rs := bySystem(runs, system)
 	slices.SortFunc(rs, func(a, b result) int { return cmp.Compare(a.rate(), b.rate()) })
 	return rs[len(rs)/2]
 }
@@ -208,17 +214,7 @@ func medianRun(runs []result, system string) result {
 // poisonCost is the change in good messages/s from the 0 % run to the
 // poisoned run of the same round, per round, and their median.
 func poisonCost(base, poisoned []result, system string) string {
-	var b, p []result
-	for _, r := range base {
-		if r.system == system {
-			b = append(b, r)
-		}
-	}
-	for _, r := range poisoned {
-		if r.system == system {
-			p = append(p, r)
-		}
-	}
+	b, p := bySystem(base, system), bySystem(poisoned, system)
 	var each []string
 	var d []float64
 	for i := range min(len(b), len(p)) {
