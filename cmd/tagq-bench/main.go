@@ -250,8 +250,14 @@ func table(title string, rs []result) {
 		if r.system != "raw" && raw[r.workload] > 0 {
 			ratio = fmt.Sprintf("%.2f", r.rate()/raw[r.workload])
 		}
+		note := r.note
+		if r.system == "tagq" && r.msgs > 0 {
+			// Redis-side cost of tagq's scripts (INFO commandstats, EVALSHA).
+			note = strings.TrimPrefix(fmt.Sprintf("%s; %.0f script calls per 1,000 msg, %.1f µs of script time per msg", note,
+				float64(r.scripts.calls)*1000/float64(r.msgs), float64(r.scripts.usec)/float64(r.msgs)), "; ")
+		}
 		fmt.Printf("| %s | %s | %.0f | %s | %s | %s | %s | %s | %s | %s | %s |\n", r.workload, r.system, r.rate(), ratio,
-			ms(r.p50), ms(r.p99), ms(r.max), per1000(r.cpuTagqd, r.msgs), per1000(r.cpuRedis, r.msgs), per1000(r.cpuClient, r.msgs), r.note)
+			ms(r.p50), ms(r.p99), ms(r.max), per1000(r.cpuTagqd, r.msgs), per1000(r.cpuRedis, r.msgs), per1000(r.cpuClient, r.msgs), note)
 	}
 	fmt.Println()
 }

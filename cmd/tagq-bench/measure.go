@@ -84,6 +84,7 @@ type result struct {
 	cpuTagqd         time.Duration // the server's (tagqd or the floor); zero for raw Redis
 	cpuRedis         time.Duration
 	cpuClient        time.Duration // this process: the producers and consumers
+	scripts          scriptStats   // EVALSHA calls in Redis: tagqd's, shown on tagq rows only
 	note             string
 }
 
@@ -101,10 +102,38 @@ type meter struct {
 	pid            int
 	t0             time.Time
 	cpu0, rc0, cc0 time.Duration
+	sc0            scriptStats
+}
+
+// scriptStats is INFO commandstats' line for EVALSHA: calls and the
+// microseconds Redis spent in them.
+type scriptStats struct{ calls, usec int64 }
+
+func evalshaStats(ctx context.Context, rdb *redis.Client) scriptStats {
+	s, err := rdb.Info(ctx, "commandstats").Result()
+	if err != nil {
+		return scriptStats{}
+	}
+	var st scriptStats
+	for _, line := range strings.Split(s, "\r\n") {
+		if v, ok := strings.CutPrefix(line, "cmdstat_evalsha:"); ok {
+			for _, kv := range strings.Split(v, ",") {
+				k, n, _ := strings.Cut(kv, "=")
+				switch k {
+				case "calls":
+					st.calls, _ = strconv.ParseInt(n, 10, 64)
+				case "usec":
+					st.usec, _ = strconv.ParseInt(n, 10, 64)
+				}
+			}
+		}
+	}
+	return st
 }
 
 func startMeter(ctx context.Context, rdb *redis.Client, pid int) *meter {
-	m := &meter{ctx: ctx, rdb: rdb, pid: pid, t0: time.Now(), rc0: redisCPU(ctx, rdb), cc0: cpuOf(os.Getpid())}
+	m := &meter{ctx: ctx, rdb: rdb, pid: pid, t0: time.Now(), rc0: redisCPU(ctx, rdb), cc0: cpuOf(os.Getpid()),
+		sc0: evalshaStats(ctx, rdb)}
 	if pid > 0 {
 		m.cpu0 = cpuOf(pid)
 	}
@@ -115,6 +144,8 @@ func (m *meter) stop(r *result) {
 	r.elapsed = time.Since(m.t0)
 	r.cpuRedis = redisCPU(m.ctx, m.rdb) - m.rc0
 	r.cpuClient = cpuOf(os.Getpid()) - m.cc0
+	sc := evalshaStats(m.ctx, m.rdb)
+	r.scripts = scriptStats{calls: sc.calls - m.sc0.calls, usec: sc.usec - m.sc0.usec}
 	if m.pid > 0 {
 		r.cpuTagqd = cpuOf(m.pid) - m.cpu0
 	}
