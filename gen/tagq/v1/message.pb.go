@@ -22,6 +22,62 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
+// ConsumeOperation is what a settlement asked for.
+type ConsumeOperation int32
+
+const (
+	ConsumeOperation_CONSUME_OPERATION_UNSPECIFIED ConsumeOperation = 0
+	ConsumeOperation_CONSUME_OPERATION_ACK         ConsumeOperation = 1
+	ConsumeOperation_CONSUME_OPERATION_NACK        ConsumeOperation = 2
+	ConsumeOperation_CONSUME_OPERATION_EXTEND      ConsumeOperation = 3
+	ConsumeOperation_CONSUME_OPERATION_DEAD        ConsumeOperation = 4
+)
+
+// Enum value maps for ConsumeOperation.
+var (
+	ConsumeOperation_name = map[int32]string{
+		0: "CONSUME_OPERATION_UNSPECIFIED",
+		1: "CONSUME_OPERATION_ACK",
+		2: "CONSUME_OPERATION_NACK",
+		3: "CONSUME_OPERATION_EXTEND",
+		4: "CONSUME_OPERATION_DEAD",
+	}
+	ConsumeOperation_value = map[string]int32{
+		"CONSUME_OPERATION_UNSPECIFIED": 0,
+		"CONSUME_OPERATION_ACK":         1,
+		"CONSUME_OPERATION_NACK":        2,
+		"CONSUME_OPERATION_EXTEND":      3,
+		"CONSUME_OPERATION_DEAD":        4,
+	}
+)
+
+func (x ConsumeOperation) Enum() *ConsumeOperation {
+	p := new(ConsumeOperation)
+	*p = x
+	return p
+}
+
+func (x ConsumeOperation) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (ConsumeOperation) Descriptor() protoreflect.EnumDescriptor {
+	return file_tagq_v1_message_proto_enumTypes[0].Descriptor()
+}
+
+func (ConsumeOperation) Type() protoreflect.EnumType {
+	return &file_tagq_v1_message_proto_enumTypes[0]
+}
+
+func (x ConsumeOperation) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use ConsumeOperation.Descriptor instead.
+func (ConsumeOperation) EnumDescriptor() ([]byte, []int) {
+	return file_tagq_v1_message_proto_rawDescGZIP(), []int{0}
+}
+
 // MessageAttribute is a typed attribute value.
 type MessageAttribute struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -1787,6 +1843,789 @@ func (x *DeadMessageBatchResponse) GetFailed() []*BatchResultError {
 	return nil
 }
 
+type PublishRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Chosen by the client to match this frame's response; not checked for
+	// uniqueness.
+	Seq   uint64 `protobuf:"varint,1,opt,name=seq,proto3" json:"seq,omitempty"`
+	Queue string `protobuf:"bytes,2,opt,name=queue,proto3" json:"queue,omitempty"`
+	// 1-100 entries, as in SendMessageBatch.
+	Entries       []*SendMessageBatchEntry `protobuf:"bytes,3,rep,name=entries,proto3" json:"entries,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PublishRequest) Reset() {
+	*x = PublishRequest{}
+	mi := &file_tagq_v1_message_proto_msgTypes[29]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PublishRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PublishRequest) ProtoMessage() {}
+
+func (x *PublishRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_tagq_v1_message_proto_msgTypes[29]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PublishRequest.ProtoReflect.Descriptor instead.
+func (*PublishRequest) Descriptor() ([]byte, []int) {
+	return file_tagq_v1_message_proto_rawDescGZIP(), []int{29}
+}
+
+func (x *PublishRequest) GetSeq() uint64 {
+	if x != nil {
+		return x.Seq
+	}
+	return 0
+}
+
+func (x *PublishRequest) GetQueue() string {
+	if x != nil {
+		return x.Queue
+	}
+	return ""
+}
+
+func (x *PublishRequest) GetEntries() []*SendMessageBatchEntry {
+	if x != nil {
+		return x.Entries
+	}
+	return nil
+}
+
+type PublishResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The seq of the request frame this answers.
+	Seq        uint64                    `protobuf:"varint,1,opt,name=seq,proto3" json:"seq,omitempty"`
+	Successful []*SendMessageBatchResult `protobuf:"bytes,2,rep,name=successful,proto3" json:"successful,omitempty"`
+	Failed     []*BatchResultError       `protobuf:"bytes,3,rep,name=failed,proto3" json:"failed,omitempty"`
+	// Set when the frame failed as a whole: none of its entries was stored.
+	Error         *StreamError `protobuf:"bytes,4,opt,name=error,proto3" json:"error,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PublishResponse) Reset() {
+	*x = PublishResponse{}
+	mi := &file_tagq_v1_message_proto_msgTypes[30]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PublishResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PublishResponse) ProtoMessage() {}
+
+func (x *PublishResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_tagq_v1_message_proto_msgTypes[30]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PublishResponse.ProtoReflect.Descriptor instead.
+func (*PublishResponse) Descriptor() ([]byte, []int) {
+	return file_tagq_v1_message_proto_rawDescGZIP(), []int{30}
+}
+
+func (x *PublishResponse) GetSeq() uint64 {
+	if x != nil {
+		return x.Seq
+	}
+	return 0
+}
+
+func (x *PublishResponse) GetSuccessful() []*SendMessageBatchResult {
+	if x != nil {
+		return x.Successful
+	}
+	return nil
+}
+
+func (x *PublishResponse) GetFailed() []*BatchResultError {
+	if x != nil {
+		return x.Failed
+	}
+	return nil
+}
+
+func (x *PublishResponse) GetError() *StreamError {
+	if x != nil {
+		return x.Error
+	}
+	return nil
+}
+
+// StreamError is the failure of one stream frame or settlement, which does
+// not end the stream.
+type StreamError struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// A google.rpc.Code value, e.g. 5 (NOT_FOUND) or 14 (UNAVAILABLE).
+	Code int32 `protobuf:"varint,1,opt,name=code,proto3" json:"code,omitempty"`
+	// An ErrorInfo reason, e.g. QUEUE_NOT_FOUND.
+	Reason string `protobuf:"bytes,2,opt,name=reason,proto3" json:"reason,omitempty"`
+	// A person-readable explanation.
+	Message string `protobuf:"bytes,3,opt,name=message,proto3" json:"message,omitempty"`
+	// The request field at fault, if any.
+	Field         string `protobuf:"bytes,4,opt,name=field,proto3" json:"field,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *StreamError) Reset() {
+	*x = StreamError{}
+	mi := &file_tagq_v1_message_proto_msgTypes[31]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *StreamError) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*StreamError) ProtoMessage() {}
+
+func (x *StreamError) ProtoReflect() protoreflect.Message {
+	mi := &file_tagq_v1_message_proto_msgTypes[31]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use StreamError.ProtoReflect.Descriptor instead.
+func (*StreamError) Descriptor() ([]byte, []int) {
+	return file_tagq_v1_message_proto_rawDescGZIP(), []int{31}
+}
+
+func (x *StreamError) GetCode() int32 {
+	if x != nil {
+		return x.Code
+	}
+	return 0
+}
+
+func (x *StreamError) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
+func (x *StreamError) GetMessage() string {
+	if x != nil {
+		return x.Message
+	}
+	return ""
+}
+
+func (x *StreamError) GetField() string {
+	if x != nil {
+		return x.Field
+	}
+	return ""
+}
+
+type ConsumeRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Required in the first request of a stream, and only there.
+	Open *ConsumeOpen `protobuf:"bytes,1,opt,name=open,proto3" json:"open,omitempty"`
+	// Delete these messages for the tag (delivery ids of this stream).
+	Acks []uint64 `protobuf:"varint,2,rep,packed,name=acks,proto3" json:"acks,omitempty"`
+	// Make these messages visible again, now or after a delay.
+	Nacks []*ConsumeNack `protobuf:"bytes,3,rep,name=nacks,proto3" json:"nacks,omitempty"`
+	// Set new visibility deadlines.
+	Extends []*ConsumeExtend `protobuf:"bytes,4,rep,name=extends,proto3" json:"extends,omitempty"`
+	// Dead-letter these messages (S8).
+	Deads []*ConsumeDead `protobuf:"bytes,5,rep,name=deads,proto3" json:"deads,omitempty"`
+	// Change the outstanding limits (credit); 0 messages pauses delivery.
+	Flow          *ConsumeFlow `protobuf:"bytes,6,opt,name=flow,proto3" json:"flow,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ConsumeRequest) Reset() {
+	*x = ConsumeRequest{}
+	mi := &file_tagq_v1_message_proto_msgTypes[32]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ConsumeRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ConsumeRequest) ProtoMessage() {}
+
+func (x *ConsumeRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_tagq_v1_message_proto_msgTypes[32]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ConsumeRequest.ProtoReflect.Descriptor instead.
+func (*ConsumeRequest) Descriptor() ([]byte, []int) {
+	return file_tagq_v1_message_proto_rawDescGZIP(), []int{32}
+}
+
+func (x *ConsumeRequest) GetOpen() *ConsumeOpen {
+	if x != nil {
+		return x.Open
+	}
+	return nil
+}
+
+func (x *ConsumeRequest) GetAcks() []uint64 {
+	if x != nil {
+		return x.Acks
+	}
+	return nil
+}
+
+func (x *ConsumeRequest) GetNacks() []*ConsumeNack {
+	if x != nil {
+		return x.Nacks
+	}
+	return nil
+}
+
+func (x *ConsumeRequest) GetExtends() []*ConsumeExtend {
+	if x != nil {
+		return x.Extends
+	}
+	return nil
+}
+
+func (x *ConsumeRequest) GetDeads() []*ConsumeDead {
+	if x != nil {
+		return x.Deads
+	}
+	return nil
+}
+
+func (x *ConsumeRequest) GetFlow() *ConsumeFlow {
+	if x != nil {
+		return x.Flow
+	}
+	return nil
+}
+
+// ConsumeOpen opens a Consume stream.
+type ConsumeOpen struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Queue string                 `protobuf:"bytes,1,opt,name=queue,proto3" json:"queue,omitempty"`
+	// Empty: the queue's default tag.
+	Tag string `protobuf:"bytes,2,opt,name=tag,proto3" json:"tag,omitempty"`
+	// Messages pushed and not yet settled: 1-10000; unset: 100.
+	MaxOutstandingMessages *int32 `protobuf:"varint,3,opt,name=max_outstanding_messages,json=maxOutstandingMessages,proto3,oneof" json:"max_outstanding_messages,omitempty"`
+	// Body bytes pushed and not yet settled: 1 KiB - 1 GiB; unset: 64 MiB.
+	// A message larger than the limit is still pushed when nothing is
+	// outstanding.
+	MaxOutstandingBytes *int64 `protobuf:"varint,4,opt,name=max_outstanding_bytes,json=maxOutstandingBytes,proto3,oneof" json:"max_outstanding_bytes,omitempty"`
+	// 0-43200 s; unset: the tag's, else the queue's visibility timeout.
+	VisibilitySeconds *int32 `protobuf:"varint,5,opt,name=visibility_seconds,json=visibilitySeconds,proto3,oneof" json:"visibility_seconds,omitempty"`
+	// Answer every ack, nack, extend and dead with a ConsumeConfirmation
+	// once it is durable (or refused).
+	Confirm       bool `protobuf:"varint,6,opt,name=confirm,proto3" json:"confirm,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ConsumeOpen) Reset() {
+	*x = ConsumeOpen{}
+	mi := &file_tagq_v1_message_proto_msgTypes[33]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ConsumeOpen) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ConsumeOpen) ProtoMessage() {}
+
+func (x *ConsumeOpen) ProtoReflect() protoreflect.Message {
+	mi := &file_tagq_v1_message_proto_msgTypes[33]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ConsumeOpen.ProtoReflect.Descriptor instead.
+func (*ConsumeOpen) Descriptor() ([]byte, []int) {
+	return file_tagq_v1_message_proto_rawDescGZIP(), []int{33}
+}
+
+func (x *ConsumeOpen) GetQueue() string {
+	if x != nil {
+		return x.Queue
+	}
+	return ""
+}
+
+func (x *ConsumeOpen) GetTag() string {
+	if x != nil {
+		return x.Tag
+	}
+	return ""
+}
+
+func (x *ConsumeOpen) GetMaxOutstandingMessages() int32 {
+	if x != nil && x.MaxOutstandingMessages != nil {
+		return *x.MaxOutstandingMessages
+	}
+	return 0
+}
+
+func (x *ConsumeOpen) GetMaxOutstandingBytes() int64 {
+	if x != nil && x.MaxOutstandingBytes != nil {
+		return *x.MaxOutstandingBytes
+	}
+	return 0
+}
+
+func (x *ConsumeOpen) GetVisibilitySeconds() int32 {
+	if x != nil && x.VisibilitySeconds != nil {
+		return *x.VisibilitySeconds
+	}
+	return 0
+}
+
+func (x *ConsumeOpen) GetConfirm() bool {
+	if x != nil {
+		return x.Confirm
+	}
+	return false
+}
+
+type ConsumeNack struct {
+	state      protoimpl.MessageState `protogen:"open.v1"`
+	DeliveryId uint64                 `protobuf:"varint,1,opt,name=delivery_id,json=deliveryId,proto3" json:"delivery_id,omitempty"`
+	// Visible again after this long (0-43200000 ms; 0 = at once).
+	DelayMilliseconds int32 `protobuf:"varint,2,opt,name=delay_milliseconds,json=delayMilliseconds,proto3" json:"delay_milliseconds,omitempty"`
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
+}
+
+func (x *ConsumeNack) Reset() {
+	*x = ConsumeNack{}
+	mi := &file_tagq_v1_message_proto_msgTypes[34]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ConsumeNack) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ConsumeNack) ProtoMessage() {}
+
+func (x *ConsumeNack) ProtoReflect() protoreflect.Message {
+	mi := &file_tagq_v1_message_proto_msgTypes[34]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ConsumeNack.ProtoReflect.Descriptor instead.
+func (*ConsumeNack) Descriptor() ([]byte, []int) {
+	return file_tagq_v1_message_proto_rawDescGZIP(), []int{34}
+}
+
+func (x *ConsumeNack) GetDeliveryId() uint64 {
+	if x != nil {
+		return x.DeliveryId
+	}
+	return 0
+}
+
+func (x *ConsumeNack) GetDelayMilliseconds() int32 {
+	if x != nil {
+		return x.DelayMilliseconds
+	}
+	return 0
+}
+
+type ConsumeExtend struct {
+	state      protoimpl.MessageState `protogen:"open.v1"`
+	DeliveryId uint64                 `protobuf:"varint,1,opt,name=delivery_id,json=deliveryId,proto3" json:"delivery_id,omitempty"`
+	// The new deadline is now + this (1-43200 s).
+	VisibilitySeconds int32 `protobuf:"varint,2,opt,name=visibility_seconds,json=visibilitySeconds,proto3" json:"visibility_seconds,omitempty"`
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
+}
+
+func (x *ConsumeExtend) Reset() {
+	*x = ConsumeExtend{}
+	mi := &file_tagq_v1_message_proto_msgTypes[35]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ConsumeExtend) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ConsumeExtend) ProtoMessage() {}
+
+func (x *ConsumeExtend) ProtoReflect() protoreflect.Message {
+	mi := &file_tagq_v1_message_proto_msgTypes[35]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ConsumeExtend.ProtoReflect.Descriptor instead.
+func (*ConsumeExtend) Descriptor() ([]byte, []int) {
+	return file_tagq_v1_message_proto_rawDescGZIP(), []int{35}
+}
+
+func (x *ConsumeExtend) GetDeliveryId() uint64 {
+	if x != nil {
+		return x.DeliveryId
+	}
+	return 0
+}
+
+func (x *ConsumeExtend) GetVisibilitySeconds() int32 {
+	if x != nil {
+		return x.VisibilitySeconds
+	}
+	return 0
+}
+
+type ConsumeDead struct {
+	state      protoimpl.MessageState `protogen:"open.v1"`
+	DeliveryId uint64                 `protobuf:"varint,1,opt,name=delivery_id,json=deliveryId,proto3" json:"delivery_id,omitempty"`
+	// Up to 256 bytes; default CONSUMER_DEAD_LETTERED.
+	Reason string `protobuf:"bytes,2,opt,name=reason,proto3" json:"reason,omitempty"`
+	// Up to 4096 bytes.
+	Description   string `protobuf:"bytes,3,opt,name=description,proto3" json:"description,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ConsumeDead) Reset() {
+	*x = ConsumeDead{}
+	mi := &file_tagq_v1_message_proto_msgTypes[36]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ConsumeDead) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ConsumeDead) ProtoMessage() {}
+
+func (x *ConsumeDead) ProtoReflect() protoreflect.Message {
+	mi := &file_tagq_v1_message_proto_msgTypes[36]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ConsumeDead.ProtoReflect.Descriptor instead.
+func (*ConsumeDead) Descriptor() ([]byte, []int) {
+	return file_tagq_v1_message_proto_rawDescGZIP(), []int{36}
+}
+
+func (x *ConsumeDead) GetDeliveryId() uint64 {
+	if x != nil {
+		return x.DeliveryId
+	}
+	return 0
+}
+
+func (x *ConsumeDead) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
+func (x *ConsumeDead) GetDescription() string {
+	if x != nil {
+		return x.Description
+	}
+	return ""
+}
+
+type ConsumeFlow struct {
+	state                  protoimpl.MessageState `protogen:"open.v1"`
+	MaxOutstandingMessages *int32                 `protobuf:"varint,1,opt,name=max_outstanding_messages,json=maxOutstandingMessages,proto3,oneof" json:"max_outstanding_messages,omitempty"`
+	MaxOutstandingBytes    *int64                 `protobuf:"varint,2,opt,name=max_outstanding_bytes,json=maxOutstandingBytes,proto3,oneof" json:"max_outstanding_bytes,omitempty"`
+	unknownFields          protoimpl.UnknownFields
+	sizeCache              protoimpl.SizeCache
+}
+
+func (x *ConsumeFlow) Reset() {
+	*x = ConsumeFlow{}
+	mi := &file_tagq_v1_message_proto_msgTypes[37]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ConsumeFlow) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ConsumeFlow) ProtoMessage() {}
+
+func (x *ConsumeFlow) ProtoReflect() protoreflect.Message {
+	mi := &file_tagq_v1_message_proto_msgTypes[37]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ConsumeFlow.ProtoReflect.Descriptor instead.
+func (*ConsumeFlow) Descriptor() ([]byte, []int) {
+	return file_tagq_v1_message_proto_rawDescGZIP(), []int{37}
+}
+
+func (x *ConsumeFlow) GetMaxOutstandingMessages() int32 {
+	if x != nil && x.MaxOutstandingMessages != nil {
+		return *x.MaxOutstandingMessages
+	}
+	return 0
+}
+
+func (x *ConsumeFlow) GetMaxOutstandingBytes() int64 {
+	if x != nil && x.MaxOutstandingBytes != nil {
+		return *x.MaxOutstandingBytes
+	}
+	return 0
+}
+
+type ConsumeResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Messages for the tag, each with its delivery_id and receipt_handle.
+	Messages []*ConsumeMessage `protobuf:"bytes,1,rep,name=messages,proto3" json:"messages,omitempty"`
+	// With open.confirm: the outcome of settlements, once durable.
+	Confirmations []*ConsumeConfirmation `protobuf:"bytes,2,rep,name=confirmations,proto3" json:"confirmations,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ConsumeResponse) Reset() {
+	*x = ConsumeResponse{}
+	mi := &file_tagq_v1_message_proto_msgTypes[38]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ConsumeResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ConsumeResponse) ProtoMessage() {}
+
+func (x *ConsumeResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_tagq_v1_message_proto_msgTypes[38]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ConsumeResponse.ProtoReflect.Descriptor instead.
+func (*ConsumeResponse) Descriptor() ([]byte, []int) {
+	return file_tagq_v1_message_proto_rawDescGZIP(), []int{38}
+}
+
+func (x *ConsumeResponse) GetMessages() []*ConsumeMessage {
+	if x != nil {
+		return x.Messages
+	}
+	return nil
+}
+
+func (x *ConsumeResponse) GetConfirmations() []*ConsumeConfirmation {
+	if x != nil {
+		return x.Confirmations
+	}
+	return nil
+}
+
+// ConsumeMessage is a message pushed on a Consume stream.
+type ConsumeMessage struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Names the message in this stream's acks, nacks, extends and deads
+	// (cheaper than a receipt handle; valid on this stream only).
+	DeliveryId uint64 `protobuf:"varint,1,opt,name=delivery_id,json=deliveryId,proto3" json:"delivery_id,omitempty"`
+	// The message, with a receipt handle for the unary calls.
+	Message       *Message `protobuf:"bytes,2,opt,name=message,proto3" json:"message,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ConsumeMessage) Reset() {
+	*x = ConsumeMessage{}
+	mi := &file_tagq_v1_message_proto_msgTypes[39]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ConsumeMessage) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ConsumeMessage) ProtoMessage() {}
+
+func (x *ConsumeMessage) ProtoReflect() protoreflect.Message {
+	mi := &file_tagq_v1_message_proto_msgTypes[39]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ConsumeMessage.ProtoReflect.Descriptor instead.
+func (*ConsumeMessage) Descriptor() ([]byte, []int) {
+	return file_tagq_v1_message_proto_rawDescGZIP(), []int{39}
+}
+
+func (x *ConsumeMessage) GetDeliveryId() uint64 {
+	if x != nil {
+		return x.DeliveryId
+	}
+	return 0
+}
+
+func (x *ConsumeMessage) GetMessage() *Message {
+	if x != nil {
+		return x.Message
+	}
+	return nil
+}
+
+type ConsumeConfirmation struct {
+	state      protoimpl.MessageState `protogen:"open.v1"`
+	DeliveryId uint64                 `protobuf:"varint,1,opt,name=delivery_id,json=deliveryId,proto3" json:"delivery_id,omitempty"`
+	Operation  ConsumeOperation       `protobuf:"varint,2,opt,name=operation,proto3,enum=tagq.v1.ConsumeOperation" json:"operation,omitempty"`
+	// Unset when it applied. RECEIPT_HANDLE_STALE: the message was received
+	// again, deleted or expired meanwhile; INVALID_RECEIPT_HANDLE: the
+	// delivery id is not outstanding on this stream.
+	Error         *StreamError `protobuf:"bytes,3,opt,name=error,proto3" json:"error,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ConsumeConfirmation) Reset() {
+	*x = ConsumeConfirmation{}
+	mi := &file_tagq_v1_message_proto_msgTypes[40]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ConsumeConfirmation) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ConsumeConfirmation) ProtoMessage() {}
+
+func (x *ConsumeConfirmation) ProtoReflect() protoreflect.Message {
+	mi := &file_tagq_v1_message_proto_msgTypes[40]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ConsumeConfirmation.ProtoReflect.Descriptor instead.
+func (*ConsumeConfirmation) Descriptor() ([]byte, []int) {
+	return file_tagq_v1_message_proto_rawDescGZIP(), []int{40}
+}
+
+func (x *ConsumeConfirmation) GetDeliveryId() uint64 {
+	if x != nil {
+		return x.DeliveryId
+	}
+	return 0
+}
+
+func (x *ConsumeConfirmation) GetOperation() ConsumeOperation {
+	if x != nil {
+		return x.Operation
+	}
+	return ConsumeOperation_CONSUME_OPERATION_UNSPECIFIED
+}
+
+func (x *ConsumeConfirmation) GetError() *StreamError {
+	if x != nil {
+		return x.Error
+	}
+	return nil
+}
+
 var File_tagq_v1_message_proto protoreflect.FileDescriptor
 
 const file_tagq_v1_message_proto_rawDesc = "" +
@@ -1940,7 +2779,76 @@ const file_tagq_v1_message_proto_rawDesc = "" +
 	"\n" +
 	"successful\x18\x01 \x03(\tR\n" +
 	"successful\x121\n" +
-	"\x06failed\x18\x02 \x03(\v2\x19.tagq.v1.BatchResultErrorR\x06failed2\x8d\a\n" +
+	"\x06failed\x18\x02 \x03(\v2\x19.tagq.v1.BatchResultErrorR\x06failed\"r\n" +
+	"\x0ePublishRequest\x12\x10\n" +
+	"\x03seq\x18\x01 \x01(\x04R\x03seq\x12\x14\n" +
+	"\x05queue\x18\x02 \x01(\tR\x05queue\x128\n" +
+	"\aentries\x18\x03 \x03(\v2\x1e.tagq.v1.SendMessageBatchEntryR\aentries\"\xc3\x01\n" +
+	"\x0fPublishResponse\x12\x10\n" +
+	"\x03seq\x18\x01 \x01(\x04R\x03seq\x12?\n" +
+	"\n" +
+	"successful\x18\x02 \x03(\v2\x1f.tagq.v1.SendMessageBatchResultR\n" +
+	"successful\x121\n" +
+	"\x06failed\x18\x03 \x03(\v2\x19.tagq.v1.BatchResultErrorR\x06failed\x12*\n" +
+	"\x05error\x18\x04 \x01(\v2\x14.tagq.v1.StreamErrorR\x05error\"i\n" +
+	"\vStreamError\x12\x12\n" +
+	"\x04code\x18\x01 \x01(\x05R\x04code\x12\x16\n" +
+	"\x06reason\x18\x02 \x01(\tR\x06reason\x12\x18\n" +
+	"\amessage\x18\x03 \x01(\tR\amessage\x12\x14\n" +
+	"\x05field\x18\x04 \x01(\tR\x05field\"\x82\x02\n" +
+	"\x0eConsumeRequest\x12(\n" +
+	"\x04open\x18\x01 \x01(\v2\x14.tagq.v1.ConsumeOpenR\x04open\x12\x12\n" +
+	"\x04acks\x18\x02 \x03(\x04R\x04acks\x12*\n" +
+	"\x05nacks\x18\x03 \x03(\v2\x14.tagq.v1.ConsumeNackR\x05nacks\x120\n" +
+	"\aextends\x18\x04 \x03(\v2\x16.tagq.v1.ConsumeExtendR\aextends\x12*\n" +
+	"\x05deads\x18\x05 \x03(\v2\x14.tagq.v1.ConsumeDeadR\x05deads\x12(\n" +
+	"\x04flow\x18\x06 \x01(\v2\x14.tagq.v1.ConsumeFlowR\x04flow\"\xc9\x02\n" +
+	"\vConsumeOpen\x12\x14\n" +
+	"\x05queue\x18\x01 \x01(\tR\x05queue\x12\x10\n" +
+	"\x03tag\x18\x02 \x01(\tR\x03tag\x12=\n" +
+	"\x18max_outstanding_messages\x18\x03 \x01(\x05H\x00R\x16maxOutstandingMessages\x88\x01\x01\x127\n" +
+	"\x15max_outstanding_bytes\x18\x04 \x01(\x03H\x01R\x13maxOutstandingBytes\x88\x01\x01\x122\n" +
+	"\x12visibility_seconds\x18\x05 \x01(\x05H\x02R\x11visibilitySeconds\x88\x01\x01\x12\x18\n" +
+	"\aconfirm\x18\x06 \x01(\bR\aconfirmB\x1b\n" +
+	"\x19_max_outstanding_messagesB\x18\n" +
+	"\x16_max_outstanding_bytesB\x15\n" +
+	"\x13_visibility_seconds\"]\n" +
+	"\vConsumeNack\x12\x1f\n" +
+	"\vdelivery_id\x18\x01 \x01(\x04R\n" +
+	"deliveryId\x12-\n" +
+	"\x12delay_milliseconds\x18\x02 \x01(\x05R\x11delayMilliseconds\"_\n" +
+	"\rConsumeExtend\x12\x1f\n" +
+	"\vdelivery_id\x18\x01 \x01(\x04R\n" +
+	"deliveryId\x12-\n" +
+	"\x12visibility_seconds\x18\x02 \x01(\x05R\x11visibilitySeconds\"h\n" +
+	"\vConsumeDead\x12\x1f\n" +
+	"\vdelivery_id\x18\x01 \x01(\x04R\n" +
+	"deliveryId\x12\x16\n" +
+	"\x06reason\x18\x02 \x01(\tR\x06reason\x12 \n" +
+	"\vdescription\x18\x03 \x01(\tR\vdescription\"\xbc\x01\n" +
+	"\vConsumeFlow\x12=\n" +
+	"\x18max_outstanding_messages\x18\x01 \x01(\x05H\x00R\x16maxOutstandingMessages\x88\x01\x01\x127\n" +
+	"\x15max_outstanding_bytes\x18\x02 \x01(\x03H\x01R\x13maxOutstandingBytes\x88\x01\x01B\x1b\n" +
+	"\x19_max_outstanding_messagesB\x18\n" +
+	"\x16_max_outstanding_bytes\"\x8a\x01\n" +
+	"\x0fConsumeResponse\x123\n" +
+	"\bmessages\x18\x01 \x03(\v2\x17.tagq.v1.ConsumeMessageR\bmessages\x12B\n" +
+	"\rconfirmations\x18\x02 \x03(\v2\x1c.tagq.v1.ConsumeConfirmationR\rconfirmations\"]\n" +
+	"\x0eConsumeMessage\x12\x1f\n" +
+	"\vdelivery_id\x18\x01 \x01(\x04R\n" +
+	"deliveryId\x12*\n" +
+	"\amessage\x18\x02 \x01(\v2\x10.tagq.v1.MessageR\amessage\"\x9b\x01\n" +
+	"\x13ConsumeConfirmation\x12\x1f\n" +
+	"\vdelivery_id\x18\x01 \x01(\x04R\n" +
+	"deliveryId\x127\n" +
+	"\toperation\x18\x02 \x01(\x0e2\x19.tagq.v1.ConsumeOperationR\toperation\x12*\n" +
+	"\x05error\x18\x03 \x01(\v2\x14.tagq.v1.StreamErrorR\x05error*\xa6\x01\n" +
+	"\x10ConsumeOperation\x12!\n" +
+	"\x1dCONSUME_OPERATION_UNSPECIFIED\x10\x00\x12\x19\n" +
+	"\x15CONSUME_OPERATION_ACK\x10\x01\x12\x1a\n" +
+	"\x16CONSUME_OPERATION_NACK\x10\x02\x12\x1c\n" +
+	"\x18CONSUME_OPERATION_EXTEND\x10\x03\x12\x1a\n" +
+	"\x16CONSUME_OPERATION_DEAD\x10\x042\x91\b\n" +
 	"\x0eMessageService\x12H\n" +
 	"\vSendMessage\x12\x1b.tagq.v1.SendMessageRequest\x1a\x1c.tagq.v1.SendMessageResponse\x12W\n" +
 	"\x10SendMessageBatch\x12 .tagq.v1.SendMessageBatchRequest\x1a!.tagq.v1.SendMessageBatchResponse\x12Q\n" +
@@ -1951,7 +2859,9 @@ const file_tagq_v1_message_proto_rawDesc = "" +
 	"\x1cChangeMessageVisibilityBatch\x12,.tagq.v1.ChangeMessageVisibilityBatchRequest\x1a-.tagq.v1.ChangeMessageVisibilityBatchResponse\x12H\n" +
 	"\vPeekMessage\x12\x1b.tagq.v1.PeekMessageRequest\x1a\x1c.tagq.v1.PeekMessageResponse\x12H\n" +
 	"\vDeadMessage\x12\x1b.tagq.v1.DeadMessageRequest\x1a\x1c.tagq.v1.DeadMessageResponse\x12W\n" +
-	"\x10DeadMessageBatch\x12 .tagq.v1.DeadMessageBatchRequest\x1a!.tagq.v1.DeadMessageBatchResponseB\x81\x01\n" +
+	"\x10DeadMessageBatch\x12 .tagq.v1.DeadMessageBatchRequest\x1a!.tagq.v1.DeadMessageBatchResponse\x12@\n" +
+	"\aPublish\x12\x17.tagq.v1.PublishRequest\x1a\x18.tagq.v1.PublishResponse(\x010\x01\x12@\n" +
+	"\aConsume\x12\x17.tagq.v1.ConsumeRequest\x1a\x18.tagq.v1.ConsumeResponse(\x010\x01B\x81\x01\n" +
 	"\vcom.tagq.v1B\fMessageProtoP\x01Z'github.com/tagq/tagq/gen/tagq/v1;tagqv1\xa2\x02\x03TXX\xaa\x02\aTagq.V1\xca\x02\aTagq\\V1\xe2\x02\x13Tagq\\V1\\GPBMetadata\xea\x02\bTagq::V1b\x06proto3"
 
 var (
@@ -1966,91 +2876,123 @@ func file_tagq_v1_message_proto_rawDescGZIP() []byte {
 	return file_tagq_v1_message_proto_rawDescData
 }
 
-var file_tagq_v1_message_proto_msgTypes = make([]protoimpl.MessageInfo, 32)
+var file_tagq_v1_message_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
+var file_tagq_v1_message_proto_msgTypes = make([]protoimpl.MessageInfo, 44)
 var file_tagq_v1_message_proto_goTypes = []any{
-	(*MessageAttribute)(nil),                     // 0: tagq.v1.MessageAttribute
-	(*Message)(nil),                              // 1: tagq.v1.Message
-	(*DeadLetter)(nil),                           // 2: tagq.v1.DeadLetter
-	(*SendMessageRequest)(nil),                   // 3: tagq.v1.SendMessageRequest
-	(*SendMessageResponse)(nil),                  // 4: tagq.v1.SendMessageResponse
-	(*SendMessageBatchEntry)(nil),                // 5: tagq.v1.SendMessageBatchEntry
-	(*SendMessageBatchRequest)(nil),              // 6: tagq.v1.SendMessageBatchRequest
-	(*SendMessageBatchResult)(nil),               // 7: tagq.v1.SendMessageBatchResult
-	(*BatchResultError)(nil),                     // 8: tagq.v1.BatchResultError
-	(*SendMessageBatchResponse)(nil),             // 9: tagq.v1.SendMessageBatchResponse
-	(*ReceiveMessageRequest)(nil),                // 10: tagq.v1.ReceiveMessageRequest
-	(*ReceiveMessageResponse)(nil),               // 11: tagq.v1.ReceiveMessageResponse
-	(*DeleteMessageRequest)(nil),                 // 12: tagq.v1.DeleteMessageRequest
-	(*DeleteMessageResponse)(nil),                // 13: tagq.v1.DeleteMessageResponse
-	(*DeleteMessageBatchEntry)(nil),              // 14: tagq.v1.DeleteMessageBatchEntry
-	(*DeleteMessageBatchRequest)(nil),            // 15: tagq.v1.DeleteMessageBatchRequest
-	(*DeleteMessageBatchResponse)(nil),           // 16: tagq.v1.DeleteMessageBatchResponse
-	(*ChangeMessageVisibilityRequest)(nil),       // 17: tagq.v1.ChangeMessageVisibilityRequest
-	(*ChangeMessageVisibilityResponse)(nil),      // 18: tagq.v1.ChangeMessageVisibilityResponse
-	(*ChangeMessageVisibilityBatchEntry)(nil),    // 19: tagq.v1.ChangeMessageVisibilityBatchEntry
-	(*ChangeMessageVisibilityBatchRequest)(nil),  // 20: tagq.v1.ChangeMessageVisibilityBatchRequest
-	(*ChangeMessageVisibilityBatchResponse)(nil), // 21: tagq.v1.ChangeMessageVisibilityBatchResponse
-	(*PeekMessageRequest)(nil),                   // 22: tagq.v1.PeekMessageRequest
-	(*PeekMessageResponse)(nil),                  // 23: tagq.v1.PeekMessageResponse
-	(*DeadMessageRequest)(nil),                   // 24: tagq.v1.DeadMessageRequest
-	(*DeadMessageResponse)(nil),                  // 25: tagq.v1.DeadMessageResponse
-	(*DeadMessageBatchEntry)(nil),                // 26: tagq.v1.DeadMessageBatchEntry
-	(*DeadMessageBatchRequest)(nil),              // 27: tagq.v1.DeadMessageBatchRequest
-	(*DeadMessageBatchResponse)(nil),             // 28: tagq.v1.DeadMessageBatchResponse
-	nil,                                          // 29: tagq.v1.Message.AttributesEntry
-	nil,                                          // 30: tagq.v1.SendMessageRequest.AttributesEntry
-	nil,                                          // 31: tagq.v1.SendMessageBatchEntry.AttributesEntry
-	(*timestamppb.Timestamp)(nil),                // 32: google.protobuf.Timestamp
+	(ConsumeOperation)(0),                        // 0: tagq.v1.ConsumeOperation
+	(*MessageAttribute)(nil),                     // 1: tagq.v1.MessageAttribute
+	(*Message)(nil),                              // 2: tagq.v1.Message
+	(*DeadLetter)(nil),                           // 3: tagq.v1.DeadLetter
+	(*SendMessageRequest)(nil),                   // 4: tagq.v1.SendMessageRequest
+	(*SendMessageResponse)(nil),                  // 5: tagq.v1.SendMessageResponse
+	(*SendMessageBatchEntry)(nil),                // 6: tagq.v1.SendMessageBatchEntry
+	(*SendMessageBatchRequest)(nil),              // 7: tagq.v1.SendMessageBatchRequest
+	(*SendMessageBatchResult)(nil),               // 8: tagq.v1.SendMessageBatchResult
+	(*BatchResultError)(nil),                     // 9: tagq.v1.BatchResultError
+	(*SendMessageBatchResponse)(nil),             // 10: tagq.v1.SendMessageBatchResponse
+	(*ReceiveMessageRequest)(nil),                // 11: tagq.v1.ReceiveMessageRequest
+	(*ReceiveMessageResponse)(nil),               // 12: tagq.v1.ReceiveMessageResponse
+	(*DeleteMessageRequest)(nil),                 // 13: tagq.v1.DeleteMessageRequest
+	(*DeleteMessageResponse)(nil),                // 14: tagq.v1.DeleteMessageResponse
+	(*DeleteMessageBatchEntry)(nil),              // 15: tagq.v1.DeleteMessageBatchEntry
+	(*DeleteMessageBatchRequest)(nil),            // 16: tagq.v1.DeleteMessageBatchRequest
+	(*DeleteMessageBatchResponse)(nil),           // 17: tagq.v1.DeleteMessageBatchResponse
+	(*ChangeMessageVisibilityRequest)(nil),       // 18: tagq.v1.ChangeMessageVisibilityRequest
+	(*ChangeMessageVisibilityResponse)(nil),      // 19: tagq.v1.ChangeMessageVisibilityResponse
+	(*ChangeMessageVisibilityBatchEntry)(nil),    // 20: tagq.v1.ChangeMessageVisibilityBatchEntry
+	(*ChangeMessageVisibilityBatchRequest)(nil),  // 21: tagq.v1.ChangeMessageVisibilityBatchRequest
+	(*ChangeMessageVisibilityBatchResponse)(nil), // 22: tagq.v1.ChangeMessageVisibilityBatchResponse
+	(*PeekMessageRequest)(nil),                   // 23: tagq.v1.PeekMessageRequest
+	(*PeekMessageResponse)(nil),                  // 24: tagq.v1.PeekMessageResponse
+	(*DeadMessageRequest)(nil),                   // 25: tagq.v1.DeadMessageRequest
+	(*DeadMessageResponse)(nil),                  // 26: tagq.v1.DeadMessageResponse
+	(*DeadMessageBatchEntry)(nil),                // 27: tagq.v1.DeadMessageBatchEntry
+	(*DeadMessageBatchRequest)(nil),              // 28: tagq.v1.DeadMessageBatchRequest
+	(*DeadMessageBatchResponse)(nil),             // 29: tagq.v1.DeadMessageBatchResponse
+	(*PublishRequest)(nil),                       // 30: tagq.v1.PublishRequest
+	(*PublishResponse)(nil),                      // 31: tagq.v1.PublishResponse
+	(*StreamError)(nil),                          // 32: tagq.v1.StreamError
+	(*ConsumeRequest)(nil),                       // 33: tagq.v1.ConsumeRequest
+	(*ConsumeOpen)(nil),                          // 34: tagq.v1.ConsumeOpen
+	(*ConsumeNack)(nil),                          // 35: tagq.v1.ConsumeNack
+	(*ConsumeExtend)(nil),                        // 36: tagq.v1.ConsumeExtend
+	(*ConsumeDead)(nil),                          // 37: tagq.v1.ConsumeDead
+	(*ConsumeFlow)(nil),                          // 38: tagq.v1.ConsumeFlow
+	(*ConsumeResponse)(nil),                      // 39: tagq.v1.ConsumeResponse
+	(*ConsumeMessage)(nil),                       // 40: tagq.v1.ConsumeMessage
+	(*ConsumeConfirmation)(nil),                  // 41: tagq.v1.ConsumeConfirmation
+	nil,                                          // 42: tagq.v1.Message.AttributesEntry
+	nil,                                          // 43: tagq.v1.SendMessageRequest.AttributesEntry
+	nil,                                          // 44: tagq.v1.SendMessageBatchEntry.AttributesEntry
+	(*timestamppb.Timestamp)(nil),                // 45: google.protobuf.Timestamp
 }
 var file_tagq_v1_message_proto_depIdxs = []int32{
-	29, // 0: tagq.v1.Message.attributes:type_name -> tagq.v1.Message.AttributesEntry
-	32, // 1: tagq.v1.Message.send_time:type_name -> google.protobuf.Timestamp
-	32, // 2: tagq.v1.Message.first_receive_time:type_name -> google.protobuf.Timestamp
-	2,  // 3: tagq.v1.Message.dead_letter:type_name -> tagq.v1.DeadLetter
-	32, // 4: tagq.v1.DeadLetter.dead_timestamp:type_name -> google.protobuf.Timestamp
-	30, // 5: tagq.v1.SendMessageRequest.attributes:type_name -> tagq.v1.SendMessageRequest.AttributesEntry
-	32, // 6: tagq.v1.SendMessageResponse.send_time:type_name -> google.protobuf.Timestamp
-	31, // 7: tagq.v1.SendMessageBatchEntry.attributes:type_name -> tagq.v1.SendMessageBatchEntry.AttributesEntry
-	5,  // 8: tagq.v1.SendMessageBatchRequest.entries:type_name -> tagq.v1.SendMessageBatchEntry
-	32, // 9: tagq.v1.SendMessageBatchResult.send_time:type_name -> google.protobuf.Timestamp
-	7,  // 10: tagq.v1.SendMessageBatchResponse.successful:type_name -> tagq.v1.SendMessageBatchResult
-	8,  // 11: tagq.v1.SendMessageBatchResponse.failed:type_name -> tagq.v1.BatchResultError
-	1,  // 12: tagq.v1.ReceiveMessageResponse.messages:type_name -> tagq.v1.Message
-	14, // 13: tagq.v1.DeleteMessageBatchRequest.entries:type_name -> tagq.v1.DeleteMessageBatchEntry
-	8,  // 14: tagq.v1.DeleteMessageBatchResponse.failed:type_name -> tagq.v1.BatchResultError
-	19, // 15: tagq.v1.ChangeMessageVisibilityBatchRequest.entries:type_name -> tagq.v1.ChangeMessageVisibilityBatchEntry
-	8,  // 16: tagq.v1.ChangeMessageVisibilityBatchResponse.failed:type_name -> tagq.v1.BatchResultError
-	1,  // 17: tagq.v1.PeekMessageResponse.messages:type_name -> tagq.v1.Message
-	26, // 18: tagq.v1.DeadMessageBatchRequest.entries:type_name -> tagq.v1.DeadMessageBatchEntry
-	8,  // 19: tagq.v1.DeadMessageBatchResponse.failed:type_name -> tagq.v1.BatchResultError
-	0,  // 20: tagq.v1.Message.AttributesEntry.value:type_name -> tagq.v1.MessageAttribute
-	0,  // 21: tagq.v1.SendMessageRequest.AttributesEntry.value:type_name -> tagq.v1.MessageAttribute
-	0,  // 22: tagq.v1.SendMessageBatchEntry.AttributesEntry.value:type_name -> tagq.v1.MessageAttribute
-	3,  // 23: tagq.v1.MessageService.SendMessage:input_type -> tagq.v1.SendMessageRequest
-	6,  // 24: tagq.v1.MessageService.SendMessageBatch:input_type -> tagq.v1.SendMessageBatchRequest
-	10, // 25: tagq.v1.MessageService.ReceiveMessage:input_type -> tagq.v1.ReceiveMessageRequest
-	12, // 26: tagq.v1.MessageService.DeleteMessage:input_type -> tagq.v1.DeleteMessageRequest
-	15, // 27: tagq.v1.MessageService.DeleteMessageBatch:input_type -> tagq.v1.DeleteMessageBatchRequest
-	17, // 28: tagq.v1.MessageService.ChangeMessageVisibility:input_type -> tagq.v1.ChangeMessageVisibilityRequest
-	20, // 29: tagq.v1.MessageService.ChangeMessageVisibilityBatch:input_type -> tagq.v1.ChangeMessageVisibilityBatchRequest
-	22, // 30: tagq.v1.MessageService.PeekMessage:input_type -> tagq.v1.PeekMessageRequest
-	24, // 31: tagq.v1.MessageService.DeadMessage:input_type -> tagq.v1.DeadMessageRequest
-	27, // 32: tagq.v1.MessageService.DeadMessageBatch:input_type -> tagq.v1.DeadMessageBatchRequest
-	4,  // 33: tagq.v1.MessageService.SendMessage:output_type -> tagq.v1.SendMessageResponse
-	9,  // 34: tagq.v1.MessageService.SendMessageBatch:output_type -> tagq.v1.SendMessageBatchResponse
-	11, // 35: tagq.v1.MessageService.ReceiveMessage:output_type -> tagq.v1.ReceiveMessageResponse
-	13, // 36: tagq.v1.MessageService.DeleteMessage:output_type -> tagq.v1.DeleteMessageResponse
-	16, // 37: tagq.v1.MessageService.DeleteMessageBatch:output_type -> tagq.v1.DeleteMessageBatchResponse
-	18, // 38: tagq.v1.MessageService.ChangeMessageVisibility:output_type -> tagq.v1.ChangeMessageVisibilityResponse
-	21, // 39: tagq.v1.MessageService.ChangeMessageVisibilityBatch:output_type -> tagq.v1.ChangeMessageVisibilityBatchResponse
-	23, // 40: tagq.v1.MessageService.PeekMessage:output_type -> tagq.v1.PeekMessageResponse
-	25, // 41: tagq.v1.MessageService.DeadMessage:output_type -> tagq.v1.DeadMessageResponse
-	28, // 42: tagq.v1.MessageService.DeadMessageBatch:output_type -> tagq.v1.DeadMessageBatchResponse
-	33, // [33:43] is the sub-list for method output_type
-	23, // [23:33] is the sub-list for method input_type
-	23, // [23:23] is the sub-list for extension type_name
-	23, // [23:23] is the sub-list for extension extendee
-	0,  // [0:23] is the sub-list for field type_name
+	42, // 0: tagq.v1.Message.attributes:type_name -> tagq.v1.Message.AttributesEntry
+	45, // 1: tagq.v1.Message.send_time:type_name -> google.protobuf.Timestamp
+	45, // 2: tagq.v1.Message.first_receive_time:type_name -> google.protobuf.Timestamp
+	3,  // 3: tagq.v1.Message.dead_letter:type_name -> tagq.v1.DeadLetter
+	45, // 4: tagq.v1.DeadLetter.dead_timestamp:type_name -> google.protobuf.Timestamp
+	43, // 5: tagq.v1.SendMessageRequest.attributes:type_name -> tagq.v1.SendMessageRequest.AttributesEntry
+	45, // 6: tagq.v1.SendMessageResponse.send_time:type_name -> google.protobuf.Timestamp
+	44, // 7: tagq.v1.SendMessageBatchEntry.attributes:type_name -> tagq.v1.SendMessageBatchEntry.AttributesEntry
+	6,  // 8: tagq.v1.SendMessageBatchRequest.entries:type_name -> tagq.v1.SendMessageBatchEntry
+	45, // 9: tagq.v1.SendMessageBatchResult.send_time:type_name -> google.protobuf.Timestamp
+	8,  // 10: tagq.v1.SendMessageBatchResponse.successful:type_name -> tagq.v1.SendMessageBatchResult
+	9,  // 11: tagq.v1.SendMessageBatchResponse.failed:type_name -> tagq.v1.BatchResultError
+	2,  // 12: tagq.v1.ReceiveMessageResponse.messages:type_name -> tagq.v1.Message
+	15, // 13: tagq.v1.DeleteMessageBatchRequest.entries:type_name -> tagq.v1.DeleteMessageBatchEntry
+	9,  // 14: tagq.v1.DeleteMessageBatchResponse.failed:type_name -> tagq.v1.BatchResultError
+	20, // 15: tagq.v1.ChangeMessageVisibilityBatchRequest.entries:type_name -> tagq.v1.ChangeMessageVisibilityBatchEntry
+	9,  // 16: tagq.v1.ChangeMessageVisibilityBatchResponse.failed:type_name -> tagq.v1.BatchResultError
+	2,  // 17: tagq.v1.PeekMessageResponse.messages:type_name -> tagq.v1.Message
+	27, // 18: tagq.v1.DeadMessageBatchRequest.entries:type_name -> tagq.v1.DeadMessageBatchEntry
+	9,  // 19: tagq.v1.DeadMessageBatchResponse.failed:type_name -> tagq.v1.BatchResultError
+	6,  // 20: tagq.v1.PublishRequest.entries:type_name -> tagq.v1.SendMessageBatchEntry
+	8,  // 21: tagq.v1.PublishResponse.successful:type_name -> tagq.v1.SendMessageBatchResult
+	9,  // 22: tagq.v1.PublishResponse.failed:type_name -> tagq.v1.BatchResultError
+	32, // 23: tagq.v1.PublishResponse.error:type_name -> tagq.v1.StreamError
+	34, // 24: tagq.v1.ConsumeRequest.open:type_name -> tagq.v1.ConsumeOpen
+	35, // 25: tagq.v1.ConsumeRequest.nacks:type_name -> tagq.v1.ConsumeNack
+	36, // 26: tagq.v1.ConsumeRequest.extends:type_name -> tagq.v1.ConsumeExtend
+	37, // 27: tagq.v1.ConsumeRequest.deads:type_name -> tagq.v1.ConsumeDead
+	38, // 28: tagq.v1.ConsumeRequest.flow:type_name -> tagq.v1.ConsumeFlow
+	40, // 29: tagq.v1.ConsumeResponse.messages:type_name -> tagq.v1.ConsumeMessage
+	41, // 30: tagq.v1.ConsumeResponse.confirmations:type_name -> tagq.v1.ConsumeConfirmation
+	2,  // 31: tagq.v1.ConsumeMessage.message:type_name -> tagq.v1.Message
+	0,  // 32: tagq.v1.ConsumeConfirmation.operation:type_name -> tagq.v1.ConsumeOperation
+	32, // 33: tagq.v1.ConsumeConfirmation.error:type_name -> tagq.v1.StreamError
+	1,  // 34: tagq.v1.Message.AttributesEntry.value:type_name -> tagq.v1.MessageAttribute
+	1,  // 35: tagq.v1.SendMessageRequest.AttributesEntry.value:type_name -> tagq.v1.MessageAttribute
+	1,  // 36: tagq.v1.SendMessageBatchEntry.AttributesEntry.value:type_name -> tagq.v1.MessageAttribute
+	4,  // 37: tagq.v1.MessageService.SendMessage:input_type -> tagq.v1.SendMessageRequest
+	7,  // 38: tagq.v1.MessageService.SendMessageBatch:input_type -> tagq.v1.SendMessageBatchRequest
+	11, // 39: tagq.v1.MessageService.ReceiveMessage:input_type -> tagq.v1.ReceiveMessageRequest
+	13, // 40: tagq.v1.MessageService.DeleteMessage:input_type -> tagq.v1.DeleteMessageRequest
+	16, // 41: tagq.v1.MessageService.DeleteMessageBatch:input_type -> tagq.v1.DeleteMessageBatchRequest
+	18, // 42: tagq.v1.MessageService.ChangeMessageVisibility:input_type -> tagq.v1.ChangeMessageVisibilityRequest
+	21, // 43: tagq.v1.MessageService.ChangeMessageVisibilityBatch:input_type -> tagq.v1.ChangeMessageVisibilityBatchRequest
+	23, // 44: tagq.v1.MessageService.PeekMessage:input_type -> tagq.v1.PeekMessageRequest
+	25, // 45: tagq.v1.MessageService.DeadMessage:input_type -> tagq.v1.DeadMessageRequest
+	28, // 46: tagq.v1.MessageService.DeadMessageBatch:input_type -> tagq.v1.DeadMessageBatchRequest
+	30, // 47: tagq.v1.MessageService.Publish:input_type -> tagq.v1.PublishRequest
+	33, // 48: tagq.v1.MessageService.Consume:input_type -> tagq.v1.ConsumeRequest
+	5,  // 49: tagq.v1.MessageService.SendMessage:output_type -> tagq.v1.SendMessageResponse
+	10, // 50: tagq.v1.MessageService.SendMessageBatch:output_type -> tagq.v1.SendMessageBatchResponse
+	12, // 51: tagq.v1.MessageService.ReceiveMessage:output_type -> tagq.v1.ReceiveMessageResponse
+	14, // 52: tagq.v1.MessageService.DeleteMessage:output_type -> tagq.v1.DeleteMessageResponse
+	17, // 53: tagq.v1.MessageService.DeleteMessageBatch:output_type -> tagq.v1.DeleteMessageBatchResponse
+	19, // 54: tagq.v1.MessageService.ChangeMessageVisibility:output_type -> tagq.v1.ChangeMessageVisibilityResponse
+	22, // 55: tagq.v1.MessageService.ChangeMessageVisibilityBatch:output_type -> tagq.v1.ChangeMessageVisibilityBatchResponse
+	24, // 56: tagq.v1.MessageService.PeekMessage:output_type -> tagq.v1.PeekMessageResponse
+	26, // 57: tagq.v1.MessageService.DeadMessage:output_type -> tagq.v1.DeadMessageResponse
+	29, // 58: tagq.v1.MessageService.DeadMessageBatch:output_type -> tagq.v1.DeadMessageBatchResponse
+	31, // 59: tagq.v1.MessageService.Publish:output_type -> tagq.v1.PublishResponse
+	39, // 60: tagq.v1.MessageService.Consume:output_type -> tagq.v1.ConsumeResponse
+	49, // [49:61] is the sub-list for method output_type
+	37, // [37:49] is the sub-list for method input_type
+	37, // [37:37] is the sub-list for extension type_name
+	37, // [37:37] is the sub-list for extension extendee
+	0,  // [0:37] is the sub-list for field type_name
 }
 
 func init() { file_tagq_v1_message_proto_init() }
@@ -2066,18 +3008,21 @@ func file_tagq_v1_message_proto_init() {
 	file_tagq_v1_message_proto_msgTypes[5].OneofWrappers = []any{}
 	file_tagq_v1_message_proto_msgTypes[10].OneofWrappers = []any{}
 	file_tagq_v1_message_proto_msgTypes[22].OneofWrappers = []any{}
+	file_tagq_v1_message_proto_msgTypes[33].OneofWrappers = []any{}
+	file_tagq_v1_message_proto_msgTypes[37].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_tagq_v1_message_proto_rawDesc), len(file_tagq_v1_message_proto_rawDesc)),
-			NumEnums:      0,
-			NumMessages:   32,
+			NumEnums:      1,
+			NumMessages:   44,
 			NumExtensions: 0,
 			NumServices:   1,
 		},
 		GoTypes:           file_tagq_v1_message_proto_goTypes,
 		DependencyIndexes: file_tagq_v1_message_proto_depIdxs,
+		EnumInfos:         file_tagq_v1_message_proto_enumTypes,
 		MessageInfos:      file_tagq_v1_message_proto_msgTypes,
 	}.Build()
 	File_tagq_v1_message_proto = out.File

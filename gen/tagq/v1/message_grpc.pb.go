@@ -29,6 +29,8 @@ const (
 	MessageService_PeekMessage_FullMethodName                  = "/tagq.v1.MessageService/PeekMessage"
 	MessageService_DeadMessage_FullMethodName                  = "/tagq.v1.MessageService/DeadMessage"
 	MessageService_DeadMessageBatch_FullMethodName             = "/tagq.v1.MessageService/DeadMessageBatch"
+	MessageService_Publish_FullMethodName                      = "/tagq.v1.MessageService/Publish"
+	MessageService_Consume_FullMethodName                      = "/tagq.v1.MessageService/Consume"
 )
 
 // MessageServiceClient is the client API for MessageService service.
@@ -73,6 +75,23 @@ type MessageServiceClient interface {
 	DeadMessage(ctx context.Context, in *DeadMessageRequest, opts ...grpc.CallOption) (*DeadMessageResponse, error)
 	// DeadMessageBatch dead-letters up to 100 messages, with a result per entry.
 	DeadMessageBatch(ctx context.Context, in *DeadMessageBatchRequest, opts ...grpc.CallOption) (*DeadMessageBatchResponse, error)
+	// Publish stores batches sent as frames on one long-lived stream (S17).
+	// Each request frame is a SendMessageBatch; its response frame, matched
+	// by seq, comes once the frame's messages are stored and holds exactly
+	// what SendMessageBatch would have returned. Many frames may be in flight
+	// and their answers may come back out of order. A frame that fails as a
+	// whole (unknown queue, bad batch, backend unavailable) is answered with
+	// its error and nothing of it stored; the stream goes on. gRPC only.
+	Publish(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[PublishRequest, PublishResponse], error)
+	// Consume pushes a tag's messages as credit allows and takes their acks,
+	// nacks, extensions and dead-letterings back on the same stream (S15,
+	// S16). The first request opens the stream (open); later requests carry
+	// any mix of settlements and flow changes. Never more than the
+	// outstanding limits are pushed and not yet settled. When the stream
+	// ends, its unsettled messages become visible again: at once when the
+	// client closes its side or the server shuts down, at their deadlines
+	// when the stream breaks. gRPC only.
+	Consume(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[ConsumeRequest, ConsumeResponse], error)
 }
 
 type messageServiceClient struct {
@@ -183,6 +202,32 @@ func (c *messageServiceClient) DeadMessageBatch(ctx context.Context, in *DeadMes
 	return out, nil
 }
 
+func (c *messageServiceClient) Publish(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[PublishRequest, PublishResponse], error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	stream, err := c.cc.NewStream(ctx, &MessageService_ServiceDesc.Streams[0], MessageService_Publish_FullMethodName, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	x := &grpc.GenericClientStream[PublishRequest, PublishResponse]{ClientStream: stream}
+	return x, nil
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type MessageService_PublishClient = grpc.BidiStreamingClient[PublishRequest, PublishResponse]
+
+func (c *messageServiceClient) Consume(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[ConsumeRequest, ConsumeResponse], error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	stream, err := c.cc.NewStream(ctx, &MessageService_ServiceDesc.Streams[1], MessageService_Consume_FullMethodName, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	x := &grpc.GenericClientStream[ConsumeRequest, ConsumeResponse]{ClientStream: stream}
+	return x, nil
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type MessageService_ConsumeClient = grpc.BidiStreamingClient[ConsumeRequest, ConsumeResponse]
+
 // MessageServiceServer is the server API for MessageService service.
 // All implementations must embed UnimplementedMessageServiceServer
 // for forward compatibility.
@@ -225,6 +270,23 @@ type MessageServiceServer interface {
 	DeadMessage(context.Context, *DeadMessageRequest) (*DeadMessageResponse, error)
 	// DeadMessageBatch dead-letters up to 100 messages, with a result per entry.
 	DeadMessageBatch(context.Context, *DeadMessageBatchRequest) (*DeadMessageBatchResponse, error)
+	// Publish stores batches sent as frames on one long-lived stream (S17).
+	// Each request frame is a SendMessageBatch; its response frame, matched
+	// by seq, comes once the frame's messages are stored and holds exactly
+	// what SendMessageBatch would have returned. Many frames may be in flight
+	// and their answers may come back out of order. A frame that fails as a
+	// whole (unknown queue, bad batch, backend unavailable) is answered with
+	// its error and nothing of it stored; the stream goes on. gRPC only.
+	Publish(grpc.BidiStreamingServer[PublishRequest, PublishResponse]) error
+	// Consume pushes a tag's messages as credit allows and takes their acks,
+	// nacks, extensions and dead-letterings back on the same stream (S15,
+	// S16). The first request opens the stream (open); later requests carry
+	// any mix of settlements and flow changes. Never more than the
+	// outstanding limits are pushed and not yet settled. When the stream
+	// ends, its unsettled messages become visible again: at once when the
+	// client closes its side or the server shuts down, at their deadlines
+	// when the stream breaks. gRPC only.
+	Consume(grpc.BidiStreamingServer[ConsumeRequest, ConsumeResponse]) error
 	mustEmbedUnimplementedMessageServiceServer()
 }
 
@@ -264,6 +326,12 @@ func (UnimplementedMessageServiceServer) DeadMessage(context.Context, *DeadMessa
 }
 func (UnimplementedMessageServiceServer) DeadMessageBatch(context.Context, *DeadMessageBatchRequest) (*DeadMessageBatchResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method DeadMessageBatch not implemented")
+}
+func (UnimplementedMessageServiceServer) Publish(grpc.BidiStreamingServer[PublishRequest, PublishResponse]) error {
+	return status.Error(codes.Unimplemented, "method Publish not implemented")
+}
+func (UnimplementedMessageServiceServer) Consume(grpc.BidiStreamingServer[ConsumeRequest, ConsumeResponse]) error {
+	return status.Error(codes.Unimplemented, "method Consume not implemented")
 }
 func (UnimplementedMessageServiceServer) mustEmbedUnimplementedMessageServiceServer() {}
 func (UnimplementedMessageServiceServer) testEmbeddedByValue()                        {}
@@ -466,6 +534,20 @@ func _MessageService_DeadMessageBatch_Handler(srv interface{}, ctx context.Conte
 	return interceptor(ctx, in, info, handler)
 }
 
+func _MessageService_Publish_Handler(srv interface{}, stream grpc.ServerStream) error {
+	return srv.(MessageServiceServer).Publish(&grpc.GenericServerStream[PublishRequest, PublishResponse]{ServerStream: stream})
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type MessageService_PublishServer = grpc.BidiStreamingServer[PublishRequest, PublishResponse]
+
+func _MessageService_Consume_Handler(srv interface{}, stream grpc.ServerStream) error {
+	return srv.(MessageServiceServer).Consume(&grpc.GenericServerStream[ConsumeRequest, ConsumeResponse]{ServerStream: stream})
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type MessageService_ConsumeServer = grpc.BidiStreamingServer[ConsumeRequest, ConsumeResponse]
+
 // MessageService_ServiceDesc is the grpc.ServiceDesc for MessageService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -514,6 +596,19 @@ var MessageService_ServiceDesc = grpc.ServiceDesc{
 			Handler:    _MessageService_DeadMessageBatch_Handler,
 		},
 	},
-	Streams:  []grpc.StreamDesc{},
+	Streams: []grpc.StreamDesc{
+		{
+			StreamName:    "Publish",
+			Handler:       _MessageService_Publish_Handler,
+			ServerStreams: true,
+			ClientStreams: true,
+		},
+		{
+			StreamName:    "Consume",
+			Handler:       _MessageService_Consume_Handler,
+			ServerStreams: true,
+			ClientStreams: true,
+		},
+	},
 	Metadata: "tagq/v1/message.proto",
 }

@@ -67,6 +67,16 @@ class MessageServiceStub(object):
                 request_serializer=tagq_dot_v1_dot_message__pb2.DeadMessageBatchRequest.SerializeToString,
                 response_deserializer=tagq_dot_v1_dot_message__pb2.DeadMessageBatchResponse.FromString,
                 )
+        self.Publish = channel.stream_stream(
+                '/tagq.v1.MessageService/Publish',
+                request_serializer=tagq_dot_v1_dot_message__pb2.PublishRequest.SerializeToString,
+                response_deserializer=tagq_dot_v1_dot_message__pb2.PublishResponse.FromString,
+                )
+        self.Consume = channel.stream_stream(
+                '/tagq.v1.MessageService/Consume',
+                request_serializer=tagq_dot_v1_dot_message__pb2.ConsumeRequest.SerializeToString,
+                response_deserializer=tagq_dot_v1_dot_message__pb2.ConsumeResponse.FromString,
+                )
 
 
 class MessageServiceServicer(object):
@@ -159,6 +169,33 @@ class MessageServiceServicer(object):
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def Publish(self, request_iterator, context):
+        """Publish stores batches sent as frames on one long-lived stream (S17).
+        Each request frame is a SendMessageBatch; its response frame, matched
+        by seq, comes once the frame's messages are stored and holds exactly
+        what SendMessageBatch would have returned. Many frames may be in flight
+        and their answers may come back out of order. A frame that fails as a
+        whole (unknown queue, bad batch, backend unavailable) is answered with
+        its error and nothing of it stored; the stream goes on. gRPC only.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def Consume(self, request_iterator, context):
+        """Consume pushes a tag's messages as credit allows and takes their acks,
+        nacks, extensions and dead-letterings back on the same stream (S15,
+        S16). The first request opens the stream (open); later requests carry
+        any mix of settlements and flow changes. Never more than the
+        outstanding limits are pushed and not yet settled. When the stream
+        ends, its unsettled messages become visible again: at once when the
+        client closes its side or the server shuts down, at their deadlines
+        when the stream breaks. gRPC only.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_MessageServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -211,6 +248,16 @@ def add_MessageServiceServicer_to_server(servicer, server):
                     servicer.DeadMessageBatch,
                     request_deserializer=tagq_dot_v1_dot_message__pb2.DeadMessageBatchRequest.FromString,
                     response_serializer=tagq_dot_v1_dot_message__pb2.DeadMessageBatchResponse.SerializeToString,
+            ),
+            'Publish': grpc.stream_stream_rpc_method_handler(
+                    servicer.Publish,
+                    request_deserializer=tagq_dot_v1_dot_message__pb2.PublishRequest.FromString,
+                    response_serializer=tagq_dot_v1_dot_message__pb2.PublishResponse.SerializeToString,
+            ),
+            'Consume': grpc.stream_stream_rpc_method_handler(
+                    servicer.Consume,
+                    request_deserializer=tagq_dot_v1_dot_message__pb2.ConsumeRequest.FromString,
+                    response_serializer=tagq_dot_v1_dot_message__pb2.ConsumeResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -392,5 +439,39 @@ class MessageService(object):
         return grpc.experimental.unary_unary(request, target, '/tagq.v1.MessageService/DeadMessageBatch',
             tagq_dot_v1_dot_message__pb2.DeadMessageBatchRequest.SerializeToString,
             tagq_dot_v1_dot_message__pb2.DeadMessageBatchResponse.FromString,
+            options, channel_credentials,
+            insecure, call_credentials, compression, wait_for_ready, timeout, metadata)
+
+    @staticmethod
+    def Publish(request_iterator,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.stream_stream(request_iterator, target, '/tagq.v1.MessageService/Publish',
+            tagq_dot_v1_dot_message__pb2.PublishRequest.SerializeToString,
+            tagq_dot_v1_dot_message__pb2.PublishResponse.FromString,
+            options, channel_credentials,
+            insecure, call_credentials, compression, wait_for_ready, timeout, metadata)
+
+    @staticmethod
+    def Consume(request_iterator,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.stream_stream(request_iterator, target, '/tagq.v1.MessageService/Consume',
+            tagq_dot_v1_dot_message__pb2.ConsumeRequest.SerializeToString,
+            tagq_dot_v1_dot_message__pb2.ConsumeResponse.FromString,
             options, channel_credentials,
             insecure, call_credentials, compression, wait_for_ready, timeout, metadata)

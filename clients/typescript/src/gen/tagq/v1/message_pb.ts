@@ -2,8 +2,8 @@
 // @generated from file tagq/v1/message.proto (package tagq.v1, syntax proto3)
 /* eslint-disable */
 
-import type { GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
-import { fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
+import type { GenEnum, GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
+import { enumDesc, fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
 import type { Timestamp } from "@bufbuild/protobuf/wkt";
 import { file_google_protobuf_timestamp } from "@bufbuild/protobuf/wkt";
 import type { Message as Message$1 } from "@bufbuild/protobuf";
@@ -12,7 +12,7 @@ import type { Message as Message$1 } from "@bufbuild/protobuf";
  * Describes the file tagq/v1/message.proto.
  */
 export const file_tagq_v1_message: GenFile = /*@__PURE__*/
-  fileDesc("ChV0YWdxL3YxL21lc3NhZ2UucHJvdG8SB3RhZ3EudjEiSwoQTWVzc2FnZUF0dHJpYnV0ZRIWCgxzdHJpbmdfdmFsdWUYASABKAlIABIWCgxiaW5hcnlfdmFsdWUYAiABKAxIAEIHCgV2YWx1ZSKQAwoHTWVzc2FnZRISCgptZXNzYWdlX2lkGAEgASgJEgwKBGJvZHkYAiABKAwSNAoKYXR0cmlidXRlcxgDIAMoCzIgLnRhZ3EudjEuTWVzc2FnZS5BdHRyaWJ1dGVzRW50cnkSLQoJc2VuZF90aW1lGAQgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIWCg5yZWNlaXB0X2hhbmRsZRgFIAEoCRILCgN0YWcYBiABKAkSFQoNcmVjZWl2ZV9jb3VudBgHIAEoBRI2ChJmaXJzdF9yZWNlaXZlX3RpbWUYCCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEigKC2RlYWRfbGV0dGVyGAkgASgLMhMudGFncS52MS5EZWFkTGV0dGVyEhIKCm1vdmVfY291bnQYCiABKAUaTAoPQXR0cmlidXRlc0VudHJ5EgsKA2tleRgBIAEoCRIoCgV2YWx1ZRgCIAEoCzIZLnRhZ3EudjEuTWVzc2FnZUF0dHJpYnV0ZToCOAEi0QEKCkRlYWRMZXR0ZXISGQoRc291cmNlX3F1ZXVlX25hbWUYASABKAkSEgoKc291cmNlX3RhZxgCIAEoCRIyCg5kZWFkX3RpbWVzdGFtcBgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASGwoTb3JpZ2luYWxfbWVzc2FnZV9pZBgEIAEoCRIeChZvcmlnaW5hbF9yZWNlaXZlX2NvdW50GAUgASgFEg4KBnJlYXNvbhgGIAEoCRITCgtkZXNjcmlwdGlvbhgHIAEoCSLuAQoSU2VuZE1lc3NhZ2VSZXF1ZXN0Eg0KBXF1ZXVlGAEgASgJEgwKBGJvZHkYAiABKAwSPwoKYXR0cmlidXRlcxgDIAMoCzIrLnRhZ3EudjEuU2VuZE1lc3NhZ2VSZXF1ZXN0LkF0dHJpYnV0ZXNFbnRyeRIaCg1kZWxheV9zZWNvbmRzGAQgASgFSACIAQEaTAoPQXR0cmlidXRlc0VudHJ5EgsKA2tleRgBIAEoCRIoCgV2YWx1ZRgCIAEoCzIZLnRhZ3EudjEuTWVzc2FnZUF0dHJpYnV0ZToCOAFCEAoOX2RlbGF5X3NlY29uZHMiWAoTU2VuZE1lc3NhZ2VSZXNwb25zZRISCgptZXNzYWdlX2lkGAEgASgJEi0KCXNlbmRfdGltZRgCIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAi8QEKFVNlbmRNZXNzYWdlQmF0Y2hFbnRyeRIKCgJpZBgBIAEoCRIMCgRib2R5GAIgASgMEkIKCmF0dHJpYnV0ZXMYAyADKAsyLi50YWdxLnYxLlNlbmRNZXNzYWdlQmF0Y2hFbnRyeS5BdHRyaWJ1dGVzRW50cnkSGgoNZGVsYXlfc2Vjb25kcxgEIAEoBUgAiAEBGkwKD0F0dHJpYnV0ZXNFbnRyeRILCgNrZXkYASABKAkSKAoFdmFsdWUYAiABKAsyGS50YWdxLnYxLk1lc3NhZ2VBdHRyaWJ1dGU6AjgBQhAKDl9kZWxheV9zZWNvbmRzIlkKF1NlbmRNZXNzYWdlQmF0Y2hSZXF1ZXN0Eg0KBXF1ZXVlGAEgASgJEi8KB2VudHJpZXMYAiADKAsyHi50YWdxLnYxLlNlbmRNZXNzYWdlQmF0Y2hFbnRyeSJnChZTZW5kTWVzc2FnZUJhdGNoUmVzdWx0EgoKAmlkGAEgASgJEhIKCm1lc3NhZ2VfaWQYAiABKAkSLQoJc2VuZF90aW1lGAMgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCJOChBCYXRjaFJlc3VsdEVycm9yEgoKAmlkGAEgASgJEg4KBnJlYXNvbhgCIAEoCRIPCgdtZXNzYWdlGAMgASgJEg0KBWZpZWxkGAQgASgJInoKGFNlbmRNZXNzYWdlQmF0Y2hSZXNwb25zZRIzCgpzdWNjZXNzZnVsGAEgAygLMh8udGFncS52MS5TZW5kTWVzc2FnZUJhdGNoUmVzdWx0EikKBmZhaWxlZBgCIAMoCzIZLnRhZ3EudjEuQmF0Y2hSZXN1bHRFcnJvciLDAQoVUmVjZWl2ZU1lc3NhZ2VSZXF1ZXN0Eg0KBXF1ZXVlGAEgASgJEgsKA3RhZxgCIAEoCRIZCgxtYXhfbWVzc2FnZXMYAyABKAVIAIgBARIZCgx3YWl0X3NlY29uZHMYBCABKAVIAYgBARIfChJ2aXNpYmlsaXR5X3NlY29uZHMYBSABKAVIAogBAUIPCg1fbWF4X21lc3NhZ2VzQg8KDV93YWl0X3NlY29uZHNCFQoTX3Zpc2liaWxpdHlfc2Vjb25kcyI8ChZSZWNlaXZlTWVzc2FnZVJlc3BvbnNlEiIKCG1lc3NhZ2VzGAEgAygLMhAudGFncS52MS5NZXNzYWdlIj0KFERlbGV0ZU1lc3NhZ2VSZXF1ZXN0Eg0KBXF1ZXVlGAEgASgJEhYKDnJlY2VpcHRfaGFuZGxlGAIgASgJIhcKFURlbGV0ZU1lc3NhZ2VSZXNwb25zZSI9ChdEZWxldGVNZXNzYWdlQmF0Y2hFbnRyeRIKCgJpZBgBIAEoCRIWCg5yZWNlaXB0X2hhbmRsZRgCIAEoCSJdChlEZWxldGVNZXNzYWdlQmF0Y2hSZXF1ZXN0Eg0KBXF1ZXVlGAEgASgJEjEKB2VudHJpZXMYAiADKAsyIC50YWdxLnYxLkRlbGV0ZU1lc3NhZ2VCYXRjaEVudHJ5IlsKGkRlbGV0ZU1lc3NhZ2VCYXRjaFJlc3BvbnNlEhIKCnN1Y2Nlc3NmdWwYASADKAkSKQoGZmFpbGVkGAIgAygLMhkudGFncS52MS5CYXRjaFJlc3VsdEVycm9yImMKHkNoYW5nZU1lc3NhZ2VWaXNpYmlsaXR5UmVxdWVzdBINCgVxdWV1ZRgBIAEoCRIWCg5yZWNlaXB0X2hhbmRsZRgCIAEoCRIaChJ2aXNpYmlsaXR5X3NlY29uZHMYAyABKAUiIQofQ2hhbmdlTWVzc2FnZVZpc2liaWxpdHlSZXNwb25zZSJjCiFDaGFuZ2VNZXNzYWdlVmlzaWJpbGl0eUJhdGNoRW50cnkSCgoCaWQYASABKAkSFgoOcmVjZWlwdF9oYW5kbGUYAiABKAkSGgoSdmlzaWJpbGl0eV9zZWNvbmRzGAMgASgFInEKI0NoYW5nZU1lc3NhZ2VWaXNpYmlsaXR5QmF0Y2hSZXF1ZXN0Eg0KBXF1ZXVlGAEgASgJEjsKB2VudHJpZXMYAiADKAsyKi50YWdxLnYxLkNoYW5nZU1lc3NhZ2VWaXNpYmlsaXR5QmF0Y2hFbnRyeSJlCiRDaGFuZ2VNZXNzYWdlVmlzaWJpbGl0eUJhdGNoUmVzcG9uc2USEgoKc3VjY2Vzc2Z1bBgBIAMoCRIpCgZmYWlsZWQYAiADKAsyGS50YWdxLnYxLkJhdGNoUmVzdWx0RXJyb3IicQoSUGVla01lc3NhZ2VSZXF1ZXN0Eg0KBXF1ZXVlGAEgASgJEhMKC21lc3NhZ2VfaWRzGAIgAygJEgsKA3RhZxgDIAEoCRIZCgxtYXhfbWVzc2FnZXMYBCABKAVIAIgBAUIPCg1fbWF4X21lc3NhZ2VzIjkKE1BlZWtNZXNzYWdlUmVzcG9uc2USIgoIbWVzc2FnZXMYASADKAsyEC50YWdxLnYxLk1lc3NhZ2UiYAoSRGVhZE1lc3NhZ2VSZXF1ZXN0Eg0KBXF1ZXVlGAEgASgJEhYKDnJlY2VpcHRfaGFuZGxlGAIgASgJEg4KBnJlYXNvbhgDIAEoCRITCgtkZXNjcmlwdGlvbhgEIAEoCSIVChNEZWFkTWVzc2FnZVJlc3BvbnNlImAKFURlYWRNZXNzYWdlQmF0Y2hFbnRyeRIKCgJpZBgBIAEoCRIWCg5yZWNlaXB0X2hhbmRsZRgCIAEoCRIOCgZyZWFzb24YAyABKAkSEwoLZGVzY3JpcHRpb24YBCABKAkiWQoXRGVhZE1lc3NhZ2VCYXRjaFJlcXVlc3QSDQoFcXVldWUYASABKAkSLwoHZW50cmllcxgCIAMoCzIeLnRhZ3EudjEuRGVhZE1lc3NhZ2VCYXRjaEVudHJ5IlkKGERlYWRNZXNzYWdlQmF0Y2hSZXNwb25zZRISCgpzdWNjZXNzZnVsGAEgAygJEikKBmZhaWxlZBgCIAMoCzIZLnRhZ3EudjEuQmF0Y2hSZXN1bHRFcnJvcjKNBwoOTWVzc2FnZVNlcnZpY2USSAoLU2VuZE1lc3NhZ2USGy50YWdxLnYxLlNlbmRNZXNzYWdlUmVxdWVzdBocLnRhZ3EudjEuU2VuZE1lc3NhZ2VSZXNwb25zZRJXChBTZW5kTWVzc2FnZUJhdGNoEiAudGFncS52MS5TZW5kTWVzc2FnZUJhdGNoUmVxdWVzdBohLnRhZ3EudjEuU2VuZE1lc3NhZ2VCYXRjaFJlc3BvbnNlElEKDlJlY2VpdmVNZXNzYWdlEh4udGFncS52MS5SZWNlaXZlTWVzc2FnZVJlcXVlc3QaHy50YWdxLnYxLlJlY2VpdmVNZXNzYWdlUmVzcG9uc2USTgoNRGVsZXRlTWVzc2FnZRIdLnRhZ3EudjEuRGVsZXRlTWVzc2FnZVJlcXVlc3QaHi50YWdxLnYxLkRlbGV0ZU1lc3NhZ2VSZXNwb25zZRJdChJEZWxldGVNZXNzYWdlQmF0Y2gSIi50YWdxLnYxLkRlbGV0ZU1lc3NhZ2VCYXRjaFJlcXVlc3QaIy50YWdxLnYxLkRlbGV0ZU1lc3NhZ2VCYXRjaFJlc3BvbnNlEmwKF0NoYW5nZU1lc3NhZ2VWaXNpYmlsaXR5EicudGFncS52MS5DaGFuZ2VNZXNzYWdlVmlzaWJpbGl0eVJlcXVlc3QaKC50YWdxLnYxLkNoYW5nZU1lc3NhZ2VWaXNpYmlsaXR5UmVzcG9uc2USewocQ2hhbmdlTWVzc2FnZVZpc2liaWxpdHlCYXRjaBIsLnRhZ3EudjEuQ2hhbmdlTWVzc2FnZVZpc2liaWxpdHlCYXRjaFJlcXVlc3QaLS50YWdxLnYxLkNoYW5nZU1lc3NhZ2VWaXNpYmlsaXR5QmF0Y2hSZXNwb25zZRJICgtQZWVrTWVzc2FnZRIbLnRhZ3EudjEuUGVla01lc3NhZ2VSZXF1ZXN0GhwudGFncS52MS5QZWVrTWVzc2FnZVJlc3BvbnNlEkgKC0RlYWRNZXNzYWdlEhsudGFncS52MS5EZWFkTWVzc2FnZVJlcXVlc3QaHC50YWdxLnYxLkRlYWRNZXNzYWdlUmVzcG9uc2USVwoQRGVhZE1lc3NhZ2VCYXRjaBIgLnRhZ3EudjEuRGVhZE1lc3NhZ2VCYXRjaFJlcXVlc3QaIS50YWdxLnYxLkRlYWRNZXNzYWdlQmF0Y2hSZXNwb25zZWIGcHJvdG8z", [file_google_protobuf_timestamp]);
+  fileDesc("ChV0YWdxL3YxL21lc3NhZ2UucHJvdG8SB3RhZ3EudjEiSwoQTWVzc2FnZUF0dHJpYnV0ZRIWCgxzdHJpbmdfdmFsdWUYASABKAlIABIWCgxiaW5hcnlfdmFsdWUYAiABKAxIAEIHCgV2YWx1ZSKQAwoHTWVzc2FnZRISCgptZXNzYWdlX2lkGAEgASgJEgwKBGJvZHkYAiABKAwSNAoKYXR0cmlidXRlcxgDIAMoCzIgLnRhZ3EudjEuTWVzc2FnZS5BdHRyaWJ1dGVzRW50cnkSLQoJc2VuZF90aW1lGAQgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIWCg5yZWNlaXB0X2hhbmRsZRgFIAEoCRILCgN0YWcYBiABKAkSFQoNcmVjZWl2ZV9jb3VudBgHIAEoBRI2ChJmaXJzdF9yZWNlaXZlX3RpbWUYCCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEigKC2RlYWRfbGV0dGVyGAkgASgLMhMudGFncS52MS5EZWFkTGV0dGVyEhIKCm1vdmVfY291bnQYCiABKAUaTAoPQXR0cmlidXRlc0VudHJ5EgsKA2tleRgBIAEoCRIoCgV2YWx1ZRgCIAEoCzIZLnRhZ3EudjEuTWVzc2FnZUF0dHJpYnV0ZToCOAEi0QEKCkRlYWRMZXR0ZXISGQoRc291cmNlX3F1ZXVlX25hbWUYASABKAkSEgoKc291cmNlX3RhZxgCIAEoCRIyCg5kZWFkX3RpbWVzdGFtcBgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASGwoTb3JpZ2luYWxfbWVzc2FnZV9pZBgEIAEoCRIeChZvcmlnaW5hbF9yZWNlaXZlX2NvdW50GAUgASgFEg4KBnJlYXNvbhgGIAEoCRITCgtkZXNjcmlwdGlvbhgHIAEoCSLuAQoSU2VuZE1lc3NhZ2VSZXF1ZXN0Eg0KBXF1ZXVlGAEgASgJEgwKBGJvZHkYAiABKAwSPwoKYXR0cmlidXRlcxgDIAMoCzIrLnRhZ3EudjEuU2VuZE1lc3NhZ2VSZXF1ZXN0LkF0dHJpYnV0ZXNFbnRyeRIaCg1kZWxheV9zZWNvbmRzGAQgASgFSACIAQEaTAoPQXR0cmlidXRlc0VudHJ5EgsKA2tleRgBIAEoCRIoCgV2YWx1ZRgCIAEoCzIZLnRhZ3EudjEuTWVzc2FnZUF0dHJpYnV0ZToCOAFCEAoOX2RlbGF5X3NlY29uZHMiWAoTU2VuZE1lc3NhZ2VSZXNwb25zZRISCgptZXNzYWdlX2lkGAEgASgJEi0KCXNlbmRfdGltZRgCIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAi8QEKFVNlbmRNZXNzYWdlQmF0Y2hFbnRyeRIKCgJpZBgBIAEoCRIMCgRib2R5GAIgASgMEkIKCmF0dHJpYnV0ZXMYAyADKAsyLi50YWdxLnYxLlNlbmRNZXNzYWdlQmF0Y2hFbnRyeS5BdHRyaWJ1dGVzRW50cnkSGgoNZGVsYXlfc2Vjb25kcxgEIAEoBUgAiAEBGkwKD0F0dHJpYnV0ZXNFbnRyeRILCgNrZXkYASABKAkSKAoFdmFsdWUYAiABKAsyGS50YWdxLnYxLk1lc3NhZ2VBdHRyaWJ1dGU6AjgBQhAKDl9kZWxheV9zZWNvbmRzIlkKF1NlbmRNZXNzYWdlQmF0Y2hSZXF1ZXN0Eg0KBXF1ZXVlGAEgASgJEi8KB2VudHJpZXMYAiADKAsyHi50YWdxLnYxLlNlbmRNZXNzYWdlQmF0Y2hFbnRyeSJnChZTZW5kTWVzc2FnZUJhdGNoUmVzdWx0EgoKAmlkGAEgASgJEhIKCm1lc3NhZ2VfaWQYAiABKAkSLQoJc2VuZF90aW1lGAMgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCJOChBCYXRjaFJlc3VsdEVycm9yEgoKAmlkGAEgASgJEg4KBnJlYXNvbhgCIAEoCRIPCgdtZXNzYWdlGAMgASgJEg0KBWZpZWxkGAQgASgJInoKGFNlbmRNZXNzYWdlQmF0Y2hSZXNwb25zZRIzCgpzdWNjZXNzZnVsGAEgAygLMh8udGFncS52MS5TZW5kTWVzc2FnZUJhdGNoUmVzdWx0EikKBmZhaWxlZBgCIAMoCzIZLnRhZ3EudjEuQmF0Y2hSZXN1bHRFcnJvciLDAQoVUmVjZWl2ZU1lc3NhZ2VSZXF1ZXN0Eg0KBXF1ZXVlGAEgASgJEgsKA3RhZxgCIAEoCRIZCgxtYXhfbWVzc2FnZXMYAyABKAVIAIgBARIZCgx3YWl0X3NlY29uZHMYBCABKAVIAYgBARIfChJ2aXNpYmlsaXR5X3NlY29uZHMYBSABKAVIAogBAUIPCg1fbWF4X21lc3NhZ2VzQg8KDV93YWl0X3NlY29uZHNCFQoTX3Zpc2liaWxpdHlfc2Vjb25kcyI8ChZSZWNlaXZlTWVzc2FnZVJlc3BvbnNlEiIKCG1lc3NhZ2VzGAEgAygLMhAudGFncS52MS5NZXNzYWdlIj0KFERlbGV0ZU1lc3NhZ2VSZXF1ZXN0Eg0KBXF1ZXVlGAEgASgJEhYKDnJlY2VpcHRfaGFuZGxlGAIgASgJIhcKFURlbGV0ZU1lc3NhZ2VSZXNwb25zZSI9ChdEZWxldGVNZXNzYWdlQmF0Y2hFbnRyeRIKCgJpZBgBIAEoCRIWCg5yZWNlaXB0X2hhbmRsZRgCIAEoCSJdChlEZWxldGVNZXNzYWdlQmF0Y2hSZXF1ZXN0Eg0KBXF1ZXVlGAEgASgJEjEKB2VudHJpZXMYAiADKAsyIC50YWdxLnYxLkRlbGV0ZU1lc3NhZ2VCYXRjaEVudHJ5IlsKGkRlbGV0ZU1lc3NhZ2VCYXRjaFJlc3BvbnNlEhIKCnN1Y2Nlc3NmdWwYASADKAkSKQoGZmFpbGVkGAIgAygLMhkudGFncS52MS5CYXRjaFJlc3VsdEVycm9yImMKHkNoYW5nZU1lc3NhZ2VWaXNpYmlsaXR5UmVxdWVzdBINCgVxdWV1ZRgBIAEoCRIWCg5yZWNlaXB0X2hhbmRsZRgCIAEoCRIaChJ2aXNpYmlsaXR5X3NlY29uZHMYAyABKAUiIQofQ2hhbmdlTWVzc2FnZVZpc2liaWxpdHlSZXNwb25zZSJjCiFDaGFuZ2VNZXNzYWdlVmlzaWJpbGl0eUJhdGNoRW50cnkSCgoCaWQYASABKAkSFgoOcmVjZWlwdF9oYW5kbGUYAiABKAkSGgoSdmlzaWJpbGl0eV9zZWNvbmRzGAMgASgFInEKI0NoYW5nZU1lc3NhZ2VWaXNpYmlsaXR5QmF0Y2hSZXF1ZXN0Eg0KBXF1ZXVlGAEgASgJEjsKB2VudHJpZXMYAiADKAsyKi50YWdxLnYxLkNoYW5nZU1lc3NhZ2VWaXNpYmlsaXR5QmF0Y2hFbnRyeSJlCiRDaGFuZ2VNZXNzYWdlVmlzaWJpbGl0eUJhdGNoUmVzcG9uc2USEgoKc3VjY2Vzc2Z1bBgBIAMoCRIpCgZmYWlsZWQYAiADKAsyGS50YWdxLnYxLkJhdGNoUmVzdWx0RXJyb3IicQoSUGVla01lc3NhZ2VSZXF1ZXN0Eg0KBXF1ZXVlGAEgASgJEhMKC21lc3NhZ2VfaWRzGAIgAygJEgsKA3RhZxgDIAEoCRIZCgxtYXhfbWVzc2FnZXMYBCABKAVIAIgBAUIPCg1fbWF4X21lc3NhZ2VzIjkKE1BlZWtNZXNzYWdlUmVzcG9uc2USIgoIbWVzc2FnZXMYASADKAsyEC50YWdxLnYxLk1lc3NhZ2UiYAoSRGVhZE1lc3NhZ2VSZXF1ZXN0Eg0KBXF1ZXVlGAEgASgJEhYKDnJlY2VpcHRfaGFuZGxlGAIgASgJEg4KBnJlYXNvbhgDIAEoCRITCgtkZXNjcmlwdGlvbhgEIAEoCSIVChNEZWFkTWVzc2FnZVJlc3BvbnNlImAKFURlYWRNZXNzYWdlQmF0Y2hFbnRyeRIKCgJpZBgBIAEoCRIWCg5yZWNlaXB0X2hhbmRsZRgCIAEoCRIOCgZyZWFzb24YAyABKAkSEwoLZGVzY3JpcHRpb24YBCABKAkiWQoXRGVhZE1lc3NhZ2VCYXRjaFJlcXVlc3QSDQoFcXVldWUYASABKAkSLwoHZW50cmllcxgCIAMoCzIeLnRhZ3EudjEuRGVhZE1lc3NhZ2VCYXRjaEVudHJ5IlkKGERlYWRNZXNzYWdlQmF0Y2hSZXNwb25zZRISCgpzdWNjZXNzZnVsGAEgAygJEikKBmZhaWxlZBgCIAMoCzIZLnRhZ3EudjEuQmF0Y2hSZXN1bHRFcnJvciJdCg5QdWJsaXNoUmVxdWVzdBILCgNzZXEYASABKAQSDQoFcXVldWUYAiABKAkSLwoHZW50cmllcxgDIAMoCzIeLnRhZ3EudjEuU2VuZE1lc3NhZ2VCYXRjaEVudHJ5IqMBCg9QdWJsaXNoUmVzcG9uc2USCwoDc2VxGAEgASgEEjMKCnN1Y2Nlc3NmdWwYAiADKAsyHy50YWdxLnYxLlNlbmRNZXNzYWdlQmF0Y2hSZXN1bHQSKQoGZmFpbGVkGAMgAygLMhkudGFncS52MS5CYXRjaFJlc3VsdEVycm9yEiMKBWVycm9yGAQgASgLMhQudGFncS52MS5TdHJlYW1FcnJvciJLCgtTdHJlYW1FcnJvchIMCgRjb2RlGAEgASgFEg4KBnJlYXNvbhgCIAEoCRIPCgdtZXNzYWdlGAMgASgJEg0KBWZpZWxkGAQgASgJItkBCg5Db25zdW1lUmVxdWVzdBIiCgRvcGVuGAEgASgLMhQudGFncS52MS5Db25zdW1lT3BlbhIMCgRhY2tzGAIgAygEEiMKBW5hY2tzGAMgAygLMhQudGFncS52MS5Db25zdW1lTmFjaxInCgdleHRlbmRzGAQgAygLMhYudGFncS52MS5Db25zdW1lRXh0ZW5kEiMKBWRlYWRzGAUgAygLMhQudGFncS52MS5Db25zdW1lRGVhZBIiCgRmbG93GAYgASgLMhQudGFncS52MS5Db25zdW1lRmxvdyL0AQoLQ29uc3VtZU9wZW4SDQoFcXVldWUYASABKAkSCwoDdGFnGAIgASgJEiUKGG1heF9vdXRzdGFuZGluZ19tZXNzYWdlcxgDIAEoBUgAiAEBEiIKFW1heF9vdXRzdGFuZGluZ19ieXRlcxgEIAEoA0gBiAEBEh8KEnZpc2liaWxpdHlfc2Vjb25kcxgFIAEoBUgCiAEBEg8KB2NvbmZpcm0YBiABKAhCGwoZX21heF9vdXRzdGFuZGluZ19tZXNzYWdlc0IYChZfbWF4X291dHN0YW5kaW5nX2J5dGVzQhUKE192aXNpYmlsaXR5X3NlY29uZHMiPgoLQ29uc3VtZU5hY2sSEwoLZGVsaXZlcnlfaWQYASABKAQSGgoSZGVsYXlfbWlsbGlzZWNvbmRzGAIgASgFIkAKDUNvbnN1bWVFeHRlbmQSEwoLZGVsaXZlcnlfaWQYASABKAQSGgoSdmlzaWJpbGl0eV9zZWNvbmRzGAIgASgFIkcKC0NvbnN1bWVEZWFkEhMKC2RlbGl2ZXJ5X2lkGAEgASgEEg4KBnJlYXNvbhgCIAEoCRITCgtkZXNjcmlwdGlvbhgDIAEoCSKPAQoLQ29uc3VtZUZsb3cSJQoYbWF4X291dHN0YW5kaW5nX21lc3NhZ2VzGAEgASgFSACIAQESIgoVbWF4X291dHN0YW5kaW5nX2J5dGVzGAIgASgDSAGIAQFCGwoZX21heF9vdXRzdGFuZGluZ19tZXNzYWdlc0IYChZfbWF4X291dHN0YW5kaW5nX2J5dGVzInEKD0NvbnN1bWVSZXNwb25zZRIpCghtZXNzYWdlcxgBIAMoCzIXLnRhZ3EudjEuQ29uc3VtZU1lc3NhZ2USMwoNY29uZmlybWF0aW9ucxgCIAMoCzIcLnRhZ3EudjEuQ29uc3VtZUNvbmZpcm1hdGlvbiJICg5Db25zdW1lTWVzc2FnZRITCgtkZWxpdmVyeV9pZBgBIAEoBBIhCgdtZXNzYWdlGAIgASgLMhAudGFncS52MS5NZXNzYWdlIn0KE0NvbnN1bWVDb25maXJtYXRpb24SEwoLZGVsaXZlcnlfaWQYASABKAQSLAoJb3BlcmF0aW9uGAIgASgOMhkudGFncS52MS5Db25zdW1lT3BlcmF0aW9uEiMKBWVycm9yGAMgASgLMhQudGFncS52MS5TdHJlYW1FcnJvciqmAQoQQ29uc3VtZU9wZXJhdGlvbhIhCh1DT05TVU1FX09QRVJBVElPTl9VTlNQRUNJRklFRBAAEhkKFUNPTlNVTUVfT1BFUkFUSU9OX0FDSxABEhoKFkNPTlNVTUVfT1BFUkFUSU9OX05BQ0sQAhIcChhDT05TVU1FX09QRVJBVElPTl9FWFRFTkQQAxIaChZDT05TVU1FX09QRVJBVElPTl9ERUFEEAQykQgKDk1lc3NhZ2VTZXJ2aWNlEkgKC1NlbmRNZXNzYWdlEhsudGFncS52MS5TZW5kTWVzc2FnZVJlcXVlc3QaHC50YWdxLnYxLlNlbmRNZXNzYWdlUmVzcG9uc2USVwoQU2VuZE1lc3NhZ2VCYXRjaBIgLnRhZ3EudjEuU2VuZE1lc3NhZ2VCYXRjaFJlcXVlc3QaIS50YWdxLnYxLlNlbmRNZXNzYWdlQmF0Y2hSZXNwb25zZRJRCg5SZWNlaXZlTWVzc2FnZRIeLnRhZ3EudjEuUmVjZWl2ZU1lc3NhZ2VSZXF1ZXN0Gh8udGFncS52MS5SZWNlaXZlTWVzc2FnZVJlc3BvbnNlEk4KDURlbGV0ZU1lc3NhZ2USHS50YWdxLnYxLkRlbGV0ZU1lc3NhZ2VSZXF1ZXN0Gh4udGFncS52MS5EZWxldGVNZXNzYWdlUmVzcG9uc2USXQoSRGVsZXRlTWVzc2FnZUJhdGNoEiIudGFncS52MS5EZWxldGVNZXNzYWdlQmF0Y2hSZXF1ZXN0GiMudGFncS52MS5EZWxldGVNZXNzYWdlQmF0Y2hSZXNwb25zZRJsChdDaGFuZ2VNZXNzYWdlVmlzaWJpbGl0eRInLnRhZ3EudjEuQ2hhbmdlTWVzc2FnZVZpc2liaWxpdHlSZXF1ZXN0GigudGFncS52MS5DaGFuZ2VNZXNzYWdlVmlzaWJpbGl0eVJlc3BvbnNlEnsKHENoYW5nZU1lc3NhZ2VWaXNpYmlsaXR5QmF0Y2gSLC50YWdxLnYxLkNoYW5nZU1lc3NhZ2VWaXNpYmlsaXR5QmF0Y2hSZXF1ZXN0Gi0udGFncS52MS5DaGFuZ2VNZXNzYWdlVmlzaWJpbGl0eUJhdGNoUmVzcG9uc2USSAoLUGVla01lc3NhZ2USGy50YWdxLnYxLlBlZWtNZXNzYWdlUmVxdWVzdBocLnRhZ3EudjEuUGVla01lc3NhZ2VSZXNwb25zZRJICgtEZWFkTWVzc2FnZRIbLnRhZ3EudjEuRGVhZE1lc3NhZ2VSZXF1ZXN0GhwudGFncS52MS5EZWFkTWVzc2FnZVJlc3BvbnNlElcKEERlYWRNZXNzYWdlQmF0Y2gSIC50YWdxLnYxLkRlYWRNZXNzYWdlQmF0Y2hSZXF1ZXN0GiEudGFncS52MS5EZWFkTWVzc2FnZUJhdGNoUmVzcG9uc2USQAoHUHVibGlzaBIXLnRhZ3EudjEuUHVibGlzaFJlcXVlc3QaGC50YWdxLnYxLlB1Ymxpc2hSZXNwb25zZSgBMAESQAoHQ29uc3VtZRIXLnRhZ3EudjEuQ29uc3VtZVJlcXVlc3QaGC50YWdxLnYxLkNvbnN1bWVSZXNwb25zZSgBMAFiBnByb3RvMw", [file_google_protobuf_timestamp]);
 
 /**
  * MessageAttribute is a typed attribute value.
@@ -859,6 +859,453 @@ export const DeadMessageBatchResponseSchema: GenMessage<DeadMessageBatchResponse
   messageDesc(file_tagq_v1_message, 28);
 
 /**
+ * @generated from message tagq.v1.PublishRequest
+ */
+export type PublishRequest = Message$1<"tagq.v1.PublishRequest"> & {
+  /**
+   * Chosen by the client to match this frame's response; not checked for
+   * uniqueness.
+   *
+   * @generated from field: uint64 seq = 1;
+   */
+  seq: bigint;
+
+  /**
+   * @generated from field: string queue = 2;
+   */
+  queue: string;
+
+  /**
+   * 1-100 entries, as in SendMessageBatch.
+   *
+   * @generated from field: repeated tagq.v1.SendMessageBatchEntry entries = 3;
+   */
+  entries: SendMessageBatchEntry[];
+};
+
+/**
+ * Describes the message tagq.v1.PublishRequest.
+ * Use `create(PublishRequestSchema)` to create a new message.
+ */
+export const PublishRequestSchema: GenMessage<PublishRequest> = /*@__PURE__*/
+  messageDesc(file_tagq_v1_message, 29);
+
+/**
+ * @generated from message tagq.v1.PublishResponse
+ */
+export type PublishResponse = Message$1<"tagq.v1.PublishResponse"> & {
+  /**
+   * The seq of the request frame this answers.
+   *
+   * @generated from field: uint64 seq = 1;
+   */
+  seq: bigint;
+
+  /**
+   * @generated from field: repeated tagq.v1.SendMessageBatchResult successful = 2;
+   */
+  successful: SendMessageBatchResult[];
+
+  /**
+   * @generated from field: repeated tagq.v1.BatchResultError failed = 3;
+   */
+  failed: BatchResultError[];
+
+  /**
+   * Set when the frame failed as a whole: none of its entries was stored.
+   *
+   * @generated from field: tagq.v1.StreamError error = 4;
+   */
+  error?: StreamError | undefined;
+};
+
+/**
+ * Describes the message tagq.v1.PublishResponse.
+ * Use `create(PublishResponseSchema)` to create a new message.
+ */
+export const PublishResponseSchema: GenMessage<PublishResponse> = /*@__PURE__*/
+  messageDesc(file_tagq_v1_message, 30);
+
+/**
+ * StreamError is the failure of one stream frame or settlement, which does
+ * not end the stream.
+ *
+ * @generated from message tagq.v1.StreamError
+ */
+export type StreamError = Message$1<"tagq.v1.StreamError"> & {
+  /**
+   * A google.rpc.Code value, e.g. 5 (NOT_FOUND) or 14 (UNAVAILABLE).
+   *
+   * @generated from field: int32 code = 1;
+   */
+  code: number;
+
+  /**
+   * An ErrorInfo reason, e.g. QUEUE_NOT_FOUND.
+   *
+   * @generated from field: string reason = 2;
+   */
+  reason: string;
+
+  /**
+   * A person-readable explanation.
+   *
+   * @generated from field: string message = 3;
+   */
+  message: string;
+
+  /**
+   * The request field at fault, if any.
+   *
+   * @generated from field: string field = 4;
+   */
+  field: string;
+};
+
+/**
+ * Describes the message tagq.v1.StreamError.
+ * Use `create(StreamErrorSchema)` to create a new message.
+ */
+export const StreamErrorSchema: GenMessage<StreamError> = /*@__PURE__*/
+  messageDesc(file_tagq_v1_message, 31);
+
+/**
+ * @generated from message tagq.v1.ConsumeRequest
+ */
+export type ConsumeRequest = Message$1<"tagq.v1.ConsumeRequest"> & {
+  /**
+   * Required in the first request of a stream, and only there.
+   *
+   * @generated from field: tagq.v1.ConsumeOpen open = 1;
+   */
+  open?: ConsumeOpen | undefined;
+
+  /**
+   * Delete these messages for the tag (delivery ids of this stream).
+   *
+   * @generated from field: repeated uint64 acks = 2;
+   */
+  acks: bigint[];
+
+  /**
+   * Make these messages visible again, now or after a delay.
+   *
+   * @generated from field: repeated tagq.v1.ConsumeNack nacks = 3;
+   */
+  nacks: ConsumeNack[];
+
+  /**
+   * Set new visibility deadlines.
+   *
+   * @generated from field: repeated tagq.v1.ConsumeExtend extends = 4;
+   */
+  extends: ConsumeExtend[];
+
+  /**
+   * Dead-letter these messages (S8).
+   *
+   * @generated from field: repeated tagq.v1.ConsumeDead deads = 5;
+   */
+  deads: ConsumeDead[];
+
+  /**
+   * Change the outstanding limits (credit); 0 messages pauses delivery.
+   *
+   * @generated from field: tagq.v1.ConsumeFlow flow = 6;
+   */
+  flow?: ConsumeFlow | undefined;
+};
+
+/**
+ * Describes the message tagq.v1.ConsumeRequest.
+ * Use `create(ConsumeRequestSchema)` to create a new message.
+ */
+export const ConsumeRequestSchema: GenMessage<ConsumeRequest> = /*@__PURE__*/
+  messageDesc(file_tagq_v1_message, 32);
+
+/**
+ * ConsumeOpen opens a Consume stream.
+ *
+ * @generated from message tagq.v1.ConsumeOpen
+ */
+export type ConsumeOpen = Message$1<"tagq.v1.ConsumeOpen"> & {
+  /**
+   * @generated from field: string queue = 1;
+   */
+  queue: string;
+
+  /**
+   * Empty: the queue's default tag.
+   *
+   * @generated from field: string tag = 2;
+   */
+  tag: string;
+
+  /**
+   * Messages pushed and not yet settled: 1-10000; unset: 100.
+   *
+   * @generated from field: optional int32 max_outstanding_messages = 3;
+   */
+  maxOutstandingMessages?: number | undefined;
+
+  /**
+   * Body bytes pushed and not yet settled: 1 KiB - 1 GiB; unset: 64 MiB.
+   * A message larger than the limit is still pushed when nothing is
+   * outstanding.
+   *
+   * @generated from field: optional int64 max_outstanding_bytes = 4;
+   */
+  maxOutstandingBytes?: bigint | undefined;
+
+  /**
+   * 0-43200 s; unset: the tag's, else the queue's visibility timeout.
+   *
+   * @generated from field: optional int32 visibility_seconds = 5;
+   */
+  visibilitySeconds?: number | undefined;
+
+  /**
+   * Answer every ack, nack, extend and dead with a ConsumeConfirmation
+   * once it is durable (or refused).
+   *
+   * @generated from field: bool confirm = 6;
+   */
+  confirm: boolean;
+};
+
+/**
+ * Describes the message tagq.v1.ConsumeOpen.
+ * Use `create(ConsumeOpenSchema)` to create a new message.
+ */
+export const ConsumeOpenSchema: GenMessage<ConsumeOpen> = /*@__PURE__*/
+  messageDesc(file_tagq_v1_message, 33);
+
+/**
+ * @generated from message tagq.v1.ConsumeNack
+ */
+export type ConsumeNack = Message$1<"tagq.v1.ConsumeNack"> & {
+  /**
+   * @generated from field: uint64 delivery_id = 1;
+   */
+  deliveryId: bigint;
+
+  /**
+   * Visible again after this long (0-43200000 ms; 0 = at once).
+   *
+   * @generated from field: int32 delay_milliseconds = 2;
+   */
+  delayMilliseconds: number;
+};
+
+/**
+ * Describes the message tagq.v1.ConsumeNack.
+ * Use `create(ConsumeNackSchema)` to create a new message.
+ */
+export const ConsumeNackSchema: GenMessage<ConsumeNack> = /*@__PURE__*/
+  messageDesc(file_tagq_v1_message, 34);
+
+/**
+ * @generated from message tagq.v1.ConsumeExtend
+ */
+export type ConsumeExtend = Message$1<"tagq.v1.ConsumeExtend"> & {
+  /**
+   * @generated from field: uint64 delivery_id = 1;
+   */
+  deliveryId: bigint;
+
+  /**
+   * The new deadline is now + this (1-43200 s).
+   *
+   * @generated from field: int32 visibility_seconds = 2;
+   */
+  visibilitySeconds: number;
+};
+
+/**
+ * Describes the message tagq.v1.ConsumeExtend.
+ * Use `create(ConsumeExtendSchema)` to create a new message.
+ */
+export const ConsumeExtendSchema: GenMessage<ConsumeExtend> = /*@__PURE__*/
+  messageDesc(file_tagq_v1_message, 35);
+
+/**
+ * @generated from message tagq.v1.ConsumeDead
+ */
+export type ConsumeDead = Message$1<"tagq.v1.ConsumeDead"> & {
+  /**
+   * @generated from field: uint64 delivery_id = 1;
+   */
+  deliveryId: bigint;
+
+  /**
+   * Up to 256 bytes; default CONSUMER_DEAD_LETTERED.
+   *
+   * @generated from field: string reason = 2;
+   */
+  reason: string;
+
+  /**
+   * Up to 4096 bytes.
+   *
+   * @generated from field: string description = 3;
+   */
+  description: string;
+};
+
+/**
+ * Describes the message tagq.v1.ConsumeDead.
+ * Use `create(ConsumeDeadSchema)` to create a new message.
+ */
+export const ConsumeDeadSchema: GenMessage<ConsumeDead> = /*@__PURE__*/
+  messageDesc(file_tagq_v1_message, 36);
+
+/**
+ * @generated from message tagq.v1.ConsumeFlow
+ */
+export type ConsumeFlow = Message$1<"tagq.v1.ConsumeFlow"> & {
+  /**
+   * @generated from field: optional int32 max_outstanding_messages = 1;
+   */
+  maxOutstandingMessages?: number | undefined;
+
+  /**
+   * @generated from field: optional int64 max_outstanding_bytes = 2;
+   */
+  maxOutstandingBytes?: bigint | undefined;
+};
+
+/**
+ * Describes the message tagq.v1.ConsumeFlow.
+ * Use `create(ConsumeFlowSchema)` to create a new message.
+ */
+export const ConsumeFlowSchema: GenMessage<ConsumeFlow> = /*@__PURE__*/
+  messageDesc(file_tagq_v1_message, 37);
+
+/**
+ * @generated from message tagq.v1.ConsumeResponse
+ */
+export type ConsumeResponse = Message$1<"tagq.v1.ConsumeResponse"> & {
+  /**
+   * Messages for the tag, each with its delivery_id and receipt_handle.
+   *
+   * @generated from field: repeated tagq.v1.ConsumeMessage messages = 1;
+   */
+  messages: ConsumeMessage[];
+
+  /**
+   * With open.confirm: the outcome of settlements, once durable.
+   *
+   * @generated from field: repeated tagq.v1.ConsumeConfirmation confirmations = 2;
+   */
+  confirmations: ConsumeConfirmation[];
+};
+
+/**
+ * Describes the message tagq.v1.ConsumeResponse.
+ * Use `create(ConsumeResponseSchema)` to create a new message.
+ */
+export const ConsumeResponseSchema: GenMessage<ConsumeResponse> = /*@__PURE__*/
+  messageDesc(file_tagq_v1_message, 38);
+
+/**
+ * ConsumeMessage is a message pushed on a Consume stream.
+ *
+ * @generated from message tagq.v1.ConsumeMessage
+ */
+export type ConsumeMessage = Message$1<"tagq.v1.ConsumeMessage"> & {
+  /**
+   * Names the message in this stream's acks, nacks, extends and deads
+   * (cheaper than a receipt handle; valid on this stream only).
+   *
+   * @generated from field: uint64 delivery_id = 1;
+   */
+  deliveryId: bigint;
+
+  /**
+   * The message, with a receipt handle for the unary calls.
+   *
+   * @generated from field: tagq.v1.Message message = 2;
+   */
+  message?: Message | undefined;
+};
+
+/**
+ * Describes the message tagq.v1.ConsumeMessage.
+ * Use `create(ConsumeMessageSchema)` to create a new message.
+ */
+export const ConsumeMessageSchema: GenMessage<ConsumeMessage> = /*@__PURE__*/
+  messageDesc(file_tagq_v1_message, 39);
+
+/**
+ * @generated from message tagq.v1.ConsumeConfirmation
+ */
+export type ConsumeConfirmation = Message$1<"tagq.v1.ConsumeConfirmation"> & {
+  /**
+   * @generated from field: uint64 delivery_id = 1;
+   */
+  deliveryId: bigint;
+
+  /**
+   * @generated from field: tagq.v1.ConsumeOperation operation = 2;
+   */
+  operation: ConsumeOperation;
+
+  /**
+   * Unset when it applied. RECEIPT_HANDLE_STALE: the message was received
+   * again, deleted or expired meanwhile; INVALID_RECEIPT_HANDLE: the
+   * delivery id is not outstanding on this stream.
+   *
+   * @generated from field: tagq.v1.StreamError error = 3;
+   */
+  error?: StreamError | undefined;
+};
+
+/**
+ * Describes the message tagq.v1.ConsumeConfirmation.
+ * Use `create(ConsumeConfirmationSchema)` to create a new message.
+ */
+export const ConsumeConfirmationSchema: GenMessage<ConsumeConfirmation> = /*@__PURE__*/
+  messageDesc(file_tagq_v1_message, 40);
+
+/**
+ * ConsumeOperation is what a settlement asked for.
+ *
+ * @generated from enum tagq.v1.ConsumeOperation
+ */
+export enum ConsumeOperation {
+  /**
+   * @generated from enum value: CONSUME_OPERATION_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * @generated from enum value: CONSUME_OPERATION_ACK = 1;
+   */
+  ACK = 1,
+
+  /**
+   * @generated from enum value: CONSUME_OPERATION_NACK = 2;
+   */
+  NACK = 2,
+
+  /**
+   * @generated from enum value: CONSUME_OPERATION_EXTEND = 3;
+   */
+  EXTEND = 3,
+
+  /**
+   * @generated from enum value: CONSUME_OPERATION_DEAD = 4;
+   */
+  DEAD = 4,
+}
+
+/**
+ * Describes the enum tagq.v1.ConsumeOperation.
+ */
+export const ConsumeOperationSchema: GenEnum<ConsumeOperation> = /*@__PURE__*/
+  enumDesc(file_tagq_v1_message, 0);
+
+/**
  * MessageService sends, receives and acknowledges messages. Receipt handles
  * name the queue, the tag, the message and the receive generation, so
  * delete and change-visibility need only the handle.
@@ -979,6 +1426,39 @@ export const MessageService: GenService<{
     methodKind: "unary";
     input: typeof DeadMessageBatchRequestSchema;
     output: typeof DeadMessageBatchResponseSchema;
+  },
+  /**
+   * Publish stores batches sent as frames on one long-lived stream (S17).
+   * Each request frame is a SendMessageBatch; its response frame, matched
+   * by seq, comes once the frame's messages are stored and holds exactly
+   * what SendMessageBatch would have returned. Many frames may be in flight
+   * and their answers may come back out of order. A frame that fails as a
+   * whole (unknown queue, bad batch, backend unavailable) is answered with
+   * its error and nothing of it stored; the stream goes on. gRPC only.
+   *
+   * @generated from rpc tagq.v1.MessageService.Publish
+   */
+  publish: {
+    methodKind: "bidi_streaming";
+    input: typeof PublishRequestSchema;
+    output: typeof PublishResponseSchema;
+  },
+  /**
+   * Consume pushes a tag's messages as credit allows and takes their acks,
+   * nacks, extensions and dead-letterings back on the same stream (S15,
+   * S16). The first request opens the stream (open); later requests carry
+   * any mix of settlements and flow changes. Never more than the
+   * outstanding limits are pushed and not yet settled. When the stream
+   * ends, its unsettled messages become visible again: at once when the
+   * client closes its side or the server shuts down, at their deadlines
+   * when the stream breaks. gRPC only.
+   *
+   * @generated from rpc tagq.v1.MessageService.Consume
+   */
+  consume: {
+    methodKind: "bidi_streaming";
+    input: typeof ConsumeRequestSchema;
+    output: typeof ConsumeResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_tagq_v1_message, 0);
