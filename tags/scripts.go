@@ -36,11 +36,12 @@ var (
 	scriptMoveStep    = mustScript("movestep")
 	scriptMoveTask    = mustScript("movetask")
 	scriptMoveNeeded  = mustScript("moveneeded")
+	scriptSettle      = mustScript("settle")
 
 	allScripts = []*redis.Script{scriptCreateQueue, scriptUpdateQueue, scriptDeleteQueue, scriptPurge,
 		scriptCreateTag, scriptDeleteTag, scriptTagState, scriptSend, scriptReceive, scriptDelete,
 		scriptVisibility, scriptPeek, scriptJanitor, scriptDead, scriptSweep, scriptDLQAdd,
-		scriptMoveAdd, scriptMoveStep, scriptMoveTask, scriptMoveNeeded}
+		scriptMoveAdd, scriptMoveStep, scriptMoveTask, scriptMoveNeeded, scriptSettle}
 )
 
 func mustScript(name string) *redis.Script {
@@ -148,9 +149,7 @@ func mapErr(err error, q, t string) error {
 		return &Error{Kind: KindResourceExhausted, Reason: ReasonTooManyTags,
 			Message: "queue " + q + " already has the maximum number of tags", Metadata: map[string]string{"queue": q, "limit": strconv.Itoa(MaxTagsPerQueue)}}
 	case strings.HasPrefix(msg, ReasonNotASourceQueue):
-		return &Error{Kind: KindFailedPrecondition, Reason: ReasonNotASourceQueue,
-			Message:  "queue " + q + " has no redrive policy: there is no dead-letter queue to send messages to",
-			Metadata: map[string]string{"queue": q}}
+		return notASourceQueue(q)
 	case strings.HasPrefix(msg, "TAGS_CHANGED"):
 		return errTagsChanged
 	}
@@ -164,4 +163,10 @@ func mapErr(err error, q, t string) error {
 		return &Error{Kind: KindInternal, Reason: ReasonInternal, Message: "storage error: " + msg}
 	}
 	return unavailable(err)
+}
+
+func notASourceQueue(q string) *Error {
+	return &Error{Kind: KindFailedPrecondition, Reason: ReasonNotASourceQueue,
+		Message:  "queue " + q + " has no redrive policy: there is no dead-letter queue to send messages to",
+		Metadata: map[string]string{"queue": q}}
 }
