@@ -26,6 +26,10 @@ type Config struct {
 	// messages are trimmed. Default 1s; negative disables the janitor
 	// (tests call RunJanitor).
 	JanitorInterval time.Duration
+	// TestClock makes the scripts read a queue's test_clock_ms (set by
+	// tests on its meta hash) instead of Redis TIME, so tests drive time on
+	// a real Redis. For tests only: it costs a read per script call.
+	TestClock bool
 	// HandleKey signs receipt handles. Default: a random key shared by every
 	// tagqd on the same Redis, created on first use at <prefix>:handlekey.
 	HandleKey []byte
@@ -33,7 +37,7 @@ type Config struct {
 
 // Store is the engine. It is safe for concurrent use.
 type Store struct {
-	rdb      redis.UniversalClient
+	rdb      *client
 	blocking redis.UniversalClient
 	prefix   string
 	log      *slog.Logger
@@ -56,7 +60,7 @@ func New(ctx context.Context, cfg Config) (*Store, error) {
 		return nil, errors.New("tags: Config.Client is required")
 	}
 	s := &Store{
-		rdb:          cfg.Client,
+		rdb:          &client{UniversalClient: cfg.Client, testClock: cfg.TestClock},
 		blocking:     cfg.Blocking,
 		prefix:       cfg.Prefix,
 		log:          cfg.Logger,
@@ -65,7 +69,7 @@ func New(ctx context.Context, cfg Config) (*Store, error) {
 		owner:        newTaskID(),
 	}
 	if s.blocking == nil {
-		s.blocking = s.rdb
+		s.blocking = cfg.Client
 	}
 	if s.prefix == "" {
 		s.prefix = "tagq"

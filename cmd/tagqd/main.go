@@ -47,6 +47,7 @@ type config struct {
 	logLevel, logFormat    string
 	shutdownTimeout        time.Duration
 	pprof                  bool
+	testClock              bool
 }
 
 func env(name, def string) string {
@@ -67,6 +68,7 @@ func parseFlags(args []string) (config, error) {
 	fs.StringVar(&c.logLevel, "log-level", env("TAGQ_LOG_LEVEL", "info"), "debug, info, warn or error (TAGQ_LOG_LEVEL)")
 	fs.StringVar(&c.logFormat, "log-format", env("TAGQ_LOG_FORMAT", "text"), "text or json (TAGQ_LOG_FORMAT)")
 	fs.BoolVar(&c.pprof, "pprof", env("TAGQ_PPROF", "") == "true", "serve Go profiles at /debug/pprof/ on the HTTP address (TAGQ_PPROF=true)")
+	fs.BoolVar(&c.testClock, "test-clock", env("TAGQ_TEST_CLOCK", "") == "true", "tests only: a queue's clock is its test_clock_ms field when set, which costs a read per script call (TAGQ_TEST_CLOCK=true)")
 	timeout := env("TAGQ_SHUTDOWN_TIMEOUT", "25s")
 	fs.StringVar(&timeout, "shutdown-timeout", timeout, "how long a graceful shutdown may take (TAGQ_SHUTDOWN_TIMEOUT)")
 	if err := fs.Parse(args); err != nil {

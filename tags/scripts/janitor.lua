@@ -3,7 +3,8 @@
 -- the queue retains acknowledged messages — when no tag needs it any more
 -- (every tag has read it and deleted it, or its filter never admitted it).
 -- Trimming stops at the first entry that must stay, so one slow message
--- holds back the trimming of later ones until it is done or expires.
+-- holds back the trimming of later ones (of the same second of ids) until
+-- it is done or expires.
 -- Expired entries a tag had not finished are counted in that tag's state
 -- (xb: never read, xi: read but not deleted), never dropped silently.
 -- KEYS: 1 meta, 2 stream, 3 tags, 4 fa, 5 dl, then per tag: n, v, p, x
@@ -42,11 +43,34 @@ local function holds(t, id, f)
   return nil
 end
 local limit = tonumber(ARGV[1])
--- Entries in chunks that grow from 16: trimming usually stops early (at
--- the oldest message still in flight), and each entry read costs its body.
-local removed, chunk, from, stop = 0, 16, '-', false
-while not stop and removed < limit do
-  local entries = redis.call('XRANGE', KEYS[2], from, '+', 'COUNT', math.min(chunk, limit - removed))
+local removed = 0
+-- First, without reading a single entry (each read costs its body): every
+-- entry below every tag's low-water mark is done with. A tag needs
+-- nothing at or before its cursor but what it holds: in flight (counted
+-- per second of id in n), or parked (a delayed message it read early,
+-- sent at most MAXDELAY before it is due).
+local MAXDELAY = 900000
+if not retain and #tags > 0 then
+  local low = nil
+  local function lower(id)
+    if not low or idlt(id, low) then low = id end
+  end
+  for _, t in ipairs(tags) do
+    lower(nextid(t.cursor))
+    for _, f in ipairs(redis.call('HKEYS', t.n)) do
+      local sec = string.match(f, '^w:(%d+)$')
+      if sec then lower(fmt(tonumber(sec) * 1000) .. '-0') end
+    end
+    local p = redis.call('ZRANGE', t.p, 0, 0, 'WITHSCORES')
+    if p[2] then lower(fmt(math.max(tonumber(p[2]) - MAXDELAY, 0)) .. '-0') end
+  end
+  removed = redis.call('XTRIM', KEYS[2], 'MINID', low)
+end
+-- Then entry by entry from the head, for retention: in chunks that grow
+-- from 1, since the head entry usually stays (needed, and not expired).
+local chunk, from, stop, slow = 1, '-', false, 0
+while not stop and slow < limit do
+  local entries = redis.call('XRANGE', KEYS[2], from, '+', 'COUNT', math.min(chunk, limit - slow))
   if #entries == 0 then break end
   from = nextid(entries[#entries][1])
   chunk = chunk * 4
@@ -82,13 +106,13 @@ while not stop and removed < limit do
       end
       if stop then break end
     end
-    removed = removed + 1
+    slow = slow + 1
   end
 end
-if removed > 0 then
-  redis.call('XTRIM', KEYS[2], 'MAXLEN', redis.call('XLEN', KEYS[2]) - removed)
+if slow > 0 then
+  redis.call('XTRIM', KEYS[2], 'MAXLEN', redis.call('XLEN', KEYS[2]) - slow)
 end
 redis.call('ZREMRANGEBYSCORE', KEYS[5], '-inf', now)
 local more = 0
-if removed == limit then more = 1 end
-return {removed, more}
+if slow == limit then more = 1 end
+return {removed + slow, more}
