@@ -30,11 +30,13 @@ local out = {}
 local dead = 0
 
 -- Deliveries are written in one ZADD per batch (each redis.call costs
--- more than the work it does); flush before v is read again.
+-- more than the work it does); flush before v is read again. Work per
+-- message is kept to the least: it is most of this script's cost.
 local zv, zx, fresh = {}, {}, {}
+local score1 = vscore(deadline, 1) -- every first delivery's score
 local function deliver(id, m, fields, cnt, first)
   cnt = math.min(cnt, VCNT - 1)
-  zv[#zv + 1] = vscore(deadline, cnt)
+  zv[#zv + 1] = cnt == 1 and score1 or vscore(deadline, cnt)
   zv[#zv + 1] = m
   if maxrc > 0 and cnt >= maxrc then
     zx[#zx + 1] = deadline
@@ -123,10 +125,19 @@ while #out < max do
   for _, e in ipairs(r[1][2]) do
     scanned = scanned + 1
     local id, fields = e[1], e[2]
-    local f = fieldmap(fields)
-    if fortag(tag, flt, f) then
+    -- Most entries are b (and a) alone: no table of fields for them.
+    local plain = fields[1] == 'b' and (fields[3] == nil or (fields[3] == 'a' and fields[5] == nil))
+    local f = nil
+    if not plain then f = fieldmap(fields) end
+    local ok
+    if plain then
+      ok = not flt or admits(flt, fields[3] and fields[4])
+    else
+      ok = fortag(tag, flt, f)
+    end
+    if ok then
       con = con + 1
-      local due = tonumber(f['d'])
+      local due = f and tonumber(f['d'])
       if due and due > now then
         redis.call('ZADD', KEYS[5], due, id)
         if due < newhint then newhint = due end
