@@ -273,6 +273,7 @@ func (h *hub) run(w *watch) {
 			lastW = last
 			for _, m := range st.Messages {
 				if t, _ := m.Values["t"].(string); t != "" {
+					h.s.forgetHint(w.queue, t) // something of t may be due sooner
 					h.wakeLocked(w, t, 1)
 				}
 			}

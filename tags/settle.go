@@ -158,6 +158,9 @@ func (s *Store) Settle(ctx context.Context, batches []*SettleBatch) error {
 				nacked = true
 			}
 		}
+		if hasVisibility(b.Ops) {
+			s.forgetHint(b.Queue, b.Tag) // something may be due sooner
+		}
 		if nacked {
 			s.waiters.wakeOne(b.Queue, b.Tag)
 		}
@@ -168,4 +171,13 @@ func (s *Store) Settle(ctx context.Context, batches []*SettleBatch) error {
 		}
 	}
 	return nil
+}
+
+func hasVisibility(ops []Settlement) bool {
+	for _, op := range ops {
+		if op.Kind == SettleVisibility {
+			return true
+		}
+	}
+	return false
 }

@@ -30,6 +30,11 @@ type Config struct {
 	// tests on its meta hash) instead of Redis TIME, so tests drive time on
 	// a real Redis. For tests only: it costs a read per script call.
 	TestClock bool
+	// StalledRead is how long a receive's read may sit between its two
+	// steps (XREADGROUP into the tag's PEL, then the receive script) before
+	// the janitor takes it as abandoned (its tagqd stopped) and makes the
+	// entries visible again. Default 30s; it must exceed any Redis call.
+	StalledRead time.Duration
 	// HandleKey signs receipt handles. Default: a random key shared by every
 	// tagqd on the same Redis, created on first use at <prefix>:handlekey.
 	HandleKey []byte
@@ -46,8 +51,10 @@ type Store struct {
 	owner    string   // this process, as the holder of move task leases
 	dtags    sync.Map // queue -> default tag name (checked by the receive script)
 	relaying sync.Map // queue -> *relayState: one RelayOutbox per queue at a time
+	hints    sync.Map // tagKey -> time.Time: no redelivery is due before then (see dueMaybe)
 
 	janitorEvery time.Duration
+	stalledRead  time.Duration
 	stopOnce     sync.Once
 	stop         chan struct{}
 	done         sync.WaitGroup
@@ -65,6 +72,7 @@ func New(ctx context.Context, cfg Config) (*Store, error) {
 		prefix:       cfg.Prefix,
 		log:          cfg.Logger,
 		janitorEvery: cfg.JanitorInterval,
+		stalledRead:  cfg.StalledRead,
 		stop:         make(chan struct{}),
 		owner:        newTaskID(),
 	}
@@ -76,6 +84,9 @@ func New(ctx context.Context, cfg Config) (*Store, error) {
 	}
 	if s.log == nil {
 		s.log = slog.Default()
+	}
+	if s.stalledRead <= 0 {
+		s.stalledRead = 30 * time.Second
 	}
 	if s.janitorEvery == 0 {
 		s.janitorEvery = time.Second

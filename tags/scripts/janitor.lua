@@ -7,19 +7,23 @@
 -- it is done or expires.
 -- Expired entries a tag had not finished are counted in that tag's state
 -- (xb: never read, xi: read but not deleted), never dropped silently.
+-- It also recovers entries a receive read into a tag's PEL and never took
+-- out (its tagqd stopped between the two steps): visible again at once,
+-- receive count 0, as receive.lua leaves entries it cannot hand out.
 -- KEYS: 1 meta, 2 stream, 3 tags, 4 fa, 5 dl, then per tag: n, v, p, x
--- ARGV: 1 max entries to examine, 2.. every tag name (same order as KEYS)
+-- ARGV: 1 max entries to examine, 2 ms a PEL entry must be idle to be
+--       recovered, 3.. every tag name (same order as KEYS)
 -- Returns: {entries removed, 1 if the limit was reached else 0}
 -- Errors: TAGS_CHANGED when ARGV does not list exactly the queue's tags.
 if redis.call('EXISTS', KEYS[1]) == 0 then return {0, 0} end
-if not sametags(KEYS[3], 2) then return redis.error_reply('TAGS_CHANGED') end
+if not sametags(KEYS[3], 3) then return redis.error_reply('TAGS_CHANGED') end
 local m = redis.call('HMGET', KEYS[1], 'ret', 'ra')
 local ret, retain = tonumber(m[1]) * 1000, m[2] == '1'
 local now = nowms()
 local cur = cursors(KEYS[2])
 local tags = {}
-for i = 2, #ARGV do
-  local k = 5 + (i - 2) * 4
+for i = 3, #ARGV do
+  local k = 5 + (i - 3) * 4
   local name = ARGV[i]
   local f = redis.call('HGET', KEYS[4], 'f:' .. name)
   tags[#tags + 1] = {name = name, n = KEYS[k + 1], v = KEYS[k + 2], p = KEYS[k + 3], x = KEYS[k + 4],
@@ -33,6 +37,7 @@ local function holds(t, id, f)
     if fortag(t.name, t.flt, f) then return 'unread' end
     return nil
   end
+  if t.pmin and not idlt(id, t.pmin) then return 'held' end -- maybe read into the PEL
   local sec = wfield(id)
   local w = t.w[sec] -- mayhold, cached per second of ids for this pass
   if w == nil then
@@ -41,6 +46,36 @@ local function holds(t, id, f)
   end
   if w or (t.parked and redis.call('ZSCORE', t.p, id)) then return 'held' end
   return nil
+end
+-- Stalled reads: recover, and until then keep them (low water below).
+local minidle = tonumber(ARGV[2])
+for _, t in ipairs(tags) do
+  local pend = redis.call('XPENDING', KEYS[2], t.name)
+  if tonumber(pend[1]) > 0 then
+    for _, pe in ipairs(redis.call('XPENDING', KEYS[2], t.name, 'IDLE', minidle, '-', '+', 100)) do
+      local id = pe[1]
+      local fields = entry(KEYS[2], id)
+      if fields then
+        local f = fieldmap(fields)
+        if fortag(t.name, t.flt, f) then
+          redis.call('HINCRBY', t.n, 'con', 1)
+          local due = tonumber(f['d'])
+          if due and due > now then
+            redis.call('ZADD', t.p, due, id)
+          else
+            redis.call('ZADD', t.v, vscore(now, 0), vmember(id, now))
+            vcount(t.n, {id}, 1)
+            due = now
+          end
+          local h = tonumber(redis.call('HGET', t.n, 'h') or INF)
+          if due < h then redis.call('HSET', t.n, 'h', fmt(due)) end
+        end
+      end
+      redis.call('XACK', KEYS[2], t.name, id)
+    end
+    pend = redis.call('XPENDING', KEYS[2], t.name)
+    if tonumber(pend[1]) > 0 then t.pmin = pend[2] end
+  end
 end
 local limit = tonumber(ARGV[1])
 local removed = 0
@@ -57,6 +92,7 @@ if not retain and #tags > 0 then
   end
   for _, t in ipairs(tags) do
     lower(nextid(t.cursor))
+    if t.pmin then lower(t.pmin) end
     for _, f in ipairs(redis.call('HKEYS', t.n)) do
       local sec = string.match(f, '^w:(%d+)$')
       if sec then lower(fmt(tonumber(sec) * 1000) .. '-0') end
