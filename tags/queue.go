@@ -289,6 +289,7 @@ func pageSizeOf(n int) (int, *Error) {
 
 // UpdateQueue changes the attributes set in u.
 func (s *Store) UpdateQueue(ctx context.Context, name string, u QueueUpdate) (*Queue, error) {
+	defer s.limits.Delete(name) // sends re-read the limits (here; elsewhere sendpost.lua notices)
 	if e := checkName("name", "queue", name); e != nil {
 		return nil, e
 	}
@@ -402,6 +403,7 @@ func (s *Store) withTags(ctx context.Context, q string, run func(names []string,
 // dead-letter queue that other queues' redrive policies name is refused
 // (DEAD_LETTER_QUEUE_IN_USE) unless force, which removes those policies.
 func (s *Store) DeleteQueue(ctx context.Context, name string, force bool) error {
+	defer s.limits.Delete(name)
 	if e := checkName("name", "queue", name); e != nil {
 		return e
 	}

@@ -37,11 +37,12 @@ var (
 	scriptMoveTask    = mustScript("movetask")
 	scriptMoveNeeded  = mustScript("moveneeded")
 	scriptSettle      = mustScript("settle")
+	scriptSendPost    = mustScript("sendpost")
 
 	allScripts = []*luaScript{scriptCreateQueue, scriptUpdateQueue, scriptDeleteQueue, scriptPurge,
 		scriptCreateTag, scriptDeleteTag, scriptTagState, scriptSend, scriptReceive, scriptDelete,
 		scriptVisibility, scriptPeek, scriptJanitor, scriptDead, scriptSweep, scriptDLQAdd,
-		scriptMoveAdd, scriptMoveStep, scriptMoveTask, scriptMoveNeeded, scriptSettle}
+		scriptMoveAdd, scriptMoveStep, scriptMoveTask, scriptMoveNeeded, scriptSettle, scriptSendPost}
 )
 
 // luaScript is one script in its two builds: prod (lib.lua + the script)

@@ -3,6 +3,8 @@ package tags
 import (
 	"context"
 	"strconv"
+
+	"github.com/redis/go-redis/v9"
 )
 
 // Send stores messages in one atomic step. Each message is checked first;
@@ -46,6 +48,12 @@ func (s *Store) Send(ctx context.Context, queue string, msgs []OutMessage) ([]Se
 		return results, nil
 	}
 	args[0] = len(sent)
+	if done, err := s.sendFast(ctx, queue, args, sent, results); done || err != nil {
+		if err != nil {
+			return nil, err
+		}
+		return results, nil
+	}
 	k := s.qkeys(queue)
 	res, err := scriptSend.Run(ctx, s.rdb, []string{k.meta, k.stream, k.filters, k.delayed}, args...).Slice()
 	if err != nil {
@@ -70,4 +78,96 @@ func tooLarge(size, limit int) *Error {
 		size, limit)
 	e.Metadata = map[string]string{"size": strconv.Itoa(size), "limit": strconv.Itoa(limit)}
 	return e
+}
+
+// sendLimits are the queue attributes a send's fast path checks against,
+// cached per queue; sendpost.lua refuses a send made against stale ones.
+type sendLimits struct {
+	maxBytes int
+	delay    int
+}
+
+func (s *Store) limitsOf(ctx context.Context, queue string) (sendLimits, bool) {
+	if v, ok := s.limits.Load(queue); ok {
+		return v.(sendLimits), true
+	}
+	m, err := s.rdb.HMGet(ctx, s.qkeys(queue).meta, "mmb", "delay").Result()
+	if err != nil || len(m) != 2 || m[0] == nil || m[1] == nil {
+		return sendLimits{}, false // the slow path tells what is wrong
+	}
+	mmb, _ := strconv.Atoi(m[0].(string))
+	delay, _ := strconv.Atoi(m[1].(string))
+	l := sendLimits{maxBytes: mmb, delay: delay}
+	s.limits.Store(queue, l)
+	return l, true
+}
+
+// sendFast stores a checked batch (args as send.lua takes them, sent the
+// entries they hold) with plain XADDs followed by sendpost.lua in one
+// MULTI, so no body passes through Lua. It does so only on the production
+// clock, for undelayed messages within the queue's cached limits; it
+// reports false, having stored nothing, when send.lua must do it.
+func (s *Store) sendFast(ctx context.Context, queue string, args []any, sent []int, results []SendResult) (bool, error) {
+	if s.rdb.testClock {
+		return false, nil
+	}
+	lim, ok := s.limitsOf(ctx, queue)
+	if !ok || lim.delay != 0 {
+		return false, nil
+	}
+	largest := 0
+	for j := range sent {
+		size, delay := args[1+4*j].(int), args[2+4*j].(int32)
+		if delay > 0 || size > lim.maxBytes {
+			return false, nil // delayed, or (by the cache) too large: send.lua decides
+		}
+		largest = max(largest, size)
+	}
+	k := s.qkeys(queue)
+	post := make([]any, 0, 3+len(sent))
+	post = append(post, len(sent), largest, 0)
+	pipe := s.rdb.TxPipeline()
+	adds := make([]*redis.StringCmd, len(sent))
+	for j := range sent {
+		values := []any{"b", args[3+4*j]}
+		attrs := args[4+4*j].(string)
+		if attrs != "" {
+			values = append(values, "a", attrs)
+		}
+		adds[j] = pipe.XAdd(ctx, &redis.XAddArgs{Stream: k.stream, NoMkStream: true, Values: values})
+		post = append(post, attrs)
+	}
+	keys := []string{k.meta, k.stream, k.filters}
+	check := scriptSendPost.build(false).EvalSha(ctx, pipe, keys, post...)
+	_, _ = pipe.Exec(ctx) // errors are read per command
+	if err := check.Err(); err != nil {
+		switch {
+		case redis.HasErrorPrefix(err, "NOSCRIPT"):
+			// Redis lost its scripts (a restart) after the XADDs ran: they
+			// stand; count them.
+			for _, a := range adds {
+				if a.Err() != nil {
+					return true, mapErr(a.Err(), queue, "")
+				}
+			}
+			post[2] = 1
+			if err := scriptSendPost.Run(ctx, s.rdb, keys, post...).Err(); err != nil {
+				return true, mapErr(err, queue, "")
+			}
+		case redis.HasErrorPrefix(err, "STALE_LIMITS"), redis.HasErrorPrefix(err, "NO_STREAM"):
+			s.limits.Delete(queue)
+			return false, nil
+		default:
+			s.limits.Delete(queue)
+			return true, mapErr(err, queue, "")
+		}
+	}
+	for j, i := range sent {
+		id, err := adds[j].Result()
+		if err != nil {
+			return true, mapErr(err, queue, "")
+		}
+		results[i] = SendResult{ID: id, SendTime: idTime(id)}
+	}
+	return true, nil
 }

@@ -52,6 +52,7 @@ type Store struct {
 	dtags    sync.Map // queue -> default tag name (checked by the receive script)
 	relaying sync.Map // queue -> *relayState: one RelayOutbox per queue at a time
 	hints    sync.Map // tagKey -> time.Time: no redelivery is due before then (see dueMaybe)
+	limits   sync.Map // queue -> sendLimits, for sends' fast path
 
 	janitorEvery time.Duration
 	stalledRead  time.Duration

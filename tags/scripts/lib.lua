@@ -165,7 +165,11 @@ local function vparse(m)
   local id, d = string.match(m, '^(.*):(-?%d+)$')
   return id, idms(id) + tonumber(d)
 end
+-- "w:" and the id's seconds: its ms digits but the last three (string
+-- work only: number formatting is the dearest thing per message here).
 local function wfield(id)
+  local dash = string.find(id, '-', 1, true)
+  if dash and dash > 4 then return 'w:' .. string.sub(id, 1, dash - 4) end
   return 'w:' .. math.floor(idms(id) / 1000)
 end
 -- Count members entering (+1) or leaving (-1) a tag's v, by id.
