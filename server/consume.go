@@ -150,10 +150,15 @@ func (s *messageService) Consume(stream grpc.BidiStreamingServer[tagqv1.ConsumeR
 }
 
 // setLimits checks and applies outstanding limits (nil: keep).
+// A flow may set 0 messages (pause); open needs at least 1.
 func (c *consumer) setLimits(prefix string, msgs *int32, bytes *int64) error {
-	if msgs != nil && (*msgs < 1 || *msgs > MaxMaxOutstandingMessages) {
+	least := int32(1)
+	if prefix == "flow." {
+		least = 0
+	}
+	if msgs != nil && (*msgs < least || *msgs > MaxMaxOutstandingMessages) {
 		return fieldError(tags.ReasonInvalidArgumentRange, prefix+"max_outstanding_messages",
-			"max_outstanding_messages must be between 1 and %d, got %d", MaxMaxOutstandingMessages, *msgs)
+			"max_outstanding_messages must be between %d and %d, got %d", least, MaxMaxOutstandingMessages, *msgs)
 	}
 	if bytes != nil && (*bytes < MinMaxOutstandingBytes || *bytes > MaxMaxOutstandingBytes) {
 		return fieldError(tags.ReasonInvalidArgumentRange, prefix+"max_outstanding_bytes",

@@ -377,3 +377,22 @@ func TestConsume_BadOpen(t *testing.T) {
 	require.Equal(t, codes.InvalidArgument, code)
 	require.Equal(t, "nacks[0].delay_milliseconds", ei.GetMetadata()["field"])
 }
+
+func TestConsume_FlowZeroPausesDelivery(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.queueWith(t, &tagqv1.Queue{Name: "q"})
+	b.sendN(t, "q", 3)
+	st, _ := b.consume(t, &tagqv1.ConsumeOpen{Queue: "q", MaxOutstandingMessages: i32(1), Confirm: true})
+	msgs, _ := recvMessages(t, st, 1)
+	// Pause, then ack: the ack is confirmed, and nothing more comes.
+	require.NoError(t, st.Send(&tagqv1.ConsumeRequest{Flow: &tagqv1.ConsumeFlow{MaxOutstandingMessages: i32(0)}}))
+	require.NoError(t, st.Send(&tagqv1.ConsumeRequest{Acks: []uint64{msgs[0].GetDeliveryId()}}))
+	c := recvConfirmations(t, st, 1)
+	require.Nil(t, c[0].GetError())
+	require.Equal(t, int64(2), b.tagState(t, "q", "default").GetAvailable(), "paused: nothing pushed")
+	// Resume: the next comes.
+	require.NoError(t, st.Send(&tagqv1.ConsumeRequest{Flow: &tagqv1.ConsumeFlow{MaxOutstandingMessages: i32(5)}}))
+	more, _ := recvMessages(t, st, 2)
+	require.Len(t, more, 2)
+}
