@@ -29,7 +29,10 @@ __path__.append(  # noqa: F821 (__path__ is set for a package)
     _os.path.join(_os.path.dirname(_os.path.dirname(_os.path.abspath(__file__))), "gen", "tagq"))
 
 from .client import Client  # noqa: E402
+from .consumer import ConsumedMessage, Consumer, Poison, default_backoff  # noqa: E402
 from .errors import BatchEntryError, BatchError, TagqError  # noqa: E402
 from .models import AttributeValue, DeadLetter, Message  # noqa: E402
+from .publisher import Publisher  # noqa: E402
 
-__all__ = ["AttributeValue", "BatchEntryError", "BatchError", "Client", "DeadLetter", "Message", "TagqError"]
+__all__ = ["AttributeValue", "BatchEntryError", "BatchError", "Client", "ConsumedMessage", "Consumer", "DeadLetter",
+           "Message", "Poison", "Publisher", "TagqError", "default_backoff"]

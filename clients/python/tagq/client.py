@@ -17,8 +17,10 @@ from google.protobuf import field_mask_pb2, timestamp_pb2
 
 from tagq.v1 import message_pb2, message_pb2_grpc, queue_pb2, queue_pb2_grpc, redrive_pb2, redrive_pb2_grpc
 
+from .consumer import Consumer
 from .errors import BatchEntryError, BatchError, TagqError, from_rpc_error
 from .models import AttributeValue, Message, attributes_to_proto, body_bytes
+from .publisher import Publisher
 
 Body = Union[bytes, str]
 RedriveSpec = Union[queue_pb2.RedrivePolicy, Mapping[str, Any], Tuple[str, int], None]
@@ -335,6 +337,56 @@ class Client:
                         self.change_visibility(queue, m.receipt_handle, 0)
                     except TagqError:
                         pass
+
+    # ---- streams
+
+    def consume(self, queue: str, tag: Optional[str] = None, *, max_outstanding_messages: Optional[int] = None,
+                max_outstanding_bytes: Optional[int] = None, visibility_seconds: Optional[int] = None,
+                max_extension_seconds: float = 3600.0) -> Consumer:
+        """Opens a Consume stream on a tag (None or "": the default tag).
+
+        The server pushes messages while fewer than
+        ``max_outstanding_messages`` (1-10000; None: 100) and
+        ``max_outstanding_bytes`` of bodies (1 KiB-1 GiB; None: 64 MiB) are
+        pushed and not yet settled. ``visibility_seconds`` (0-43200; None: the
+        tag's, else the queue's visibility timeout) hides each pushed message;
+        the consumer extends it by that much every third of it until the
+        message is settled, for up to ``max_extension_seconds`` after it came
+        (0: no automatic extension). With ``visibility_seconds`` None this
+        looks the timeout up first (GetQueue and GetTag, which raise
+        TagqError QUEUE_NOT_FOUND / TAG_NOT_FOUND here); other errors of the
+        open come from the first ``get``/iteration.
+
+        Returns a :class:`tagq.Consumer`: iterate it (or call ``get`` or
+        ``run``) and ``close`` it (it is a context manager).
+        """
+        tag = tag or ""
+        renew = 0
+        if max_extension_seconds > 0:
+            renew = visibility_seconds if visibility_seconds is not None else self._visibility_timeout(queue, tag)
+        return Consumer(self.messages, queue, tag, max_outstanding_messages=max_outstanding_messages,
+                        max_outstanding_bytes=max_outstanding_bytes, visibility_seconds=visibility_seconds,
+                        renew_visibility_seconds=renew, max_extension_seconds=max_extension_seconds)
+
+    def _visibility_timeout(self, queue: str, tag: str) -> int:
+        """The visibility timeout a tag's receives get: the tag's, else the queue's."""
+        q = self.get_queue(queue)
+        t = self.get_tag(queue, tag or q.default_tag_name or "default")
+        if t.HasField("visibility_timeout_seconds"):
+            return t.visibility_timeout_seconds
+        return q.visibility_timeout_seconds if q.HasField("visibility_timeout_seconds") else 30
+
+    def publisher(self, *, max_messages: int = 100, max_bytes: int = 4 << 20, max_delay: float = 0.01,
+                  max_in_flight: int = 4, retry_seconds: float = 60.0) -> Publisher:
+        """A :class:`tagq.Publisher`: ``publish(queue, body, attributes=None,
+        delay_seconds=None)`` returns a ``concurrent.futures.Future`` of the
+        message id; messages are batched per queue into Publish frames of up
+        to ``max_messages`` (1-100) and about ``max_bytes``, each sent at the
+        latest ``max_delay`` seconds after its first message, with up to
+        ``max_in_flight`` frames awaiting their answers. ``flush`` and
+        ``close`` (it is a context manager) wait for the answers."""
+        return Publisher(self.messages, max_messages=max_messages, max_bytes=max_bytes, max_delay=max_delay,
+                         max_in_flight=max_in_flight, retry_seconds=retry_seconds)
 
     # ---- moving dead letters back
 
