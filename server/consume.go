@@ -210,7 +210,7 @@ func (c *consumer) room() int {
 
 // push receives and pushes while there is credit, until ctx ends.
 func (c *consumer) push(ctx context.Context, r *tags.Reader) error {
-	for {
+	for ctx.Err() == nil {
 		n := c.room()
 		if n == 0 {
 			select {
@@ -235,6 +235,7 @@ func (c *consumer) push(ctx context.Context, r *tags.Reader) error {
 			return err
 		}
 	}
+	return nil
 }
 
 // admit records received messages as outstanding under new delivery ids.
