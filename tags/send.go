@@ -3,6 +3,8 @@ package tags
 import (
 	"context"
 	"strconv"
+	"sync"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -106,7 +108,9 @@ func (s *Store) limitsOf(ctx context.Context, queue string) (sendLimits, bool) {
 // entries they hold) with plain XADDs followed by sendpost.lua in one
 // MULTI, so no body passes through Lua. It does so only on the production
 // clock, for undelayed messages within the queue's cached limits; it
-// reports false, having stored nothing, when send.lua must do it.
+// reports false, having stored nothing, when send.lua must do it. Batches
+// sent concurrently (Publish frames, SendMessageBatch calls) share one
+// round trip: see sendCoalescer.
 func (s *Store) sendFast(ctx context.Context, queue string, args []any, sent []int, results []SendResult) (bool, error) {
 	if s.rdb.testClock {
 		return false, nil
@@ -115,59 +119,159 @@ func (s *Store) sendFast(ctx context.Context, queue string, args []any, sent []i
 	if !ok || lim.delay != 0 {
 		return false, nil
 	}
-	largest := 0
 	for j := range sent {
 		size, delay := args[1+4*j].(int), args[2+4*j].(int32)
 		if delay > 0 || size > lim.maxBytes {
 			return false, nil // delayed, or (by the cache) too large: send.lua decides
 		}
-		largest = max(largest, size)
 	}
-	k := s.qkeys(queue)
-	post := make([]any, 0, 3+len(sent))
-	post = append(post, len(sent), largest, 0)
-	pipe := s.rdb.TxPipeline()
-	adds := make([]*redis.StringCmd, len(sent))
-	for j := range sent {
-		values := []any{"b", args[3+4*j]}
-		attrs := args[4+4*j].(string)
-		if attrs != "" {
-			values = append(values, "a", attrs)
+	f := &fastSend{queue: queue, args: args, sent: sent, results: results, done: make(chan struct{})}
+	s.sends.submit(s, f)
+	select {
+	case <-f.done:
+	case <-ctx.Done():
+		// The batch may still be stored: not acknowledged, so the caller
+		// may send it again (at-least-once), never lost.
+		return true, ctx.Err()
+	}
+	return f.ok, f.err
+}
+
+// fastSend is one batch on the fast path, and its outcome.
+type fastSend struct {
+	queue   string
+	args    []any
+	sent    []int
+	results []SendResult
+	adds    []*redis.StringCmd
+	check   *redis.Cmd
+	post    []any
+	ok      bool // stored (or failed for good: err); false: send.lua must do it
+	err     error
+	done    chan struct{}
+}
+
+// sendCoalescer runs the fast-path batches that arrive together in one
+// pipelined transaction (one MULTI per cluster slot): while one round trip
+// runs, the next batches gather, so an idle store adds no wait.
+type sendCoalescer struct {
+	mu       sync.Mutex
+	pending  []*fastSend
+	flushing bool
+}
+
+func (c *sendCoalescer) submit(s *Store, f *fastSend) {
+	c.mu.Lock()
+	c.pending = append(c.pending, f)
+	start := !c.flushing
+	c.flushing = true
+	c.mu.Unlock()
+	if start {
+		go c.run(s)
+	}
+}
+
+func (c *sendCoalescer) run(s *Store) {
+	for {
+		c.mu.Lock()
+		batch := c.pending
+		c.pending = nil
+		if len(batch) == 0 {
+			c.flushing = false
+			c.mu.Unlock()
+			return
 		}
-		adds[j] = pipe.XAdd(ctx, &redis.XAddArgs{Stream: k.stream, NoMkStream: true, Values: values})
-		post = append(post, attrs)
+		c.mu.Unlock()
+		s.flushSends(batch)
 	}
-	keys := []string{k.meta, k.stream, k.filters}
-	check := scriptSendPost.build(false).EvalSha(ctx, pipe, keys, post...)
+}
+
+// sendFlushTimeout bounds one coalesced round trip.
+const sendFlushTimeout = 10 * time.Second
+
+func (s *Store) flushSends(batch []*fastSend) {
+	ctx, cancel := context.WithTimeout(context.Background(), sendFlushTimeout)
+	defer cancel()
+	// A transaction may not span cluster slots: on a cluster, one per queue
+	// (run together); on one server, one for all.
+	if _, cluster := s.rdb.UniversalClient.(*redis.ClusterClient); cluster {
+		byQueue := map[string][]*fastSend{}
+		for _, f := range batch {
+			byQueue[f.queue] = append(byQueue[f.queue], f)
+		}
+		if len(byQueue) > 1 {
+			var wg sync.WaitGroup
+			for _, fs := range byQueue {
+				wg.Add(1)
+				go func() { defer wg.Done(); s.execSends(ctx, fs) }()
+			}
+			wg.Wait()
+			return
+		}
+	}
+	s.execSends(ctx, batch)
+}
+
+func (s *Store) execSends(ctx context.Context, batch []*fastSend) {
+	pipe := s.rdb.TxPipeline()
+	post := scriptSendPost.build(false)
+	for _, f := range batch {
+		k := s.qkeys(f.queue)
+		largest := 0
+		f.post = make([]any, 0, 3+len(f.sent))
+		f.post = append(f.post, len(f.sent), 0, 0)
+		f.adds = make([]*redis.StringCmd, len(f.sent))
+		for j := range f.sent {
+			largest = max(largest, f.args[1+4*j].(int))
+			values := []any{"b", f.args[3+4*j]}
+			attrs := f.args[4+4*j].(string)
+			if attrs != "" {
+				values = append(values, "a", attrs)
+			}
+			f.adds[j] = pipe.XAdd(ctx, &redis.XAddArgs{Stream: k.stream, NoMkStream: true, Values: values})
+			f.post = append(f.post, attrs)
+		}
+		f.post[1] = largest
+		f.check = post.EvalSha(ctx, pipe, []string{k.meta, k.stream, k.filters}, f.post...)
+	}
 	_, _ = pipe.Exec(ctx) // errors are read per command
-	if err := check.Err(); err != nil {
+	for _, f := range batch {
+		f.ok, f.err = s.finishFastSend(ctx, f)
+		close(f.done)
+	}
+}
+
+// finishFastSend reads one batch's replies into its results.
+func (s *Store) finishFastSend(ctx context.Context, f *fastSend) (bool, error) {
+	k := s.qkeys(f.queue)
+	if err := f.check.Err(); err != nil {
 		switch {
 		case redis.HasErrorPrefix(err, "NOSCRIPT"):
 			// Redis lost its scripts (a restart) after the XADDs ran: they
 			// stand; count them.
-			for _, a := range adds {
+			for _, a := range f.adds {
 				if a.Err() != nil {
-					return true, mapErr(a.Err(), queue, "")
+					return true, mapErr(a.Err(), f.queue, "")
 				}
 			}
-			post[2] = 1
-			if err := scriptSendPost.Run(ctx, s.rdb, keys, post...).Err(); err != nil {
-				return true, mapErr(err, queue, "")
+			f.post[2] = 1
+			if err := scriptSendPost.Run(ctx, s.rdb, []string{k.meta, k.stream, k.filters}, f.post...).Err(); err != nil {
+				return true, mapErr(err, f.queue, "")
 			}
 		case redis.HasErrorPrefix(err, "STALE_LIMITS"), redis.HasErrorPrefix(err, "NO_STREAM"):
-			s.limits.Delete(queue)
+			s.limits.Delete(f.queue)
 			return false, nil
 		default:
-			s.limits.Delete(queue)
-			return true, mapErr(err, queue, "")
+			s.limits.Delete(f.queue)
+			return true, mapErr(err, f.queue, "")
 		}
 	}
-	for j, i := range sent {
-		id, err := adds[j].Result()
+	for j, i := range f.sent {
+		id, err := f.adds[j].Result()
 		if err != nil {
-			return true, mapErr(err, queue, "")
+			return true, mapErr(err, f.queue, "")
 		}
-		results[i] = SendResult{ID: id, SendTime: idTime(id)}
+		f.results[i] = SendResult{ID: id, SendTime: idTime(id)}
 	}
 	return true, nil
 }

@@ -2,6 +2,8 @@ package tags
 
 import (
 	"bytes"
+	"fmt"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -60,5 +62,66 @@ func TestSendFastPathFollowsTheQueueItIsSentTo(t *testing.T) {
 		_, err = s.Send(b.ctx, "q", []OutMessage{{Body: []byte("e")}})
 		requireReason(t, err, ReasonQueueNotFound)
 		require.Zero(t, b.rdb.Exists(b.ctx, stream).Val())
+	})
+}
+
+// Concurrent sends share round trips (one MULTI per slot): every message
+// is stored once, under its own id, and counted on its own queue.
+func TestSendFastPathConcurrentBatchesAcrossQueues(t *testing.T) {
+	eachBackend(t, func(t *testing.T, b *bundle) {
+		s, err := New(b.ctx, Config{Client: b.rdb, Prefix: b.prefix, JanitorInterval: -1, Logger: testLogger(t)})
+		require.NoError(t, err)
+		defer s.Close()
+		queues := []string{"qa", "qb", "qc"}
+		for _, q := range queues {
+			b.queue(q)
+		}
+		const senders, batches, size = 6, 20, 5
+		var wg sync.WaitGroup
+		ids := make([][]string, senders)
+		errs := make([]error, senders)
+		for g := range senders {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for i := range batches {
+					msgs := make([]OutMessage, size)
+					for j := range msgs {
+						msgs[j] = OutMessage{Body: []byte(fmt.Sprintf("%d-%d-%d", g, i, j))}
+					}
+					q := queues[(g+i)%len(queues)]
+					res, err := s.Send(b.ctx, q, msgs)
+					if err != nil {
+						errs[g] = err
+						return
+					}
+					for _, r := range res {
+						if r.Err != nil {
+							errs[g] = r.Err
+							return
+						}
+						ids[g] = append(ids[g], q+"/"+r.ID) // ids are per queue
+					}
+				}
+			}()
+		}
+		wg.Wait()
+		for _, err := range errs {
+			require.NoError(t, err)
+		}
+		total := int64(0)
+		for _, q := range queues {
+			n := b.rdb.XLen(b.ctx, b.s.qkeys(q).stream).Val()
+			require.Equal(t, n, b.state(q, "default").Available, "queue %s counts what it stores", q)
+			total += n
+		}
+		require.Equal(t, int64(senders*batches*size), total)
+		seen := map[string]bool{}
+		for _, list := range ids {
+			for _, id := range list {
+				require.False(t, seen[id], "id %s given twice", id)
+				seen[id] = true
+			}
+		}
 	})
 }

@@ -53,6 +53,7 @@ type Store struct {
 	relaying sync.Map // queue -> *relayState: one RelayOutbox per queue at a time
 	hints    sync.Map // tagKey -> time.Time: no redelivery is due before then (see dueMaybe)
 	limits   sync.Map // queue -> sendLimits, for sends' fast path
+	sends    sendCoalescer
 
 	janitorEvery time.Duration
 	stalledRead  time.Duration
