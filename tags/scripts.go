@@ -111,34 +111,43 @@ type scriptCall struct {
 
 // evalPipelined runs script once per call in one pipelined round trip and
 // returns the commands in order (each with its own result or error). A
-// pipeline cannot fall back from EVALSHA to EVAL, so if Redis lost its
-// scripts (a restart) they are loaded again and the calls repeated once.
+// pipeline cannot fall back from EVALSHA to EVAL by itself, so the calls
+// Redis answered NOSCRIPT (it lost its scripts: a restart, a SCRIPT FLUSH)
+// run again, alone, as EVAL, which also caches the script again. Only
+// those: the others ran.
 func (s *Store) evalPipelined(ctx context.Context, ls *luaScript, calls []scriptCall) ([]*redis.Cmd, error) {
 	script := ls.build(s.rdb.testClock)
-	for attempt := 0; ; attempt++ {
-		pipe := s.rdb.Pipeline()
-		cmds := make([]*redis.Cmd, len(calls))
-		for i, c := range calls {
-			cmds[i] = script.EvalSha(ctx, pipe, c.keys, c.args...)
-		}
-		if len(cmds) > 0 {
-			_, _ = pipe.Exec(ctx) // errors are read per command
-		}
-		lost := false
-		for _, c := range cmds {
-			if err := c.Err(); err != nil && redis.HasErrorPrefix(err, "NOSCRIPT") {
-				lost = true
-			} else if err != nil && !isScriptReply(err) {
-				return nil, mapErr(err, "", "")
-			}
-		}
-		if !lost || attempt == 1 {
-			return cmds, nil
-		}
-		if err := loadScripts(ctx, s.rdb); err != nil {
-			return nil, unavailable(err)
+	cmds := make([]*redis.Cmd, len(calls))
+	if len(calls) == 0 {
+		return cmds, nil
+	}
+	pipe := s.rdb.Pipeline()
+	for i, c := range calls {
+		cmds[i] = script.EvalSha(ctx, pipe, c.keys, c.args...)
+	}
+	_, _ = pipe.Exec(ctx) // errors are read per command
+	var lost []int
+	for i, c := range cmds {
+		if err := c.Err(); err != nil && redis.HasErrorPrefix(err, "NOSCRIPT") {
+			lost = append(lost, i)
+		} else if err != nil && !isScriptReply(err) {
+			return nil, mapErr(err, "", "")
 		}
 	}
+	if len(lost) == 0 {
+		return cmds, nil
+	}
+	pipe = s.rdb.Pipeline()
+	for _, i := range lost {
+		cmds[i] = script.Eval(ctx, pipe, calls[i].keys, calls[i].args...)
+	}
+	_, _ = pipe.Exec(ctx)
+	for _, i := range lost {
+		if err := cmds[i].Err(); err != nil && !isScriptReply(err) {
+			return nil, mapErr(err, "", "")
+		}
+	}
+	return cmds, nil
 }
 
 // isScriptReply tells an error a script returned (a redis.Error reply)
