@@ -14,20 +14,9 @@ func (s *Store) Delete(ctx context.Context, queue string, handles []string) ([]e
 	if err != nil {
 		return nil, err
 	}
-	k := s.qkeys(queue)
-	err = b.perTag(queue, func(tag string, idx []int) error {
-		tk := k.tag(tag)
-		args := make([]any, 0, 1+len(idx))
-		args = append(args, tag)
-		for _, i := range idx {
-			args = append(args, b.parsed[i].ID, b.parsed[i].FirstMs)
-		}
-		return scriptDelete.Run(ctx, s.rdb, []string{k.meta, tk.state, tk.visible, tk.last}, args...).Err()
+	return b.errs, s.settleHandles(ctx, queue, b, func(_ int, d Delivery) Settlement {
+		return Settlement{Kind: SettleAck, Delivery: d}
 	})
-	if err != nil {
-		return nil, err
-	}
-	return b.errs, nil
 }
 
 // ChangeVisibility sets each message's deadline to now + seconds (0: visible
@@ -43,37 +32,42 @@ func (s *Store) ChangeVisibility(ctx context.Context, queue string, changes []Vi
 	if err != nil {
 		return nil, err
 	}
-	k := s.qkeys(queue)
-	err = b.perTag(queue, func(tag string, idx []int) error {
-		tk := k.tag(tag)
-		args := make([]any, 0, 1+4*len(idx))
-		args = append(args, tag)
-		for _, i := range idx {
+	return b.errs, s.settleHandles(ctx, queue, b, func(i int, d Delivery) Settlement {
+		return Settlement{Kind: SettleVisibility, Delivery: d, VisibilityMs: int64(changes[i].VisibilitySeconds) * 1000}
+	})
+}
+
+// settleHandles settles a checked batch of receipt handles, one settlement
+// each (op), through Settle: one script call per tag, all in one round
+// trip. Per-handle outcomes go to b.errs; an error that is not about a
+// handle or its tag (the queue is gone, the backend is down, the queue
+// has no dead-letter queue) is the whole call's.
+func (s *Store) settleHandles(ctx context.Context, queue string, b *handleBatch, op func(i int, d Delivery) Settlement) error {
+	batches := make([]*SettleBatch, 0, len(b.byTag))
+	idxs := make([][]int, 0, len(b.byTag))
+	for tag, idx := range b.byTag {
+		sb := &SettleBatch{Queue: queue, Tag: tag, Ops: make([]Settlement, len(idx))}
+		for j, i := range idx {
 			p := b.parsed[i]
-			args = append(args, p.ID, p.FirstMs, p.Gen, int64(changes[i].VisibilitySeconds)*1000)
+			sb.Ops[j] = op(i, Delivery{Queue: queue, Tag: tag, ID: p.ID, Gen: p.Gen, FirstMs: p.FirstMs})
 		}
-		res, err := scriptVisibility.Run(ctx, s.rdb, []string{k.meta, tk.state, tk.visible, k.wake, tk.last}, args...).Int64Slice()
-		if err != nil {
-			return err
-		}
-		s.forgetHint(queue, tag)
-		nacked := false
-		for j, ok := range res {
-			if ok == 0 {
-				b.errs[idx[j]] = staleHandle(b.parsed[idx[j]])
-			} else if changes[idx[j]].VisibilitySeconds == 0 {
-				nacked = true
+		batches = append(batches, sb)
+		idxs = append(idxs, idx)
+	}
+	if err := s.Settle(ctx, batches); err != nil {
+		return err
+	}
+	for j, sb := range batches {
+		for k, e := range sb.Errs {
+			switch ReasonOf(e) {
+			case "", ReasonTagNotFound, ReasonReceiptHandleStale:
+				b.errs[idxs[j][k]] = e
+			default:
+				return e
 			}
 		}
-		if nacked {
-			s.waiters.wakeOne(queue, tag) // local waiters at once; others through the wake stream
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, err
 	}
-	return b.errs, nil
+	return nil
 }
 
 func staleHandle(h handle) *Error {

@@ -39,42 +39,9 @@ func (s *Store) DeadLetter(ctx context.Context, queue string, reqs []DeadRequest
 	if err != nil {
 		return nil, err
 	}
-	k := s.qkeys(queue)
-	dead := 0
-	err = b.perTag(queue, func(tag string, idx []int) error {
-		tk := k.tag(tag)
-		args := []any{queue, tag}
-		for _, i := range idx {
-			reason := reqs[i].Reason
-			if reason == "" {
-				reason = ReasonConsumerDeadLettered
-			}
-			p := b.parsed[i]
-			args = append(args, p.ID, p.FirstMs, p.Gen, reason, reqs[i].Description)
-		}
-		res, err := scriptDead.Run(ctx, s.rdb, []string{k.meta, k.stream, tk.state, tk.visible, tk.last, k.outbox},
-			args...).Int64Slice()
-		if err != nil {
-			return err
-		}
-		for j, ok := range res {
-			if ok == 0 {
-				b.errs[idx[j]] = staleHandle(b.parsed[idx[j]])
-			} else {
-				dead++
-			}
-		}
-		return nil
+	return b.errs, s.settleHandles(ctx, queue, b, func(i int, d Delivery) Settlement {
+		return Settlement{Kind: SettleDead, Delivery: d, Reason: reqs[i].Reason, Description: reqs[i].Description}
 	})
-	if err != nil {
-		return nil, err
-	}
-	if dead > 0 {
-		if _, err := s.RelayOutbox(ctx, queue); err != nil {
-			s.log.Warn("dead letters staged; relay to the dead-letter queue will retry", "queue", queue, "err", err)
-		}
-	}
-	return b.errs, nil
 }
 
 // SweepDead dead-letters, on every tag of a source queue, the messages

@@ -200,20 +200,3 @@ func (s *Store) checkHandles(queue string, n int, handleOf func(i int) string, c
 	}
 	return b, nil
 }
-
-// perTag runs fn for each tag's entries. An error that is about the tag
-// (TAG_NOT_FOUND) becomes those entries' error; any other ends the batch.
-func (b *handleBatch) perTag(queue string, fn func(tag string, idx []int) error) error {
-	for tag, idx := range b.byTag {
-		if err := fn(tag, idx); err != nil {
-			err = mapErr(err, queue, tag)
-			if ReasonOf(err) != ReasonTagNotFound {
-				return err
-			}
-			for _, i := range idx {
-				b.errs[i] = err
-			}
-		}
-	}
-	return nil
-}

@@ -25,11 +25,8 @@ var (
 	scriptTagState    = mustScript("tagstate")
 	scriptSend        = mustScript("send")
 	scriptReceive     = mustScript("receive")
-	scriptDelete      = mustScript("delete")
-	scriptVisibility  = mustScript("visibility")
 	scriptPeek        = mustScript("peek")
 	scriptJanitor     = mustScript("janitor")
-	scriptDead        = mustScript("dead")
 	scriptSweep       = mustScript("sweep")
 	scriptDLQAdd      = mustScript("dlqadd")
 	scriptMoveAdd     = mustScript("moveadd")
@@ -40,8 +37,8 @@ var (
 	scriptSendPost    = mustScript("sendpost")
 
 	allScripts = []*luaScript{scriptCreateQueue, scriptUpdateQueue, scriptDeleteQueue, scriptPurge,
-		scriptCreateTag, scriptDeleteTag, scriptTagState, scriptSend, scriptReceive, scriptDelete,
-		scriptVisibility, scriptPeek, scriptJanitor, scriptDead, scriptSweep, scriptDLQAdd,
+		scriptCreateTag, scriptDeleteTag, scriptTagState, scriptSend, scriptReceive,
+		scriptPeek, scriptJanitor, scriptSweep, scriptDLQAdd,
 		scriptMoveAdd, scriptMoveStep, scriptMoveTask, scriptMoveNeeded, scriptSettle, scriptSendPost}
 )
 
