@@ -46,6 +46,7 @@ func (w *Worker) Start() {
 		defer w.done.Done()
 		t := time.NewTicker(w.cfg.Interval)
 		defer t.Stop()
+		p := &pass{idle: tags.NewIdle(w.cfg.Interval, sweepIdleMax)}
 		for {
 			select {
 			case <-w.stop:
@@ -53,7 +54,7 @@ func (w *Worker) Start() {
 			case <-t.C:
 			}
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-			if err := w.RunOnce(ctx); err != nil {
+			if err := w.run(ctx, p, time.Now()); err != nil {
 				w.cfg.Logger.Warn("redrive pass failed", "err", err)
 			}
 			cancel()
@@ -73,10 +74,49 @@ func (w *Worker) Stop() {
 // worth of its rate. It goes on past a failing queue and returns the first
 // error.
 func (w *Worker) RunOnce(ctx context.Context) error {
+	return w.run(ctx, &pass{}, time.Now())
+}
+
+// The background worker finds its work (source queues, outboxes waiting,
+// running moves) every discoverEvery, not every pass: finding it reads
+// every queue. It sweeps a source queue where the last sweep moved nothing
+// ever more rarely, up to sweepIdleMax: so a dead letter of an idle queue
+// may reach its DLQ that much after its deadline.
+const (
+	discoverEvery = 5 * time.Second
+	sweepIdleMax  = 5 * time.Second
+)
+
+// pass is what the background worker keeps between passes; RunOnce uses a
+// fresh one (find everything, sweep everything).
+type pass struct {
+	idle               *tags.Idle // nil: sweep every source queue
+	found              time.Time  // when the lists below were found
+	moveStarts         int64      // Store.MoveStarts then
+	sweep, relay, move []string
+}
+
+func (w *Worker) run(ctx context.Context, p *pass, now time.Time) error {
 	s := w.cfg.Store
-	sweep, relay, err := s.RedriveWork(ctx)
-	if err != nil {
-		return err
+	starts := s.MoveStarts()
+	fresh := p.found.IsZero() || now.Sub(p.found) >= discoverEvery || starts != p.moveStarts
+	if fresh {
+		sweep, relay, err := s.RedriveWork(ctx)
+		if err != nil {
+			return err
+		}
+		moves, err := s.MoveWork(ctx)
+		if err != nil {
+			return err
+		}
+		p.sweep, p.relay, p.move, p.found, p.moveStarts = sweep, relay, moves, now, starts
+		if p.idle != nil {
+			p.idle.Forget(sweep)
+		}
+	}
+	sweep, relay, moves := p.sweep, p.relay, p.move
+	if !fresh {
+		relay = nil // relays run as dead letters are staged; this is for leftovers
 	}
 	var first error
 	keep := func(err error) {
@@ -85,9 +125,15 @@ func (w *Worker) RunOnce(ctx context.Context) error {
 		}
 	}
 	for _, q := range sweep {
+		if p.idle != nil && !p.idle.Due(q, now) {
+			continue
+		}
 		n, err := s.SweepDead(ctx, q)
 		if n > 0 {
 			w.cfg.Logger.Debug("dead-lettered", "queue", q, "messages", n)
+		}
+		if p.idle != nil {
+			p.idle.Done(q, now, n > 0)
 		}
 		keep(err)
 	}
@@ -95,8 +141,6 @@ func (w *Worker) RunOnce(ctx context.Context) error {
 		_, err := s.RelayOutbox(ctx, q)
 		keep(err)
 	}
-	moves, err := s.MoveWork(ctx)
-	keep(err)
 	for _, dlq := range moves {
 		n, err := s.RunMove(ctx, dlq, w.cfg.Interval)
 		if n > 0 {

@@ -103,6 +103,7 @@ func (t *MoveTask) matches(dl *DeadLetter) bool {
 // queues, each to the tag it died in, at most maxPerSecond a second
 // (0: DefaultMoveRate). sourceQueue and sourceTag, when set, narrow it.
 func (s *Store) StartMove(ctx context.Context, dlq, sourceQueue, sourceTag string, maxPerSecond int32) (*MoveTask, error) {
+	defer s.moveStarts.Add(1) // the redrive worker looks for work again
 	if e := checkName("dead_letter_queue", "queue", dlq); e != nil {
 		return nil, e
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -54,6 +55,8 @@ type Store struct {
 	hints    sync.Map // tagKey -> time.Time: no redelivery is due before then (see dueMaybe)
 	limits   sync.Map // queue -> sendLimits, for sends' fast path
 	sends    sendCoalescer
+	// moveStarts counts StartMove calls in this process (see MoveStarts).
+	moveStarts atomic.Int64
 
 	janitorEvery time.Duration
 	stalledRead  time.Duration
@@ -129,6 +132,10 @@ func (s *Store) Close() error {
 	s.done.Wait()
 	return nil
 }
+
+// MoveStarts counts the moves started through this store: a background
+// worker that sees it change looks for work at once.
+func (s *Store) MoveStarts() int64 { return s.moveStarts.Load() }
 
 // Ping checks the backend.
 func (s *Store) Ping(ctx context.Context) error {
