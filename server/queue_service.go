@@ -14,6 +14,9 @@ type queueService struct {
 
 func (s *queueService) CreateQueue(ctx context.Context, req *tagqv1.CreateQueueRequest) (*tagqv1.CreateQueueResponse, error) {
 	q := req.GetQueue()
+	if q == nil {
+		return nil, missing("queue")
+	}
 	cfg := tags.QueueConfig{
 		Name:                     q.GetName(),
 		DelaySeconds:             q.DelaySeconds,
@@ -74,6 +77,9 @@ var immutableQueueFields = map[string]bool{"name": true, "dead_letter_queue": tr
 
 func (s *queueService) UpdateQueue(ctx context.Context, req *tagqv1.UpdateQueueRequest) (*tagqv1.UpdateQueueResponse, error) {
 	q := req.GetQueue()
+	if q == nil {
+		return nil, missing("queue")
+	}
 	paths := req.GetUpdateMask().GetPaths()
 	if len(paths) == 0 {
 		return nil, fieldError(tags.ReasonInvalidArgumentRange, "update_mask", "update_mask names no field to update")
@@ -135,6 +141,9 @@ func (s *queueService) PurgeQueue(ctx context.Context, req *tagqv1.PurgeQueueReq
 }
 
 func (s *queueService) CreateTag(ctx context.Context, req *tagqv1.CreateTagRequest) (*tagqv1.CreateTagResponse, error) {
+	if req.GetTag() == nil {
+		return nil, missing("tag")
+	}
 	t, err := s.store.CreateTag(ctx, req.GetQueue(), fromTag(req.GetTag()))
 	if err != nil {
 		if e, ok := tags.AsError(err); ok && e.Field == "queue" {

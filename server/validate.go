@@ -9,6 +9,13 @@ import (
 
 var entryIDRE = regexp.MustCompile(`^[A-Za-z0-9_-]{1,80}$`)
 
+// missing is the error of a request without a message field it needs
+// (CreateQueue without its queue, say): INVALID_ARGUMENT naming the field,
+// before anything reads through the nil message.
+func missing(field string) error {
+	return fieldError(tags.ReasonInvalidArgumentRange, field, "%s is required", field)
+}
+
 // checkBatch validates a batch's size and entry ids (format, uniqueness)
 // before anything is done with it.
 func checkBatch(ids []string) error {
