@@ -46,6 +46,12 @@ func checkUserAttributes(field string, m map[string]string) *Error {
 	return nil
 }
 
+// MissingValue is the Attribute of a message attribute sent with no value
+// (the API's MessageAttribute with neither string_value nor binary_value):
+// binary with nil Bytes. Send refuses it (INVALID_ATTRIBUTE); an empty
+// binary value has empty, non-nil Bytes.
+var MissingValue = Attribute{Binary: true}
+
 // checkMessageAttributes validates a message's attributes and returns their
 // size (names plus values) counted against max_message_bytes.
 func checkMessageAttributes(attrs map[string]Attribute) (int, *Error) {
@@ -61,6 +67,10 @@ func checkMessageAttributes(attrs map[string]Attribute) (int, *Error) {
 		if !attrNameRE.MatchString(name) {
 			return 0, invalid(ReasonInvalidAttribute, "attributes["+name+"]",
 				"attribute names must be 1-256 characters of A-Z a-z 0-9 _ . -, got %q", name)
+		}
+		if a.Binary && a.Bytes == nil {
+			return 0, invalid(ReasonInvalidAttribute, "attributes["+name+"]",
+				"attribute %q has no value: set string_value or binary_value", name)
 		}
 		if a.Binary {
 			size += len(name) + len(a.Bytes)

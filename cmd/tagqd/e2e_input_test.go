@@ -78,6 +78,16 @@ func badInputs() []badInput {
 			reason: "MESSAGE_TOO_LARGE", field: "body",
 		},
 		{
+			name: "attribute with no value",
+			grpc: func(ctx context.Context, d *daemon) error {
+				_, err := d.m.SendMessage(ctx, &tagqv1.SendMessageRequest{Queue: "q", Body: []byte("x"),
+					Attributes: map[string]*tagqv1.MessageAttribute{"empty": {}}})
+				return err
+			},
+			method: "POST", path: "/v1/queues/q/messages", body: `{"body": "eA==", "attributes": {"empty": {}}}`,
+			reason: "INVALID_ATTRIBUTE", field: "attributes[empty]",
+		},
+		{
 			name: "max_messages 0",
 			grpc: func(ctx context.Context, d *daemon) error {
 				_, err := d.m.ReceiveMessage(ctx, &tagqv1.ReceiveMessageRequest{Queue: "q", MaxMessages: i32(0)})
