@@ -51,12 +51,22 @@ func (s *queueService) GetQueue(ctx context.Context, req *tagqv1.GetQueueRequest
 	return &tagqv1.GetQueueResponse{Queue: toQueue(q)}, nil
 }
 
+// The lists page tokens are bound to (tags.Store.PageToken): a token works
+// only with the parameters of the listing that issued it.
+func queueList(prefix string) string { return "queues?prefix=" + prefix }
+func tagList(queue string) string    { return "queues/" + queue + "/tags" }
+
 func (s *queueService) ListQueues(ctx context.Context, req *tagqv1.ListQueuesRequest) (*tagqv1.ListQueuesResponse, error) {
-	qs, next, err := s.store.ListQueues(ctx, req.GetPrefix(), int(req.GetPageSize()), req.GetPageToken())
+	list := queueList(req.GetPrefix())
+	after, err := s.store.PageAfter(list, req.GetPageToken())
 	if err != nil {
 		return nil, err
 	}
-	out := &tagqv1.ListQueuesResponse{NextPageToken: next}
+	qs, next, err := s.store.ListQueues(ctx, req.GetPrefix(), int(req.GetPageSize()), after)
+	if err != nil {
+		return nil, err
+	}
+	out := &tagqv1.ListQueuesResponse{NextPageToken: s.store.PageToken(list, next)}
 	for _, q := range qs {
 		out.Queues = append(out.Queues, toQueue(q))
 	}
@@ -163,11 +173,16 @@ func (s *queueService) GetTag(ctx context.Context, req *tagqv1.GetTagRequest) (*
 }
 
 func (s *queueService) ListTags(ctx context.Context, req *tagqv1.ListTagsRequest) (*tagqv1.ListTagsResponse, error) {
-	ts, next, err := s.store.ListTags(ctx, req.GetQueue(), int(req.GetPageSize()), req.GetPageToken())
+	list := tagList(req.GetQueue())
+	after, err := s.store.PageAfter(list, req.GetPageToken())
 	if err != nil {
 		return nil, err
 	}
-	out := &tagqv1.ListTagsResponse{NextPageToken: next}
+	ts, next, err := s.store.ListTags(ctx, req.GetQueue(), int(req.GetPageSize()), after)
+	if err != nil {
+		return nil, err
+	}
+	out := &tagqv1.ListTagsResponse{NextPageToken: s.store.PageToken(list, next)}
 	for _, t := range ts {
 		out.Tags = append(out.Tags, toTag(t))
 	}

@@ -1,6 +1,8 @@
 package tags
 
 import (
+	"encoding/base64"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -21,5 +23,54 @@ func TestS14_AttributeWithoutAValueIsRefused(t *testing.T) {
 		got := b.receive("q", "", 10)
 		require.Len(t, got, 1, "only the message whose attributes all have values was stored")
 		require.Equal(t, map[string]Attribute{"s": {String: ""}, "b": {Binary: true, Bytes: []byte{}}}, got[0].Attributes)
+	})
+}
+
+// S14: page tokens are tagq's own: one made by any Store on the same Redis
+// (another replica) works for the list it was made for, and nothing else
+// does — a plain name, a garbled or re-signed token, another list's token.
+func TestS14_PageTokenIsOnlyOneTagqIssued(t *testing.T) {
+	eachBackend(t, func(t *testing.T, b *bundle) {
+		tok := b.s.PageToken("queues?prefix=", "q1")
+		require.NotEmpty(t, tok)
+		require.NotContains(t, tok, "q1", "opaque")
+		require.Empty(t, b.s.PageToken("queues?prefix=", ""), "no next page")
+
+		after, err := b.s.PageAfter("queues?prefix=", tok)
+		require.NoError(t, err)
+		require.Equal(t, "q1", after)
+		after, err = b.s.PageAfter("queues?prefix=", "")
+		require.NoError(t, err)
+		require.Empty(t, after, "no token: the first page")
+
+		replica, err := New(b.ctx, Config{Client: b.rdb, Prefix: b.prefix, JanitorInterval: -1, Logger: testLogger(t)})
+		require.NoError(t, err)
+		defer replica.Close()
+		after, err = replica.PageAfter("queues?prefix=", tok)
+		require.NoError(t, err, "another tagqd on the same Redis takes it")
+		require.Equal(t, "q1", after)
+
+		other, err := New(b.ctx, Config{Client: b.rdb, Prefix: b.prefix, HandleKey: []byte("another key"), JanitorInterval: -1,
+			Logger: testLogger(t)})
+		require.NoError(t, err)
+		defer other.Close()
+		forged := other.PageToken("queues?prefix=", "q1")
+
+		raw, _ := base64.RawURLEncoding.DecodeString(tok)
+		flipped := append([]byte{}, raw...)
+		flipped[1] ^= 1
+		for name, bad := range map[string]struct{ list, token string }{
+			"a queue name":            {"queues?prefix=", "q1"},
+			"not base64":              {"queues?prefix=", "!!!"},
+			"too short":               {"queues?prefix=", "AQ"},
+			"signed with another key": {"queues?prefix=", forged},
+			"a changed name":          {"queues?prefix=", base64.RawURLEncoding.EncodeToString(flipped)},
+			"another list":            {"queues?prefix=q", tok},
+			"huge":                    {"queues?prefix=", strings.Repeat("A", 1<<20)},
+		} {
+			_, err := b.s.PageAfter(bad.list, bad.token)
+			requireInvalid(t, err, ReasonInvalidArgumentRange, "page_token")
+			require.NotContains(t, err.Error(), bad.token[:min(len(bad.token), 40)], "%s: the token is not echoed", name)
+		}
 	})
 }

@@ -124,6 +124,24 @@ func badInputs() []badInput {
 			reason: "INVALID_ARGUMENT_RANGE", field: "page_size",
 		},
 		{
+			name: "page_token tagq did not issue",
+			grpc: func(ctx context.Context, d *daemon) error {
+				_, err := d.q.ListQueues(ctx, &tagqv1.ListQueuesRequest{PageToken: "q"})
+				return err
+			},
+			method: "GET", path: "/v1/queues?page_token=q",
+			reason: "INVALID_ARGUMENT_RANGE", field: "page_token",
+		},
+		{
+			name: "tag page_token tagq did not issue",
+			grpc: func(ctx context.Context, d *daemon) error {
+				_, err := d.q.ListTags(ctx, &tagqv1.ListTagsRequest{Queue: "q", PageToken: "default"})
+				return err
+			},
+			method: "GET", path: "/v1/queues/q/tags?page_token=default",
+			reason: "INVALID_ARGUMENT_RANGE", field: "page_token",
+		},
+		{
 			name: "garbled receipt handle",
 			grpc: func(ctx context.Context, d *daemon) error {
 				_, err := d.m.DeleteMessage(ctx, &tagqv1.DeleteMessageRequest{Queue: "q", ReceiptHandle: "garbled!"})
