@@ -4,6 +4,7 @@ import (
 	"encoding/base64"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 )
@@ -72,5 +73,45 @@ func TestS14_PageTokenIsOnlyOneTagqIssued(t *testing.T) {
 			requireInvalid(t, err, ReasonInvalidArgumentRange, "page_token")
 			require.NotContains(t, err.Error(), bad.token[:min(len(bad.token), 40)], "%s: the token is not echoed", name)
 		}
+	})
+}
+
+// S10: a cancelled move reports the dead letters it leaves in the DLQ as
+// remaining, exactly (not those a DLQ consumer finished meanwhile), in
+// CancelMove's answer, in ListMoves and on a repeated cancel.
+func TestS10_CancelledMoveReportsWhatItLeaves(t *testing.T) {
+	eachBackend(t, func(t *testing.T, b *bundle) {
+		ordersWithDLQ(b)
+		deadOnBilling(t, b, "m1", "m2", "m3", "m4")
+		task, err := b.s.StartMove(b.ctx, "orders-dlq", "", "", 1)
+		require.NoError(t, err)
+		require.EqualValues(t, 4, task.Total)
+		n, err := b.s.RunMove(b.ctx, "orders-dlq", time.Second) // rate 1/s: m1 only
+		require.NoError(t, err)
+		require.Equal(t, 1, n)
+		b.del("orders-dlq", b.receive("orders-dlq", "", 1)...) // a DLQ consumer finishes m2
+
+		cancelled, err := b.s.CancelMove(b.ctx, "orders-dlq", task.ID)
+		require.NoError(t, err)
+		require.Equal(t, MoveCancelled, cancelled.State)
+		require.EqualValues(t, 1, cancelled.Moved)
+		require.EqualValues(t, 2, cancelled.Remaining(), "m3 and m4 stay in the DLQ")
+		tasks, err := b.s.ListMoves(b.ctx, "orders-dlq")
+		require.NoError(t, err)
+		require.EqualValues(t, 2, tasks[0].Remaining())
+		again, err := b.s.CancelMove(b.ctx, "orders-dlq", task.ID)
+		require.NoError(t, err)
+		require.EqualValues(t, 2, again.Remaining())
+		left := b.receive("orders-dlq", "", 10)
+		require.Equal(t, []string{"m3", "m4"}, bodies(left))
+
+		// A task cancelled before any step leaves all it covered.
+		b.del("orders-dlq", left...)
+		deadOnBilling(t, b, "m5")
+		task, err = b.s.StartMove(b.ctx, "orders-dlq", "", "", 0)
+		require.NoError(t, err)
+		cancelled, err = b.s.CancelMove(b.ctx, "orders-dlq", task.ID)
+		require.NoError(t, err)
+		require.EqualValues(t, 1, cancelled.Remaining())
 	})
 }
