@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"unicode/utf8"
 
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc/codes"
@@ -142,4 +143,18 @@ func statusWith(code codes.Code, reason, msg, field string, meta map[string]stri
 		st = withD
 	}
 	return st.Err()
+}
+
+// clip shortens s to at most n bytes (cut at a UTF-8 boundary) and marks
+// the cut with "…": input echoed in an error or a log line stays small
+// whatever the client sent.
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	cut := n
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…"
 }
