@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"unicode/utf8"
 
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc/codes"
@@ -123,12 +122,23 @@ func errorInfo(st *status.Status) *errdetails.ErrorInfo {
 	return nil
 }
 
+// Bounds on what a status carries, whatever went into it: the message
+// and every metadata value (the field included) are clipped, so no input
+// comes back megabytes long in the message or the trailer. Echoed input is
+// clipped shorter where it is quoted (tags.MaxEcho); these catch the rest.
+const (
+	maxStatusMessage = 1024
+	maxMetadataValue = 512
+)
+
 // statusWith builds a status with ErrorInfo{reason, domain "tagq",
 // metadata + "field"} and, when a field is at fault, a BadRequest naming it.
 func statusWith(code codes.Code, reason, msg, field string, meta map[string]string) error {
+	msg = tags.Clip(msg, maxStatusMessage)
+	field = tags.Clip(field, maxMetadataValue)
 	md := make(map[string]string, len(meta)+1)
 	for k, v := range meta {
-		md[k] = v
+		md[k] = tags.Clip(v, maxMetadataValue)
 	}
 	if field != "" {
 		md["field"] = field
@@ -143,18 +153,4 @@ func statusWith(code codes.Code, reason, msg, field string, meta map[string]stri
 		st = withD
 	}
 	return st.Err()
-}
-
-// clip shortens s to at most n bytes (cut at a UTF-8 boundary) and marks
-// the cut with "…": input echoed in an error or a log line stays small
-// whatever the client sent.
-func clip(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	cut := n
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + "…"
 }

@@ -93,9 +93,9 @@ func routingError(ctx context.Context, mux *runtime.ServeMux, m runtime.Marshale
 	var err error
 	switch httpStatus {
 	case http.StatusNotFound:
-		err = statusWith(codes.NotFound, "NOT_FOUND", "no such API path: "+r.URL.Path, "", nil)
+		err = statusWith(codes.NotFound, "NOT_FOUND", "no such API path: "+echo(r.URL.Path), "", nil)
 	case http.StatusMethodNotAllowed:
-		err = statusWith(codes.Unimplemented, "METHOD_NOT_ALLOWED", r.Method+" is not allowed on "+r.URL.Path, "", nil)
+		err = statusWith(codes.Unimplemented, "METHOD_NOT_ALLOWED", echo(r.Method)+" is not allowed on "+echo(r.URL.Path), "", nil)
 	default:
 		err = statusWith(codes.InvalidArgument, ReasonMalformedRequest, http.StatusText(httpStatus), "", nil)
 	}

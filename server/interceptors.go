@@ -11,6 +11,8 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+
+	"github.com/tagq/tagq/tags"
 )
 
 // The unary interceptors, outermost first: logRequests, metrics.unary,
@@ -66,7 +68,7 @@ func (pl *panicLog) report(ctx context.Context, log *slog.Logger, method string,
 		pl.leftOut++
 	}
 	pl.mu.Unlock()
-	attrs := []any{"method", method, "panic", clip(fmt.Sprint(p), maxLoggedPanic)}
+	attrs := []any{"method", method, "panic", tags.Clip(fmt.Sprint(p), maxLoggedPanic)}
 	if stack {
 		attrs = append(attrs, "stack", string(debug.Stack()), "stacks_left_out", leftOut)
 	} else {

@@ -123,9 +123,9 @@ func (s *queueService) UpdateQueue(ctx context.Context, req *tagqv1.UpdateQueueR
 			u.SetRedrivePolicy, u.RedrivePolicy = true, fromPolicy(q.GetRedrivePolicy())
 		default:
 			if immutableQueueFields[p] {
-				return nil, fieldError(tags.ReasonImmutableField, "update_mask", "queue field %q cannot be changed", p)
+				return nil, fieldError(tags.ReasonImmutableField, "update_mask", "queue field %q cannot be changed", echo(p))
 			}
-			return nil, fieldError(tags.ReasonInvalidArgumentRange, "update_mask", "%q is not a queue field", p)
+			return nil, fieldError(tags.ReasonInvalidArgumentRange, "update_mask", "%q is not a queue field", echo(p))
 		}
 	}
 	updated, err := s.store.UpdateQueue(ctx, q.GetName(), u)

@@ -3,6 +3,7 @@ package tags
 import (
 	"errors"
 	"fmt"
+	"unicode/utf8"
 )
 
 // Kind classifies an Error the way a gRPC status code would.
@@ -79,16 +80,38 @@ func ReasonOf(err error) string {
 	return ""
 }
 
+// MaxEcho is how much of a client's input an error quotes back: enough to
+// recognise it, never the megabytes someone may send.
+const MaxEcho = 100
+
+// Clip shortens s to at most n bytes (cut at a UTF-8 boundary) and marks
+// the cut with "…".
+func Clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	cut := n
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…"
+}
+
+// echo is input quoted in an error: clipped to MaxEcho.
+func echo(s string) string { return Clip(s, MaxEcho) }
+
 func invalid(reason, field, format string, args ...any) *Error {
 	return &Error{Kind: KindInvalidArgument, Reason: reason, Field: field, Message: fmt.Sprintf(format, args...)}
 }
 
 func queueNotFound(q string) *Error {
+	q = echo(q)
 	return &Error{Kind: KindNotFound, Reason: ReasonQueueNotFound, Message: fmt.Sprintf("queue %q does not exist", q),
 		Metadata: map[string]string{"queue": q}}
 }
 
 func tagNotFound(q, t string) *Error {
+	q, t = echo(q), echo(t)
 	return &Error{Kind: KindNotFound, Reason: ReasonTagNotFound, Message: fmt.Sprintf("tag %q of queue %q does not exist", t, q),
 		Metadata: map[string]string{"queue": q, "tag": t}}
 }

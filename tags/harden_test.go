@@ -115,3 +115,28 @@ func TestS10_CancelledMoveReportsWhatItLeaves(t *testing.T) {
 		require.EqualValues(t, 1, cancelled.Remaining())
 	})
 }
+
+// S14: errors quote at most MaxEcho bytes of the input they refuse.
+func TestS14_ErrorsQuoteLittleOfTheInput(t *testing.T) {
+	eachBackend(t, func(t *testing.T, b *bundle) {
+		big := strings.Repeat("é", 1<<19) // 1 MiB of two-byte runes
+		b.queue("q")
+		_, err := b.s.CreateQueue(b.ctx, QueueConfig{Name: big})
+		requireInvalid(t, err, ReasonInvalidName, "name")
+		require.Less(t, len(err.Error()), 300)
+		_, _, err = b.s.ListQueues(b.ctx, big, 0, "")
+		require.Less(t, len(err.Error()), 300)
+		res, err := b.s.Send(b.ctx, "q", []OutMessage{{Body: []byte("x"), Attributes: map[string]Attribute{big: {String: "v"}}}})
+		require.NoError(t, err)
+		e, _ := AsError(res[0].Err)
+		require.Less(t, len(e.Error()), 400)
+		require.Equal(t, "attributes["+strings.Repeat("é", MaxEcho/2)+"…]", e.Field, "cut at a rune boundary")
+		_, err = b.s.CreateTag(b.ctx, "q", TagConfig{Name: "t", Filter: &Filter{Conditions: []Condition{{Name: big}}}})
+		require.Less(t, len(err.Error()), 300)
+		_, err = b.s.CreateQueue(b.ctx, QueueConfig{Name: "u", UserAttributes: map[string]string{big: "v"}})
+		require.Less(t, len(err.Error()), 300)
+	})
+	require.Equal(t, "ab…", Clip("abc", 2))
+	require.Equal(t, "abc", Clip("abc", 3))
+	require.Equal(t, "a…", Clip("aé", 2), "never half a rune")
+}

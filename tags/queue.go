@@ -245,7 +245,7 @@ func (s *Store) ListQueues(ctx context.Context, prefix string, pageSize int, pag
 		return nil, "", e
 	}
 	if prefix != "" && !nameRE.MatchString(prefix) {
-		return nil, "", invalid(ReasonInvalidName, "prefix", "prefix %q must be characters of A-Z a-z 0-9 _ -", prefix)
+		return nil, "", invalid(ReasonInvalidName, "prefix", "prefix %q must be characters of A-Z a-z 0-9 _ -", echo(prefix))
 	}
 	if pageToken != "" && !nameRE.MatchString(pageToken) {
 		return nil, "", invalid(ReasonInvalidArgumentRange, "page_token", "page token is not one tagq issued")
