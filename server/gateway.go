@@ -37,7 +37,7 @@ func (s *Server) HTTPHandler(ctx context.Context, conn *grpc.ClientConn) (http.H
 	gw := runtime.NewServeMux(runtime.WithMarshalerOption(runtime.MIMEWildcard, jsonMarshaler),
 		// A POST is never served as a GET (the fallback grpc-gateway does for form bodies).
 		runtime.WithDisablePathLengthFallback(),
-		runtime.WithErrorHandler(gatewayError),
+		runtime.WithErrorHandler(s.gatewayError),
 		runtime.WithRoutingErrorHandler(routingError))
 	for _, register := range []func(context.Context, *runtime.ServeMux, *grpc.ClientConn) error{
 		tagqv1.RegisterQueueServiceHandler, tagqv1.RegisterMessageServiceHandler, tagqv1.RegisterRedriveServiceHandler,
@@ -54,7 +54,9 @@ func (s *Server) HTTPHandler(ctx context.Context, conn *grpc.ClientConn) (http.H
 	})
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		if err := s.store.Ping(r.Context()); err != nil {
-			http.Error(w, "backend unavailable: "+err.Error(), http.StatusServiceUnavailable)
+			// The error names the storage's address: for the log only.
+			s.log.WarnContext(r.Context(), "healthz: storage backend unavailable", "err", err)
+			http.Error(w, "backend unavailable", http.StatusServiceUnavailable)
 			return
 		}
 		_, _ = w.Write([]byte("ok\n"))
@@ -66,23 +68,32 @@ func (s *Server) HTTPHandler(ctx context.Context, conn *grpc.ClientConn) (http.H
 // gatewayError answers every failed REST call. Errors from the gRPC server
 // already carry ErrorInfo; the gateway's own (a body it cannot decode, the
 // loopback connection failing) get one here.
-func gatewayError(ctx context.Context, mux *runtime.ServeMux, m runtime.Marshaler, w http.ResponseWriter, r *http.Request, err error) {
+func (s *Server) gatewayError(ctx context.Context, mux *runtime.ServeMux, m runtime.Marshaler, w http.ResponseWriter, r *http.Request, err error) {
 	var httpErr *runtime.HTTPStatusError
 	if errors.As(err, &httpErr) {
-		err = &runtime.HTTPStatusError{HTTPStatus: httpErr.HTTPStatus, Err: gatewayStatus(httpErr.Err)}
+		err = &runtime.HTTPStatusError{HTTPStatus: httpErr.HTTPStatus, Err: s.gatewayStatus(ctx, httpErr.Err)}
 	} else {
-		err = gatewayStatus(err)
+		err = s.gatewayStatus(ctx, err)
 	}
 	runtime.DefaultHTTPErrorHandler(ctx, mux, m, w, r, err)
 }
 
-func gatewayStatus(err error) error {
+func (s *Server) gatewayStatus(ctx context.Context, err error) error {
 	st := status.Convert(err)
+	if errorInfo(st) != nil {
+		return st.Err()
+	}
 	reason := ""
-	if st.Code() == codes.InvalidArgument {
+	switch st.Code() {
+	case codes.InvalidArgument:
 		// The gRPC server's INVALID_ARGUMENTs have ErrorInfo already; one
 		// without is the gateway failing to decode the request.
 		reason = ReasonMalformedRequest
+	case codes.Unavailable:
+		// The gateway's connection to the gRPC server failed; its message
+		// names the server's internal address: for the log only.
+		s.log.WarnContext(ctx, "REST gateway: gRPC server unavailable", "err", st.Message())
+		st = status.New(codes.Unavailable, "the API server is unavailable")
 	}
 	return withErrorInfo(st, reason)
 }

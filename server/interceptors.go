@@ -97,7 +97,8 @@ func errorStatus(ctx context.Context, req any, _ *grpc.UnaryServerInfo, handler 
 }
 
 // logRequests writes one access-log line per call: OK and the client's own
-// mistakes at debug, UNAVAILABLE at warn, the rest at error.
+// mistakes at debug, UNAVAILABLE at warn, the rest at error; with the
+// failure behind an error (its cause, which clients are not told).
 func logRequests(log *slog.Logger) grpc.UnaryServerInterceptor {
 	return func(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
 		start := time.Now()
@@ -106,6 +107,9 @@ func logRequests(log *slog.Logger) grpc.UnaryServerInterceptor {
 		attrs := []any{"method", info.FullMethod, "code", code.String(), "duration", time.Since(start)}
 		if err != nil {
 			attrs = append(attrs, "err", status.Convert(err).Message())
+			if cause := causeOf(err); cause != "" {
+				attrs = append(attrs, "cause", cause)
+			}
 		}
 		log.Log(ctx, logLevel(code), "rpc", attrs...)
 		return resp, err

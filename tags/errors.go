@@ -56,9 +56,22 @@ type Error struct {
 	Message string
 	// Metadata is extra ErrorInfo metadata (e.g. "queue", "limit").
 	Metadata map[string]string
+	// Cause is the failure behind the error (a Redis error naming the
+	// server's address, say): in Error, for logs, never in Text, which is
+	// what clients are told.
+	Cause error
 }
 
 func (e *Error) Error() string {
+	if e.Cause != nil {
+		return e.Text() + ": " + e.Cause.Error()
+	}
+	return e.Text()
+}
+
+// Text is the error as a client may see it: reason, message and field,
+// without the Cause.
+func (e *Error) Text() string {
 	if e.Field != "" {
 		return fmt.Sprintf("%s: %s (%s)", e.Reason, e.Message, e.Field)
 	}
@@ -116,8 +129,11 @@ func tagNotFound(q, t string) *Error {
 		Metadata: map[string]string{"queue": q, "tag": t}}
 }
 
+// unavailable is BACKEND_UNAVAILABLE for a failure to reach the storage:
+// clients learn no more than that; the failure (which names addresses)
+// is the Cause, for the server's log.
 func unavailable(err error) *Error {
-	return &Error{Kind: KindUnavailable, Reason: ReasonBackendUnavailable, Message: "storage backend unavailable: " + err.Error()}
+	return &Error{Kind: KindUnavailable, Reason: ReasonBackendUnavailable, Message: "storage backend unavailable", Cause: err}
 }
 
 // KindUnimplemented marks a feature of the API that is not built yet.

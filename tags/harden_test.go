@@ -1,11 +1,14 @@
 package tags
 
 import (
+	"context"
 	"encoding/base64"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/alicebob/miniredis/v2"
+	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
 )
 
@@ -139,4 +142,24 @@ func TestS14_ErrorsQuoteLittleOfTheInput(t *testing.T) {
 	require.Equal(t, "ab…", Clip("abc", 2))
 	require.Equal(t, "abc", Clip("abc", 3))
 	require.Equal(t, "a…", Clip("aé", 2), "never half a rune")
+}
+
+// An unreachable backend is BACKEND_UNAVAILABLE whose client text names no
+// address; the address stays in Error (and Cause), for logs.
+func TestBackendUnavailable_TextHidesTheAddress(t *testing.T) {
+	m := miniredis.RunT(t)
+	addr := m.Addr()
+	c := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1, DialerRetries: 1})
+	t.Cleanup(func() { _ = c.Close() })
+	s, err := New(context.Background(), Config{Client: c, JanitorInterval: -1, Logger: testLogger(t)})
+	require.NoError(t, err)
+	defer s.Close()
+	m.Close()
+	_, err = s.GetQueue(context.Background(), "q")
+	e, ok := AsError(err)
+	require.True(t, ok, "%v", err)
+	require.Equal(t, ReasonBackendUnavailable, e.Reason)
+	require.Equal(t, "BACKEND_UNAVAILABLE: storage backend unavailable", e.Text())
+	require.NotNil(t, e.Cause)
+	require.Contains(t, e.Error(), addr, "for the log")
 }
