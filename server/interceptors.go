@@ -82,8 +82,12 @@ const maxLoggedPanic = 1024
 
 // errorStatus makes every error a gRPC status with ErrorInfo (toStatus). A
 // call whose client went away or whose deadline passed reports that, not
-// the storage error it may have caused.
+// the storage error it may have caused. A request the codec could not read
+// is refused before its handler runs (checkReadable).
 func errorStatus(ctx context.Context, req any, _ *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
+	if err := checkReadable(req); err != nil {
+		return nil, err
+	}
 	resp, err := handler(ctx, req)
 	if err == nil {
 		return resp, nil

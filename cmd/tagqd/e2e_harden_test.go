@@ -7,7 +7,9 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/mem"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 
@@ -34,4 +36,29 @@ func TestE2E_S14_ErrorsEchoLittleOfABigInput(t *testing.T) {
 	require.Equal(t, "INVALID_NAME", r)
 	require.Equal(t, "queue.name", f)
 	require.Less(t, len(fmt.Sprint(body)), 2048)
+}
+
+// rawCodec sends []byte requests as they are and decodes answers as
+// protobuf.
+type rawCodec struct{}
+
+func (rawCodec) Name() string { return "proto" }
+func (rawCodec) Marshal(v any) (mem.BufferSlice, error) {
+	return mem.BufferSlice{mem.SliceBuffer(*v.(*[]byte))}, nil
+}
+func (rawCodec) Unmarshal(data mem.BufferSlice, v any) error {
+	return proto.Unmarshal(data.Materialize(), v.(proto.Message))
+}
+
+// TestE2E_S14_UnreadableProtobufIsMalformedRequest: bytes that are not the
+// method's message get INVALID_ARGUMENT with ErrorInfo, not a bare
+// INTERNAL from gRPC's decoder.
+func TestE2E_S14_UnreadableProtobufIsMalformedRequest(t *testing.T) {
+	d := start(t, backend{name: "embedded"})
+	raw := []byte{0x0a, 0x10, 'x'} // field 1, 16 bytes long, then the end
+	err := d.conn.Invoke(context.Background(), "/tagq.v1.MessageService/SendMessage", &raw, &tagqv1.SendMessageResponse{},
+		grpc.ForceCodecV2(rawCodec{}))
+	code, r, _ := grpcReason(t, err)
+	require.Equal(t, codes.InvalidArgument, code)
+	require.Equal(t, "MALFORMED_REQUEST", r)
 }
