@@ -47,7 +47,7 @@ func (s *Server) HTTPHandler(ctx context.Context, conn *grpc.ClientConn) (http.H
 		}
 	}
 	mux := http.NewServeMux()
-	mux.Handle("/", gw)
+	mux.Handle("/", s.restGuard(gw, gw))
 	mux.HandleFunc("GET /openapi.json", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = w.Write(openapi.JSON)
@@ -67,9 +67,17 @@ func (s *Server) HTTPHandler(ctx context.Context, conn *grpc.ClientConn) (http.H
 
 // gatewayError answers every failed REST call. Errors from the gRPC server
 // already carry ErrorInfo; the gateway's own (a body it cannot decode, the
-// loopback connection failing) get one here.
+// loopback connection failing) get one here. A body over the limit, or
+// one that decodes to a request over MaxRequestBytes (which the gateway's
+// connection refuses to send), is 413 REQUEST_TOO_LARGE.
 func (s *Server) gatewayError(ctx context.Context, mux *runtime.ServeMux, m runtime.Marshaler, w http.ResponseWriter, r *http.Request, err error) {
 	var httpErr *runtime.HTTPStatusError
+	st := status.Convert(err)
+	if limit, over := overLimit(ctx); over {
+		err = &runtime.HTTPStatusError{HTTPStatus: http.StatusRequestEntityTooLarge, Err: tooLarge(limit)}
+	} else if st.Code() == codes.ResourceExhausted && errorInfo(st) == nil {
+		err = &runtime.HTTPStatusError{HTTPStatus: http.StatusRequestEntityTooLarge, Err: tooLarge(int64(s.maxRequest))}
+	}
 	if errors.As(err, &httpErr) {
 		err = &runtime.HTTPStatusError{HTTPStatus: httpErr.HTTPStatus, Err: s.gatewayStatus(ctx, httpErr.Err)}
 	} else {

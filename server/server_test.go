@@ -99,11 +99,21 @@ func setup(t *testing.T, opts ...func(*Config)) *testBundle {
 		q: tagqv1.NewQueueServiceClient(conn), m: tagqv1.NewMessageServiceClient(conn)}
 }
 
-// do sends a REST request and returns the status code and body.
+// do sends a JSON REST request and returns the status code and body.
 func (b *testBundle) do(t *testing.T, method, path, body string) (int, string) {
 	t.Helper()
-	req, err := http.NewRequest(method, b.rest.URL+path, strings.NewReader(body))
+	return b.doWith(t, method, path, "application/json", strings.NewReader(body))
+}
+
+// doWith sends a REST request with a Content-Type (none when "") and
+// returns the status code and body.
+func (b *testBundle) doWith(t *testing.T, method, path, contentType string, body io.Reader) (int, string) {
+	t.Helper()
+	req, err := http.NewRequest(method, b.rest.URL+path, body)
 	require.NoError(t, err)
+	if contentType != "" {
+		req.Header.Set("Content-Type", contentType)
+	}
 	resp, err := http.DefaultClient.Do(req)
 	require.NoError(t, err)
 	defer resp.Body.Close()

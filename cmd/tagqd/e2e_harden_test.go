@@ -1,8 +1,12 @@
 package main
 
 import (
+	"bufio"
 	"context"
+	"encoding/json"
 	"fmt"
+	"net"
+	"net/http"
 	"strings"
 	"testing"
 
@@ -61,4 +65,26 @@ func TestE2E_S14_UnreadableProtobufIsMalformedRequest(t *testing.T) {
 	code, r, _ := grpcReason(t, err)
 	require.Equal(t, codes.InvalidArgument, code)
 	require.Equal(t, "MALFORMED_REQUEST", r)
+}
+
+// TestE2E_REST_OversizedBodyIs413: a body over the limit is refused from
+// its Content-Length with 413 and ErrorInfo, before tagqd reads it.
+func TestE2E_REST_OversizedBodyIs413(t *testing.T) {
+	d := start(t, backend{name: "embedded"})
+	conn, err := net.Dial("tcp", d.http)
+	require.NoError(t, err)
+	defer conn.Close()
+	// 500 MB announced, a few bytes sent: the answer comes anyway.
+	_, err = fmt.Fprintf(conn, "POST /v1/queues/q/messages HTTP/1.1\r\nHost: tagq\r\nContent-Type: application/json\r\n"+
+		"Content-Length: 500000000\r\n\r\n{\"body\": \"")
+	require.NoError(t, err)
+	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	require.Equal(t, 413, resp.StatusCode)
+	var body map[string]any
+	require.NoError(t, json.NewDecoder(resp.Body).Decode(&body))
+	r, _ := reason(body)
+	require.Equal(t, "REQUEST_TOO_LARGE", r)
+	require.EqualValues(t, codes.ResourceExhausted, body["code"])
 }
