@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"mime"
 	"net/http"
 	"strconv"
 	"sync"
@@ -19,6 +20,9 @@ const (
 	// ReasonRequestTooLarge: a body over the REST limit (restBodyLimit),
 	// or one that decodes to a request over MaxRequestBytes (HTTP 413).
 	ReasonRequestTooLarge = "REQUEST_TOO_LARGE"
+	// ReasonUnsupportedMediaType: a POST, PUT or PATCH, or any request
+	// with a body, whose Content-Type is not application/json (HTTP 415).
+	ReasonUnsupportedMediaType = "UNSUPPORTED_MEDIA_TYPE"
 )
 
 // restBodyLimit is the largest REST body: the JSON of a request of
@@ -32,6 +36,11 @@ func restBodyLimit(maxRequest int) int64 {
 // restGuard is what every REST API call passes before the gateway reads
 // it:
 //
+//   - CSRF: a POST, PUT or PATCH, and any request with a body, must say
+//     Content-Type: application/json (parameters such as charset allowed),
+//     else 415. A web page cannot send that to another origin without a
+//     CORS preflight, which tagqd never grants, so it cannot drive the API
+//     from a browser (a form posting text/plain, or nothing, to :purge).
 //   - Size: a body over restBodyLimit is refused with 413, before or while
 //     it is read (http.MaxBytesReader), never decoded whole into memory.
 //   - Time: once the body is read, the connection's read deadline (the
@@ -42,6 +51,15 @@ func (s *Server) restGuard(mux *runtime.ServeMux, next http.Handler) http.Handle
 	limit := restBodyLimit(s.maxRequest)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		hasBody := r.ContentLength != 0
+		if hasBody || r.Method == http.MethodPost || r.Method == http.MethodPut || r.Method == http.MethodPatch {
+			ct := r.Header.Get("Content-Type")
+			if mt, _, err := mime.ParseMediaType(ct); err != nil || mt != "application/json" {
+				restRefuse(mux, w, r, http.StatusUnsupportedMediaType, statusWith(codes.InvalidArgument, ReasonUnsupportedMediaType,
+					fmt.Sprintf("%s needs Content-Type: application/json, got %q", r.Method, echo(ct)), "",
+					map[string]string{"content_type": echo(ct)}))
+				return
+			}
+		}
 		if r.ContentLength > limit {
 			restRefuse(mux, w, r, http.StatusRequestEntityTooLarge, tooLarge(limit))
 			return

@@ -36,6 +36,59 @@ func restReason(t *testing.T, body string) (float64, string, map[string]string) 
 	return st.Code, st.Details[0].Reason, st.Details[0].Metadata
 }
 
+// CSRF: a POST, PUT or PATCH, and any request with a body, needs
+// Content-Type: application/json; a browser cannot send that cross-site
+// without a preflight. Anything else is 415 and changes nothing.
+func TestREST_CSRF_OnlyJSONBodiesAndPosts(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	code, body := b.do(t, "POST", "/v1/queues", `{"name": "q"}`)
+	require.Equal(t, 200, code, body)
+	code, body = b.do(t, "POST", "/v1/queues/q/messages", `{"body": "eA=="}`)
+	require.Equal(t, 200, code, body)
+
+	for _, tc := range []struct{ method, path, ct, body string }{
+		{"POST", "/v1/queues", "text/plain", `{"name": "csrf"}`},
+		{"POST", "/v1/queues", "application/x-www-form-urlencoded", `{"name": "csrf"}`},
+		{"POST", "/v1/queues", "multipart/form-data; boundary=x", `{"name": "csrf"}`},
+		{"POST", "/v1/queues", "", `{"name": "csrf"}`},
+		{"POST", "/v1/queues", "application/json-patch+json", `{"name": "csrf"}`},
+		{"POST", "/v1/queues", "application/json; =broken", `{"name": "csrf"}`},
+		{"POST", "/v1/queues/q:purge", "", ""},           // a form with no fields
+		{"POST", "/v1/queues/q:purge", "text/plain", ""}, // or an empty text/plain one
+		{"PATCH", "/v1/queues/q?update_mask=delay_seconds", "text/plain", `{"delay_seconds": 9}`},
+		{"DELETE", "/v1/queues/q", "text/plain", `{}`}, // a body, not JSON
+		{"GET", "/v1/queues/q", "text/plain", `x`},     // likewise
+	} {
+		code, body := b.doWith(t, tc.method, tc.path, tc.ct, strings.NewReader(tc.body))
+		require.Equal(t, 415, code, "%s %s %q: %s", tc.method, tc.path, tc.ct, body)
+		grpcCode, reason, _ := restReason(t, body)
+		require.Equal(t, ReasonUnsupportedMediaType, reason)
+		require.EqualValues(t, 3, grpcCode, "INVALID_ARGUMENT")
+	}
+	lst, err := b.q.ListQueues(b.ctx, &tagqv1.ListQueuesRequest{})
+	require.NoError(t, err)
+	require.Len(t, lst.GetQueues(), 1, "no queue created")
+	q, err := b.q.GetQueue(b.ctx, &tagqv1.GetQueueRequest{Name: "q"})
+	require.NoError(t, err)
+	require.EqualValues(t, 1, q.GetQueue().GetState().GetRetainedMessages(), "not purged")
+	require.EqualValues(t, 0, q.GetQueue().GetDelaySeconds(), "not updated")
+
+	// JSON with parameters or in capitals is JSON; GET and a body-less
+	// DELETE need no Content-Type.
+	for _, tc := range []struct{ method, path, ct, body string }{
+		{"POST", "/v1/queues/q/messages", "application/json; charset=utf-8", `{"body": "eA=="}`},
+		{"POST", "/v1/queues/q/messages", "Application/JSON", `{"body": "eA=="}`},
+		{"POST", "/v1/queues/q:purge", "application/json", ""},
+		{"GET", "/v1/queues/q", "", ""},
+		{"GET", "/healthz", "", ""},
+		{"DELETE", "/v1/queues/q", "", ""},
+	} {
+		code, body := b.doWith(t, tc.method, tc.path, tc.ct, strings.NewReader(tc.body))
+		require.Equal(t, 200, code, "%s %s %q: %s", tc.method, tc.path, tc.ct, body)
+	}
+}
+
 // A REST body over the limit is 413 with ErrorInfo, whether it says its
 // length or not, and so is one whose request is over MaxRequestBytes once
 // decoded; nothing is stored.

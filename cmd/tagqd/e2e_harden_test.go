@@ -67,6 +67,36 @@ func TestE2E_S14_UnreadableProtobufIsMalformedRequest(t *testing.T) {
 	require.Equal(t, "MALFORMED_REQUEST", r)
 }
 
+// TestE2E_REST_OnlyJSONRequests: CSRF. A POST (a form's, with no body
+// even) or any body that is not application/json is 415 with ErrorInfo
+// and changes nothing.
+func TestE2E_REST_OnlyJSONRequests(t *testing.T) {
+	d := start(t, backend{name: "embedded"})
+	d.restOK("POST", "/v1/queues", `{"name": "q"}`)
+	d.restOK("POST", "/v1/queues/q/messages", `{"body": "eA=="}`)
+	for _, tc := range []struct{ path, ct, body string }{
+		{"/v1/queues/q:purge", "", ""},
+		{"/v1/queues/q:purge", "application/x-www-form-urlencoded", "a=b"},
+		{"/v1/queues", "text/plain", `{"name": "csrf"}`},
+	} {
+		req, err := http.NewRequest("POST", "http://"+d.http+tc.path, strings.NewReader(tc.body))
+		require.NoError(t, err)
+		if tc.ct != "" {
+			req.Header.Set("Content-Type", tc.ct)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		var body map[string]any
+		require.NoError(t, json.NewDecoder(resp.Body).Decode(&body))
+		resp.Body.Close()
+		require.Equal(t, 415, resp.StatusCode, "%s %q: %v", tc.path, tc.ct, body)
+		r, _ := reason(body)
+		require.Equal(t, "UNSUPPORTED_MEDIA_TYPE", r)
+	}
+	require.Equal(t, "1", jget(d.restOK("GET", "/v1/queues/q", ""), "queue", "state", "retained_messages"), "not purged")
+	require.Len(t, d.restOK("GET", "/v1/queues", "")["queues"], 1)
+}
+
 // TestE2E_REST_OversizedBodyIs413: a body over the limit is refused from
 // its Content-Length with 413 and ErrorInfo, before tagqd reads it.
 func TestE2E_REST_OversizedBodyIs413(t *testing.T) {
