@@ -123,11 +123,15 @@ func fromAttrs(m map[string]*tagqv1.MessageAttribute) map[string]tags.Attribute 
 	for k, a := range m {
 		switch v := a.GetValue().(type) {
 		case *tagqv1.MessageAttribute_BinaryValue:
-			out[k] = tags.Attribute{Binary: true, Bytes: v.BinaryValue}
+			b := v.BinaryValue
+			if b == nil {
+				b = []byte{} // set, and empty: not MissingValue
+			}
+			out[k] = tags.Attribute{Binary: true, Bytes: b}
 		case *tagqv1.MessageAttribute_StringValue:
 			out[k] = tags.Attribute{String: v.StringValue}
 		default:
-			out[k] = tags.Attribute{} // an empty value is an empty string
+			out[k] = tags.MissingValue // Send refuses it, naming the attribute
 		}
 	}
 	return out

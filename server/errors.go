@@ -74,16 +74,24 @@ func withField(err error, prefix string) error {
 //     DEADLINE_EXCEEDED;
 //   - anything else is a storage failure (a Redis network error, say):
 //     UNAVAILABLE / BACKEND_UNAVAILABLE.
+//
+// Clients never see the failure behind an error (an engine error's Cause,
+// a storage error's text: they name internal addresses); the status
+// returned carries it for the access log (causedError).
 func toStatus(err error) error {
 	if err == nil {
 		return nil
+	}
+	var ce *causedError
+	if errors.As(err, &ce) {
+		return err
 	}
 	if e, ok := tags.AsError(err); ok {
 		code, ok := kindCodes[e.Kind]
 		if !ok {
 			code = codes.Internal
 		}
-		return statusWith(code, e.Reason, e.Error(), e.Field, e.Metadata)
+		return withCause(statusWith(code, e.Reason, e.Text(), e.Field, e.Metadata), e.Cause)
 	}
 	if st, ok := status.FromError(err); ok {
 		return withErrorInfo(st, "")
@@ -94,7 +102,34 @@ func toStatus(err error) error {
 	case errors.Is(err, context.DeadlineExceeded):
 		return statusWith(codes.DeadlineExceeded, codeReasons[codes.DeadlineExceeded], "the request's deadline passed", "", nil)
 	}
-	return statusWith(codes.Unavailable, tags.ReasonBackendUnavailable, "storage backend unavailable: "+err.Error(), "", nil)
+	return withCause(statusWith(codes.Unavailable, tags.ReasonBackendUnavailable, "storage backend unavailable", "", nil), err)
+}
+
+// causedError is a status error that also holds the failure behind it,
+// for the server's log (logRequests); gRPC sends the status alone.
+type causedError struct {
+	st    *status.Status
+	cause error
+}
+
+func (e *causedError) Error() string              { return e.st.Err().Error() }
+func (e *causedError) GRPCStatus() *status.Status { return e.st }
+
+// withCause returns the status error st holding cause, if any.
+func withCause(st error, cause error) error {
+	if cause == nil {
+		return st
+	}
+	return &causedError{st: status.Convert(st), cause: cause}
+}
+
+// causeOf is the failure behind err for the log, or "".
+func causeOf(err error) string {
+	var ce *causedError
+	if errors.As(err, &ce) {
+		return ce.cause.Error()
+	}
+	return ""
 }
 
 // withErrorInfo returns st as an error, adding an ErrorInfo with reason (or,
@@ -122,12 +157,23 @@ func errorInfo(st *status.Status) *errdetails.ErrorInfo {
 	return nil
 }
 
+// Bounds on what a status carries, whatever went into it: the message
+// and every metadata value (the field included) are clipped, so no input
+// comes back megabytes long in the message or the trailer. Echoed input is
+// clipped shorter where it is quoted (tags.MaxEcho); these catch the rest.
+const (
+	maxStatusMessage = 1024
+	maxMetadataValue = 512
+)
+
 // statusWith builds a status with ErrorInfo{reason, domain "tagq",
 // metadata + "field"} and, when a field is at fault, a BadRequest naming it.
 func statusWith(code codes.Code, reason, msg, field string, meta map[string]string) error {
+	msg = tags.Clip(msg, maxStatusMessage)
+	field = tags.Clip(field, maxMetadataValue)
 	md := make(map[string]string, len(meta)+1)
 	for k, v := range meta {
-		md[k] = v
+		md[k] = tags.Clip(v, maxMetadataValue)
 	}
 	if field != "" {
 		md["field"] = field

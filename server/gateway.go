@@ -37,7 +37,7 @@ func (s *Server) HTTPHandler(ctx context.Context, conn *grpc.ClientConn) (http.H
 	gw := runtime.NewServeMux(runtime.WithMarshalerOption(runtime.MIMEWildcard, jsonMarshaler),
 		// A POST is never served as a GET (the fallback grpc-gateway does for form bodies).
 		runtime.WithDisablePathLengthFallback(),
-		runtime.WithErrorHandler(gatewayError),
+		runtime.WithErrorHandler(s.gatewayError),
 		runtime.WithRoutingErrorHandler(routingError))
 	for _, register := range []func(context.Context, *runtime.ServeMux, *grpc.ClientConn) error{
 		tagqv1.RegisterQueueServiceHandler, tagqv1.RegisterMessageServiceHandler, tagqv1.RegisterRedriveServiceHandler,
@@ -47,14 +47,16 @@ func (s *Server) HTTPHandler(ctx context.Context, conn *grpc.ClientConn) (http.H
 		}
 	}
 	mux := http.NewServeMux()
-	mux.Handle("/", gw)
+	mux.Handle("/", s.restGuard(gw, gw))
 	mux.HandleFunc("GET /openapi.json", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = w.Write(openapi.JSON)
 	})
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		if err := s.store.Ping(r.Context()); err != nil {
-			http.Error(w, "backend unavailable: "+err.Error(), http.StatusServiceUnavailable)
+			// The error names the storage's address: for the log only.
+			s.log.WarnContext(r.Context(), "healthz: storage backend unavailable", "err", err)
+			http.Error(w, "backend unavailable", http.StatusServiceUnavailable)
 			return
 		}
 		_, _ = w.Write([]byte("ok\n"))
@@ -65,24 +67,41 @@ func (s *Server) HTTPHandler(ctx context.Context, conn *grpc.ClientConn) (http.H
 
 // gatewayError answers every failed REST call. Errors from the gRPC server
 // already carry ErrorInfo; the gateway's own (a body it cannot decode, the
-// loopback connection failing) get one here.
-func gatewayError(ctx context.Context, mux *runtime.ServeMux, m runtime.Marshaler, w http.ResponseWriter, r *http.Request, err error) {
+// loopback connection failing) get one here. A body over the limit, or
+// one that decodes to a request over MaxRequestBytes (which the gateway's
+// connection refuses to send), is 413 REQUEST_TOO_LARGE.
+func (s *Server) gatewayError(ctx context.Context, mux *runtime.ServeMux, m runtime.Marshaler, w http.ResponseWriter, r *http.Request, err error) {
 	var httpErr *runtime.HTTPStatusError
+	st := status.Convert(err)
+	if limit, over := overLimit(ctx); over {
+		err = &runtime.HTTPStatusError{HTTPStatus: http.StatusRequestEntityTooLarge, Err: tooLarge(limit)}
+	} else if st.Code() == codes.ResourceExhausted && errorInfo(st) == nil {
+		err = &runtime.HTTPStatusError{HTTPStatus: http.StatusRequestEntityTooLarge, Err: tooLarge(int64(s.maxRequest))}
+	}
 	if errors.As(err, &httpErr) {
-		err = &runtime.HTTPStatusError{HTTPStatus: httpErr.HTTPStatus, Err: gatewayStatus(httpErr.Err)}
+		err = &runtime.HTTPStatusError{HTTPStatus: httpErr.HTTPStatus, Err: s.gatewayStatus(ctx, httpErr.Err)}
 	} else {
-		err = gatewayStatus(err)
+		err = s.gatewayStatus(ctx, err)
 	}
 	runtime.DefaultHTTPErrorHandler(ctx, mux, m, w, r, err)
 }
 
-func gatewayStatus(err error) error {
+func (s *Server) gatewayStatus(ctx context.Context, err error) error {
 	st := status.Convert(err)
+	if errorInfo(st) != nil {
+		return st.Err()
+	}
 	reason := ""
-	if st.Code() == codes.InvalidArgument {
+	switch st.Code() {
+	case codes.InvalidArgument:
 		// The gRPC server's INVALID_ARGUMENTs have ErrorInfo already; one
 		// without is the gateway failing to decode the request.
 		reason = ReasonMalformedRequest
+	case codes.Unavailable:
+		// The gateway's connection to the gRPC server failed; its message
+		// names the server's internal address: for the log only.
+		s.log.WarnContext(ctx, "REST gateway: gRPC server unavailable", "err", st.Message())
+		st = status.New(codes.Unavailable, "the API server is unavailable")
 	}
 	return withErrorInfo(st, reason)
 }
@@ -93,9 +112,9 @@ func routingError(ctx context.Context, mux *runtime.ServeMux, m runtime.Marshale
 	var err error
 	switch httpStatus {
 	case http.StatusNotFound:
-		err = statusWith(codes.NotFound, "NOT_FOUND", "no such API path: "+r.URL.Path, "", nil)
+		err = statusWith(codes.NotFound, "NOT_FOUND", "no such API path: "+echo(r.URL.Path), "", nil)
 	case http.StatusMethodNotAllowed:
-		err = statusWith(codes.Unimplemented, "METHOD_NOT_ALLOWED", r.Method+" is not allowed on "+r.URL.Path, "", nil)
+		err = statusWith(codes.Unimplemented, "METHOD_NOT_ALLOWED", echo(r.Method)+" is not allowed on "+echo(r.URL.Path), "", nil)
 	default:
 		err = statusWith(codes.InvalidArgument, ReasonMalformedRequest, http.StatusText(httpStatus), "", nil)
 	}

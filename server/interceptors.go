@@ -2,13 +2,17 @@ package server
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"runtime/debug"
+	"sync"
 	"time"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+
+	"github.com/tagq/tagq/tags"
 )
 
 // The unary interceptors, outermost first: logRequests, metrics.unary,
@@ -16,12 +20,14 @@ import (
 // status of every call, a panic included.
 
 // recoverPanics turns a handler's panic into INTERNAL, so one bad request
-// never takes the process down.
-func recoverPanics(log *slog.Logger) grpc.UnaryServerInterceptor {
+// never takes the process down, and logs it (panics).
+func recoverPanics(log *slog.Logger) grpc.UnaryServerInterceptor { return recoverPanicsTo(log, panics) }
+
+func recoverPanicsTo(log *slog.Logger, pl *panicLog) grpc.UnaryServerInterceptor {
 	return func(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (resp any, err error) {
 		defer func() {
 			if p := recover(); p != nil {
-				log.ErrorContext(ctx, "panic in handler", "method", info.FullMethod, "panic", p, "stack", string(debug.Stack()))
+				pl.report(ctx, log, info.FullMethod, p)
 				resp, err = nil, statusWith(codes.Internal, codeReasons[codes.Internal], "internal error", "", nil)
 			}
 		}()
@@ -29,10 +35,59 @@ func recoverPanics(log *slog.Logger) grpc.UnaryServerInterceptor {
 	}
 }
 
+// panics logs the handlers' panics, unary and streaming alike: a flood of
+// requests that panic yields one stack trace per 10 s.
+var panics = newPanicLog(10*time.Second, time.Now)
+
+// panicLog logs every panic in one line with its method and value, and
+// with a stack trace at most once per interval: the stacks it leaves out
+// are counted, and the count goes with the next stack it logs.
+type panicLog struct {
+	every time.Duration
+	now   func() time.Time
+
+	mu      sync.Mutex
+	next    time.Time // the next stack may be logged from then on
+	leftOut int       // stacks left out since the last one logged
+}
+
+func newPanicLog(every time.Duration, now func() time.Time) *panicLog {
+	return &panicLog{every: every, now: now}
+}
+
+// report logs panic p of a call of method. Call it from the deferred
+// function that recovered p, so that the stack is the panicking one.
+func (pl *panicLog) report(ctx context.Context, log *slog.Logger, method string, p any) {
+	pl.mu.Lock()
+	t := pl.now()
+	stack := !t.Before(pl.next)
+	leftOut := pl.leftOut
+	if stack {
+		pl.next, pl.leftOut = t.Add(pl.every), 0
+	} else {
+		pl.leftOut++
+	}
+	pl.mu.Unlock()
+	attrs := []any{"method", method, "panic", tags.Clip(fmt.Sprint(p), maxLoggedPanic)}
+	if stack {
+		attrs = append(attrs, "stack", string(debug.Stack()), "stacks_left_out", leftOut)
+	} else {
+		attrs = append(attrs, "stack", "left out: at most one stack per "+pl.every.String())
+	}
+	log.ErrorContext(ctx, "panic in handler", attrs...)
+}
+
+// maxLoggedPanic bounds the panic value in the log (it may quote input).
+const maxLoggedPanic = 1024
+
 // errorStatus makes every error a gRPC status with ErrorInfo (toStatus). A
 // call whose client went away or whose deadline passed reports that, not
-// the storage error it may have caused.
+// the storage error it may have caused. A request the codec could not read
+// is refused before its handler runs (checkReadable).
 func errorStatus(ctx context.Context, req any, _ *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
+	if err := checkReadable(req); err != nil {
+		return nil, err
+	}
 	resp, err := handler(ctx, req)
 	if err == nil {
 		return resp, nil
@@ -46,7 +101,8 @@ func errorStatus(ctx context.Context, req any, _ *grpc.UnaryServerInfo, handler 
 }
 
 // logRequests writes one access-log line per call: OK and the client's own
-// mistakes at debug, UNAVAILABLE at warn, the rest at error.
+// mistakes at debug, UNAVAILABLE at warn, the rest at error; with the
+// failure behind an error (its cause, which clients are not told).
 func logRequests(log *slog.Logger) grpc.UnaryServerInterceptor {
 	return func(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
 		start := time.Now()
@@ -55,6 +111,9 @@ func logRequests(log *slog.Logger) grpc.UnaryServerInterceptor {
 		attrs := []any{"method", info.FullMethod, "code", code.String(), "duration", time.Since(start)}
 		if err != nil {
 			attrs = append(attrs, "err", status.Convert(err).Message())
+			if cause := causeOf(err); cause != "" {
+				attrs = append(attrs, "cause", cause)
+			}
 		}
 		log.Log(ctx, logLevel(code), "rpc", attrs...)
 		return resp, err

@@ -14,6 +14,9 @@ type queueService struct {
 
 func (s *queueService) CreateQueue(ctx context.Context, req *tagqv1.CreateQueueRequest) (*tagqv1.CreateQueueResponse, error) {
 	q := req.GetQueue()
+	if q == nil {
+		return nil, missing("queue")
+	}
 	cfg := tags.QueueConfig{
 		Name:                     q.GetName(),
 		DelaySeconds:             q.DelaySeconds,
@@ -48,12 +51,22 @@ func (s *queueService) GetQueue(ctx context.Context, req *tagqv1.GetQueueRequest
 	return &tagqv1.GetQueueResponse{Queue: toQueue(q)}, nil
 }
 
+// The lists page tokens are bound to (tags.Store.PageToken): a token works
+// only with the parameters of the listing that issued it.
+func queueList(prefix string) string { return "queues?prefix=" + prefix }
+func tagList(queue string) string    { return "queues/" + queue + "/tags" }
+
 func (s *queueService) ListQueues(ctx context.Context, req *tagqv1.ListQueuesRequest) (*tagqv1.ListQueuesResponse, error) {
-	qs, next, err := s.store.ListQueues(ctx, req.GetPrefix(), int(req.GetPageSize()), req.GetPageToken())
+	list := queueList(req.GetPrefix())
+	after, err := s.store.PageAfter(list, req.GetPageToken())
 	if err != nil {
 		return nil, err
 	}
-	out := &tagqv1.ListQueuesResponse{NextPageToken: next}
+	qs, next, err := s.store.ListQueues(ctx, req.GetPrefix(), int(req.GetPageSize()), after)
+	if err != nil {
+		return nil, err
+	}
+	out := &tagqv1.ListQueuesResponse{NextPageToken: s.store.PageToken(list, next)}
 	for _, q := range qs {
 		out.Queues = append(out.Queues, toQueue(q))
 	}
@@ -74,6 +87,9 @@ var immutableQueueFields = map[string]bool{"name": true, "dead_letter_queue": tr
 
 func (s *queueService) UpdateQueue(ctx context.Context, req *tagqv1.UpdateQueueRequest) (*tagqv1.UpdateQueueResponse, error) {
 	q := req.GetQueue()
+	if q == nil {
+		return nil, missing("queue")
+	}
 	paths := req.GetUpdateMask().GetPaths()
 	if len(paths) == 0 {
 		return nil, fieldError(tags.ReasonInvalidArgumentRange, "update_mask", "update_mask names no field to update")
@@ -107,9 +123,9 @@ func (s *queueService) UpdateQueue(ctx context.Context, req *tagqv1.UpdateQueueR
 			u.SetRedrivePolicy, u.RedrivePolicy = true, fromPolicy(q.GetRedrivePolicy())
 		default:
 			if immutableQueueFields[p] {
-				return nil, fieldError(tags.ReasonImmutableField, "update_mask", "queue field %q cannot be changed", p)
+				return nil, fieldError(tags.ReasonImmutableField, "update_mask", "queue field %q cannot be changed", echo(p))
 			}
-			return nil, fieldError(tags.ReasonInvalidArgumentRange, "update_mask", "%q is not a queue field", p)
+			return nil, fieldError(tags.ReasonInvalidArgumentRange, "update_mask", "%q is not a queue field", echo(p))
 		}
 	}
 	updated, err := s.store.UpdateQueue(ctx, q.GetName(), u)
@@ -135,6 +151,9 @@ func (s *queueService) PurgeQueue(ctx context.Context, req *tagqv1.PurgeQueueReq
 }
 
 func (s *queueService) CreateTag(ctx context.Context, req *tagqv1.CreateTagRequest) (*tagqv1.CreateTagResponse, error) {
+	if req.GetTag() == nil {
+		return nil, missing("tag")
+	}
 	t, err := s.store.CreateTag(ctx, req.GetQueue(), fromTag(req.GetTag()))
 	if err != nil {
 		if e, ok := tags.AsError(err); ok && e.Field == "queue" {
@@ -154,11 +173,16 @@ func (s *queueService) GetTag(ctx context.Context, req *tagqv1.GetTagRequest) (*
 }
 
 func (s *queueService) ListTags(ctx context.Context, req *tagqv1.ListTagsRequest) (*tagqv1.ListTagsResponse, error) {
-	ts, next, err := s.store.ListTags(ctx, req.GetQueue(), int(req.GetPageSize()), req.GetPageToken())
+	list := tagList(req.GetQueue())
+	after, err := s.store.PageAfter(list, req.GetPageToken())
 	if err != nil {
 		return nil, err
 	}
-	out := &tagqv1.ListTagsResponse{NextPageToken: next}
+	ts, next, err := s.store.ListTags(ctx, req.GetQueue(), int(req.GetPageSize()), after)
+	if err != nil {
+		return nil, err
+	}
+	out := &tagqv1.ListTagsResponse{NextPageToken: s.store.PageToken(list, next)}
 	for _, t := range ts {
 		out.Tags = append(out.Tags, toTag(t))
 	}

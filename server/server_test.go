@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -41,20 +42,45 @@ type testBundle struct {
 	m     tagqv1.MessageServiceClient
 	rest  *httptest.Server
 	store *tags.Store
+	logs  *logBuffer // what the server logged, at debug and up
 }
 
-func setup(t *testing.T) *testBundle {
+// logBuffer collects a logger's output; safe for concurrent use.
+type logBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *logBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *logBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// setup starts a bundle; opts change the server's Config.
+func setup(t *testing.T, opts ...func(*Config)) *testBundle {
 	t.Helper()
 	ctx := context.Background()
 	mr := miniredis.RunT(t)
 	rdb := redis.NewClient(&redis.Options{Addr: mr.Addr(), ContextTimeoutEnabled: true, MaxRetries: -1, DialerRetries: 1})
 	t.Cleanup(func() { _ = rdb.Close() })
-	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	logs := &logBuffer{}
+	log := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	store, err := tags.New(ctx, tags.Config{Client: rdb, Logger: log, JanitorInterval: -1})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = store.Close() })
 	reg := prometheus.NewRegistry()
-	srv, err := New(Config{Store: store, Logger: log, Registerer: reg})
+	cfg := Config{Store: store, Logger: log, Registerer: reg}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	srv, err := New(cfg)
 	require.NoError(t, err)
 
 	lis := bufconn.Listen(1 << 20)
@@ -69,15 +95,25 @@ func setup(t *testing.T) *testBundle {
 	require.NoError(t, err)
 	rest := httptest.NewServer(h)
 	t.Cleanup(rest.Close)
-	return &testBundle{ctx: ctx, mr: mr, srv: srv, reg: reg, conn: conn, store: store, rest: rest,
+	return &testBundle{ctx: ctx, mr: mr, srv: srv, reg: reg, conn: conn, store: store, rest: rest, logs: logs,
 		q: tagqv1.NewQueueServiceClient(conn), m: tagqv1.NewMessageServiceClient(conn)}
 }
 
-// do sends a REST request and returns the status code and body.
+// do sends a JSON REST request and returns the status code and body.
 func (b *testBundle) do(t *testing.T, method, path, body string) (int, string) {
 	t.Helper()
-	req, err := http.NewRequest(method, b.rest.URL+path, strings.NewReader(body))
+	return b.doWith(t, method, path, "application/json", strings.NewReader(body))
+}
+
+// doWith sends a REST request with a Content-Type (none when "") and
+// returns the status code and body.
+func (b *testBundle) doWith(t *testing.T, method, path, contentType string, body io.Reader) (int, string) {
+	t.Helper()
+	req, err := http.NewRequest(method, b.rest.URL+path, body)
 	require.NoError(t, err)
+	if contentType != "" {
+		req.Header.Set("Content-Type", contentType)
+	}
 	resp, err := http.DefaultClient.Do(req)
 	require.NoError(t, err)
 	defer resp.Body.Close()

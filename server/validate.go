@@ -9,6 +9,16 @@ import (
 
 var entryIDRE = regexp.MustCompile(`^[A-Za-z0-9_-]{1,80}$`)
 
+// echo is input quoted in an error: clipped to tags.MaxEcho.
+func echo(s string) string { return tags.Clip(s, tags.MaxEcho) }
+
+// missing is the error of a request without a message field it needs
+// (CreateQueue without its queue, say): INVALID_ARGUMENT naming the field,
+// before anything reads through the nil message.
+func missing(field string) error {
+	return fieldError(tags.ReasonInvalidArgumentRange, field, "%s is required", field)
+}
+
 // checkBatch validates a batch's size and entry ids (format, uniqueness)
 // before anything is done with it.
 func checkBatch(ids []string) error {
@@ -19,10 +29,10 @@ func checkBatch(ids []string) error {
 	for i, id := range ids {
 		field := fmt.Sprintf("entries[%d].id", i)
 		if !entryIDRE.MatchString(id) {
-			return fieldError(tags.ReasonInvalidName, field, "entry id %q must be 1-80 characters of A-Z a-z 0-9 _ -", id)
+			return fieldError(tags.ReasonInvalidName, field, "entry id %q must be 1-80 characters of A-Z a-z 0-9 _ -", echo(id))
 		}
 		if j, dup := seen[id]; dup {
-			return fieldError(tags.ReasonDuplicateBatchEntryID, field, "entry id %q is also the id of entries[%d]", id, j)
+			return fieldError(tags.ReasonDuplicateBatchEntryID, field, "entry id %q is also the id of entries[%d]", echo(id), j)
 		}
 		seen[id] = i
 	}

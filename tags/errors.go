@@ -3,6 +3,7 @@ package tags
 import (
 	"errors"
 	"fmt"
+	"unicode/utf8"
 )
 
 // Kind classifies an Error the way a gRPC status code would.
@@ -55,9 +56,22 @@ type Error struct {
 	Message string
 	// Metadata is extra ErrorInfo metadata (e.g. "queue", "limit").
 	Metadata map[string]string
+	// Cause is the failure behind the error (a Redis error naming the
+	// server's address, say): in Error, for logs, never in Text, which is
+	// what clients are told.
+	Cause error
 }
 
 func (e *Error) Error() string {
+	if e.Cause != nil {
+		return e.Text() + ": " + e.Cause.Error()
+	}
+	return e.Text()
+}
+
+// Text is the error as a client may see it: reason, message and field,
+// without the Cause.
+func (e *Error) Text() string {
 	if e.Field != "" {
 		return fmt.Sprintf("%s: %s (%s)", e.Reason, e.Message, e.Field)
 	}
@@ -79,22 +93,47 @@ func ReasonOf(err error) string {
 	return ""
 }
 
+// MaxEcho is how much of a client's input an error quotes back: enough to
+// recognise it, never the megabytes someone may send.
+const MaxEcho = 100
+
+// Clip shortens s to at most n bytes (cut at a UTF-8 boundary) and marks
+// the cut with "…".
+func Clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	cut := n
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…"
+}
+
+// echo is input quoted in an error: clipped to MaxEcho.
+func echo(s string) string { return Clip(s, MaxEcho) }
+
 func invalid(reason, field, format string, args ...any) *Error {
 	return &Error{Kind: KindInvalidArgument, Reason: reason, Field: field, Message: fmt.Sprintf(format, args...)}
 }
 
 func queueNotFound(q string) *Error {
+	q = echo(q)
 	return &Error{Kind: KindNotFound, Reason: ReasonQueueNotFound, Message: fmt.Sprintf("queue %q does not exist", q),
 		Metadata: map[string]string{"queue": q}}
 }
 
 func tagNotFound(q, t string) *Error {
+	q, t = echo(q), echo(t)
 	return &Error{Kind: KindNotFound, Reason: ReasonTagNotFound, Message: fmt.Sprintf("tag %q of queue %q does not exist", t, q),
 		Metadata: map[string]string{"queue": q, "tag": t}}
 }
 
+// unavailable is BACKEND_UNAVAILABLE for a failure to reach the storage:
+// clients learn no more than that; the failure (which names addresses)
+// is the Cause, for the server's log.
 func unavailable(err error) *Error {
-	return &Error{Kind: KindUnavailable, Reason: ReasonBackendUnavailable, Message: "storage backend unavailable: " + err.Error()}
+	return &Error{Kind: KindUnavailable, Reason: ReasonBackendUnavailable, Message: "storage backend unavailable", Cause: err}
 }
 
 // KindUnimplemented marks a feature of the API that is not built yet.

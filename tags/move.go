@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -45,22 +46,31 @@ type MoveTask struct {
 	// exists; they stay in the DLQ.
 	Failed int64 `json:"failed"`
 	// Total is how many matching dead letters the DLQ held at the start.
-	Total         int64     `json:"total"`
-	FailureReason string    `json:"failure,omitempty"`
-	Cursor        string    `json:"cursor"`
-	End           string    `json:"end"`
-	CreatedMs     int64     `json:"created"`
-	UpdatedMs     int64     `json:"updated"`
-	Owner         string    `json:"owner,omitempty"`
-	UntilMs       int64     `json:"until,omitempty"`
-	CreateTime    time.Time `json:"-"`
-	UpdateTime    time.Time `json:"-"`
+	Total         int64  `json:"total"`
+	FailureReason string `json:"failure,omitempty"`
+	// Left is how many of the task's dead letters were still in the DLQ,
+	// not moved and still needed, when it was cancelled (counted then).
+	Left       *int64    `json:"left,omitempty"`
+	Cursor     string    `json:"cursor"`
+	End        string    `json:"end"`
+	CreatedMs  int64     `json:"created"`
+	UpdatedMs  int64     `json:"updated"`
+	Owner      string    `json:"owner,omitempty"`
+	UntilMs    int64     `json:"until,omitempty"`
+	CreateTime time.Time `json:"-"`
+	UpdateTime time.Time `json:"-"`
 }
 
-// Remaining is how many of the task's dead letters are still to be moved.
+// Remaining is how many of the task's dead letters are still to be moved
+// (running) or were left in the DLQ unmoved (cancelled, failed): counted
+// exactly when it was cancelled, estimated otherwise as those covered less
+// those moved and failed. 0 once completed.
 func (t *MoveTask) Remaining() int64 {
-	if t.State != MoveRunning {
+	switch {
+	case t.State == MoveCompleted:
 		return 0
+	case t.State != MoveRunning && t.Left != nil:
+		return *t.Left
 	}
 	return max(t.Total-t.Moved-t.Failed, 0)
 }
@@ -137,32 +147,9 @@ func (s *Store) StartMove(ctx context.Context, dlq, sourceQueue, sourceTag strin
 	}
 	t := &MoveTask{ID: newTaskID(), SourceQueue: sourceQueue, SourceTag: sourceTag, MaxPerSecond: maxPerSecond}
 	// Count the matching dead letters now present; the task covers those.
-	from := "-"
-	for {
-		batch, err := s.rdb.XRangeN(ctx, k.stream, from, "+", 1000).Result()
-		if err != nil {
-			return nil, mapErr(err, dlq, "")
-		}
-		var matching []redis.XMessage
-		for _, e := range batch {
-			if t.matches(deadLetterOf(e.Values)) {
-				matching = append(matching, e)
-			}
-			t.End = e.ID
-		}
-		needed, err := s.neededBy(ctx, dlq, matching)
-		if err != nil {
-			return nil, err
-		}
-		for _, ok := range needed {
-			if ok {
-				t.Total++
-			}
-		}
-		if len(batch) < 1000 {
-			break
-		}
-		from = nextStreamID(batch[len(batch)-1].ID)
+	t.Total, t.End, err = s.countCovered(ctx, dlq, t, "-", "+")
+	if err != nil {
+		return nil, err
 	}
 	raw, _ := json.Marshal(t)
 	res, err := scriptMoveTask.Run(ctx, s.rdb, []string{k.meta, k.moves}, "start", string(raw)).Text()
@@ -199,7 +186,44 @@ func (s *Store) ListMoves(ctx context.Context, dlq string) ([]*MoveTask, error) 
 	return out, nil
 }
 
+// countCovered counts the dead letters from from to to (stream ids or
+// "-"/"+") that t matches and some DLQ tag still needs, and returns the
+// last id it examined.
+func (s *Store) countCovered(ctx context.Context, dlq string, t *MoveTask, from, to string) (int64, string, error) {
+	k := s.qkeys(dlq)
+	var n int64
+	last := ""
+	for {
+		batch, err := s.rdb.XRangeN(ctx, k.stream, from, to, 1000).Result()
+		if err != nil {
+			return 0, "", mapErr(err, dlq, "")
+		}
+		var matching []redis.XMessage
+		for _, e := range batch {
+			if t.matches(deadLetterOf(e.Values)) {
+				matching = append(matching, e)
+			}
+			last = e.ID
+		}
+		needed, err := s.neededBy(ctx, dlq, matching)
+		if err != nil {
+			return 0, "", err
+		}
+		for _, ok := range needed {
+			if ok {
+				n++
+			}
+		}
+		if len(batch) < 1000 {
+			return n, last, nil
+		}
+		from = nextStreamID(last)
+	}
+}
+
 // CancelMove stops a running task; dead letters already moved stay moved.
+// The task it returns (and ListMoves from then on) counts the dead letters
+// it leaves in the DLQ as remaining.
 func (s *Store) CancelMove(ctx context.Context, dlq, id string) (*MoveTask, error) {
 	if e := checkName("dead_letter_queue", "queue", dlq); e != nil {
 		return nil, e
@@ -209,7 +233,64 @@ func (s *Store) CancelMove(ctx context.Context, dlq, id string) (*MoveTask, erro
 	if err != nil {
 		return nil, moveErr(err, dlq)
 	}
-	return decodeTask(dlq, res)
+	t, err := decodeTask(dlq, res)
+	if err != nil || t.State != MoveCancelled || t.Left != nil {
+		return t, err
+	}
+	// Stopped: no step moves its cursor any more. Count what it leaves
+	// behind and keep the count with the task.
+	left := int64(0)
+	if t.End != "" {
+		from := "-"
+		if t.Cursor != "" {
+			from = nextStreamID(t.Cursor)
+		}
+		if left, _, err = s.countCovered(ctx, dlq, t, from, t.End); err != nil {
+			return nil, err
+		}
+	}
+	return s.recordLeft(ctx, dlq, id, left)
+}
+
+// recordLeft stores left in a cancelled task that has no count yet (a
+// concurrent cancel may have stored one first: that one stands) and
+// returns the task.
+func (s *Store) recordLeft(ctx context.Context, dlq, id string, left int64) (*MoveTask, error) {
+	k := s.qkeys(dlq)
+	var out *MoveTask
+	for attempt := 0; ; attempt++ {
+		err := s.rdb.Watch(ctx, func(tx *redis.Tx) error {
+			raw, err := tx.HGet(ctx, k.moves, id).Result()
+			if err != nil {
+				return err
+			}
+			if out, err = decodeTask(dlq, raw); err != nil {
+				return err
+			}
+			if out.State != MoveCancelled || out.Left != nil {
+				return nil
+			}
+			out.Left = &left
+			enc, _ := json.Marshal(out)
+			_, err = tx.TxPipelined(ctx, func(p redis.Pipeliner) error {
+				p.HSet(ctx, k.moves, id, string(enc))
+				return nil
+			})
+			return err
+		}, k.moves)
+		switch {
+		case err == nil:
+			return out, nil
+		case isNil(err):
+			return nil, moveErr(errors.New(ReasonMoveNotFound), dlq) // pruned meanwhile
+		case errors.Is(err, redis.TxFailedErr) && attempt < 5:
+			continue
+		}
+		if _, ok := AsError(err); ok {
+			return nil, err
+		}
+		return nil, mapErr(err, dlq, "")
+	}
 }
 
 // RunMove works on dlq's running task, if any and if no other process

@@ -2,6 +2,8 @@ package tags
 
 import (
 	"context"
+	"crypto/hmac"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -235,14 +237,15 @@ func (s *Store) queueInfos(ctx context.Context, names []string) ([]*Queue, error
 }
 
 // ListQueues lists queues in name order. pageToken is the previous page's
-// next token (the last name it returned).
+// next token (the last name it returned; the API hands it out signed, see
+// PageToken).
 func (s *Store) ListQueues(ctx context.Context, prefix string, pageSize int, pageToken string) ([]*Queue, string, error) {
 	size, e := pageSizeOf(pageSize)
 	if e != nil {
 		return nil, "", e
 	}
 	if prefix != "" && !nameRE.MatchString(prefix) {
-		return nil, "", invalid(ReasonInvalidName, "prefix", "prefix %q must be characters of A-Z a-z 0-9 _ -", prefix)
+		return nil, "", invalid(ReasonInvalidName, "prefix", "prefix %q must be characters of A-Z a-z 0-9 _ -", echo(prefix))
 	}
 	if pageToken != "" && !nameRE.MatchString(pageToken) {
 		return nil, "", invalid(ReasonInvalidArgumentRange, "page_token", "page token is not one tagq issued")
@@ -275,6 +278,70 @@ func (s *Store) ListQueues(ctx context.Context, prefix string, pageSize int, pag
 		}
 	}
 	return out, next, nil
+}
+
+// Page tokens. The engine's lists resume after the last name the previous
+// page returned; the API hands that name out as an opaque page token,
+// signed with the receipt-handle key (shared by every tagqd on the Redis)
+// and bound to the list it pages through, so that a token tagq did not
+// issue, or one of another list, is refused before anything is read.
+//
+// Layout before base64url: version(1) name mac(8), the MAC over a domain
+// string, the list and the version and name.
+const (
+	pageTokenVersion = 1
+	pageTokenDomain  = "tagq page token\x00"
+	maxPageTokenLen  = 2 * (1 + 80 + handleMACLen) // base64 of the longest token, with room
+)
+
+// PageToken is the page token of list (any string naming the list and
+// its parameters, e.g. "queues?prefix=a") for a page that ended at last;
+// "" when last is "" (no more pages).
+func (s *Store) PageToken(list, last string) string {
+	if last == "" {
+		return ""
+	}
+	b := make([]byte, 0, 1+len(last)+handleMACLen)
+	b = append(b, pageTokenVersion)
+	b = append(b, last...)
+	b = append(b, s.pageMAC(list, b)...)
+	return base64.RawURLEncoding.EncodeToString(b)
+}
+
+// PageAfter is the name a page token of list says the previous page ended
+// at ("" for no token: the first page). A token PageToken did not make for
+// list is INVALID_ARGUMENT naming page_token.
+func (s *Store) PageAfter(list, token string) (string, error) {
+	if token == "" {
+		return "", nil
+	}
+	bad := invalid(ReasonInvalidArgumentRange, "page_token",
+		"page_token is not one tagq issued for this list; pass next_page_token of the previous page unchanged")
+	if len(token) > maxPageTokenLen {
+		return "", bad
+	}
+	b, err := base64.RawURLEncoding.DecodeString(token)
+	if err != nil || len(b) < 1+1+handleMACLen || b[0] != pageTokenVersion {
+		return "", bad
+	}
+	body, sum := b[:len(b)-handleMACLen], b[len(b)-handleMACLen:]
+	if !hmac.Equal(sum, s.pageMAC(list, body)) {
+		return "", bad
+	}
+	name := string(body[1:])
+	if !nameRE.MatchString(name) {
+		return "", bad
+	}
+	return name, nil
+}
+
+func (s *Store) pageMAC(list string, body []byte) []byte {
+	m := make([]byte, 0, len(pageTokenDomain)+len(list)+1+len(body))
+	m = append(m, pageTokenDomain...)
+	m = append(m, list...)
+	m = append(m, 0)
+	m = append(m, body...)
+	return s.handles.mac(m)
 }
 
 func pageSizeOf(n int) (int, *Error) {

@@ -17,7 +17,7 @@ const ReservedAttributePrefix = "DLQ."
 
 func checkName(field, kind, name string) *Error {
 	if !nameRE.MatchString(name) {
-		e := invalid(ReasonInvalidName, field, "%s name %q must be 1-80 characters of A-Z a-z 0-9 _ -", kind, name)
+		e := invalid(ReasonInvalidName, field, "%s name %q must be 1-80 characters of A-Z a-z 0-9 _ -", kind, echo(name))
 		return e
 	}
 	return nil
@@ -37,7 +37,7 @@ func checkUserAttributes(field string, m map[string]string) *Error {
 	}
 	for k, v := range m {
 		if k == "" || len(k) > 256 || !utf8.ValidString(k) {
-			return invalid(ReasonInvalidAttribute, field, "user attribute names must be 1-256 bytes of UTF-8, got %q", k)
+			return invalid(ReasonInvalidAttribute, field, "user attribute names must be 1-256 bytes of UTF-8, got %q", echo(k))
 		}
 		if len(v) > 1024 {
 			return invalid(ReasonInvalidAttribute, field+"["+k+"]", "user attribute values are at most 1024 bytes")
@@ -45,6 +45,12 @@ func checkUserAttributes(field string, m map[string]string) *Error {
 	}
 	return nil
 }
+
+// MissingValue is the Attribute of a message attribute sent with no value
+// (the API's MessageAttribute with neither string_value nor binary_value):
+// binary with nil Bytes. Send refuses it (INVALID_ATTRIBUTE); an empty
+// binary value has empty, non-nil Bytes.
+var MissingValue = Attribute{Binary: true}
 
 // checkMessageAttributes validates a message's attributes and returns their
 // size (names plus values) counted against max_message_bytes.
@@ -54,19 +60,24 @@ func checkMessageAttributes(attrs map[string]Attribute) (int, *Error) {
 	}
 	size := 0
 	for name, a := range attrs {
+		field := "attributes[" + echo(name) + "]"
 		if strings.HasPrefix(name, ReservedAttributePrefix) {
-			return 0, invalid(ReasonReservedAttribute, "attributes["+name+"]",
+			return 0, invalid(ReasonReservedAttribute, field,
 				"attribute names starting with %q are reserved for tagq", ReservedAttributePrefix)
 		}
 		if !attrNameRE.MatchString(name) {
-			return 0, invalid(ReasonInvalidAttribute, "attributes["+name+"]",
-				"attribute names must be 1-256 characters of A-Z a-z 0-9 _ . -, got %q", name)
+			return 0, invalid(ReasonInvalidAttribute, field,
+				"attribute names must be 1-256 characters of A-Z a-z 0-9 _ . -, got %q", echo(name))
+		}
+		if a.Binary && a.Bytes == nil {
+			return 0, invalid(ReasonInvalidAttribute, field,
+				"attribute %q has no value: set string_value or binary_value", echo(name))
 		}
 		if a.Binary {
 			size += len(name) + len(a.Bytes)
 		} else {
 			if !utf8.ValidString(a.String) {
-				return 0, invalid(ReasonInvalidAttribute, "attributes["+name+"]", "string attribute values must be UTF-8")
+				return 0, invalid(ReasonInvalidAttribute, field, "string attribute values must be UTF-8")
 			}
 			size += len(name) + len(a.String)
 		}
@@ -85,7 +96,7 @@ func checkFilter(f *Filter) *Error {
 	for _, c := range f.Conditions {
 		if !attrNameRE.MatchString(c.Name) {
 			return invalid(ReasonInvalidFilter, "filter.conditions.name",
-				"condition attribute name must be 1-256 characters of A-Z a-z 0-9 _ . -, got %q", c.Name)
+				"condition attribute name must be 1-256 characters of A-Z a-z 0-9 _ . -, got %q", echo(c.Name))
 		}
 	}
 	return nil

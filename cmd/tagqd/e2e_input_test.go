@@ -16,7 +16,8 @@ import (
 )
 
 // badInput is one request the server must refuse with INVALID_ARGUMENT,
-// the same over gRPC and REST.
+// the same over gRPC and REST (gRPC only when method is "": REST cannot
+// express it).
 type badInput struct {
 	name         string
 	grpc         func(ctx context.Context, d *daemon) error
@@ -24,6 +25,9 @@ type badInput struct {
 	body         string
 	reason       string
 	field        string
+	// restReason and restField, when set, are what REST answers instead
+	// (an empty REST body decodes to an empty message, not a missing one).
+	restReason, restField string
 }
 
 func badInputs() []badInput {
@@ -74,6 +78,16 @@ func badInputs() []badInput {
 			reason: "MESSAGE_TOO_LARGE", field: "body",
 		},
 		{
+			name: "attribute with no value",
+			grpc: func(ctx context.Context, d *daemon) error {
+				_, err := d.m.SendMessage(ctx, &tagqv1.SendMessageRequest{Queue: "q", Body: []byte("x"),
+					Attributes: map[string]*tagqv1.MessageAttribute{"empty": {}}})
+				return err
+			},
+			method: "POST", path: "/v1/queues/q/messages", body: `{"body": "eA==", "attributes": {"empty": {}}}`,
+			reason: "INVALID_ATTRIBUTE", field: "attributes[empty]",
+		},
+		{
 			name: "max_messages 0",
 			grpc: func(ctx context.Context, d *daemon) error {
 				_, err := d.m.ReceiveMessage(ctx, &tagqv1.ReceiveMessageRequest{Queue: "q", MaxMessages: i32(0)})
@@ -108,6 +122,24 @@ func badInputs() []badInput {
 			},
 			method: "GET", path: "/v1/queues?page_size=1001",
 			reason: "INVALID_ARGUMENT_RANGE", field: "page_size",
+		},
+		{
+			name: "page_token tagq did not issue",
+			grpc: func(ctx context.Context, d *daemon) error {
+				_, err := d.q.ListQueues(ctx, &tagqv1.ListQueuesRequest{PageToken: "q"})
+				return err
+			},
+			method: "GET", path: "/v1/queues?page_token=q",
+			reason: "INVALID_ARGUMENT_RANGE", field: "page_token",
+		},
+		{
+			name: "tag page_token tagq did not issue",
+			grpc: func(ctx context.Context, d *daemon) error {
+				_, err := d.q.ListTags(ctx, &tagqv1.ListTagsRequest{Queue: "q", PageToken: "default"})
+				return err
+			},
+			method: "GET", path: "/v1/queues/q/tags?page_token=default",
+			reason: "INVALID_ARGUMENT_RANGE", field: "page_token",
 		},
 		{
 			name: "garbled receipt handle",
@@ -173,6 +205,34 @@ func badInputs() []badInput {
 			method: "PATCH", path: "/v1/queues/q?update_mask=bogus", body: `{"delay_seconds": 5}`,
 			reason: "INVALID_ARGUMENT_RANGE", field: "update_mask",
 		},
+		{
+			name: "create queue without a queue",
+			grpc: func(ctx context.Context, d *daemon) error {
+				_, err := d.q.CreateQueue(ctx, &tagqv1.CreateQueueRequest{})
+				return err
+			},
+			method: "POST", path: "/v1/queues",
+			reason: "INVALID_ARGUMENT_RANGE", field: "queue",
+			restReason: "INVALID_NAME", restField: "queue.name",
+		},
+		{
+			name: "update queue with a mask and no queue",
+			grpc: func(ctx context.Context, d *daemon) error {
+				_, err := d.q.UpdateQueue(ctx, &tagqv1.UpdateQueueRequest{UpdateMask: &fieldmaskpb.FieldMask{Paths: []string{"delay_seconds"}}})
+				return err
+			},
+			reason: "INVALID_ARGUMENT_RANGE", field: "queue",
+		},
+		{
+			name: "create tag without a tag",
+			grpc: func(ctx context.Context, d *daemon) error {
+				_, err := d.q.CreateTag(ctx, &tagqv1.CreateTagRequest{Queue: "q"})
+				return err
+			},
+			method: "POST", path: "/v1/queues/q/tags",
+			reason: "INVALID_ARGUMENT_RANGE", field: "tag",
+			restReason: "INVALID_NAME", restField: "tag.name",
+		},
 	}
 }
 
@@ -192,13 +252,20 @@ func TestE2E_S14_BadInputGetsInvalidArgumentNamingTheField_GRPCAndREST(t *testin
 			require.Equal(t, codes.InvalidArgument, code, "gRPC %s: %v", tc.name, err)
 			require.Equal(t, tc.reason, r, "gRPC %s: %v", tc.name, err)
 			require.Equal(t, tc.field, f, "gRPC %s: %v", tc.name, err)
+			if tc.method == "" {
+				continue
+			}
 
 			httpCode, body := d.rest(tc.method, tc.path, tc.body)
 			require.Equal(t, 400, httpCode, "REST %s: %v", tc.name, body)
 			require.EqualValues(t, codes.InvalidArgument, body["code"], "REST %s", tc.name)
 			r, f = reason(body)
-			require.Equal(t, tc.reason, r, "REST %s: %v", tc.name, body)
-			require.Equal(t, tc.field, f, "REST %s: %v", tc.name, body)
+			wantR, wantF := tc.reason, tc.field
+			if tc.restReason != "" {
+				wantR, wantF = tc.restReason, tc.restField
+			}
+			require.Equal(t, wantR, r, "REST %s: %v", tc.name, body)
+			require.Equal(t, wantF, f, "REST %s: %v", tc.name, body)
 		}
 
 		// Nothing was written: one queue, as it was, with no message and

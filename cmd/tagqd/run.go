@@ -66,8 +66,15 @@ func run(ctx context.Context, c config, log *slog.Logger, stdout io.Writer) erro
 		handler = withPprof(handler)
 		log.Info("serving Go profiles at /debug/pprof/")
 	}
-	// No WriteTimeout: a long poll may take 20 s and more under load.
-	hsrv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
+	// ReadTimeout bounds a whole request, body included, so a slow body
+	// cannot hold a connection: 60 s takes the largest REST body (about
+	// 140 MB) at 2.5 MB/s. Go's server would also cancel a request still
+	// running when it passes; the REST handler lifts it once the body is
+	// read, so long polls outlast it (other routes, /debug/pprof/profile
+	// included, get 60 s). WriteTimeout bounds a client that reads its
+	// answer slowly; a long poll may take 20 s and more under load.
+	hsrv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 60 * time.Second,
+		WriteTimeout: 2 * time.Minute, IdleTimeout: 2 * time.Minute}
 
 	store.Start()
 	worker := redrive.New(redrive.Config{Store: store, Logger: log})

@@ -1,0 +1,107 @@
+package server
+
+import (
+	"fmt"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/encoding"
+	protoenc "google.golang.org/grpc/encoding/proto"
+	"google.golang.org/grpc/mem"
+	"google.golang.org/protobuf/encoding/protowire"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
+
+	tagqv1 "github.com/tagq/tagq/gen/tagq/v1"
+	"github.com/tagq/tagq/tags"
+)
+
+// Unreadable requests. grpc-go decodes a request before any interceptor
+// runs; when the bytes are not the method's message it writes INTERNAL
+// ("failed to unmarshal") itself, with no ErrorInfo, and nothing the
+// handler returns can change that. So the codec does not fail on a tagq
+// request it cannot read: it leaves the message empty but for a mark (an
+// unknown field carrying the decoder's error), and errorStatus refuses a
+// marked request before its handler runs: INVALID_ARGUMENT /
+// MALFORMED_REQUEST, like a REST body the gateway cannot decode.
+//
+// The codec replaces grpc-go's "proto" codec process-wide (init below); it
+// differs only in unmarshalling the request of a unary tagq method, which
+// only a server does. (A server option, grpc.ForceServerCodecV2(
+// requestCodec{...}), would scope it to tagq's server.)
+
+// unreadableField is the unknown field that marks an unreadable request:
+// the highest field number protobuf allows, which no tagq message uses.
+const unreadableField protowire.Number = protowire.MaxValidNumber
+
+// requestCodec is grpc-go's proto codec, but for unreadable tagq requests.
+type requestCodec struct{ base encoding.CodecV2 }
+
+func init() {
+	encoding.RegisterCodecV2(requestCodec{base: encoding.GetCodecV2(protoenc.Name)})
+}
+
+// unaryRequests are the request messages of tagq's unary methods: the ones
+// the codec marks instead of failing. (A stream's RecvMsg error reaches its
+// handler, which can answer it.)
+var unaryRequests = func() map[protoreflect.FullName]bool {
+	out := map[protoreflect.FullName]bool{}
+	for _, fd := range []protoreflect.FileDescriptor{tagqv1.File_tagq_v1_queue_proto,
+		tagqv1.File_tagq_v1_message_proto, tagqv1.File_tagq_v1_redrive_proto} {
+		for i := 0; i < fd.Services().Len(); i++ {
+			methods := fd.Services().Get(i).Methods()
+			for j := 0; j < methods.Len(); j++ {
+				if m := methods.Get(j); !m.IsStreamingClient() && !m.IsStreamingServer() {
+					out[m.Input().FullName()] = true
+				}
+			}
+		}
+	}
+	return out
+}()
+
+func (c requestCodec) Name() string { return c.base.Name() }
+
+func (c requestCodec) Marshal(v any) (mem.BufferSlice, error) { return c.base.Marshal(v) }
+
+func (c requestCodec) Unmarshal(data mem.BufferSlice, v any) error {
+	err := c.base.Unmarshal(data, v)
+	if err == nil {
+		return nil
+	}
+	m, ok := v.(proto.Message)
+	if !ok || !unaryRequests[m.ProtoReflect().Descriptor().FullName()] {
+		return err
+	}
+	proto.Reset(m)
+	mark := protowire.AppendTag(nil, unreadableField, protowire.BytesType)
+	mark = protowire.AppendString(mark, tags.Clip(err.Error(), tags.MaxEcho))
+	m.ProtoReflect().SetUnknown(mark)
+	return nil
+}
+
+// checkReadable refuses a request the codec could not read (see above):
+// INVALID_ARGUMENT / MALFORMED_REQUEST, naming the message type and why.
+func checkReadable(req any) error {
+	m, ok := req.(proto.Message)
+	if !ok {
+		return nil
+	}
+	u := m.ProtoReflect().GetUnknown()
+	for len(u) > 0 {
+		num, typ, n := protowire.ConsumeTag(u)
+		if n < 0 {
+			return nil
+		}
+		if num == unreadableField && typ == protowire.BytesType {
+			why, _ := protowire.ConsumeString(u[n:])
+			return statusWith(codes.InvalidArgument, ReasonMalformedRequest,
+				fmt.Sprintf("the request is not a readable %s: %s", m.ProtoReflect().Descriptor().FullName(), why), "", nil)
+		}
+		fn := protowire.ConsumeFieldValue(num, typ, u[n:])
+		if fn < 0 {
+			return nil
+		}
+		u = u[n+fn:]
+	}
+	return nil
+}
