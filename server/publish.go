@@ -3,7 +3,6 @@ package server
 import (
 	"errors"
 	"io"
-	"runtime/debug"
 	"sync"
 
 	"google.golang.org/grpc"
@@ -85,7 +84,7 @@ func (s *messageService) Publish(stream grpc.BidiStreamingServer[tagqv1.PublishR
 			resp := &tagqv1.PublishResponse{Seq: req.GetSeq()}
 			defer func() {
 				if p := recover(); p != nil { // as recoverPanics does for a unary call
-					s.log.ErrorContext(ctx, "panic in Publish frame", "panic", p, "stack", string(debug.Stack()))
+					panics.report(ctx, s.log, "/tagq.v1.MessageService/Publish (frame)", p)
 					resp.Error = toStreamError(statusWith(codes.Internal, codeReasons[codes.Internal], "internal error", "", nil))
 					answer(resp)
 				}

@@ -3,7 +3,6 @@ package server
 import (
 	"context"
 	"log/slog"
-	"runtime/debug"
 	"time"
 
 	"google.golang.org/grpc"
@@ -19,7 +18,7 @@ func recoverStreamPanics(log *slog.Logger) grpc.StreamServerInterceptor {
 	return func(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) (err error) {
 		defer func() {
 			if p := recover(); p != nil {
-				log.ErrorContext(ss.Context(), "panic in handler", "method", info.FullMethod, "panic", p, "stack", string(debug.Stack()))
+				panics.report(ss.Context(), log, info.FullMethod, p)
 				err = statusWith(codes.Internal, codeReasons[codes.Internal], "internal error", "", nil)
 			}
 		}()
@@ -53,6 +52,9 @@ func logStreams(log *slog.Logger) grpc.StreamServerInterceptor {
 		attrs := []any{"method", info.FullMethod, "code", code.String(), "duration", time.Since(start)}
 		if err != nil {
 			attrs = append(attrs, "err", status.Convert(err).Message())
+			if cause := causeOf(err); cause != "" {
+				attrs = append(attrs, "cause", cause)
+			}
 		}
 		log.Log(ss.Context(), logLevel(code), "stream", attrs...)
 		return err

@@ -133,7 +133,7 @@ func (s *Store) parseHandle(queue, raw, field string) (handle, *Error) {
 		return h, invalid(ReasonInvalidReceiptHandle, field, "receipt handle is not one tagq issued")
 	}
 	if h.Queue != queue {
-		return h, invalid(ReasonInvalidReceiptHandle, field, "receipt handle belongs to queue %q, not %q", h.Queue, queue)
+		return h, invalid(ReasonInvalidReceiptHandle, field, "receipt handle belongs to queue %q, not %q", echo(h.Queue), echo(queue))
 	}
 	return h, nil
 }

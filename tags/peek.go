@@ -20,7 +20,7 @@ func (s *Store) Peek(ctx context.Context, queue string, ids []string) ([]Message
 	}
 	for i, id := range ids {
 		if _, _, ok := parseID(id); !ok {
-			return nil, invalid(ReasonInvalidArgumentRange, "message_ids", "message_ids[%d] %q is not a message id", i, id)
+			return nil, invalid(ReasonInvalidArgumentRange, "message_ids", "message_ids[%d] %q is not a message id", i, echo(id))
 		}
 	}
 	k := s.qkeys(queue)

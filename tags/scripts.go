@@ -202,7 +202,7 @@ func mapErr(err error, q, t string) error {
 				return unavailable(err)
 			}
 		}
-		return &Error{Kind: KindInternal, Reason: ReasonInternal, Message: "storage error: " + msg}
+		return &Error{Kind: KindInternal, Reason: ReasonInternal, Message: "storage error", Cause: err}
 	}
 	return unavailable(err)
 }
