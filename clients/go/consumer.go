@@ -197,6 +197,7 @@ type session struct {
 
 	held        map[uint64]*delivery   // pushed and not settled by us
 	running     int                    // of held, those a handler runs
+	parked      int                    // of held, those waiting for their orphan's verdict
 	pend        *tagqv1.ConsumeRequest // settlements and flow not yet sent
 	unconfirmed map[uint64]settlement  // sent (or about to be), not yet confirmed durable
 	credit      int32                  // the limits the server has for this stream
@@ -398,7 +399,7 @@ func (co *Consumer) streams(ctx context.Context) {
 			co.mu.Unlock()
 			return
 		}
-		credit, creditBytes := co.creditLocked()
+		credit, creditBytes := co.creditLocked(0)
 		co.mu.Unlock()
 
 		s, err := co.open(ctx, credit, creditBytes)
@@ -434,10 +435,12 @@ func (co *Consumer) streams(ctx context.Context) {
 	}
 }
 
-// creditLocked is the credit of a new stream: the limits less what the
-// orphans hold.
-func (co *Consumer) creditLocked() (int32, int64) {
-	n := int32(max(co.cfg.MaxOutstandingMessages-len(co.orphans), 1))
+// creditLocked is the credit of a stream with parked deliveries: the
+// limits less what the orphans hold. A parked delivery and its orphan are
+// one message: counting both would let a long orphan take the stream's
+// last credit and starve the stream.
+func (co *Consumer) creditLocked(parked int) (int32, int64) {
+	n := int32(max(co.cfg.MaxOutstandingMessages-len(co.orphans)+parked, 1))
 	b := max(co.cfg.MaxOutstandingBytes-co.orphanBytes, minOutstandingBytes)
 	return n, b
 }
@@ -520,6 +523,8 @@ func (co *Consumer) received(s *session, resp *tagqv1.ConsumeResponse) {
 			// runs (its stream broke): wait for that handler's verdict
 			// rather than run it twice.
 			o.parked, d.waitsFor = d, o
+			s.parked++
+			co.raiseCreditLocked()
 			continue
 		}
 		co.pending = append(co.pending, d)
@@ -723,6 +728,7 @@ func (co *Consumer) finish(d *delivery, st settlement) {
 			// receipt it names).
 			st.d = p
 			p.waitsFor = nil
+			p.s.parked--
 			co.settleOnStreamLocked(st)
 			co.mu.Unlock()
 			p.s.poke()
@@ -765,7 +771,7 @@ func (co *Consumer) raiseCreditLocked() {
 	if s == nil || s.closed {
 		return
 	}
-	n, b := co.creditLocked()
+	n, b := co.creditLocked(s.parked)
 	if n == s.credit && b == s.creditBytes {
 		return
 	}
@@ -844,6 +850,9 @@ func (co *Consumer) renew(ctx context.Context, stop <-chan struct{}) {
 				s.poke()
 			}
 			for d := range co.orphans {
+				if d.parked != nil {
+					continue // its new delivery is renewed on the stream
+				}
 				if secs, ok := co.extension(d, now); ok {
 					co.bg.Go(func() { co.renewOrphan(ctx, d, secs) })
 				}

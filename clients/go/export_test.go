@@ -19,7 +19,7 @@ func (co *Consumer) Held() int {
 	defer co.mu.Unlock()
 	n := len(co.orphans)
 	if co.cur != nil {
-		n += len(co.cur.held)
+		n += len(co.cur.held) - co.cur.parked // a parked delivery is its orphan's message
 	}
 	return n
 }
@@ -37,4 +37,15 @@ func (co *Consumer) Orphans() int {
 	co.mu.Lock()
 	defer co.mu.Unlock()
 	return len(co.orphans)
+}
+
+// Parked is how many deliveries of the live stream wait for the verdict
+// of their message's orphan.
+func (co *Consumer) Parked() int {
+	co.mu.Lock()
+	defer co.mu.Unlock()
+	if co.cur == nil {
+		return 0
+	}
+	return co.cur.parked
 }

@@ -43,7 +43,10 @@ func (p *proxy) accept() {
 		if err != nil {
 			return
 		}
-		out, err := net.Dial("tcp", p.target)
+		p.mu.Lock()
+		target := p.target
+		p.mu.Unlock()
+		out, err := net.Dial("tcp", target)
 		if err != nil {
 			_ = in.Close()
 			continue
@@ -65,6 +68,13 @@ func (p *proxy) accept() {
 		go pipe(in, out)
 		go pipe(out, in)
 	}
+}
+
+// setTarget sends new connections to target.
+func (p *proxy) setTarget(target string) {
+	p.mu.Lock()
+	p.target = target
+	p.mu.Unlock()
 }
 
 // cut breaks every connection open now.
