@@ -119,3 +119,10 @@ func within(t *testing.T, what string, f func() error) error {
 }
 
 var errNotCancelled = errors.New("handler context not cancelled")
+
+func ignoreEOF(err error) error {
+	if errors.Is(err, io.EOF) {
+		return nil
+	}
+	return err
+}
