@@ -511,13 +511,13 @@ func (co *Consumer) received(s *session, resp *tagqv1.ConsumeResponse) {
 	defer co.mu.Unlock()
 	s.answered = true
 	for _, cm := range resp.GetMessages() {
-		if co.stopping {
-			// Not handed out: the server gives it back when the stream
-			// closes.
-			continue
-		}
 		d := &delivery{id: cm.GetDeliveryId(), m: cm.GetMessage(), s: s, size: int64(len(cm.GetMessage().GetBody())), received: now}
 		s.held[d.id] = d
+		if co.stopping {
+			// Held, not handed out: the server gives it back when the
+			// stream closes (or, if it breaks, we do).
+			continue
+		}
 		if o := co.orphanOf[d.m.GetMessageId()]; o != nil && o.parked == nil {
 			// The server gave this message back while its handler still
 			// runs (its stream broke): wait for that handler's verdict
