@@ -376,12 +376,31 @@ func (co *Consumer) beginStop(hard bool) {
 		}
 	}
 	s := co.cur
+	if s != nil {
+		co.pauseLocked(s)
+	}
 	co.work.Broadcast()
 	co.room.Broadcast()
 	co.mu.Unlock()
 	if s != nil {
 		s.poke() // it may be time to close the stream
 	}
+}
+
+// pauseLocked lowers a stopping stream's credit to one message, so that
+// the settlements of the last handlers do not make room for pushes: a
+// message pushed now would only go back at the close, its receive count
+// raised for nothing (which counts towards the redrive policy's
+// MaxReceiveCount). Zero would stop pushes altogether, but the server
+// refuses a flow of 0 messages (see serverbug_test.go), so one message may
+// still come once nothing else is held.
+func (co *Consumer) pauseLocked(s *session) {
+	if s.closed || s.credit == 1 {
+		return
+	}
+	one := int32(1)
+	s.credit = one
+	s.request().Flow = &tagqv1.ConsumeFlow{MaxOutstandingMessages: &one}
 }
 
 // streams opens a Consume stream and serves it, again and again, until the
@@ -477,6 +496,9 @@ func (co *Consumer) open(ctx context.Context, credit int32, creditBytes int64) (
 func (co *Consumer) serve(s *session) error {
 	co.mu.Lock()
 	co.cur = s
+	if co.stopping {
+		co.pauseLocked(s)
+	}
 	co.mu.Unlock()
 	sent := make(chan struct{})
 	go func() { defer close(sent); co.sender(s) }()
@@ -740,6 +762,13 @@ func (co *Consumer) finish(d *delivery, st settlement) {
 	}
 	d.running = false
 	d.s.running--
+	if co.stopping && st.kind == settleNack && st.delay == 0 {
+		// Left unsettled, the clean close gives it back at once, the same
+		// as this nack; sent now, it would make room for a push.
+		co.mu.Unlock()
+		d.s.poke()
+		return
+	}
 	co.settleOnStreamLocked(st)
 	co.mu.Unlock()
 	d.s.poke()
@@ -768,7 +797,7 @@ func (co *Consumer) settleOnStreamLocked(st settlement) {
 // raiseCreditLocked gives the live stream back the credit an orphan held.
 func (co *Consumer) raiseCreditLocked() {
 	s := co.cur
-	if s == nil || s.closed {
+	if s == nil || s.closed || co.stopping {
 		return
 	}
 	n, b := co.creditLocked(s.parked)

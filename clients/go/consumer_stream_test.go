@@ -402,3 +402,40 @@ func TestConsumer_LongPoisonTextIsCut(t *testing.T) {
 	require.Greater(t, len(d.GetDescription()), 4090)
 	require.True(t, utf8.ValidString(d.GetDescription()))
 }
+
+// While stopping, the acks of the last handlers make no room for more
+// pushes: the messages the Consumer never got are not received (their
+// receive count stays 0) just to be given back at the close.
+func TestConsumer_StopTakesNoMoreMessages(t *testing.T) {
+	c := client(t)
+	queue(t, c, "c-stop-nomore", tagq.QueueOptions{})
+	sendN(t, c, "c-stop-nomore", 8)
+	started, release := make(chan struct{}, 2), make(chan struct{})
+	co := c.NewConsumer(tagq.ConsumerConfig{Queue: "c-stop-nomore", Workers: 2, MaxOutstandingMessages: 4},
+		tagq.HandlerFunc(func(context.Context, *tagq.Message) error {
+			started <- struct{}{}
+			select {
+			case <-release:
+				return nil
+			case <-time.After(wait):
+				return errors.New("never released")
+			}
+		}))
+	done := start(co)
+	recv(t, started, "handler 1")
+	recv(t, started, "handler 2")
+	eventually(t, func() bool { return co.Held() == 4 }, "four pushed")
+	stopped := make(chan error, 1)
+	go func() { stopped <- co.Stop(context.Background()) }()
+	eventually(t, co.Stopping, "the stop began")
+	close(release)
+	require.NoError(t, recv(t, stopped, "Stop"))
+	require.NoError(t, recv(t, done, "Run"))
+	msgs, err := c.Receive(context.Background(), "c-stop-nomore", tagq.ReceiveOptions{Max: 10})
+	require.NoError(t, err)
+	counts := map[int32]int{}
+	for _, m := range msgs {
+		counts[m.GetReceiveCount()]++
+	}
+	require.Equal(t, map[int32]int{2: 2, 1: 4}, counts, "two given back, four never pushed")
+}
