@@ -257,8 +257,7 @@ func (c *Client) NewConsumer(cfg ConsumerConfig, h Handler) *Consumer {
 	return co
 }
 
-// ErrConsumerRunning is returned by a second call of Run: a Consumer runs
-// once.
+// ErrConsumerRunning is returned by Run while the Consumer already runs.
 var ErrConsumerRunning = errors.New("tagq: Consumer.Run called more than once")
 
 // Run consumes messages until the Consumer is stopped (Stop,
@@ -273,8 +272,9 @@ var ErrConsumerRunning = errors.New("tagq: Consumer.Run called more than once")
 // range): after the handlers in progress have finished.
 //
 // Handlers get a context with ctx's values that only StopAndCancel
-// cancels. A Consumer runs once: Run after Stop returns nil at once, a
-// second Run returns ErrConsumerRunning.
+// cancels. A Consumer runs once: Run while it runs returns
+// ErrConsumerRunning; Run once it was stopped (or had run) returns nil at
+// once.
 func (co *Consumer) Run(ctx context.Context) error {
 	co.mu.Lock()
 	switch co.state {
