@@ -163,14 +163,24 @@ func TestConsumer_StopLetsHandlersFinish(t *testing.T) {
 	_, err := c.Send(ctx, "c-stop", tagq.Outgoing{Body: []byte("m")})
 	require.NoError(t, err)
 	started, release := make(chan struct{}), make(chan struct{})
-	stop := run(t, c.NewConsumer(tagq.ConsumerConfig{Queue: "c-stop", Wait: time.Second},
+	co := c.NewConsumer(tagq.ConsumerConfig{Queue: "c-stop"},
 		tagq.HandlerFunc(func(context.Context, *tagq.Message) error {
 			close(started)
 			<-release
 			return nil
-		})))
+		}))
+	stop := run(t, co)
 	<-started
-	go func() { time.Sleep(50 * time.Millisecond); close(release) }()
+	go func() {
+		// Release the handler once the stop has begun (not before: the
+		// point is that the stop waits for it).
+		// (require must not fail from this goroutine: on a timeout the
+		// handler is released anyway and the test's checks fail.)
+		for end := time.Now().Add(wait); !co.Stopping() && time.Now().Before(end); {
+			time.Sleep(time.Millisecond)
+		}
+		close(release)
+	}()
 	stop() // returns only after the handler finished and the message was deleted
 	_, _, deleted, _ := tagState(t, c, "c-stop", "default")
 	require.EqualValues(t, 1, deleted)

@@ -38,36 +38,78 @@ func Example() {
 // A consumer deletes what its handler accepts and dead-letters what it
 // declares poison.
 func ExampleConsumer() {
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx := context.Background()
 	c, _ := tagq.Dial(addr)
 	defer c.Close()
 	_, _ = c.CreateQueue(ctx, "example-dlq", tagq.QueueOptions{DeadLetterQueue: true})
 	_, _ = c.CreateQueue(ctx, "example-jobs", tagq.QueueOptions{RedriveTo: "example-dlq", MaxReceiveCount: 5})
-	defer c.DeleteQueue(context.Background(), "example-dlq", true)
-	defer c.DeleteQueue(context.Background(), "example-jobs", false)
+	defer c.DeleteQueue(ctx, "example-dlq", true)
+	defer c.DeleteQueue(ctx, "example-jobs", false)
 	_, _ = c.Send(ctx, "example-jobs", tagq.Outgoing{Body: []byte("ok")})
 	_, _ = c.Send(ctx, "example-jobs", tagq.Outgoing{Body: []byte("garbage")})
 
 	handled := make(chan string, 2)
-	consumer := c.NewConsumer(tagq.ConsumerConfig{Queue: "example-jobs", Workers: 2, Wait: time.Second},
+	consumer := c.NewConsumer(tagq.ConsumerConfig{Queue: "example-jobs", Workers: 2},
 		tagq.HandlerFunc(func(ctx context.Context, m *tagq.Message) error {
 			defer func() { handled <- string(m.GetBody()) }()
 			if string(m.GetBody()) == "garbage" {
 				return tagq.PoisonError("UNPARSEABLE", errors.New("not JSON"))
 			}
-			return nil
+			return nil // delete
 		}))
 	done := make(chan error)
 	go func() { done <- consumer.Run(ctx) }()
 	<-handled
 	<-handled
-	cancel()
+	// Stop returns once the handlers have finished and their verdicts
+	// reached the server.
+	stopCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if err := consumer.Stop(stopCtx); err != nil {
+		fmt.Println("stop:", err)
+	}
 	<-done
 
-	dead, _ := c.Peek(context.Background(), "example-dlq", "", 10)
+	dead, _ := c.Peek(ctx, "example-dlq", "", 10)
 	for _, m := range dead {
 		fmt.Printf("dead: %q reason %s (%s)\n", m.GetBody(), m.GetDeadLetter().GetReason(), m.GetDeadLetter().GetDescription())
 	}
 	// Output:
 	// dead: "garbage" reason UNPARSEABLE (not JSON)
+}
+
+// A publisher sends messages in frames and gives each its own result.
+func ExamplePublisher() {
+	ctx := context.Background()
+	c, _ := tagq.Dial(addr)
+	defer c.Close()
+	_, _ = c.CreateQueue(ctx, "example-events", tagq.QueueOptions{})
+	defer c.DeleteQueue(ctx, "example-events", false)
+
+	p := c.NewPublisher(tagq.PublisherConfig{MaxDelay: 5 * time.Millisecond})
+	var results []*tagq.PublishResult
+	for i := range 3 {
+		results = append(results, p.Publish(ctx, "example-events", tagq.Outgoing{Body: fmt.Appendf(nil, "event %d", i)}))
+	}
+	lost := p.Publish(ctx, "example-no-such-queue", tagq.Outgoing{Body: []byte("lost")})
+	for _, r := range results {
+		if _, err := r.Get(ctx); err != nil {
+			fmt.Println("not stored:", err)
+		}
+	}
+	_, err := lost.Get(ctx)
+	fmt.Println(tagq.ReasonOf(err))
+	// Stop sends whatever still waits for its frame and waits for the
+	// answers.
+	stopCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if err := p.Stop(stopCtx); err != nil {
+		fmt.Println("stop:", err)
+	}
+
+	msgs, _ := c.Receive(ctx, "example-events", tagq.ReceiveOptions{Max: 10})
+	fmt.Println(len(msgs), "stored")
+	// Output:
+	// QUEUE_NOT_FOUND
+	// 3 stored
 }

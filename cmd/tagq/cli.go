@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"strings"
 	"text/tabwriter"
@@ -536,36 +537,58 @@ func (c *cli) deleteAll(ctx context.Context, queue string, ms []*tagq.Message) e
 	return nil
 }
 
+// errKeep is tail's verdict on a message printed without --delete: the
+// Consumer nacks it with tail's Backoff, which is the visibility timeout,
+// so it comes back then, as a received and not deleted message would.
+var errKeep = errors.New("printed, not deleted")
+
 func (c *cli) tailCmd() *cobra.Command {
 	var tag string
 	var del bool
 	cmd := &cobra.Command{
 		Use: "tail QUEUE", Short: "Follow a tag: print messages as they arrive, until interrupted", Args: exactArgs(1, "QUEUE"),
+		Long: "Follow a tag over a Consume stream: print each message as the server pushes it (up to 10 held at once).\n" +
+			"With --delete each message is acknowledged (deleted for the tag) once printed; without, it is given\n" +
+			"back to the tag to come again after its visibility timeout, as a received message would. On interrupt\n" +
+			"the stream closes cleanly: messages pushed and not yet printed go back to the tag at once.",
 		Example: "  tagq tail orders --tag billing --delete",
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
-			for ctx.Err() == nil {
-				ms, err := c.client.Receive(ctx, args[0], tagq.ReceiveOptions{Tag: tag, Max: 10, Wait: 20 * time.Second})
+			// Look the queue and tag up first: a missing one (or no
+			// tagqd) fails at once with a message, and they give the
+			// visibility timeout a kept message waits out.
+			q, err := c.client.GetQueue(ctx, args[0])
+			if err != nil {
+				return err
+			}
+			vis := time.Duration(q.GetVisibilityTimeoutSeconds()) * time.Second
+			if tag != "" {
+				t, err := c.client.GetTag(ctx, args[0], tag)
 				if err != nil {
-					if ctx.Err() != nil {
-						return nil
-					}
 					return err
 				}
-				for _, m := range ms {
+				if t.VisibilityTimeoutSeconds != nil {
+					vis = time.Duration(t.GetVisibilityTimeoutSeconds()) * time.Second
+				}
+			}
+			co := c.client.NewConsumer(tagq.ConsumerConfig{Queue: args[0], Tag: tag, Workers: 1, MaxOutstandingMessages: 10,
+				Visibility: vis, Backoff: func(int) time.Duration { return vis },
+				Logger: slog.New(slog.NewTextHandler(c.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))},
+				tagq.HandlerFunc(func(_ context.Context, m *tagq.Message) error {
+					// One worker: messages print whole and in the order pushed.
 					if c.output == "json" {
-						_ = c.print([]proto.Message{m}, nil)
+						if err := c.print([]proto.Message{m}, nil); err != nil {
+							return err
+						}
 					} else {
 						fmt.Fprintf(c.stdout, "%s\t%s\n", m.GetMessageId(), bodyText(m.GetBody()))
 					}
-				}
-				if del {
-					if err := c.deleteAll(ctx, args[0], ms); err != nil {
-						return err
+					if del {
+						return nil
 					}
-				}
-			}
-			return nil
+					return errKeep
+				}))
+			return co.Run(ctx) // until interrupted: nil
 		},
 	}
 	cmd.Flags().StringVar(&tag, "tag", "", "tag to follow (default: the queue's default tag)")
