@@ -203,6 +203,7 @@ type session struct {
 	credit      int32                  // the limits the server has for this stream
 	creditBytes int64
 	broken      bool // Recv failed: settle by receipt handle now
+	paused      bool // stopping: told the server to push nothing more
 	closed      bool // CloseSend done (or about to be): nothing more may be sent
 	answered    bool // the server sent something: the open was accepted
 }
@@ -387,20 +388,19 @@ func (co *Consumer) beginStop(hard bool) {
 	}
 }
 
-// pauseLocked lowers a stopping stream's credit to one message, so that
-// the settlements of the last handlers do not make room for pushes: a
+// pauseLocked stops a stopping stream's pushes (a flow of 0 messages), so
+// that the settlements of the last handlers do not make room for pushes: a
 // message pushed now would only go back at the close, its receive count
 // raised for nothing (which counts towards the redrive policy's
-// MaxReceiveCount). Zero would stop pushes altogether, but the server
-// refuses a flow of 0 messages (see serverbug_test.go), so one message may
-// still come once nothing else is held.
+// MaxReceiveCount).
 func (co *Consumer) pauseLocked(s *session) {
-	if s.closed || s.credit == 1 {
+	if s.closed || s.paused {
 		return
 	}
-	one := int32(1)
-	s.credit = one
-	s.request().Flow = &tagqv1.ConsumeFlow{MaxOutstandingMessages: &one}
+	zero := int32(0)
+	s.paused = true
+	s.credit = zero
+	s.request().Flow = &tagqv1.ConsumeFlow{MaxOutstandingMessages: &zero}
 }
 
 // streams opens a Consume stream and serves it, again and again, until the
