@@ -14,6 +14,11 @@
  * }
  * ```
  *
+ * The Consume and Publish streams: {@link TagqClient.consume} (an async
+ * iterable of messages to ack, nack, extend or dead-letter, with a worker:
+ * `consumer.run(handler, { concurrency })`) and {@link TagqClient.publisher}
+ * (batched publishing).
+ *
  * Every server error is thrown as a {@link TagqError}: the gRPC code, the
  * `google.rpc.ErrorInfo` reason (QUEUE_NOT_FOUND, RECEIPT_HANDLE_STALE, ...)
  * and the request field at fault.
@@ -22,18 +27,21 @@
  */
 import { create } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
-import { Code, ConnectError, createClient, type Client } from "@connectrpc/connect";
+import { Code, createClient, type Client } from "@connectrpc/connect";
 import { createGrpcTransport, Http2SessionManager, type GrpcTransportOptions } from "@connectrpc/connect-node";
 
-import { ErrorInfoSchema, type ErrorInfo } from "./gen/google/rpc/error_details_pb.js";
+import { Consumer, type ConsumeOptions } from "./consumer.js";
+import { call, toAttributes, toBytes, type Attributes, type Body } from "./core.js";
+import type { ErrorInfo } from "./gen/google/rpc/error_details_pb.js";
 import {
-  MessageAttributeSchema,
   MessageService,
   type BatchResultError,
   type DeadLetter,
   type Message,
   type MessageAttribute,
 } from "./gen/tagq/v1/message_pb.js";
+import { CancellingSessionManager } from "./h2.js";
+import { Publisher, type PublisherOptions } from "./publisher.js";
 import {
   QueueSchema,
   QueueService,
@@ -48,6 +56,20 @@ import {
 } from "./gen/tagq/v1/queue_pb.js";
 import { MessageMoveTask_State, RedriveService, type MessageMoveTask } from "./gen/tagq/v1/redrive_pb.js";
 
+export { ERROR_DOMAIN, TagqError, type Attributes, type Body } from "./core.js";
+export {
+  Consumer,
+  Poison,
+  StreamMessage,
+  Worker,
+  defaultBackoff,
+  type ConsumeOptions,
+  type DeadLetterInfo,
+  type FlowLimits,
+  type Handler,
+  type RunOptions,
+} from "./consumer.js";
+export { Publisher, type PublishOptions, type PublisherOptions } from "./publisher.js";
 export { Code, MessageMoveTask_State, MessageService, QueueService, RedriveService, TagFilter_Operator };
 export type {
   BatchResultError,
@@ -63,100 +85,6 @@ export type {
   TagFilter,
   TagState,
 };
-
-/** The ErrorInfo domain of tagq's errors. */
-export const ERROR_DOMAIN = "tagq";
-
-/**
- * An error tagqd returned (or a transport failure, with an empty reason).
- *
- * ```ts
- * try { await c.createQueue("has space"); }
- * catch (e) { if (e instanceof TagqError && e.reason === "INVALID_NAME") console.log(e.field); }
- * ```
- */
-export class TagqError extends Error {
-  /** The gRPC status code, e.g. Code.NotFound. */
-  readonly code: Code;
-  /** The ErrorInfo reason, e.g. QUEUE_NOT_FOUND; "" when the error had none. */
-  readonly reason: string;
-  /** The request field at fault (ErrorInfo metadata "field"), e.g. queue.name; "" when none. */
-  readonly field: string;
-  /** The ErrorInfo domain: "tagq" for tagq's own errors. */
-  readonly domain: string;
-  /** Every ErrorInfo metadata entry. */
-  readonly metadata: Readonly<Record<string, string>>;
-
-  constructor(init: {
-    code: Code;
-    message: string;
-    reason?: string;
-    field?: string;
-    domain?: string;
-    metadata?: Record<string, string>;
-    cause?: unknown;
-  }) {
-    super(init.message, { cause: init.cause });
-    this.name = "TagqError";
-    this.code = init.code;
-    this.reason = init.reason ?? "";
-    this.domain = init.domain ?? "";
-    this.metadata = { ...init.metadata };
-    this.field = init.field ?? this.metadata["field"] ?? "";
-  }
-
-  /** The code's name, e.g. "InvalidArgument". */
-  get codeName(): string {
-    return Code[this.code] ?? String(this.code);
-  }
-
-  /**
-   * Converts anything a call threw into a TagqError, reading the
-   * google.rpc.ErrorInfo detail of a gRPC status (tagq's domain first).
-   */
-  static from(err: unknown): TagqError {
-    if (err instanceof TagqError) return err;
-    const ce = ConnectError.from(err);
-    const infos = ce.findDetails(ErrorInfoSchema);
-    const info = infos.find((i) => i.domain === ERROR_DOMAIN) ?? infos[0];
-    return new TagqError({
-      code: ce.code,
-      message: ce.rawMessage,
-      reason: info?.reason,
-      domain: info?.domain,
-      metadata: info?.metadata,
-      cause: err,
-    });
-  }
-}
-
-async function call<T>(p: Promise<T>): Promise<T> {
-  try {
-    return await p;
-  } catch (e) {
-    throw TagqError.from(e);
-  }
-}
-
-/** A message body: bytes, or a string sent as UTF-8. */
-export type Body = Uint8Array | string;
-
-/** Message attributes: a string value, or binary. */
-export type Attributes = Record<string, string | Uint8Array>;
-
-function toBytes(b: Body): Uint8Array {
-  return typeof b === "string" ? new TextEncoder().encode(b) : b;
-}
-
-function toAttributes(a: Attributes | undefined): Record<string, MessageAttribute> {
-  const out: Record<string, MessageAttribute> = {};
-  for (const [k, v] of Object.entries(a ?? {})) {
-    out[k] = create(MessageAttributeSchema, {
-      value: typeof v === "string" ? { case: "stringValue", value: v } : { case: "binaryValue", value: v },
-    });
-  }
-  return out;
-}
 
 /** A message's attributes as plain values (string, or Uint8Array for binary ones). */
 export function attributesOf(m: Message): Attributes {
@@ -344,7 +272,7 @@ export class TagqClient {
    */
   constructor(baseUrl = "http://127.0.0.1:9090", options: TagqClientOptions = {}) {
     if (!options.sessionManager) {
-      this.sessionManager = new Http2SessionManager(
+      this.sessionManager = new CancellingSessionManager(
         baseUrl,
         {
           pingIntervalMs: options.pingIntervalMs,
@@ -579,6 +507,36 @@ export class TagqClient {
         }
       }
     }
+  }
+
+  // Streams.
+
+  /**
+   * Opens a Consume stream on a tag: an async iterable of messages (at most
+   * maxOutstandingMessages/Bytes unsettled at a time), each with ack(),
+   * nack(delayMs), extend(seconds) and dead(reason, description); unsettled
+   * messages have their visibility renewed. `close()` ends it cleanly;
+   * `run(handler, { concurrency })` runs a worker on it.
+   *
+   * ```ts
+   * const consumer = c.consume({ queue: "orders", tag: "billing", maxOutstandingMessages: 10 });
+   * for await (const m of consumer) {
+   *   console.log(m.text());
+   *   m.ack();
+   * }
+   * ```
+   */
+  consume(opts: ConsumeOptions): Consumer {
+    return new Consumer(this, opts);
+  }
+
+  /**
+   * A publisher that batches messages into frames of one Publish stream
+   * (maxMessages, maxBytes, maxDelayMs; maxInFlight frames awaiting answers).
+   * `publish(queue, body, opts)` resolves with the message id.
+   */
+  publisher(opts: PublisherOptions = {}): Publisher {
+    return new Publisher(this, opts);
   }
 
   // Redrive.

@@ -1,61 +1,25 @@
 // Tests of the TypeScript client against a real tagqd on its embedded
-// in-memory store: built from this repo with `go build` (run in the repo
-// root), or the binary named by TAGQD_BIN.
+// in-memory store (see testing/tagqd.ts).
 import assert from "node:assert/strict";
-import { execFileSync, spawn, type ChildProcess } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { dirname, join, resolve } from "node:path";
-import { createInterface } from "node:readline";
 import { setTimeout as sleep } from "node:timers/promises";
 import { after, before, describe, test } from "node:test";
-import { fileURLToPath } from "node:url";
 
 import { Code, MessageMoveTask_State, TagqClient, TagqError, attributesOf, textOf, type Message } from "../src/index.js";
+import { startTagqd, type Tagqd } from "../testing/tagqd.js";
 
-// dist/test/client.test.js -> the repository root.
-const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), "../../../..");
-
-let proc: ChildProcess | undefined;
-let tmp = "";
-let grpcAddr = "";
+let tagqd: Tagqd | undefined;
 let httpAddr = "";
 let c: TagqClient;
 
 before(async () => {
-  let bin = process.env.TAGQD_BIN ?? "";
-  if (!bin) {
-    tmp = mkdtempSync(join(tmpdir(), "tagqd-ts-"));
-    bin = join(tmp, "tagqd");
-    execFileSync("go", ["build", "-o", bin, "./cmd/tagqd"], { cwd: repoRoot, stdio: "inherit", timeout: 300_000 });
-  }
-  const p = spawn(bin, ["--grpc-addr", "127.0.0.1:0", "--http-addr", "127.0.0.1:0"], { stdio: ["ignore", "pipe", "pipe"] });
-  proc = p;
-  let stderr = "";
-  p.stderr!.on("data", (d: Buffer) => (stderr = (stderr + d.toString()).slice(-4000)));
-  const ready = new Promise<string>((resolveReady, reject) => {
-    const lines = createInterface({ input: p.stdout! });
-    lines.on("line", (line) => {
-      if (line.startsWith("TAGQ_READY ")) resolveReady(line);
-    });
-    p.once("exit", (code) => reject(new Error(`tagqd exited (${code}) before it was ready:\n${stderr}`)));
-    setTimeout(() => reject(new Error(`tagqd not ready after 30 s:\n${stderr}`)), 30_000).unref();
-  });
-  const fields = Object.fromEntries((await ready).split(" ").slice(1).map((kv) => kv.split("=") as [string, string]));
-  grpcAddr = fields["grpc"];
-  httpAddr = fields["http"];
-  assert.ok(grpcAddr && httpAddr, "TAGQ_READY without addresses");
-  c = new TagqClient(`http://${grpcAddr}`);
+  tagqd = await startTagqd();
+  httpAddr = tagqd.httpAddr;
+  c = new TagqClient(`http://${tagqd.grpcAddr}`);
 });
 
 after(async () => {
   c?.close();
-  if (proc && proc.exitCode === null) {
-    const exited = new Promise<number | null>((r) => proc!.once("exit", (code) => r(code)));
-    proc.kill("SIGTERM");
-    assert.equal(await exited, 0, "tagqd did not exit cleanly on SIGTERM");
-  }
-  if (tmp) rmSync(tmp, { recursive: true, force: true });
+  if (tagqd) assert.equal(await tagqd.stop(), 0, "tagqd did not exit cleanly on SIGTERM");
 });
 
 /** Asserts that p rejects with a TagqError of this reason (and field, code), and returns it. */
