@@ -23,6 +23,7 @@ type env struct {
 	pid      int                         // tagqd's
 	floor    tagqv1.MessageServiceClient // the floor server (floor.go), for W1
 	floorPID int
+	peers    []peer // the peer systems that answered (peers.go)
 	dur      time.Duration
 	body     []byte
 	rawKey   func(name string) string
@@ -115,9 +116,15 @@ func (l *loop) stopped() bool {
 }
 
 func (e *env) run(producers, consumers int, produce func(l *loop) error, consume func(l *loop, i int) error) (*loop, time.Duration) {
+	return e.runIdx(producers, consumers, func(l *loop, _ int) error { return produce(l) }, consume)
+}
+
+// runIdx is run with each producer told its index, for systems where a
+// producer owns a channel or stream of its own.
+func (e *env) runIdx(producers, consumers int, produce, consume func(l *loop, i int) error) (*loop, time.Duration) {
 	l := &loop{stop: make(chan struct{})}
 	start := time.Now()
-	for range producers {
+	for i := range producers {
 		l.wg.Add(1)
 		go func() {
 			defer l.wg.Done()
@@ -126,7 +133,7 @@ func (e *env) run(producers, consumers int, produce func(l *loop) error, consume
 					time.Sleep(time.Millisecond)
 					continue
 				}
-				if err := produce(l); err != nil {
+				if err := produce(l, i); err != nil {
 					l.fail(err)
 					return
 				}
@@ -229,7 +236,8 @@ func (e *env) w1(batch int) []result {
 	mt.stop(&r)
 	r.elapsed = el
 	e.rdb.Del(e.ctx, key)
-	return append(out, check(r, l))
+	out = append(out, check(r, l))
+	return append(out, e.peersW1(name, batch)...)
 }
 
 // w1via runs W1 through tagq's MessageService API on a server: tagqd, or
@@ -356,7 +364,11 @@ func (e *env) w2(tags int) []result {
 	mt.stop(&r)
 	r.elapsed = el
 	e.rdb.Del(e.ctx, key)
-	return append(out, check(r, l))
+	out = append(out, check(r, l))
+	if tags == 16 { // DESIGN §7: 16 tags against the peers' 16 consumers
+		out = append(out, e.peersW2(name, tags)...)
+	}
+	return out
 }
 
 // ---- W3: end-to-end latency at a fixed rate with long polling.
@@ -371,14 +383,18 @@ func since(b []byte) time.Duration {
 	return time.Duration(time.Now().UnixNano() - int64(binary.BigEndian.Uint64(b)))
 }
 
-func (e *env) w3(rate int) []result {
-	name := fmt.Sprintf("W3 latency at %d msg/s", rate)
+// pacer makes producer steps that call send at a fixed rate, from the
+// first call on.
+func pacer(rate int) func(send func() error) func(l *loop) error {
 	interval := time.Second / time.Duration(rate)
-	pace := func(send func() error) func(l *loop) error {
-		next := time.Now()
+	return func(send func() error) func(l *loop) error {
+		var next time.Time
 		var mu sync.Mutex
 		return func(l *loop) error {
 			mu.Lock()
+			if next.IsZero() {
+				next = time.Now()
+			}
 			next = next.Add(interval)
 			wait := time.Until(next)
 			mu.Unlock()
@@ -389,6 +405,11 @@ func (e *env) w3(rate int) []result {
 			return send()
 		}
 	}
+}
+
+func (e *env) w3(rate int) []result {
+	name := fmt.Sprintf("W3 latency at %d msg/s", rate)
+	pace := pacer(rate)
 	var out []result
 	e.tagqQueue("w3", 1, nil)
 	lat := &latencies{}
@@ -438,7 +459,8 @@ func (e *env) w3(rate int) []result {
 	r.elapsed = el
 	r.p50, r.p99, r.max = lat.pct()
 	e.rdb.Del(e.ctx, key)
-	return append(out, check(r, l))
+	out = append(out, check(r, l))
+	return append(out, e.peersW3(name, pace)...)
 }
 
 // ---- W4: redrive with poison messages (max receive count 3).
