@@ -23,7 +23,7 @@ func TestWorker_S7_MovesWithoutAnyonePolling(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			ctx := context.Background()
 			prefix := "tagqtest-redrive-" + name + time.Now().Format("150405.000000")
-			s, err := tags.New(ctx, tags.Config{Client: rdb, Prefix: prefix, JanitorInterval: -1})
+			s, err := tags.New(ctx, tags.Config{Client: rdb, Prefix: prefix, JanitorInterval: -1, TestClock: true})
 			require.NoError(t, err)
 			t.Cleanup(func() { cleanup(rdb, prefix) })
 			_, err = s.CreateQueue(ctx, tags.QueueConfig{Name: "dlq", DeadLetterQueue: true})
@@ -41,7 +41,7 @@ func TestWorker_S7_MovesWithoutAnyonePolling(t *testing.T) {
 			require.NoError(t, rdb.HSet(ctx, prefix+":{q}:m", "test_clock_ms", ms).Err())
 
 			w1 := New(Config{Store: s})
-			other, err := tags.New(ctx, tags.Config{Client: rdb, Prefix: prefix, JanitorInterval: -1})
+			other, err := tags.New(ctx, tags.Config{Client: rdb, Prefix: prefix, JanitorInterval: -1, TestClock: true})
 			require.NoError(t, err)
 			w2 := New(Config{Store: other})
 			require.NoError(t, w1.RunOnce(ctx))

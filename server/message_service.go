@@ -3,6 +3,9 @@ package server
 import (
 	"context"
 	"fmt"
+	"log/slog"
+	"sync/atomic"
+	"time"
 
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc/status"
@@ -13,7 +16,12 @@ import (
 
 type messageService struct {
 	tagqv1.UnimplementedMessageServiceServer
-	store *tags.Store
+	store      *tags.Store
+	log        *slog.Logger
+	settler    *settler
+	drain      <-chan struct{} // closed when the server starts shutting down
+	drainGrace time.Duration   // how long a draining Consume stream still takes acks
+	streams    atomic.Int64    // Publish and Consume streams open
 }
 
 // batchResults splits per-entry errors into the ids that succeeded and
@@ -58,7 +66,11 @@ func (s *messageService) SendMessage(ctx context.Context, req *tagqv1.SendMessag
 }
 
 func (s *messageService) SendMessageBatch(ctx context.Context, req *tagqv1.SendMessageBatchRequest) (*tagqv1.SendMessageBatchResponse, error) {
-	entries := req.GetEntries()
+	return s.sendBatch(ctx, req.GetQueue(), req.GetEntries())
+}
+
+// sendBatch is SendMessageBatch, for the unary call and Publish frames.
+func (s *messageService) sendBatch(ctx context.Context, queue string, entries []*tagqv1.SendMessageBatchEntry) (*tagqv1.SendMessageBatchResponse, error) {
 	ids := make([]string, len(entries))
 	msgs := make([]tags.OutMessage, len(entries))
 	for i, e := range entries {
@@ -68,7 +80,7 @@ func (s *messageService) SendMessageBatch(ctx context.Context, req *tagqv1.SendM
 	if err := checkBatch(ids); err != nil {
 		return nil, err
 	}
-	res, err := s.store.Send(ctx, req.GetQueue(), msgs)
+	res, err := s.store.Send(ctx, queue, msgs)
 	if err != nil {
 		return nil, err
 	}

@@ -16,7 +16,7 @@ type metrics struct {
 	duration *prometheus.HistogramVec
 }
 
-func newMetrics(reg prometheus.Registerer, waiting func() int) (*metrics, error) {
+func newMetrics(reg prometheus.Registerer, waiting func() int, streams func() int64) (*metrics, error) {
 	m := &metrics{
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "tagq_grpc_requests_total", Help: "gRPC requests (REST included) by method and status code.",
@@ -28,7 +28,9 @@ func newMetrics(reg prometheus.Registerer, waiting func() int) (*metrics, error)
 	}
 	for _, c := range []prometheus.Collector{m.requests, m.duration, prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 		Name: "tagq_receives_waiting", Help: "Receives waiting (long polling) for a message in this process.",
-	}, func() float64 { return float64(waiting()) })} {
+	}, func() float64 { return float64(waiting()) }), prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "tagq_streams_open", Help: "Publish and Consume streams open in this process.",
+	}, func() float64 { return float64(streams()) })} {
 		if err := reg.Register(c); err != nil {
 			return nil, err
 		}
@@ -43,4 +45,13 @@ func (m *metrics) unary(ctx context.Context, req any, info *grpc.UnaryServerInfo
 	m.requests.WithLabelValues(info.FullMethod, status.Code(err).String()).Inc()
 	m.duration.WithLabelValues(info.FullMethod).Observe(time.Since(start).Seconds())
 	return resp, err
+}
+
+// stream counts each stream by method and code when it ends, and times it.
+func (m *metrics) stream(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) error {
+	start := time.Now()
+	err := handler(srv, ss)
+	m.requests.WithLabelValues(info.FullMethod, status.Code(err).String()).Inc()
+	m.duration.WithLabelValues(info.FullMethod).Observe(time.Since(start).Seconds())
+	return err
 }

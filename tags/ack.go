@@ -56,6 +56,7 @@ func (s *Store) ChangeVisibility(ctx context.Context, queue string, changes []Vi
 		if err != nil {
 			return err
 		}
+		s.forgetHint(queue, tag)
 		nacked := false
 		for j, ok := range res {
 			if ok == 0 {

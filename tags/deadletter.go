@@ -7,7 +7,6 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
-	"unicode/utf8"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -35,14 +34,7 @@ const (
 // the relay keeps trying in the background (nothing is lost).
 func (s *Store) DeadLetter(ctx context.Context, queue string, reqs []DeadRequest) ([]error, error) {
 	b, err := s.checkHandles(queue, len(reqs), func(i int) string { return reqs[i].ReceiptHandle }, func(i int) *Error {
-		r := reqs[i]
-		if len(r.Reason) > maxReasonLen || !utf8.ValidString(r.Reason) {
-			return invalid(ReasonInvalidArgumentRange, "reason", "reason is at most %d bytes of UTF-8", maxReasonLen)
-		}
-		if len(r.Description) > maxDescriptionLen || !utf8.ValidString(r.Description) {
-			return invalid(ReasonInvalidArgumentRange, "description", "description is at most %d bytes of UTF-8", maxDescriptionLen)
-		}
-		return nil
+		return checkDeadReason(reqs[i].Reason, reqs[i].Description)
 	})
 	if err != nil {
 		return nil, err

@@ -46,6 +46,7 @@ type waiter struct {
 	stop <-chan struct{}
 	tag  string
 	w    *watch
+	idle bool // not receiving now (a consume stream between receives): never signalled
 }
 
 // How long one XREAD blocks: bounds how long a watch lingers after its last
@@ -124,6 +125,9 @@ func (h *hub) wakeLocked(w *watch, tag string, n int) {
 			if left == 0 {
 				return
 			}
+			if wt.idle {
+				continue
+			}
 			select {
 			case wt.ch <- struct{}{}:
 				left--
@@ -168,6 +172,15 @@ func (h *hub) noteDeadline(wt *waiter, d time.Duration) {
 		h.wakeLocked(w, tag, 1)
 	})
 	w.timers[tag] = tt
+}
+
+// setIdle marks wt as not receiving (true) or receiving again (false). An
+// idle waiter is skipped by wake-ups, which go to waiters that will act on
+// them; one that stops being idle must try a receive before it waits.
+func (h *hub) setIdle(wt *waiter, idle bool) {
+	h.mu.Lock()
+	wt.idle = idle
+	h.mu.Unlock()
 }
 
 // wakeOne signals one local waiter of (queue, tag), if any.
@@ -260,6 +273,7 @@ func (h *hub) run(w *watch) {
 			lastW = last
 			for _, m := range st.Messages {
 				if t, _ := m.Values["t"].(string); t != "" {
+					h.s.forgetHint(w.queue, t) // something of t may be due sooner
 					h.wakeLocked(w, t, 1)
 				}
 			}

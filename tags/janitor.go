@@ -50,7 +50,7 @@ func (s *Store) trimQueue(ctx context.Context, q string) error {
 		more := false
 		err := s.withTags(ctx, q, func(names, tagKeys []string) error {
 			keys := append([]string{k.meta, k.stream, k.tags, k.filters, k.delayed}, tagKeys...)
-			args := append([]any{janitorBatch}, toAny(names)...)
+			args := append([]any{janitorBatch, s.stalledRead.Milliseconds()}, toAny(names)...)
 			res, err := scriptJanitor.Run(ctx, s.rdb, keys, args...).Int64Slice()
 			if err != nil {
 				return mapErr(err, q, "")

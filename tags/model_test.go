@@ -93,6 +93,7 @@ type mHandle struct {
 	idx    int
 	gen    int
 	handle string
+	d      Delivery // what a consume stream keeps instead of the handle
 }
 
 type model struct {
@@ -271,15 +272,28 @@ func (m *model) receive() {
 		visOverride = i32([]int32{0, 10, 60}[m.rnd.IntN(3)])
 	}
 	m.op = fmt.Sprintf("receive tag=%s max=%d vis=%v", tg.name, max, visOverride)
-	got, err := m.b.s.Receive(m.b.ctx, m.q, tg.name, ReceiveOptions{MaxMessages: max, WaitSeconds: i32(0), VisibilitySeconds: visOverride})
-	if err != nil {
-		m.failf("receive: %v", err)
-	}
 	avail := 0
 	for idx := range m.msgs {
 		if m.status(tg, idx) == "available" {
 			avail++
 		}
+	}
+	var got []Message
+	var err error
+	if avail > 0 && m.rnd.IntN(2) == 0 {
+		// As a consume stream receives (a Reader waits while nothing is
+		// available, so only when something is).
+		m.op += " (stream)"
+		var r *Reader
+		if r, err = m.b.s.NewReader(m.b.ctx, m.q, tg.name, visOverride); err == nil {
+			got, err = r.Receive(m.b.ctx, max)
+			r.Close()
+		}
+	} else {
+		got, err = m.b.s.Receive(m.b.ctx, m.q, tg.name, ReceiveOptions{MaxMessages: max, WaitSeconds: i32(0), VisibilitySeconds: visOverride})
+	}
+	if err != nil {
+		m.failf("receive: %v", err)
 	}
 	if want := min(max, avail); len(got) != want {
 		m.failf("received %d messages, %d were available (max %d)", len(got), avail, max)
@@ -316,7 +330,7 @@ func (m *model) receive() {
 			m.failf("%s: receive count %d first %d, want %d first %d", msg.ID, msg.ReceiveCount,
 				msg.FirstReceiveTime.UnixMilli(), h.rc, h.firstMs)
 		}
-		m.handles = append(m.handles, mHandle{tag: tg.name, idx: idx, gen: h.rc, handle: msg.ReceiptHandle})
+		m.handles = append(m.handles, mHandle{tag: tg.name, idx: idx, gen: h.rc, handle: msg.ReceiptHandle, d: msg.Delivery(m.q)})
 	}
 }
 
@@ -338,7 +352,9 @@ func (m *model) delete() {
 		return
 	}
 	m.op = fmt.Sprintf("delete %s %s gen %d", h.tag, m.msgs[h.idx].body, h.gen)
-	errs, err := m.b.s.Delete(m.b.ctx, m.q, []string{h.handle})
+	errs, err := m.settleOr(Settlement{Kind: SettleAck, Delivery: h.d}, func() ([]error, error) {
+		return m.b.s.Delete(m.b.ctx, m.q, []string{h.handle})
+	})
 	if err != nil {
 		m.failf("delete: %v", err)
 	}
@@ -366,7 +382,9 @@ func (m *model) changeVisibility() {
 	}
 	secs := []int32{0, 5, 40}[m.rnd.IntN(3)]
 	m.op = fmt.Sprintf("visibility %s %s gen %d -> %ds", h.tag, m.msgs[h.idx].body, h.gen, secs)
-	errs, err := m.b.s.ChangeVisibility(m.b.ctx, m.q, []VisibilityChange{{ReceiptHandle: h.handle, VisibilitySeconds: secs}})
+	errs, err := m.settleOr(Settlement{Kind: SettleVisibility, Delivery: h.d, VisibilityMs: int64(secs) * 1000}, func() ([]error, error) {
+		return m.b.s.ChangeVisibility(m.b.ctx, m.q, []VisibilityChange{{ReceiptHandle: h.handle, VisibilitySeconds: secs}})
+	})
 	if err != nil {
 		m.failf("change visibility: %v", err)
 	}
@@ -387,6 +405,20 @@ func (m *model) changeVisibility() {
 	case current:
 		held.deadline = m.now + int64(secs)*1000
 	}
+}
+
+// settleOr runs op through Store.Settle, as consume streams settle, or
+// (as often) the unary call; both must give the same answer.
+func (m *model) settleOr(op Settlement, unary func() ([]error, error)) ([]error, error) {
+	if m.rnd.IntN(2) == 0 {
+		return unary()
+	}
+	m.op += " (stream)"
+	b := &SettleBatch{Queue: m.q, Tag: op.Delivery.Tag, Ops: []Settlement{op}}
+	if err := m.b.s.Settle(m.b.ctx, []*SettleBatch{b}); err != nil {
+		return nil, err
+	}
+	return b.Errs, nil
 }
 
 func (m *model) advance() {
@@ -427,7 +459,9 @@ func (m *model) dead() {
 		return
 	}
 	m.op = fmt.Sprintf("dead %s %s gen %d", h.tag, m.msgs[h.idx].body, h.gen)
-	errs, err := m.b.s.DeadLetter(m.b.ctx, m.q, []DeadRequest{{ReceiptHandle: h.handle}})
+	errs, err := m.settleOr(Settlement{Kind: SettleDead, Delivery: h.d}, func() ([]error, error) {
+		return m.b.s.DeadLetter(m.b.ctx, m.q, []DeadRequest{{ReceiptHandle: h.handle}})
+	})
 	if err != nil {
 		m.failf("dead: %v", err)
 	}

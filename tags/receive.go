@@ -156,23 +156,45 @@ type receiveResult struct {
 var errDefaultTagChanged = errors.New("DEFAULT_TAG_CHANGED")
 
 func (s *Store) receiveOnce(ctx context.Context, queue, tag, expectDefault string, max int, visMs int64) (receiveResult, error) {
-	k := s.qkeys(queue)
-	tk := k.tag(tag)
-	res, err := scriptReceive.Run(ctx, s.rdb,
-		[]string{k.meta, k.stream, tk.state, tk.visible, tk.parked, k.wake, tk.last, k.outbox},
-		tag, max, visMs, scanLimit, queue, expectDefault).Slice()
-	if err != nil {
-		if strings.Contains(err.Error(), "DEFAULT_TAG_CHANGED") {
-			return receiveResult{}, errDefaultTagChanged
+	// Entries the tag skips (delayed, filtered out, for another tag) leave
+	// a read short: read on, within a bound on the entries read per call.
+	var r receiveResult
+	scanned := 0
+	if s.dueMaybe(queue, tag) {
+		// Due redeliveries first, on their own: the read that follows then
+		// takes only what is left, so nothing read waits unhanded.
+		part, _, err := s.receiveStep(ctx, queue, tag, expectDefault, max, visMs, true, false)
+		if err != nil {
+			return receiveResult{}, err
 		}
-		return receiveResult{}, mapErr(err, queue, tag)
+		r = part
+		if len(r.msgs) >= max {
+			r.more = false
+			return s.finishReceive(ctx, queue, tag, r), nil
+		}
 	}
-	if len(res) != 6 {
-		return receiveResult{}, &Error{Kind: KindInternal, Reason: ReasonInternal, Message: "receive: unexpected reply"}
+	for {
+		part, read, err := s.receiveStep(ctx, queue, tag, expectDefault, max-len(r.msgs), visMs, false, true)
+		if err != nil {
+			return receiveResult{}, err
+		}
+		part.msgs = append(r.msgs, part.msgs...)
+		part.dead += r.dead
+		r = part
+		scanned += read
+		if len(r.msgs) >= max || !r.more {
+			r.more = false
+			break
+		}
+		if scanned >= scanLimit {
+			break // r.more: the caller reads again
+		}
 	}
-	r := receiveResult{nowMs: asInt64(res[0]), hintMs: asInt64(res[1]), more: asInt64(res[2]) == 1,
-		queueWait: int32(asInt64(res[3])), dead: int(asInt64(res[4]))}
-	r.msgs = decodeScriptMessages(res[5], tag)
+	return s.finishReceive(ctx, queue, tag, r), nil
+}
+
+// finishReceive relays what the receive dead-lettered and signs handles.
+func (s *Store) finishReceive(ctx context.Context, queue, tag string, r receiveResult) receiveResult {
 	if r.dead > 0 {
 		// This receive dead-lettered messages instead of handing them out
 		// (S7): relay them now; the background relay retries on failure.
@@ -184,5 +206,144 @@ func (s *Store) receiveOnce(ctx context.Context, queue, tag, expectDefault strin
 		m := &r.msgs[i]
 		m.ReceiptHandle = s.handles.encode(handle{Queue: queue, Tag: tag, ID: m.ID, Gen: m.ReceiveCount, FirstMs: m.firstMs})
 	}
-	return r, nil
+	return r
+}
+
+// dueMaybe: may the tag have due redeliveries or due parked messages now?
+// Yes unless the last receive's script said its earliest deadline (h, a
+// lower bound every script keeps) is still ahead, and nothing lowered it
+// since (a nack here or, through the wake stream, on another process). A
+// wrong "no" only puts a redelivery behind new messages until the next
+// receive.
+func (s *Store) dueMaybe(queue, tag string) bool {
+	if s.rdb.testClock {
+		return true // the queue's clock is not ours to follow
+	}
+	v, ok := s.hints.Load(tagKey{queue, tag})
+	return !ok || !time.Now().Before(v.(time.Time))
+}
+
+func (s *Store) noteHint(queue, tag string, r receiveResult) {
+	if r.hintMs >= infMs {
+		s.hints.Store(tagKey{queue, tag}, time.Now().Add(time.Hour))
+		return
+	}
+	s.hints.Store(tagKey{queue, tag}, time.Now().Add(time.Duration(r.hintMs-r.nowMs)*time.Millisecond))
+}
+
+// forgetHint: something may have become due early (a nack, a shorter
+// visibility).
+func (s *Store) forgetHint(queue, tag string) { s.hints.Delete(tagKey{queue, tag}) }
+
+type tagKey struct{ queue, tag string }
+
+// receiveStep is one read and one receive script call for up to max
+// messages. r.more says the read was full (the stream may hold more for
+// the tag); read is how many entries it read.
+func (s *Store) receiveStep(ctx context.Context, queue, tag, expectDefault string, max int, visMs int64, due, read bool) (r receiveResult, n int, err error) {
+	k := s.qkeys(queue)
+	tk := k.tag(tag)
+	// New entries go into the tag's PEL here, so a crash before the script
+	// leaves them pending (the janitor recovers them), never lost; their
+	// bodies come straight from Redis, not through Lua.
+	var fresh []newEntry
+	if read {
+		if fresh, err = s.readNew(ctx, k.stream, tag, max); err != nil {
+			return r, 0, err
+		}
+	}
+	duePhase := 0
+	if due {
+		duePhase = 1
+	}
+	args := make([]any, 0, 7+4*len(fresh))
+	args = append(args, tag, max, visMs, queue, expectDefault, duePhase, len(fresh))
+	for _, e := range fresh {
+		args = append(args, e.id, e.due, e.only, e.attrs)
+	}
+	if len(fresh) > 0 {
+		// They are read: the script must run whatever the caller does now.
+		ctx = context.WithoutCancel(ctx)
+	}
+	res, err := scriptReceive.Run(ctx, s.rdb,
+		[]string{k.meta, k.stream, tk.state, tk.visible, tk.parked, k.wake, tk.last, k.outbox}, args...).Slice()
+	if err != nil {
+		if strings.Contains(err.Error(), "DEFAULT_TAG_CHANGED") {
+			return r, 0, errDefaultTagChanged
+		}
+		return r, 0, mapErr(err, queue, tag)
+	}
+	if len(res) != 6 {
+		return r, 0, &Error{Kind: KindInternal, Reason: ReasonInternal, Message: "receive: unexpected reply"}
+	}
+	r = receiveResult{nowMs: asInt64(res[0]), hintMs: asInt64(res[1]), queueWait: int32(asInt64(res[2])),
+		dead: int(asInt64(res[3])), more: len(fresh) == max}
+	s.noteHint(queue, tag, r)
+	r.msgs = decodeScriptMessages(res[4], tag)
+	newIdx, _ := res[5].([]any)
+	for _, v := range newIdx {
+		i := int(asInt64(v)) - 1
+		if i < 0 || i >= len(fresh) {
+			continue
+		}
+		m := decodeEntry(fresh[i].id, fresh[i].fields)
+		m.Tag, m.ReceiveCount, m.firstMs = tag, 1, r.nowMs
+		m.FirstReceiveTime = time.UnixMilli(r.nowMs)
+		r.msgs = append(r.msgs, m)
+	}
+	return r, len(fresh), nil
+}
+
+// newEntry is a stream entry a receive read: its fields, and those the
+// receive script needs to place it.
+type newEntry struct {
+	id               string
+	fields           []any
+	due, only, attrs string
+}
+
+// readNew reads up to max entries beyond tag's cursor into its PEL. A
+// missing queue, stream or group reads nothing (the script then reports
+// which is missing).
+func (s *Store) readNew(ctx context.Context, stream, tag string, max int) ([]newEntry, error) {
+	res, err := s.rdb.Do(ctx, "XREADGROUP", "GROUP", tag, "c", "COUNT", max, "STREAMS", stream, ">").Result()
+	if isNil(err) || isScriptReply(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, mapErr(err, "", tag)
+	}
+	var list []any
+	switch v := res.(type) {
+	case []any: // RESP2: [[stream, entries]]
+		if len(v) > 0 {
+			if st, _ := v[0].([]any); len(st) == 2 {
+				list, _ = st[1].([]any)
+			}
+		}
+	case map[any]any: // RESP3: {stream: entries}
+		list, _ = v[stream].([]any)
+	}
+	out := make([]newEntry, 0, len(list))
+	for _, item := range list {
+		e, _ := item.([]any)
+		if len(e) < 2 {
+			continue
+		}
+		id, _ := e[0].(string)
+		fields, _ := e[1].([]any)
+		ne := newEntry{id: id, fields: fields}
+		for i := 0; i+1 < len(fields); i += 2 {
+			switch k, _ := fields[i].(string); k {
+			case "d":
+				ne.due, _ = fields[i+1].(string)
+			case "only":
+				ne.only, _ = fields[i+1].(string)
+			case "a":
+				ne.attrs, _ = fields[i+1].(string)
+			}
+		}
+		out = append(out, ne)
+	}
+	return out, nil
 }

@@ -36,31 +36,66 @@ var (
 	scriptMoveStep    = mustScript("movestep")
 	scriptMoveTask    = mustScript("movetask")
 	scriptMoveNeeded  = mustScript("moveneeded")
+	scriptSettle      = mustScript("settle")
 
-	allScripts = []*redis.Script{scriptCreateQueue, scriptUpdateQueue, scriptDeleteQueue, scriptPurge,
+	allScripts = []*luaScript{scriptCreateQueue, scriptUpdateQueue, scriptDeleteQueue, scriptPurge,
 		scriptCreateTag, scriptDeleteTag, scriptTagState, scriptSend, scriptReceive, scriptDelete,
 		scriptVisibility, scriptPeek, scriptJanitor, scriptDead, scriptSweep, scriptDLQAdd,
-		scriptMoveAdd, scriptMoveStep, scriptMoveTask, scriptMoveNeeded}
+		scriptMoveAdd, scriptMoveStep, scriptMoveTask, scriptMoveNeeded, scriptSettle}
 )
 
-func mustScript(name string) *redis.Script {
-	lib, err := scriptFS.ReadFile("scripts/lib.lua")
-	if err != nil {
-		panic(err)
+// luaScript is one script in its two builds: prod (lib.lua + the script)
+// and test (lib.lua + testclock.lua + the script), whose clock tests drive.
+// A store runs one build, chosen by Config.TestClock, so production
+// scripts read no test hook.
+type luaScript struct {
+	prod, test *redis.Script
+}
+
+func mustScript(name string) *luaScript {
+	read := func(f string) string {
+		b, err := scriptFS.ReadFile("scripts/" + f + ".lua")
+		if err != nil {
+			panic(err)
+		}
+		return string(b)
 	}
-	body, err := scriptFS.ReadFile("scripts/" + name + ".lua")
-	if err != nil {
-		panic(err)
+	lib, body := read("lib"), read(name)
+	return &luaScript{
+		prod: redis.NewScript(lib + "\n" + body),
+		test: redis.NewScript(lib + "\n" + read("testclock") + "\n" + body),
 	}
-	return redis.NewScript(string(lib) + "\n" + string(body))
+}
+
+// client is the store's Redis client, with the script build it runs.
+type client struct {
+	redis.UniversalClient
+	testClock bool
+}
+
+func (l *luaScript) build(testClock bool) *redis.Script {
+	if testClock {
+		return l.test
+	}
+	return l.prod
+}
+
+// Run runs the build of c's store (EVALSHA, falling back to EVAL). c is
+// the store's client; any other Scripter runs the production build.
+func (l *luaScript) Run(ctx context.Context, c redis.Scripter, keys []string, args ...any) *redis.Cmd {
+	tc := false
+	if sc, ok := c.(*client); ok {
+		tc = sc.testClock
+	}
+	return l.build(tc).Run(ctx, c, keys, args...)
 }
 
 // loadScripts preloads every script (on every shard of a cluster), so the
 // first calls run as EVALSHA. Script.Run still falls back to EVAL after a
 // Redis restart flushed the cache.
-func loadScripts(ctx context.Context, c redis.UniversalClient) error {
+func loadScripts(ctx context.Context, c *client) error {
 	for _, s := range allScripts {
-		if err := s.Load(ctx, c).Err(); err != nil {
+		if err := s.build(c.testClock).Load(ctx, c).Err(); err != nil {
 			return err
 		}
 	}
@@ -77,7 +112,8 @@ type scriptCall struct {
 // returns the commands in order (each with its own result or error). A
 // pipeline cannot fall back from EVALSHA to EVAL, so if Redis lost its
 // scripts (a restart) they are loaded again and the calls repeated once.
-func (s *Store) evalPipelined(ctx context.Context, script *redis.Script, calls []scriptCall) ([]*redis.Cmd, error) {
+func (s *Store) evalPipelined(ctx context.Context, ls *luaScript, calls []scriptCall) ([]*redis.Cmd, error) {
+	script := ls.build(s.rdb.testClock)
 	for attempt := 0; ; attempt++ {
 		pipe := s.rdb.Pipeline()
 		cmds := make([]*redis.Cmd, len(calls))
@@ -148,9 +184,7 @@ func mapErr(err error, q, t string) error {
 		return &Error{Kind: KindResourceExhausted, Reason: ReasonTooManyTags,
 			Message: "queue " + q + " already has the maximum number of tags", Metadata: map[string]string{"queue": q, "limit": strconv.Itoa(MaxTagsPerQueue)}}
 	case strings.HasPrefix(msg, ReasonNotASourceQueue):
-		return &Error{Kind: KindFailedPrecondition, Reason: ReasonNotASourceQueue,
-			Message:  "queue " + q + " has no redrive policy: there is no dead-letter queue to send messages to",
-			Metadata: map[string]string{"queue": q}}
+		return notASourceQueue(q)
 	case strings.HasPrefix(msg, "TAGS_CHANGED"):
 		return errTagsChanged
 	}
@@ -164,4 +198,10 @@ func mapErr(err error, q, t string) error {
 		return &Error{Kind: KindInternal, Reason: ReasonInternal, Message: "storage error: " + msg}
 	}
 	return unavailable(err)
+}
+
+func notASourceQueue(q string) *Error {
+	return &Error{Kind: KindFailedPrecondition, Reason: ReasonNotASourceQueue,
+		Message:  "queue " + q + " has no redrive policy: there is no dead-letter queue to send messages to",
+		Metadata: map[string]string{"queue": q}}
 }

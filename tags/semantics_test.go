@@ -477,3 +477,45 @@ func TestListingSurvivesALostScriptCache(t *testing.T) {
 		require.EqualValues(t, 1, ts[1].State.Available)
 	})
 }
+
+// A receive reads new entries into the tag's PEL, then hands them out in
+// its script. If its tagqd stops between the two, the janitor makes them
+// visible again (receive count 0, so the next receive is a first one), and
+// keeps them from being trimmed meanwhile.
+func TestReceiveReadAbandonedBetweenStepsIsRecovered(t *testing.T) {
+	eachBackend(t, func(t *testing.T, b *bundle) {
+		b.queue("q")
+		b.tag("q", "other") // a tag that is done, so only the PEL can hold the entries
+		ids := b.send("q", "a", "b")
+		for _, m := range b.receive("q", "other", 10) {
+			b.del("q", m)
+		}
+		k := b.s.qkeys("q")
+		// The first step alone, as a stopped tagqd left it.
+		got, err := b.s.readNew(b.ctx, k.stream, "default", 10)
+		require.NoError(t, err)
+		require.Len(t, got, 2)
+		require.NoError(t, b.s.RunJanitor(b.ctx))
+		require.Equal(t, int64(2), b.rdb.XLen(b.ctx, k.stream).Val(), "pending entries are not trimmed")
+		require.Empty(t, b.receive("q", "default", 10), "not yet recovered: the read may still finish")
+
+		// Once stalled long enough (here: at once), the janitor recovers them.
+		impatient, err := New(b.ctx, Config{Client: b.rdb, Prefix: b.prefix, JanitorInterval: -1, TestClock: true,
+			StalledRead: time.Nanosecond})
+		require.NoError(t, err)
+		defer impatient.Close()
+		require.NoError(t, impatient.RunJanitor(b.ctx))
+		msgs := b.receive("q", "default", 10)
+		require.ElementsMatch(t, ids, []string{msgs[0].ID, msgs[1].ID})
+		for _, m := range msgs {
+			require.Equal(t, 1, m.ReceiveCount)
+		}
+		st := b.state("q", "default")
+		require.Equal(t, int64(2), st.InFlight)
+		require.Equal(t, int64(0), st.Available)
+		require.Equal(t, int64(2), st.ReceivedTotal)
+		b.del("q", msgs...)
+		require.NoError(t, b.s.RunJanitor(b.ctx))
+		require.Equal(t, int64(0), b.rdb.XLen(b.ctx, k.stream).Val(), "done with, then trimmed")
+	})
+}

@@ -26,6 +26,15 @@ type Config struct {
 	// messages are trimmed. Default 1s; negative disables the janitor
 	// (tests call RunJanitor).
 	JanitorInterval time.Duration
+	// TestClock makes the scripts read a queue's test_clock_ms (set by
+	// tests on its meta hash) instead of Redis TIME, so tests drive time on
+	// a real Redis. For tests only: it costs a read per script call.
+	TestClock bool
+	// StalledRead is how long a receive's read may sit between its two
+	// steps (XREADGROUP into the tag's PEL, then the receive script) before
+	// the janitor takes it as abandoned (its tagqd stopped) and makes the
+	// entries visible again. Default 30s; it must exceed any Redis call.
+	StalledRead time.Duration
 	// HandleKey signs receipt handles. Default: a random key shared by every
 	// tagqd on the same Redis, created on first use at <prefix>:handlekey.
 	HandleKey []byte
@@ -33,7 +42,7 @@ type Config struct {
 
 // Store is the engine. It is safe for concurrent use.
 type Store struct {
-	rdb      redis.UniversalClient
+	rdb      *client
 	blocking redis.UniversalClient
 	prefix   string
 	log      *slog.Logger
@@ -42,8 +51,10 @@ type Store struct {
 	owner    string   // this process, as the holder of move task leases
 	dtags    sync.Map // queue -> default tag name (checked by the receive script)
 	relaying sync.Map // queue -> *relayState: one RelayOutbox per queue at a time
+	hints    sync.Map // tagKey -> time.Time: no redelivery is due before then (see dueMaybe)
 
 	janitorEvery time.Duration
+	stalledRead  time.Duration
 	stopOnce     sync.Once
 	stop         chan struct{}
 	done         sync.WaitGroup
@@ -56,22 +67,26 @@ func New(ctx context.Context, cfg Config) (*Store, error) {
 		return nil, errors.New("tags: Config.Client is required")
 	}
 	s := &Store{
-		rdb:          cfg.Client,
+		rdb:          &client{UniversalClient: cfg.Client, testClock: cfg.TestClock},
 		blocking:     cfg.Blocking,
 		prefix:       cfg.Prefix,
 		log:          cfg.Logger,
 		janitorEvery: cfg.JanitorInterval,
+		stalledRead:  cfg.StalledRead,
 		stop:         make(chan struct{}),
 		owner:        newTaskID(),
 	}
 	if s.blocking == nil {
-		s.blocking = s.rdb
+		s.blocking = cfg.Client
 	}
 	if s.prefix == "" {
 		s.prefix = "tagq"
 	}
 	if s.log == nil {
 		s.log = slog.Default()
+	}
+	if s.stalledRead <= 0 {
+		s.stalledRead = 30 * time.Second
 	}
 	if s.janitorEvery == 0 {
 		s.janitorEvery = time.Second

@@ -44,7 +44,7 @@ func TestE2E_S7_SweeperDeadLettersPerTagWithNobodyPolling(t *testing.T) {
 		if be.name == "embedded" {
 			t.Skip("driving tagqd's clock needs a shared Redis")
 		}
-		d := start(t, be)
+		d := start(t, be, "--test-clock")
 		ordersWithDLQ(d)
 		sent := d.restOK("POST", "/v1/queues/orders/messages", fmt.Sprintf(`{"body": %q, "attributes": {"k": {"string_value": "v"}}}`, b64("order-7")))
 		first := d.receiveOne("orders", "billing")

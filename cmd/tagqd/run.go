@@ -30,7 +30,7 @@ func run(ctx context.Context, c config, log *slog.Logger, stdout io.Writer) erro
 	defer rc.close() // last: after every actor has stopped
 
 	startCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	store, err := tags.New(startCtx, tags.Config{Client: rc.cmd, Blocking: rc.blocking, Prefix: c.keyPrefix, Logger: log})
+	store, err := tags.New(startCtx, tags.Config{Client: rc.cmd, Blocking: rc.blocking, Prefix: c.keyPrefix, Logger: log, TestClock: c.testClock})
 	cancel()
 	if err != nil {
 		return fmt.Errorf("storage: %w", err)

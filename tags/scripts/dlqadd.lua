@@ -8,15 +8,13 @@ local ret = redis.call('HGET', KEYS[1], 'ret')
 if not ret then return -1 end
 if redis.call('ZSCORE', KEYS[3], ARGV[1]) then return 0 end
 local now = nowms()
-local ms = idms(KEYS[1], now)
-local args = {KEYS[2], fmt(ms) .. '-*', 'b', ARGV[2], 'x', ARGV[4]}
+local args = {KEYS[2], idarg(KEYS[1], now), 'b', ARGV[2], 'x', ARGV[4]}
 if ARGV[3] ~= '' then
   args[#args + 1] = 'a'
   args[#args + 1] = ARGV[3]
 end
 redis.call('XADD', unpack(args))
 redis.call('HINCRBY', KEYS[1], 'added', 1)
-redis.call('HSET', KEYS[1], 'lms', fmt(ms))
 local filters = loadfilters(KEYS[4])
 countadmitted(filters, ARGV[3])
 flushadmitted(KEYS[4], filters)

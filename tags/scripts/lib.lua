@@ -1,14 +1,13 @@
 -- lib.lua: helpers prepended to every script (scripts cannot share code).
 
--- Redis server time in ms: one clock for every tagqd replica. KEYS[1] is
--- always the queue's meta hash; its test_clock_ms field (never set in
--- production) replaces TIME, so tests drive a queue's time on a real Redis.
+-- Redis server time in ms: one clock for every tagqd replica. (A store
+-- made with Config.TestClock runs these scripts with testclock.lua after
+-- this file, which replaces nowms; production scripts read no test hook.)
 local function nowms()
-  local fixed = redis.call('HGET', KEYS[1], 'test_clock_ms')
-  if fixed then return tonumber(fixed) end
   local t = redis.call('TIME')
   return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 end
+local TESTCLOCK = false
 
 -- "No deadline": larger than any ms timestamp, exact as a Lua double.
 local INF = 9007199254740991
@@ -23,6 +22,13 @@ local function idparts(id)
   if not ms then return 0, 0 end
   if seq == '' then seq = '0' end
   return tonumber(ms), tonumber(seq)
+end
+
+-- The ms part of a stream id (cheaper than idparts: no pattern).
+local function idms(id)
+  local dash = string.find(id, '-', 1, true)
+  if dash then return tonumber(string.sub(id, 1, dash - 1)) end
+  return tonumber(id) or 0
 end
 
 local function idlt(a, b)
@@ -117,11 +123,15 @@ local function flushadmitted(fakey, filters)
   end
 end
 
--- The ms part for the next message id: our clock, never going back.
-local function idms(meta, now)
-  return math.max(now, tonumber(redis.call('HGET', meta, 'lms') or 0) or 0)
+-- The id argument of an XADD: '*' (Redis's own clock, which TIME reads,
+-- never going back). Under a test clock: that clock's ms, never going back
+-- either (lms keeps the last one).
+local function idarg(meta, now)
+  if not TESTCLOCK then return '*' end
+  local ms = math.max(now, tonumber(redis.call('HGET', meta, 'lms') or 0) or 0)
+  redis.call('HSET', meta, 'lms', fmt(ms))
+  return fmt(ms) .. '-*'
 end
-
 -- A tag's in-flight messages are one zset (v), the only per-message state
 -- a tag keeps for them (no PEL: tags read with NOACK):
 --   member "<id>:<d>", d = first receive ms - id ms (fixed while in flight,
@@ -145,16 +155,18 @@ end
 local function vdue(ms)
   return vscore(ms, VCNT - 1)
 end
+-- (Numbers below 1e14 concatenate as exact integers, as offsets and
+-- seconds are; scores are larger and go through fmt.)
 local function vmember(id, first)
-  return id .. ':' .. fmt(first - idparts(id))
+  return id .. ':' .. (first - idms(id))
 end
 -- Message id and first receive ms of a member.
 local function vparse(m)
   local id, d = string.match(m, '^(.*):(-?%d+)$')
-  return id, idparts(id) + tonumber(d)
+  return id, idms(id) + tonumber(d)
 end
 local function wfield(id)
-  return 'w:' .. fmt(math.floor(idparts(id) / 1000))
+  return 'w:' .. math.floor(idms(id) / 1000)
 end
 -- Count members entering (+1) or leaving (-1) a tag's v, by id.
 local function vcount(n, ids, delta)

@@ -11,14 +11,13 @@ if not ret then return -1 end
 if redis.call('HEXISTS', KEYS[5], ARGV[2]) == 0 then return -2 end
 if redis.call('ZSCORE', KEYS[3], ARGV[1]) then return 0 end
 local now = nowms()
-local ms = idms(KEYS[1], now)
-local args = {KEYS[2], fmt(ms) .. '-*', 'b', ARGV[3], 'only', ARGV[2], 'oi', ARGV[5], 'mv', ARGV[6]}
+local args = {KEYS[2], idarg(KEYS[1], now), 'b', ARGV[3], 'only', ARGV[2], 'oi', ARGV[5], 'mv', ARGV[6]}
 if ARGV[4] ~= '' then
   args[#args + 1] = 'a'
   args[#args + 1] = ARGV[4]
 end
 redis.call('XADD', unpack(args))
-redis.call('HSET', KEYS[1], 'lms', fmt(ms), 'mvb', 1)
+redis.call('HSET', KEYS[1], 'mvb', 1)
 redis.call('HINCRBY', KEYS[4], 'm:' .. ARGV[2], 1)
 redis.call('ZADD', KEYS[3], now, ARGV[1])
 redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', now - tonumber(ret) * 1000)

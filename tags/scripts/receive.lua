@@ -1,22 +1,30 @@
 -- receive: hand out up to max messages to a tag. Due redeliveries first
 -- (visibility expired or nacked), then parked delayed messages now due,
--- then new stream entries. A due message this tag already received
--- max_receive_count times is dead-lettered instead (S7), never handed out
--- again. Never blocks; the caller waits outside Lua.
+-- then the new stream entries the caller read just before into the tag's
+-- PEL (XREADGROUP without NOACK: their bodies go straight to the caller,
+-- never through Lua, whose strings cost a hash of every byte). This call
+-- takes them out of the PEL; any it cannot hand out now (over max) wait
+-- in v, visible, with receive count 0. A due message this tag already
+-- received max_receive_count times is dead-lettered instead (S7), never
+-- handed out again. Never blocks; the caller waits outside Lua.
 -- KEYS: 1 meta, 2 stream, 3 n, 4 v, 5 p, 6 wk, 7 x, 8 dlo
--- ARGV: 1 tag, 2 max, 3 visibility ms override (-1 none), 4 max stream
---       entries to scan (bounds the work of a filtered tag), 5 queue name,
---       6 '' or the queue's default tag name as the caller believes it
---       (checked: the caller caches it)
--- Returns: {now ms, hint ms, more (1 = scan limit hit, call again),
---           the queue's receive_wait_seconds, dead-lettered count,
---           {{id, fields, receive count, first receive ms}...}}
+-- ARGV: 1 tag, 2 max, 3 visibility ms override (-1 none), 4 queue name,
+--       5 '' or the queue's default tag name as the caller believes it
+--       (checked: the caller caches it), 6 1 to hand out due messages
+--       from v and p first (0 on a call's later reads: what it handed out
+--       with visibility 0 is due again, and must not come twice), 7 N, the
+--       new entries read, then per entry: id, due ms ('' = not delayed),
+--       the tag it is only for ('' = any), attributes JSON ('' = none)
+-- Returns: {now ms, hint ms, the queue's receive_wait_seconds,
+--           dead-lettered count, {{id, fields, receive count, first
+--           receive ms}...} (from v and p), {index of each new entry
+--           handed out (1-based; receive count 1, first receive now)...}}
 -- Errors: QUEUE_NOT_FOUND, TAG_NOT_FOUND, DEFAULT_TAG_CHANGED.
 local tag, max = ARGV[1], tonumber(ARGV[2])
 local st = redis.call('HMGET', KEYS[3], 'ct', 'vis', 'flt', 'h')
 if not st[1] then return notfound(KEYS[1]) end
 local qm = redis.call('HMGET', KEYS[1], 'vis', 'wait', 'rpq', 'rpm', 'dtag')
-if ARGV[6] ~= '' and qm[5] ~= ARGV[6] then return redis.error_reply('DEFAULT_TAG_CHANGED') end
+if ARGV[5] ~= '' and qm[5] ~= ARGV[5] then return redis.error_reply('DEFAULT_TAG_CHANGED') end
 local maxrc = tonumber(qm[4]) or 0
 local k = {s = KEYS[2], n = KEYS[3], v = KEYS[4], x = KEYS[7], dlo = KEYS[8]}
 local vis = tonumber(ARGV[3])
@@ -30,11 +38,13 @@ local out = {}
 local dead = 0
 
 -- Deliveries are written in one ZADD per batch (each redis.call costs
--- more than the work it does); flush before v is read again.
-local zv, zx, fresh = {}, {}, {}
+-- more than the work it does); flush before v is read again. Work per
+-- message is kept to the least: it is most of this script's cost.
+local zv, zx, fresh, stale = {}, {}, {}, {}
+local score1 = vscore(deadline, 1) -- every first delivery's score
 local function deliver(id, m, fields, cnt, first)
   cnt = math.min(cnt, VCNT - 1)
-  zv[#zv + 1] = vscore(deadline, cnt)
+  zv[#zv + 1] = cnt == 1 and score1 or vscore(deadline, cnt)
   zv[#zv + 1] = m
   if maxrc > 0 and cnt >= maxrc then
     zx[#zx + 1] = deadline
@@ -48,6 +58,10 @@ local function deliverfirst(id, fields)
   deliver(id, vmember(id, now), fields, 1, now)
 end
 local function flush()
+  if #stale > 0 then
+    redis.call('ZREM', KEYS[4], unpack(stale))
+    stale = {}
+  end
   if #zv > 0 then
     redis.call('ZADD', KEYS[4], unpack(zv))
     zv = {}
@@ -62,7 +76,7 @@ local function flush()
   end
 end
 
-if hint <= now then
+if hint <= now and ARGV[6] == '1' then
   local exhausted = false
   while #out < max do
     local want = max - #out
@@ -75,8 +89,13 @@ if hint <= now then
       if not fields then
         vremove(k, m, id) -- trimmed under us
       elseif maxrc > 0 and cnt >= maxrc then
-        todeadletter(k, ARGV[5], tag, id, m, fields, cnt, 'MAX_RECEIVE_COUNT_EXCEEDED', '', now, qm[3])
+        todeadletter(k, ARGV[4], tag, id, m, fields, cnt, 'MAX_RECEIVE_COUNT_EXCEEDED', '', now, qm[3])
         dead = dead + 1
+      elseif cnt == 0 then
+        -- Read before but never handed out: a first delivery now (a new
+        -- member: its first receive is now; same id, so w is unchanged).
+        stale[#stale + 1] = m
+        deliver(id, vmember(id, now), fields, 1, now)
       else
         deliver(id, m, fields, cnt + 1, first)
       end
@@ -111,38 +130,68 @@ end
 
 local flt = nil
 if st[3] then flt = cjson.decode(st[3]) end
-local limit = tonumber(ARGV[4])
-local scanned, con, more = 0, 0, 0
-while #out < max do
-  if scanned >= limit then
-    more = 1
-    break
-  end
-  local r = redis.call('XREADGROUP', 'GROUP', tag, 'c', 'COUNT', max - #out, 'NOACK', 'STREAMS', KEYS[2], '>')
-  if not r or not r[1] or #r[1][2] == 0 then break end
-  for _, e in ipairs(r[1][2]) do
-    scanned = scanned + 1
-    local id, fields = e[1], e[2]
-    local f = fieldmap(fields)
-    if fortag(tag, flt, f) then
+-- The new entries: take them out of the PEL. Normally all were pending;
+-- if not (a purge, or the janitor recovered them from a stalled reader),
+-- hand out only those still in the stream and not held already.
+local nnew = tonumber(ARGV[7])
+local con, newout = 0, {}
+if nnew > 0 then
+  local ids = {}
+  for j = 0, nnew - 1 do ids[#ids + 1] = ARGV[8 + j * 4] end
+  local acked = redis.call('XACK', KEYS[2], tag, unpack(ids))
+  local parked = {}
+  for j = 1, nnew do
+    local b = 8 + (j - 1) * 4
+    local id, due, only, attrs = ARGV[b], ARGV[b + 1], ARGV[b + 2], ARGV[b + 3]
+    local ok
+    if only ~= '' then
+      ok = only == tag
+    else
+      ok = not flt or admits(flt, attrs ~= '' and attrs or nil)
+    end
+    if ok and acked < nnew then
+      ok = entry(KEYS[2], id) ~= nil and not redis.call('ZSCORE', KEYS[5], id)
+        and not (mayhold(KEYS[3], id) and vfind(KEYS[4], id))
+    end
+    if ok then
       con = con + 1
-      local due = tonumber(f['d'])
+      due = tonumber(due)
       if due and due > now then
         redis.call('ZADD', KEYS[5], due, id)
         if due < newhint then newhint = due end
+      elseif #out + #newout < max then
+        newout[#newout + 1] = j
+        fresh[#fresh + 1] = id
+        zv[#zv + 1] = score1
+        zv[#zv + 1] = vmember(id, now)
+        if maxrc == 1 then
+          zx[#zx + 1] = deadline
+          zx[#zx + 1] = zv[#zv]
+        end
       else
-        deliverfirst(id, fields)
+        parked[#parked + 1] = id
       end
     end
+  end
+  if #parked > 0 then
+    -- Over max: visible in v at once, never received (count 0).
+    local score0 = vscore(now, 0)
+    for _, id in ipairs(parked) do
+      fresh[#fresh + 1] = id
+      zv[#zv + 1] = score0
+      zv[#zv + 1] = vmember(id, now)
+    end
+    if now < newhint then newhint = now end
   end
 end
 
 flush()
-if #out > 0 and deadline < newhint then newhint = deadline end
+local handed = #out + #newout
+if handed > 0 and deadline < newhint then newhint = deadline end
 if con > 0 then redis.call('HINCRBY', KEYS[3], 'con', con) end
-if #out > 0 then redis.call('HINCRBY', KEYS[3], 'rcv', #out) end
+if handed > 0 then redis.call('HINCRBY', KEYS[3], 'rcv', handed) end
 if newhint ~= hint then
   redis.call('HSET', KEYS[3], 'h', fmt(newhint))
   if newhint < hint then wake(KEYS[6], tag, newhint) end
 end
-return {now, fmt(newhint), more, tonumber(qm[2]), dead, out}
+return {now, fmt(newhint), tonumber(qm[2]), dead, out, newout}

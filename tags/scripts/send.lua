@@ -9,8 +9,7 @@ local m = redis.call('HMGET', KEYS[1], 'mmb', 'delay')
 if not m[1] then return redis.error_reply('QUEUE_NOT_FOUND') end
 local mmb, qdelay = tonumber(m[1]), tonumber(m[2])
 local now = nowms()
--- Message ids carry the send time of our clock (not XADD's own).
-local ms = idms(KEYS[1], now)
+local id0 = idarg(KEYS[1], now)
 -- Filtered tags count what they admit, so their counters stay exact.
 local filters = loadfilters(KEYS[3])
 local out, added = {}, 0
@@ -22,7 +21,7 @@ for i = 1, n do
     out[i] = {'MESSAGE_TOO_LARGE', mmb}
   else
     if delay < 0 then delay = qdelay end
-    local args = {KEYS[2], fmt(ms) .. '-*', 'b', body}
+    local args = {KEYS[2], id0, 'b', body}
     if attrs ~= '' then
       args[#args + 1] = 'a'
       args[#args + 1] = attrs
@@ -42,7 +41,6 @@ for i = 1, n do
 end
 if added > 0 then
   redis.call('HINCRBY', KEYS[1], 'added', added)
-  redis.call('HSET', KEYS[1], 'lms', fmt(ms))
 end
 flushadmitted(KEYS[3], filters)
 return out

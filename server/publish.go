@@ -1,0 +1,102 @@
+package server
+
+import (
+	"errors"
+	"io"
+	"runtime/debug"
+	"sync"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+
+	tagqv1 "github.com/tagq/tagq/gen/tagq/v1"
+)
+
+// MaxPublishFramesInFlight bounds the frames one Publish stream has being
+// stored at once; the stream reads no further frame until one is answered
+// (HTTP/2 flow control then holds the client back).
+const MaxPublishFramesInFlight = 64
+
+// Publish stores each request frame as SendMessageBatch would and answers
+// it by seq once stored (S17). Frames are stored concurrently, so answers
+// may come out of order. A frame's own failure is answered in its response
+// and the stream goes on. When the client closes its side, the frames in
+// flight are answered and the stream ends OK; when the server shuts down,
+// it reads no more frames, answers those it has, and ends UNAVAILABLE.
+func (s *messageService) Publish(stream grpc.BidiStreamingServer[tagqv1.PublishRequest, tagqv1.PublishResponse]) error {
+	ctx := stream.Context()
+	s.streams.Add(1)
+	defer s.streams.Add(-1)
+	type recv struct {
+		req *tagqv1.PublishRequest
+		err error
+	}
+	reqs := make(chan recv)
+	go func() {
+		for {
+			req, err := stream.Recv()
+			select {
+			case reqs <- recv{req, err}:
+			case <-ctx.Done():
+				return
+			}
+			if err != nil {
+				return
+			}
+		}
+	}()
+	var (
+		wg      sync.WaitGroup
+		sendMu  sync.Mutex
+		sendErr error
+		slots   = make(chan struct{}, MaxPublishFramesInFlight)
+	)
+	answer := func(resp *tagqv1.PublishResponse) {
+		sendMu.Lock()
+		defer sendMu.Unlock()
+		if sendErr == nil {
+			sendErr = stream.Send(resp)
+		}
+	}
+	for {
+		var r recv
+		select {
+		case r = <-reqs:
+		case <-s.drain:
+			wg.Wait()
+			return statusWith(codes.Unavailable, ReasonServerShuttingDown, "the server is shutting down: publish again", "", nil)
+		}
+		if r.err != nil {
+			wg.Wait()
+			if errors.Is(r.err, io.EOF) {
+				return sendErr
+			}
+			return r.err
+		}
+		select {
+		case slots <- struct{}{}:
+		case <-ctx.Done():
+			wg.Wait()
+			return ctx.Err()
+		}
+		wg.Add(1)
+		go func(req *tagqv1.PublishRequest) {
+			defer func() { <-slots; wg.Done() }()
+			resp := &tagqv1.PublishResponse{Seq: req.GetSeq()}
+			defer func() {
+				if p := recover(); p != nil { // as recoverPanics does for a unary call
+					s.log.ErrorContext(ctx, "panic in Publish frame", "panic", p, "stack", string(debug.Stack()))
+					resp.Error = toStreamError(statusWith(codes.Internal, codeReasons[codes.Internal], "internal error", "", nil))
+					answer(resp)
+				}
+			}()
+			out, err := s.sendBatch(ctx, req.GetQueue(), req.GetEntries())
+			if err != nil {
+				resp.Error = toStreamError(err)
+			} else {
+				resp.Successful, resp.Failed = out.GetSuccessful(), out.GetFailed()
+			}
+			answer(resp)
+		}(r.req)
+	}
+}

@@ -1,0 +1,107 @@
+package tags
+
+import (
+	"context"
+	"errors"
+	"time"
+)
+
+// ErrClosed is returned by a Reader's Receive once the store is closing.
+var ErrClosed = errors.New("tags: store closed")
+
+// Reader receives one tag's messages for a consume stream: a long poll
+// that stays registered with the wake-up hub between receives, so a stream
+// that waits, receives and waits again costs no registration (and no
+// watch set-up) each time. Between receives it takes no wake-ups, which go
+// to the receives and readers that are waiting.
+type Reader struct {
+	s          *Store
+	queue, tag string
+	visMs      int64
+	w          *waiter
+}
+
+// NewReader opens a reader of tag ("" = the queue's default tag, resolved
+// now) with an optional visibility override. It checks names and ranges;
+// an unknown queue or tag is reported by the first Receive. Close it when
+// done.
+func (s *Store) NewReader(ctx context.Context, queue, tag string, visibilitySeconds *int32) (*Reader, error) {
+	if e := checkName("queue", "queue", queue); e != nil {
+		return nil, e
+	}
+	if tag != "" {
+		if e := checkName("tag", "tag", tag); e != nil {
+			return nil, e
+		}
+	}
+	if e := checkRange("visibility_seconds", visibilitySeconds, 0, MaxVisibilitySeconds); e != nil {
+		return nil, e
+	}
+	tag, err := s.resolveTag(ctx, queue, tag)
+	if err != nil {
+		return nil, err
+	}
+	r := &Reader{s: s, queue: queue, tag: tag, visMs: -1}
+	if visibilitySeconds != nil {
+		r.visMs = int64(*visibilitySeconds) * 1000
+	}
+	if r.w, err = s.waiters.register(ctx, queue, tag); err != nil {
+		return nil, err
+	}
+	s.waiters.setIdle(r.w, true)
+	return r, nil
+}
+
+// Tag is the tag the reader reads (the default tag's name, if it was
+// opened with "").
+func (r *Reader) Tag() string { return r.tag }
+
+// Receive hands out 1 to n messages (1-100), waiting as long as it takes
+// for the first: until ctx ends (its error), or the store closes
+// (ErrClosed).
+func (r *Reader) Receive(ctx context.Context, n int) ([]Message, error) {
+	if n < 1 || n > MaxBatchEntries {
+		return nil, invalid(ReasonInvalidArgumentRange, "max_messages", "max_messages must be between 1 and %d, got %d",
+			MaxBatchEntries, n)
+	}
+	h := r.s.waiters
+	h.setIdle(r.w, false) // before the first attempt: whatever comes after it wakes us
+	defer h.setIdle(r.w, true)
+	// A receive that ran must be heard out: cancelled mid-call, its
+	// messages would be in flight with nobody to hand them to until their
+	// deadline. Only the wait is cut short by ctx.
+	sctx := context.WithoutCancel(ctx)
+	for {
+		res, err := r.s.receiveOnce(sctx, r.queue, r.tag, "", n, r.visMs)
+		if err != nil {
+			return nil, err
+		}
+		if len(res.msgs) > 0 {
+			if len(res.msgs) == n {
+				h.wakeOne(r.queue, r.tag) // there may be more for another waiter
+			}
+			return res.msgs, nil
+		}
+		if res.more {
+			continue
+		}
+		if res.hintMs < infMs {
+			h.noteDeadline(r.w, max(time.Duration(res.hintMs-res.nowMs)*time.Millisecond, time.Millisecond))
+		}
+		select {
+		case <-r.w.ch:
+		case <-r.w.stop:
+			return nil, ErrClosed
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+}
+
+// Close unregisters the reader. Safe to call more than once.
+func (r *Reader) Close() {
+	if r.w != nil {
+		r.s.waiters.unregister(r.w)
+		r.w = nil
+	}
+}
