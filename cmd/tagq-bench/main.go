@@ -6,7 +6,8 @@
 // server (tagqd, or a peer's server), of Redis and of the client (this
 // process), and Redis memory per message.
 //
-// W1, W2 (16 tags) and W3 also run on the peers a user would compare tagq
+// W1, W2 (16 tags) and W3 also run through tagq's streaming RPCs
+// (stream.go: Publish and Consume, rows tagq-stream) and on the peers a user would compare tagq
 // with (peers.go), when they answer: NATS JetStream (--nats-url) and
 // RabbitMQ (--amqp-url); --peers none leaves them out.
 //
@@ -51,6 +52,7 @@ func main() {
 	floorServe := flag.Bool("serve-floor", false, "internal: run the floor server (floor.go) and print its address")
 	floorPrefix := flag.String("floor-prefix", "", "internal: the floor server's key prefix")
 	rounds := flag.Int("rounds", 3, "W4: rounds of 0/1/10 % poison, interleaved; the table shows each setting's median run")
+	credit := flag.Int("stream-credit", 100, "tagq-stream: max_outstanding_messages of each Consume stream")
 	var peers peerConfig
 	flag.StringVar(&peers.list, "peers", "nats,rabbitmq", "peer systems to run W1, W2 and W3 on as well (nats, rabbitmq), or none")
 	flag.StringVar(&peers.natsURL, "nats-url", "nats://127.0.0.1:4222", "NATS server with JetStream (peer nats)")
@@ -67,13 +69,17 @@ func main() {
 		fmt.Fprintln(os.Stderr, "tagq-bench: --rounds must be at least 1")
 		os.Exit(2)
 	}
-	if err := run(*url, *dur, *only, *backlog, *inflight, *size, *rounds, *tagqd, peers); err != nil {
+	if *credit < 1 {
+		fmt.Fprintln(os.Stderr, "tagq-bench: --stream-credit must be at least 1")
+		os.Exit(2)
+	}
+	if err := run(*url, *dur, *only, *backlog, *inflight, *size, *rounds, *credit, *tagqd, peers); err != nil {
 		fmt.Fprintln(os.Stderr, "tagq-bench:", err)
 		os.Exit(1)
 	}
 }
 
-func run(url string, dur time.Duration, only string, backlog, inflight, size, rounds int, bin string, pc peerConfig) error {
+func run(url string, dur time.Duration, only string, backlog, inflight, size, rounds, credit int, bin string, pc peerConfig) error {
 	ctx := context.Background()
 	opt, err := redis.ParseURL(url)
 	if err != nil {
@@ -107,7 +113,7 @@ func run(url string, dur time.Duration, only string, backlog, inflight, size, ro
 	}
 	defer c.Close()
 	e := &env{ctx: ctx, rdb: rdb, m: c.Messages, q: c.Queues, pid: d.PID(), dur: dur, body: make([]byte, size),
-		rawKey: func(n string) string { return prefix + "-raw:{" + n + "}" }, maxAhead: 20_000}
+		rawKey: func(n string) string { return prefix + "-raw:{" + n + "}" }, maxAhead: 20_000, streamCredit: credit}
 	defer cleanup(ctx, rdb, prefix+"-raw")
 
 	fmt.Fprintf(os.Stderr, "tagqd profiles: http://%s/debug/pprof/\n", d.HTTP)
@@ -117,6 +123,15 @@ func run(url string, dur time.Duration, only string, backlog, inflight, size, ro
 		runtime.NumCPU(), runtime.GOMAXPROCS(0), runtime.Version(), field(ver, "redis_version"), opt.Addr, size, dur)
 	want := func(w string) bool { return strings.Contains(only, w) }
 	if want("W1") || want("W2") || want("W3") {
+		if e.streaming, err = streamsServed(ctx, e.m); err != nil {
+			return fmt.Errorf("asking tagqd for a Publish stream: %w", err)
+		}
+		if e.streaming {
+			fmt.Printf("tagq-stream: Publish and Consume streams, %d (batch 1: %d) publish frames in flight, %d messages outstanding per Consume stream\n\n",
+				publishWindow(10), publishWindow(1), credit)
+		} else {
+			fmt.Printf("tagq-stream: skipped: tagqd answers Publish with UNIMPLEMENTED\n\n")
+		}
 		e.peers = dialPeers(ctx, pc)
 		for _, p := range e.peers {
 			defer p.close()
@@ -285,7 +300,7 @@ func writeTable(w io.Writer, title string, rs []result) {
 		if b, ok := nats[r.workload]; ok && r.system != "nats" && r.p99 > 0 && b.p99 > 0 {
 			note = strings.TrimPrefix(fmt.Sprintf("%s; p99 %.2f x NATS's", note, float64(r.p99)/float64(b.p99)), "; ")
 		}
-		if r.system == "tagq" && r.msgs > 0 {
+		if strings.HasPrefix(r.system, "tagq") && r.msgs > 0 {
 			// Redis-side cost of tagq's scripts (INFO commandstats, EVALSHA).
 			note = strings.TrimPrefix(fmt.Sprintf("%s; %.0f script calls per 1,000 msg, %.1f µs of script time per msg", note,
 				float64(r.scripts.calls)*1000/float64(r.msgs), float64(r.scripts.usec)/float64(r.msgs)), "; ")

@@ -24,10 +24,14 @@ type env struct {
 	floor    tagqv1.MessageServiceClient // the floor server (floor.go), for W1
 	floorPID int
 	peers    []peer // the peer systems that answered (peers.go)
-	dur      time.Duration
-	body     []byte
-	rawKey   func(name string) string
-	maxAhead int64 // producers stop this far ahead of consumers
+	// streaming: tagqd serves Publish and Consume (stream.go); each
+	// Consume stream keeps streamCredit messages outstanding.
+	streaming    bool
+	streamCredit int
+	dur          time.Duration
+	body         []byte
+	rawKey       func(name string) string
+	maxAhead     int64 // producers stop this far ahead of consumers
 }
 
 func i32(v int32) *int32 { return &v }
@@ -208,6 +212,7 @@ func (e *env) w1(batch int) []result {
 	name := fmt.Sprintf("W1 batch %d", batch)
 	e.tagqQueue("w1", 1, nil)
 	out := []result{e.w1via(e.m, e.pid, "tagq", name, batch)}
+	out = append(out, e.streamW1(name, batch)...)
 
 	key := e.rawStream("w1", 1)
 	if e.floor != nil {
@@ -337,6 +342,9 @@ func (e *env) w2(tags int) []result {
 	r.elapsed = el
 	out = append(out, check(r, l))
 	_, _ = e.q.DeleteQueue(e.ctx, &tagqv1.DeleteQueueRequest{Name: "w2", Force: true})
+	if tags == 16 { // DESIGN §7's 16 tags: the streaming API and the peers
+		out = append(out, e.streamW2(name, tags)...)
+	}
 
 	key = e.rawStream("w2", tags)
 	delivered.Store(0)
@@ -436,6 +444,7 @@ func (e *env) w3(rate int) []result {
 	r.elapsed = el
 	r.p50, r.p99, r.max = lat.pct()
 	out = append(out, check(r, l))
+	out = append(out, e.streamW3(name, pace)...)
 
 	key := e.rawStream("w3", 1)
 	lat = &latencies{}
