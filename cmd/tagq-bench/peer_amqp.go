@@ -117,9 +117,8 @@ func (q *amqpQueue) remove() error {
 }
 
 type amqpProducer struct {
-	q   *amqpQueue
-	ch  *amqp.Channel
-	dcs []*amqp.DeferredConfirmation
+	q  *amqpQueue
+	ch *amqp.Channel
 }
 
 func (q *amqpQueue) producer() (peerProducer, error) {
@@ -134,30 +133,23 @@ func (q *amqpQueue) producer() (peerProducer, error) {
 	return &amqpProducer{q: q, ch: ch}, nil
 }
 
-// send publishes every body as a persistent message, then waits for each
-// one's confirm (the broker stored it).
-func (pr *amqpProducer) send(bodies [][]byte) error {
-	ctx, cancel := context.WithTimeout(pr.q.ctx, 10*time.Second)
-	defer cancel()
-	pr.dcs = pr.dcs[:0]
-	for _, b := range bodies {
-		dc, err := pr.ch.PublishWithDeferredConfirmWithContext(ctx, pr.q.exchange, pr.q.key, false, false,
-			amqp.Publishing{DeliveryMode: amqp.Persistent, Body: b})
-		if err != nil {
-			return err
-		}
-		pr.dcs = append(pr.dcs, dc)
+// publish sends a persistent message; the wait is for its confirm (the
+// broker stored it), at most 10 s.
+func (pr *amqpProducer) publish(body []byte) (func() error, error) {
+	dc, err := pr.ch.PublishWithDeferredConfirmWithContext(pr.q.ctx, pr.q.exchange, pr.q.key, false, false,
+		amqp.Publishing{DeliveryMode: amqp.Persistent, Body: body})
+	if err != nil {
+		return nil, err
 	}
-	for _, dc := range pr.dcs {
+	return func() error {
+		ctx, cancel := context.WithTimeout(pr.q.ctx, 10*time.Second)
+		defer cancel()
 		ok, err := dc.WaitContext(ctx)
-		if err != nil {
-			return err
+		if err == nil && !ok {
+			err = errNacked
 		}
-		if !ok {
-			return errNacked
-		}
-	}
-	return nil
+		return err
+	}, nil
 }
 
 func (pr *amqpProducer) close() { _ = pr.ch.Close() }

@@ -100,32 +100,25 @@ func (p *natsPeer) open(ctx context.Context, queue string, groups, _ int) (peerQ
 
 func (q *natsQueue) remove() error { return q.p.pjs.DeleteStream(q.ctx, q.stream) }
 
-type natsProducer struct {
-	q    *natsQueue
-	futs []jetstream.PubAckFuture
-}
+type natsProducer struct{ q *natsQueue }
 
 func (q *natsQueue) producer() (peerProducer, error) { return &natsProducer{q: q}, nil }
 
-// send publishes every body asynchronously, then waits for each one's
-// acknowledgement (the stream stored it).
-func (pr *natsProducer) send(bodies [][]byte) error {
-	pr.futs = pr.futs[:0]
-	for _, b := range bodies {
-		f, err := pr.q.p.pjs.PublishAsync(pr.q.subject, b)
-		if err != nil {
-			return err
-		}
-		pr.futs = append(pr.futs, f)
+// publish is PublishAsync; the wait is for the stream's acknowledgement
+// (the jetstream context fails it after 10 s).
+func (pr *natsProducer) publish(body []byte) (func() error, error) {
+	f, err := pr.q.p.pjs.PublishAsync(pr.q.subject, body)
+	if err != nil {
+		return nil, err
 	}
-	for _, f := range pr.futs {
+	return func() error {
 		select {
 		case <-f.Ok():
+			return nil
 		case err := <-f.Err():
 			return err
 		}
-	}
-	return nil
+	}, nil
 }
 
 func (pr *natsProducer) close() {}

@@ -8,6 +8,10 @@ package main
 // are independent consumer groups: JetStream durable consumers on one
 // stream, RabbitMQ queues bound to one fanout exchange.
 //
+// W3's producer keeps up to 8 messages unconfirmed (as tagq-stream's
+// Publish window at batch 1), so that a confirmation's round trip does not
+// set the rate: RabbitMQ confirms a persistent message in a few ms here.
+//
 // nats (peer_nats.go): a stream with file storage, durable pull consumers,
 // explicit ack, AckWait 30 s; PublishAsync with the batch as the in-flight
 // window; Fetch(batch) and a plain (not synchronous) Ack per message.
@@ -56,10 +60,61 @@ type peerQueue interface {
 }
 
 type peerProducer interface {
-	// send publishes every body, all in flight at once, and returns once
-	// the server confirmed storing each.
-	send(bodies [][]byte) error
+	// publish sends a message and returns, without waiting, a wait that
+	// returns once the server confirmed storing it (bounded in time).
+	publish(body []byte) (wait func() error, err error)
 	close()
+}
+
+// sendAll publishes every body, all in flight at once, and returns once
+// the server confirmed storing each.
+func sendAll(p peerProducer, bodies [][]byte) error {
+	waits := make([]func() error, 0, len(bodies))
+	for _, b := range bodies {
+		w, err := p.publish(b)
+		if err != nil {
+			return err
+		}
+		waits = append(waits, w)
+	}
+	for _, w := range waits {
+		if err := w(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// windowed keeps up to n publishes unconfirmed: W3's producer, so that
+// the confirmation's round trip does not set the rate.
+type windowed struct {
+	p       peerProducer
+	n       int
+	pending []func() error
+}
+
+func (w *windowed) send(body []byte) error {
+	wait, err := w.p.publish(body)
+	if err != nil {
+		return err
+	}
+	w.pending = append(w.pending, wait)
+	if len(w.pending) > w.n {
+		err, w.pending = w.pending[0](), w.pending[1:]
+	}
+	return err
+}
+
+// flush waits for every publish still unconfirmed.
+func (w *windowed) flush() error {
+	var first error
+	for _, wait := range w.pending {
+		if err := wait(); err != nil && first == nil {
+			first = err
+		}
+	}
+	w.pending = nil
+	return first
 }
 
 type peerConsumer interface {
@@ -184,6 +239,7 @@ type peerLoad struct {
 	batch                int
 	produce              func(l *loop, p peerProducer) error
 	got                  func(body []byte) // per message received, or nil
+	flush                func() error      // after the run, before the producers close, or nil
 	note                 string
 }
 
@@ -247,6 +303,11 @@ func (e *env) runPeer(p peer, pl peerLoad) (r result) {
 	r.elapsed = el
 	r.cpuRedis = 0 // Redis idles; the peer's own server is the server column
 	r.scripts = scriptStats{}
+	if pl.flush != nil {
+		if err := pl.flush(); err != nil {
+			l.fail(err) // the run's first error stays first
+		}
+	}
 	return check(r, l)
 }
 
@@ -254,7 +315,7 @@ func (e *env) runPeer(p peer, pl peerLoad) (r result) {
 // counted.
 func sendBatch(bodies [][]byte) func(l *loop, p peerProducer) error {
 	return func(l *loop, p peerProducer) error {
-		err := p.send(bodies)
+		err := sendAll(p, bodies)
 		l.produced.Add(int64(len(bodies)))
 		return err
 	}
@@ -289,17 +350,19 @@ func (e *env) peersW2(name string, groups int) []result {
 	return out
 }
 
-// peersW3 is W3 on every peer: one producer sending one stamped message at
-// a time at the pace given, 4 consumers taking up to 10.
+// peersW3 is W3 on every peer: one producer sending stamped messages at
+// the pace given, up to 8 unconfirmed (as tagq-stream's Publish window at
+// batch 1), 4 consumers taking up to 10.
 func (e *env) peersW3(name string, pace func(send func() error) func(l *loop) error) []result {
 	var out []result
 	for _, p := range e.peers {
 		lat := &latencies{}
-		var prod peerProducer
-		step := pace(func() error { return prod.send([][]byte{stamped(len(e.body))}) })
+		w := &windowed{n: publishWindow(1)}
+		step := pace(func() error { return w.send(stamped(len(e.body))) })
 		r := e.runPeer(p, peerLoad{workload: name, queue: "w3", groups: 1, producers: 1, consumers: 4, batch: 10,
-			produce: func(l *loop, p peerProducer) error { prod = p; return step(l) },
-			got:     func(b []byte) { lat.add(since(b)) }})
+			produce: func(l *loop, p peerProducer) error { w.p = p; return step(l) },
+			got:     func(b []byte) { lat.add(since(b)) },
+			flush:   func() error { return w.flush() }})
 		r.p50, r.p99, r.max = lat.pct()
 		out = append(out, r)
 	}

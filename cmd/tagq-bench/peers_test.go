@@ -119,7 +119,7 @@ func exercisePeer(t *testing.T, p peer, groups int) peerQueue {
 				for j := range bodies {
 					bodies[j] = fmt.Appendf(nil, "m-%d-%d-%d", i, b, j)
 				}
-				if err := pr.send(bodies); err != nil {
+				if err := sendAll(pr, bodies); err != nil {
 					errs <- err
 					return
 				}
@@ -217,4 +217,40 @@ func TestTableRatios(t *testing.T) {
 	}
 	require.True(t, strings.HasPrefix(cells["C tagq"][len(cells["C tagq"])-2], "p99 1.50 x NATS's"), cells["C tagq"])
 	require.Equal(t, "", cells["C nats"][len(cells["C nats"])-2])
+}
+
+// fakeProducer confirms a publish when its test says so.
+type fakeProducer struct {
+	confirm []chan error
+}
+
+func (f *fakeProducer) publish([]byte) (func() error, error) {
+	c := make(chan error, 1)
+	f.confirm = append(f.confirm, c)
+	return func() error { return <-c }, nil
+}
+
+func (f *fakeProducer) close() {}
+
+// W3's window: send returns with at most n unconfirmed, waiting for the
+// oldest; flush waits for them all; a refused message is an error.
+func TestWindowedKeepsAtMostNUnconfirmed(t *testing.T) {
+	f := &fakeProducer{}
+	w := &windowed{p: f, n: 2}
+	require.NoError(t, w.send(nil))
+	require.NoError(t, w.send(nil)) // two out, none confirmed: no wait
+	sent := make(chan error, 1)
+	go func() { sent <- w.send(nil) }()
+	select {
+	case <-sent:
+		t.Fatal("a third send returned with the first unconfirmed")
+	case <-time.After(50 * time.Millisecond):
+	}
+	f.confirm[0] <- nil
+	require.NoError(t, <-sent)
+	require.Len(t, w.pending, 2)
+	f.confirm[1] <- nil
+	f.confirm[2] <- errNacked
+	require.ErrorIs(t, w.flush(), errNacked)
+	require.Empty(t, w.pending)
 }
