@@ -221,13 +221,23 @@ func TestTableRatios(t *testing.T) {
 
 // fakeProducer confirms a publish when its test says so.
 type fakeProducer struct {
+	mu      sync.Mutex
 	confirm []chan error
 }
 
 func (f *fakeProducer) publish([]byte) (func() error, error) {
 	c := make(chan error, 1)
+	f.mu.Lock()
 	f.confirm = append(f.confirm, c)
+	f.mu.Unlock()
 	return func() error { return <-c }, nil
+}
+
+// confirmNth confirms the nth publish (from 0) with err.
+func (f *fakeProducer) confirmNth(n int, err error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.confirm[n] <- err
 }
 
 func (f *fakeProducer) close() {}
@@ -246,11 +256,11 @@ func TestWindowedKeepsAtMostNUnconfirmed(t *testing.T) {
 		t.Fatal("a third send returned with the first unconfirmed")
 	case <-time.After(50 * time.Millisecond):
 	}
-	f.confirm[0] <- nil
+	f.confirmNth(0, nil)
 	require.NoError(t, <-sent)
 	require.Len(t, w.pending, 2)
-	f.confirm[1] <- nil
-	f.confirm[2] <- errNacked
+	f.confirmNth(1, nil)
+	f.confirmNth(2, errNacked)
 	require.ErrorIs(t, w.flush(), errNacked)
 	require.Empty(t, w.pending)
 }

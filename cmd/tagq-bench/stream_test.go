@@ -2,7 +2,9 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io"
 	"os"
 	"sync"
 	"testing"
@@ -133,23 +135,39 @@ func TestStreamProducersAndConsumersDoTheWork(t *testing.T) {
 				}
 				return n
 			}
-			deadline := time.Now().Add(15 * time.Second)
 			for i, c := range cons {
 				g := i % tags
 				wg.Add(1)
 				go func() {
 					defer wg.Done()
-					for count(g) < total && time.Now().Before(deadline) {
-						if _, err := c.receive(200*time.Millisecond, nil, func(m *tagqv1.Message) {
+					for {
+						_, err := c.receive(func(m *tagqv1.Message) {
 							mu.Lock()
 							seen[g][string(m.GetBody())]++
 							mu.Unlock()
-						}); err != nil {
-							errs <- err
+						})
+						if err != nil {
+							if !errors.Is(err, io.EOF) {
+								errs <- err
+							}
 							return
 						}
 					}
 				}()
+			}
+			// The consumers wait in Recv: close their streams once every
+			// tag has had all, or after 15 s.
+			for deadline := time.Now().Add(15 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+				done := true
+				for g := range tags {
+					done = done && count(g) >= total
+				}
+				if done {
+					break
+				}
+			}
+			for _, c := range cons {
+				require.NoError(t, c.closeSend())
 			}
 			wg.Wait()
 			for _, c := range cons {

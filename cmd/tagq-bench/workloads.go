@@ -126,6 +126,13 @@ func (e *env) run(producers, consumers int, produce func(l *loop) error, consume
 // runIdx is run with each producer told its index, for systems where a
 // producer owns a channel or stream of its own.
 func (e *env) runIdx(producers, consumers int, produce, consume func(l *loop, i int) error) (*loop, time.Duration) {
+	return e.runIdxThen(producers, consumers, produce, consume, nil)
+}
+
+// runIdxThen is runIdx calling atStop (if not nil) once the duration is
+// over, before it waits for the producers and consumers to return: to end
+// what they may be blocked on.
+func (e *env) runIdxThen(producers, consumers int, produce, consume func(l *loop, i int) error, atStop func()) (*loop, time.Duration) {
 	l := &loop{stop: make(chan struct{})}
 	start := time.Now()
 	for i := range producers {
@@ -159,6 +166,9 @@ func (e *env) runIdx(producers, consumers int, produce, consume func(l *loop, i 
 	time.Sleep(e.dur)
 	close(l.stop)
 	elapsed := time.Since(start)
+	if atStop != nil {
+		atStop()
+	}
 	l.wg.Wait()
 	return l, elapsed
 }
