@@ -1,9 +1,15 @@
 // Command tagq-bench runs tagq's benchmark workloads (DESIGN.md §7) against
 // a tagqd and against raw Redis streams doing the same work through go-redis
 // (XADD / XREADGROUP / XACK, same batching), in one run on the same Redis,
-// and prints Markdown tables: msg/s, the ratio to raw, latency
-// percentiles, CPU seconds per 1,000 messages of the server (tagqd), of
-// Redis and of the client (this process), and Redis memory per message.
+// and prints Markdown tables: msg/s, the ratios to raw and to NATS
+// JetStream, latency percentiles, CPU seconds per 1,000 messages of the
+// server (tagqd, or a peer's server), of Redis and of the client (this
+// process), and Redis memory per message.
+//
+// W1, W2 (16 tags) and W3 also run through tagq's streaming RPCs
+// (stream.go: Publish and Consume, rows tagq-stream) and on the peers a user would compare tagq
+// with (peers.go), when they answer: NATS JetStream (--nats-url) and
+// RabbitMQ (--amqp-url); --peers none leaves them out.
 //
 //	go run ./cmd/tagq-bench --redis-url redis://127.0.0.1:6379/0
 //
@@ -22,6 +28,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"runtime"
 	"slices"
@@ -45,6 +52,11 @@ func main() {
 	floorServe := flag.Bool("serve-floor", false, "internal: run the floor server (floor.go) and print its address")
 	floorPrefix := flag.String("floor-prefix", "", "internal: the floor server's key prefix")
 	rounds := flag.Int("rounds", 3, "W4: rounds of 0/1/10 % poison, interleaved; the table shows each setting's median run")
+	credit := flag.Int("stream-credit", 100, "tagq-stream: max_outstanding_messages of each Consume stream")
+	var peers peerConfig
+	flag.StringVar(&peers.list, "peers", "nats,rabbitmq", "peer systems to run W1, W2 and W3 on as well (nats, rabbitmq), or none")
+	flag.StringVar(&peers.natsURL, "nats-url", "nats://127.0.0.1:4222", "NATS server with JetStream (peer nats)")
+	flag.StringVar(&peers.amqpURL, "amqp-url", "amqp://guest:guest@127.0.0.1:5672/", "RabbitMQ (peer rabbitmq)")
 	flag.Parse()
 	if *floorServe {
 		if err := serveFloor(*url, *floorPrefix); err != nil {
@@ -57,13 +69,17 @@ func main() {
 		fmt.Fprintln(os.Stderr, "tagq-bench: --rounds must be at least 1")
 		os.Exit(2)
 	}
-	if err := run(*url, *dur, *only, *backlog, *inflight, *size, *rounds, *tagqd); err != nil {
+	if *credit < 1 {
+		fmt.Fprintln(os.Stderr, "tagq-bench: --stream-credit must be at least 1")
+		os.Exit(2)
+	}
+	if err := run(*url, *dur, *only, *backlog, *inflight, *size, *rounds, *credit, *tagqd, peers); err != nil {
 		fmt.Fprintln(os.Stderr, "tagq-bench:", err)
 		os.Exit(1)
 	}
 }
 
-func run(url string, dur time.Duration, only string, backlog, inflight, size, rounds int, bin string) error {
+func run(url string, dur time.Duration, only string, backlog, inflight, size, rounds, credit int, bin string, pc peerConfig) error {
 	ctx := context.Background()
 	opt, err := redis.ParseURL(url)
 	if err != nil {
@@ -97,7 +113,7 @@ func run(url string, dur time.Duration, only string, backlog, inflight, size, ro
 	}
 	defer c.Close()
 	e := &env{ctx: ctx, rdb: rdb, m: c.Messages, q: c.Queues, pid: d.PID(), dur: dur, body: make([]byte, size),
-		rawKey: func(n string) string { return prefix + "-raw:{" + n + "}" }, maxAhead: 20_000}
+		rawKey: func(n string) string { return prefix + "-raw:{" + n + "}" }, maxAhead: 20_000, streamCredit: credit}
 	defer cleanup(ctx, rdb, prefix+"-raw")
 
 	fmt.Fprintf(os.Stderr, "tagqd profiles: http://%s/debug/pprof/\n", d.HTTP)
@@ -106,6 +122,22 @@ func run(url string, dur time.Duration, only string, backlog, inflight, size, ro
 	fmt.Printf("machine: %d CPUs (GOMAXPROCS %d), %s; Redis %s at %s; %d-byte bodies; %s per run\n\n",
 		runtime.NumCPU(), runtime.GOMAXPROCS(0), runtime.Version(), field(ver, "redis_version"), opt.Addr, size, dur)
 	want := func(w string) bool { return strings.Contains(only, w) }
+	if want("W1") || want("W2") || want("W3") {
+		if e.streaming, err = streamsServed(ctx, e.m); err != nil {
+			return fmt.Errorf("asking tagqd for a Publish stream: %w", err)
+		}
+		if e.streaming {
+			fmt.Printf("tagq-stream: Publish and Consume streams, %d (batch 1: %d) publish frames in flight, %d messages outstanding per Consume stream\n\n",
+				publishWindow(10), publishWindow(1), credit)
+		} else {
+			fmt.Printf("tagq-stream: skipped: tagqd answers Publish with UNIMPLEMENTED\n\n")
+		}
+		e.peers = dialPeers(ctx, pc)
+		for _, p := range e.peers {
+			defer p.close()
+			fmt.Printf("peer %s: %s, server processes %v\n\n", p.name(), p.version(), p.pids())
+		}
+	}
 	if want("W1") {
 		fp, err := startFloor(url, prefix+"-raw")
 		if err != nil {
@@ -232,34 +264,52 @@ func poisonCost(base, poisoned []result, system string) string {
 	return fmt.Sprintf("%s by round, median %+.0f %%", strings.Join(each, ", "), d[len(d)/2])
 }
 
-// table prints results: rows of one workload, tagq (and the floor) then
-// raw, each with its ratio to raw. Server CPU is tagqd's (or the floor
-// server's).
 func table(title string, rs []result) {
-	fmt.Printf("## %s\n\n", title)
-	fmt.Println("| workload | system | msg/s | x raw | p50 ms | p99 ms | max ms | server CPU s/1000 msg | Redis CPU s/1000 msg | client CPU s/1000 msg | note |")
-	fmt.Println("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---|")
-	raw := map[string]float64{}
+	writeTable(os.Stdout, title, rs)
+	// Other work on the machine moves every figure; say how busy it was.
+	if b, err := os.ReadFile("/proc/loadavg"); err == nil {
+		fmt.Printf("load average after the table's runs: %s\n\n", strings.Join(strings.Fields(string(b))[:3], " "))
+	}
+}
+
+// writeTable prints results: rows of one workload, tagq (and the floor),
+// raw, then the peers, each with its ratio to raw and to nats in the same
+// workload; with latencies, the note gives p99 against nats's. Server CPU
+// is tagqd's, the floor server's or the peer's.
+func writeTable(w io.Writer, title string, rs []result) {
+	fmt.Fprintf(w, "## %s\n\n", title)
+	fmt.Fprintln(w, "| workload | system | msg/s | x raw | x NATS | p50 ms | p99 ms | max ms | server CPU s/1000 msg | Redis CPU s/1000 msg | client CPU s/1000 msg | note |")
+	fmt.Fprintln(w, "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|")
+	raw, nats := map[string]result{}, map[string]result{}
 	for _, r := range rs {
-		if r.system == "raw" {
-			raw[r.workload] = r.rate()
+		switch r.system {
+		case "raw":
+			raw[r.workload] = r
+		case "nats":
+			nats[r.workload] = r
 		}
 	}
-	for _, r := range rs {
-		ratio := "-"
-		if r.system != "raw" && raw[r.workload] > 0 {
-			ratio = fmt.Sprintf("%.2f", r.rate()/raw[r.workload])
+	ratio := func(r result, to map[string]result, system string) string {
+		if b, ok := to[r.workload]; ok && r.system != system && b.rate() > 0 {
+			return fmt.Sprintf("%.2f", r.rate()/b.rate())
 		}
+		return "-"
+	}
+	for _, r := range rs {
 		note := r.note
-		if r.system == "tagq" && r.msgs > 0 {
+		if b, ok := nats[r.workload]; ok && r.system != "nats" && r.p99 > 0 && b.p99 > 0 {
+			note = strings.TrimPrefix(fmt.Sprintf("%s; p99 %.2f x NATS's", note, float64(r.p99)/float64(b.p99)), "; ")
+		}
+		if strings.HasPrefix(r.system, "tagq") && r.msgs > 0 {
 			// Redis-side cost of tagq's scripts (INFO commandstats, EVALSHA).
 			note = strings.TrimPrefix(fmt.Sprintf("%s; %.0f script calls per 1,000 msg, %.1f µs of script time per msg", note,
 				float64(r.scripts.calls)*1000/float64(r.msgs), float64(r.scripts.usec)/float64(r.msgs)), "; ")
 		}
-		fmt.Printf("| %s | %s | %.0f | %s | %s | %s | %s | %s | %s | %s | %s |\n", r.workload, r.system, r.rate(), ratio,
+		fmt.Fprintf(w, "| %s | %s | %.0f | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", r.workload, r.system, r.rate(),
+			ratio(r, raw, "raw"), ratio(r, nats, "nats"),
 			ms(r.p50), ms(r.p99), ms(r.max), per1000(r.cpuTagqd, r.msgs), per1000(r.cpuRedis, r.msgs), per1000(r.cpuClient, r.msgs), note)
 	}
-	fmt.Println()
+	fmt.Fprintln(w)
 }
 
 func memTable(ms []memResult) {

@@ -81,7 +81,7 @@ type result struct {
 	msgs             int64
 	elapsed          time.Duration
 	p50, p99, max    time.Duration
-	cpuTagqd         time.Duration // the server's (tagqd or the floor); zero for raw Redis
+	cpuTagqd         time.Duration // the server's (tagqd, the floor, a peer's); zero for raw Redis
 	cpuRedis         time.Duration
 	cpuClient        time.Duration // this process: the producers and consumers
 	scripts          scriptStats   // EVALSHA calls in Redis: tagqd's, shown on tagq rows only
@@ -99,7 +99,7 @@ func (r result) rate() float64 {
 type meter struct {
 	ctx            context.Context
 	rdb            *redis.Client
-	pid            int
+	pids           []int // the server's processes
 	t0             time.Time
 	cpu0, rc0, cc0 time.Duration
 	sc0            scriptStats
@@ -132,12 +132,25 @@ func evalshaStats(ctx context.Context, rdb *redis.Client) scriptStats {
 }
 
 func startMeter(ctx context.Context, rdb *redis.Client, pid int) *meter {
-	m := &meter{ctx: ctx, rdb: rdb, pid: pid, t0: time.Now(), rc0: redisCPU(ctx, rdb), cc0: cpuOf(os.Getpid()),
-		sc0: evalshaStats(ctx, rdb)}
+	var pids []int
 	if pid > 0 {
-		m.cpu0 = cpuOf(pid)
+		pids = []int{pid}
 	}
-	return m
+	return startMeterPIDs(ctx, rdb, pids)
+}
+
+// startMeterPIDs measures with the server's CPU summed over processes.
+func startMeterPIDs(ctx context.Context, rdb *redis.Client, pids []int) *meter {
+	return &meter{ctx: ctx, rdb: rdb, pids: pids, t0: time.Now(), rc0: redisCPU(ctx, rdb), cc0: cpuOf(os.Getpid()),
+		sc0: evalshaStats(ctx, rdb), cpu0: cpuOfAll(pids)}
+}
+
+func cpuOfAll(pids []int) time.Duration {
+	var t time.Duration
+	for _, p := range pids {
+		t += cpuOf(p)
+	}
+	return t
 }
 
 func (m *meter) stop(r *result) {
@@ -146,7 +159,7 @@ func (m *meter) stop(r *result) {
 	r.cpuClient = cpuOf(os.Getpid()) - m.cc0
 	sc := evalshaStats(m.ctx, m.rdb)
 	r.scripts = scriptStats{calls: sc.calls - m.sc0.calls, usec: sc.usec - m.sc0.usec}
-	if m.pid > 0 {
-		r.cpuTagqd = cpuOf(m.pid) - m.cpu0
+	if len(m.pids) > 0 {
+		r.cpuTagqd = cpuOfAll(m.pids) - m.cpu0
 	}
 }

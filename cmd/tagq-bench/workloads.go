@@ -23,10 +23,15 @@ type env struct {
 	pid      int                         // tagqd's
 	floor    tagqv1.MessageServiceClient // the floor server (floor.go), for W1
 	floorPID int
-	dur      time.Duration
-	body     []byte
-	rawKey   func(name string) string
-	maxAhead int64 // producers stop this far ahead of consumers
+	peers    []peer // the peer systems that answered (peers.go)
+	// streaming: tagqd serves Publish and Consume (stream.go); each
+	// Consume stream keeps streamCredit messages outstanding.
+	streaming    bool
+	streamCredit int
+	dur          time.Duration
+	body         []byte
+	rawKey       func(name string) string
+	maxAhead     int64 // producers stop this far ahead of consumers
 }
 
 func i32(v int32) *int32 { return &v }
@@ -115,9 +120,22 @@ func (l *loop) stopped() bool {
 }
 
 func (e *env) run(producers, consumers int, produce func(l *loop) error, consume func(l *loop, i int) error) (*loop, time.Duration) {
+	return e.runIdx(producers, consumers, func(l *loop, _ int) error { return produce(l) }, consume)
+}
+
+// runIdx is run with each producer told its index, for systems where a
+// producer owns a channel or stream of its own.
+func (e *env) runIdx(producers, consumers int, produce, consume func(l *loop, i int) error) (*loop, time.Duration) {
+	return e.runIdxThen(producers, consumers, produce, consume, nil)
+}
+
+// runIdxThen is runIdx calling atStop (if not nil) once the duration is
+// over, before it waits for the producers and consumers to return: to end
+// what they may be blocked on.
+func (e *env) runIdxThen(producers, consumers int, produce, consume func(l *loop, i int) error, atStop func()) (*loop, time.Duration) {
 	l := &loop{stop: make(chan struct{})}
 	start := time.Now()
-	for range producers {
+	for i := range producers {
 		l.wg.Add(1)
 		go func() {
 			defer l.wg.Done()
@@ -126,7 +144,7 @@ func (e *env) run(producers, consumers int, produce func(l *loop) error, consume
 					time.Sleep(time.Millisecond)
 					continue
 				}
-				if err := produce(l); err != nil {
+				if err := produce(l, i); err != nil {
 					l.fail(err)
 					return
 				}
@@ -148,6 +166,9 @@ func (e *env) run(producers, consumers int, produce func(l *loop) error, consume
 	time.Sleep(e.dur)
 	close(l.stop)
 	elapsed := time.Since(start)
+	if atStop != nil {
+		atStop()
+	}
 	l.wg.Wait()
 	return l, elapsed
 }
@@ -201,6 +222,7 @@ func (e *env) w1(batch int) []result {
 	name := fmt.Sprintf("W1 batch %d", batch)
 	e.tagqQueue("w1", 1, nil)
 	out := []result{e.w1via(e.m, e.pid, "tagq", name, batch)}
+	out = append(out, e.streamW1(name, batch)...)
 
 	key := e.rawStream("w1", 1)
 	if e.floor != nil {
@@ -229,7 +251,8 @@ func (e *env) w1(batch int) []result {
 	mt.stop(&r)
 	r.elapsed = el
 	e.rdb.Del(e.ctx, key)
-	return append(out, check(r, l))
+	out = append(out, check(r, l))
+	return append(out, e.peersW1(name, batch)...)
 }
 
 // w1via runs W1 through tagq's MessageService API on a server: tagqd, or
@@ -329,6 +352,9 @@ func (e *env) w2(tags int) []result {
 	r.elapsed = el
 	out = append(out, check(r, l))
 	_, _ = e.q.DeleteQueue(e.ctx, &tagqv1.DeleteQueueRequest{Name: "w2", Force: true})
+	if tags == 16 { // DESIGN §7's 16 tags: the streaming API and the peers
+		out = append(out, e.streamW2(name, tags)...)
+	}
 
 	key = e.rawStream("w2", tags)
 	delivered.Store(0)
@@ -356,7 +382,11 @@ func (e *env) w2(tags int) []result {
 	mt.stop(&r)
 	r.elapsed = el
 	e.rdb.Del(e.ctx, key)
-	return append(out, check(r, l))
+	out = append(out, check(r, l))
+	if tags == 16 { // DESIGN §7: 16 tags against the peers' 16 consumers
+		out = append(out, e.peersW2(name, tags)...)
+	}
+	return out
 }
 
 // ---- W3: end-to-end latency at a fixed rate with long polling.
@@ -371,14 +401,18 @@ func since(b []byte) time.Duration {
 	return time.Duration(time.Now().UnixNano() - int64(binary.BigEndian.Uint64(b)))
 }
 
-func (e *env) w3(rate int) []result {
-	name := fmt.Sprintf("W3 latency at %d msg/s", rate)
+// pacer makes producer steps that call send at a fixed rate, from the
+// first call on.
+func pacer(rate int) func(send func() error) func(l *loop) error {
 	interval := time.Second / time.Duration(rate)
-	pace := func(send func() error) func(l *loop) error {
-		next := time.Now()
+	return func(send func() error) func(l *loop) error {
+		var next time.Time
 		var mu sync.Mutex
 		return func(l *loop) error {
 			mu.Lock()
+			if next.IsZero() {
+				next = time.Now()
+			}
 			next = next.Add(interval)
 			wait := time.Until(next)
 			mu.Unlock()
@@ -389,6 +423,11 @@ func (e *env) w3(rate int) []result {
 			return send()
 		}
 	}
+}
+
+func (e *env) w3(rate int) []result {
+	name := fmt.Sprintf("W3 latency at %d msg/s", rate)
+	pace := pacer(rate)
 	var out []result
 	e.tagqQueue("w3", 1, nil)
 	lat := &latencies{}
@@ -415,6 +454,7 @@ func (e *env) w3(rate int) []result {
 	r.elapsed = el
 	r.p50, r.p99, r.max = lat.pct()
 	out = append(out, check(r, l))
+	out = append(out, e.streamW3(name, pace)...)
 
 	key := e.rawStream("w3", 1)
 	lat = &latencies{}
@@ -438,7 +478,8 @@ func (e *env) w3(rate int) []result {
 	r.elapsed = el
 	r.p50, r.p99, r.max = lat.pct()
 	e.rdb.Del(e.ctx, key)
-	return append(out, check(r, l))
+	out = append(out, check(r, l))
+	return append(out, e.peersW3(name, pace)...)
 }
 
 // ---- W4: redrive with poison messages (max receive count 3).
