@@ -231,6 +231,18 @@ func (s *Store) noteHint(queue, tag string, r receiveResult) {
 	s.hints.Store(tagKey{queue, tag}, time.Now().Add(time.Duration(r.hintMs-r.nowMs)*time.Millisecond))
 }
 
+// cachedEmpty is an empty receive's result from what the last script of
+// the tag said: its wait, and its earliest deadline (as local time).
+func (s *Store) cachedEmpty(queue, tag string) (receiveResult, bool) {
+	w, ok1 := s.queueWaits.Load(queue)
+	h, ok2 := s.hints.Load(tagKey{queue, tag})
+	if !ok1 || !ok2 {
+		return receiveResult{}, false
+	}
+	now := time.Now()
+	return receiveResult{nowMs: now.UnixMilli(), hintMs: h.(time.Time).UnixMilli(), queueWait: w.(int32)}, true
+}
+
 // forgetHint: something may have become due early (a nack, a shorter
 // visibility).
 func (s *Store) forgetHint(queue, tag string) { s.hints.Delete(tagKey{queue, tag}) }
@@ -248,8 +260,16 @@ func (s *Store) receiveStep(ctx context.Context, queue, tag, expectDefault strin
 	// bodies come straight from Redis, not through Lua.
 	var fresh []newEntry
 	if read {
-		if fresh, err = s.readNew(ctx, k.stream, tag, max); err != nil {
+		var ok bool
+		if fresh, ok, err = s.readNew(ctx, k.stream, tag, max); err != nil {
 			return r, 0, err
+		}
+		if ok && len(fresh) == 0 && !due {
+			// Nothing new, nothing due: the script would change nothing and
+			// tell what the last one did (the wait as the cached hint).
+			if r, ok := s.cachedEmpty(queue, tag); ok {
+				return r, 0, nil
+			}
 		}
 	}
 	duePhase := 0
@@ -279,6 +299,7 @@ func (s *Store) receiveStep(ctx context.Context, queue, tag, expectDefault strin
 	r = receiveResult{nowMs: asInt64(res[0]), hintMs: asInt64(res[1]), queueWait: int32(asInt64(res[2])),
 		dead: int(asInt64(res[3])), more: len(fresh) == max}
 	s.noteHint(queue, tag, r)
+	s.queueWaits.Store(queue, r.queueWait)
 	r.msgs = decodeScriptMessages(res[4], tag)
 	newIdx, _ := res[5].([]any)
 	for _, v := range newIdx {
@@ -303,15 +324,18 @@ type newEntry struct {
 }
 
 // readNew reads up to max entries beyond tag's cursor into its PEL. A
-// missing queue, stream or group reads nothing (the script then reports
-// which is missing).
-func (s *Store) readNew(ctx context.Context, stream, tag string, max int) ([]newEntry, error) {
+// missing queue, stream or group reads nothing and is not ok (the script
+// then reports which is missing).
+func (s *Store) readNew(ctx context.Context, stream, tag string, max int) ([]newEntry, bool, error) {
 	res, err := s.rdb.Do(ctx, "XREADGROUP", "GROUP", tag, "c", "COUNT", max, "STREAMS", stream, ">").Result()
-	if isNil(err) || isScriptReply(err) {
-		return nil, nil
+	if isNil(err) {
+		return nil, true, nil
+	}
+	if isScriptReply(err) {
+		return nil, false, nil
 	}
 	if err != nil {
-		return nil, mapErr(err, "", tag)
+		return nil, false, mapErr(err, "", tag)
 	}
 	var list []any
 	switch v := res.(type) {
@@ -345,5 +369,5 @@ func (s *Store) readNew(ctx context.Context, stream, tag string, max int) ([]new
 		}
 		out = append(out, ne)
 	}
-	return out, nil
+	return out, true, nil
 }

@@ -54,7 +54,10 @@ type Store struct {
 	relaying sync.Map // queue -> *relayState: one RelayOutbox per queue at a time
 	hints    sync.Map // tagKey -> time.Time: no redelivery is due before then (see dueMaybe)
 	limits   sync.Map // queue -> sendLimits, for sends' fast path
-	sends    sendCoalescer
+	// queue -> int32: receive_wait_seconds as the last receive script said
+	// (an empty read that skips the script answers with it).
+	queueWaits sync.Map
+	sends      sendCoalescer
 	// moveStarts counts StartMove calls in this process (see MoveStarts).
 	moveStarts atomic.Int64
 
