@@ -40,22 +40,26 @@ type consumer struct {
 	confirm bool
 	sendMu  sync.Mutex // stream.Send is not safe for concurrent use
 
-	mu        sync.Mutex
-	next      uint64 // last delivery id given
-	out       map[uint64]pushed
-	outBytes  int64
-	maxMsgs   int
-	maxBytes  int64
-	avgSize   int64 // running mean of pushed message sizes, to size receives under a byte limit
-	submits   int   // settlements submitted and not yet durable
-	confs     []*tagqv1.ConsumeConfirmation
-	changed   chan struct{} // cap 1: credit freed, limits changed, a submit done
-	confReady chan struct{} // cap 1: confirmations queued
+	mu       sync.Mutex
+	next     uint64 // last delivery id given
+	out      map[uint64]pushed
+	outBytes int64
+	maxMsgs  int
+	maxBytes int64
+	avgSize  int64 // running mean of pushed message sizes, to size receives under a byte limit
+	// nextExpiry is the earliest deadline in out (zero: none known), so
+	// expireLocked scans out only when one may have passed.
+	nextExpiry time.Time
+	submits    int // settlements submitted and not yet durable
+	confs      []*tagqv1.ConsumeConfirmation
+	changed    chan struct{} // cap 1: credit freed, limits changed, a submit done
+	confReady  chan struct{} // cap 1: confirmations queued
 }
 
 type pushed struct {
-	d    tags.Delivery
-	size int64
+	d        tags.Delivery
+	size     int64
+	deadline time.Time // when its visibility ends unless extended: then it no longer counts
 }
 
 func (s *messageService) Consume(stream grpc.BidiStreamingServer[tagqv1.ConsumeRequest, tagqv1.ConsumeResponse]) error {
@@ -194,6 +198,7 @@ func (c *consumer) ping() {
 func (c *consumer) room() int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.expireLocked(time.Now())
 	n := min(c.maxMsgs-len(c.out), tags.MaxBatchEntries)
 	if n <= 0 || len(c.out) == 0 {
 		return max(n, 0)
@@ -208,17 +213,66 @@ func (c *consumer) room() int {
 	return n
 }
 
+// waitCredit waits for credit: a settlement, a flow change, or the next
+// outstanding deadline. False when ctx ended.
+func (c *consumer) waitCredit(ctx context.Context) bool {
+	var expiry <-chan time.Time
+	if d := c.untilExpiry(); d > 0 {
+		t := time.NewTimer(d)
+		defer t.Stop()
+		expiry = t.C
+	}
+	select {
+	case <-c.changed:
+	case <-expiry:
+	case <-ctx.Done():
+		return false
+	}
+	return true
+}
+
+// untilExpiry is how long until the earliest outstanding deadline (0:
+// none).
+func (c *consumer) untilExpiry() time.Duration {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.nextExpiry.IsZero() {
+		return 0
+	}
+	return max(time.Until(c.nextExpiry), time.Millisecond)
+}
+
+// expireLocked drops the deliveries whose visibility ended unsettled: the
+// message is visible again (and may come back on this stream under a new
+// delivery id), so it holds no credit. A settlement of such a delivery
+// later is one of a delivery not outstanding.
+func (c *consumer) expireLocked(now time.Time) {
+	if !c.nextExpiry.IsZero() && now.Before(c.nextExpiry) {
+		return
+	}
+	next := time.Time{}
+	for id, p := range c.out {
+		if !now.Before(p.deadline) {
+			delete(c.out, id)
+			c.outBytes -= p.size
+			continue
+		}
+		if next.IsZero() || p.deadline.Before(next) {
+			next = p.deadline
+		}
+	}
+	c.nextExpiry = next
+}
+
 // push receives and pushes while there is credit, until ctx ends.
 func (c *consumer) push(ctx context.Context, r *tags.Reader) error {
 	for ctx.Err() == nil {
 		n := c.room()
 		if n == 0 {
-			select {
-			case <-c.changed:
-				continue
-			case <-ctx.Done():
+			if !c.waitCredit(ctx) {
 				return nil
 			}
+			continue
 		}
 		msgs, err := r.Receive(ctx, n)
 		if err != nil {
@@ -244,6 +298,7 @@ func (c *consumer) push(ctx context.Context, r *tags.Reader) error {
 func (c *consumer) admit(msgs []tags.Message) *tagqv1.ConsumeResponse {
 	resp := &tagqv1.ConsumeResponse{Messages: make([]*tagqv1.ConsumeMessage, 0, len(msgs))}
 	var back []tags.Settlement
+	now := time.Now()
 	c.mu.Lock()
 	for i := range msgs {
 		m := &msgs[i]
@@ -253,7 +308,7 @@ func (c *consumer) admit(msgs []tags.Message) *tagqv1.ConsumeResponse {
 			continue
 		}
 		c.next++
-		c.out[c.next] = pushed{d: m.Delivery(c.queue), size: size}
+		c.out[c.next] = pushed{d: m.Delivery(c.queue), size: size, deadline: now.Add(m.VisibleFor)}
 		c.outBytes += size
 		if c.avgSize == 0 {
 			c.avgSize = max(size, 1)
@@ -315,6 +370,10 @@ func (c *consumer) handle(req *tagqv1.ConsumeRequest, first bool) error {
 		return p.d, true
 	}
 	for _, e := range req.GetExtends() {
+		if p, ok := c.out[e.GetDeliveryId()]; ok {
+			p.deadline = time.Now().Add(time.Duration(e.GetVisibilitySeconds()) * time.Second)
+			c.out[e.GetDeliveryId()] = p
+		}
 		if d, ok := take(e.GetDeliveryId(), tagqv1.ConsumeOperation_CONSUME_OPERATION_EXTEND, false); ok {
 			ops = append(ops, tags.Settlement{Kind: tags.SettleVisibility, Delivery: d, VisibilityMs: int64(e.GetVisibilitySeconds()) * 1000})
 		}

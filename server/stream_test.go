@@ -396,3 +396,22 @@ func TestConsume_FlowZeroPausesDelivery(t *testing.T) {
 	more, _ := recvMessages(t, st, 2)
 	require.Len(t, more, 2)
 }
+
+// A delivery whose visibility ends unsettled stops holding credit: the
+// message, visible again, comes back on the same stream under a new
+// delivery id, and settling the old one is refused as not outstanding.
+func TestConsume_ExpiredDeliveryFreesCredit(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.queueWith(t, &tagqv1.Queue{Name: "q"})
+	b.sendN(t, "q", 1)
+	st, _ := b.consume(t, &tagqv1.ConsumeOpen{Queue: "q", MaxOutstandingMessages: i32(1), VisibilitySeconds: i32(1), Confirm: true})
+	first, _ := recvMessages(t, st, 1)
+	again, _ := recvMessages(t, st, 1) // after its 1 s visibility, with no settlement
+	require.Equal(t, first[0].GetMessage().GetMessageId(), again[0].GetMessage().GetMessageId())
+	require.NotEqual(t, first[0].GetDeliveryId(), again[0].GetDeliveryId())
+	require.Equal(t, int32(2), again[0].GetMessage().GetReceiveCount())
+	require.NoError(t, st.Send(&tagqv1.ConsumeRequest{Acks: []uint64{first[0].GetDeliveryId()}}))
+	c := recvConfirmations(t, st, 1)
+	require.Equal(t, "INVALID_RECEIPT_HANDLE", c[0].GetError().GetReason())
+}

@@ -293,7 +293,7 @@ func (s *Store) receiveStep(ctx context.Context, queue, tag, expectDefault strin
 		}
 		return r, 0, mapErr(err, queue, tag)
 	}
-	if len(res) != 6 {
+	if len(res) != 7 {
 		return r, 0, &Error{Kind: KindInternal, Reason: ReasonInternal, Message: "receive: unexpected reply"}
 	}
 	r = receiveResult{nowMs: asInt64(res[0]), hintMs: asInt64(res[1]), queueWait: int32(asInt64(res[2])),
@@ -301,6 +301,10 @@ func (s *Store) receiveStep(ctx context.Context, queue, tag, expectDefault strin
 	s.noteHint(queue, tag, r)
 	s.queueWaits.Store(queue, r.queueWait)
 	r.msgs = decodeScriptMessages(res[4], tag)
+	visible := time.Duration(asInt64(res[6])-r.nowMs) * time.Millisecond
+	for i := range r.msgs {
+		r.msgs[i].VisibleFor = visible
+	}
 	newIdx, _ := res[5].([]any)
 	for _, v := range newIdx {
 		i := int(asInt64(v)) - 1
@@ -310,6 +314,7 @@ func (s *Store) receiveStep(ctx context.Context, queue, tag, expectDefault strin
 		m := decodeEntry(fresh[i].id, fresh[i].fields)
 		m.Tag, m.ReceiveCount, m.firstMs = tag, 1, r.nowMs
 		m.FirstReceiveTime = time.UnixMilli(r.nowMs)
+		m.VisibleFor = visible
 		r.msgs = append(r.msgs, m)
 	}
 	return r, len(fresh), nil

@@ -186,6 +186,9 @@ type Message struct {
 	Tag              string
 	ReceiveCount     int
 	FirstReceiveTime time.Time // zero when never received by Tag
+	// VisibleFor is how long this receive keeps the message in flight
+	// (received messages only).
+	VisibleFor time.Duration
 
 	firstMs int64 // FirstReceiveTime in ms as the script returned it (for the handle)
 	// DeadLetter is set on a message in a dead-letter queue.

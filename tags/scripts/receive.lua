@@ -18,7 +18,8 @@
 -- Returns: {now ms, hint ms, the queue's receive_wait_seconds,
 --           dead-lettered count, {{id, fields, receive count, first
 --           receive ms}...} (from v and p), {index of each new entry
---           handed out (1-based; receive count 1, first receive now)...}}
+--           handed out (1-based; receive count 1, first receive now)...},
+--           the visibility deadline ms of what this call handed out}
 -- Errors: QUEUE_NOT_FOUND, TAG_NOT_FOUND, DEFAULT_TAG_CHANGED.
 local tag, max = ARGV[1], tonumber(ARGV[2])
 local st = redis.call('HMGET', KEYS[3], 'ct', 'vis', 'flt', 'h')
@@ -194,4 +195,4 @@ if newhint ~= hint then
   redis.call('HSET', KEYS[3], 'h', fmt(newhint))
   if newhint < hint then wake(KEYS[6], tag, newhint) end
 end
-return {now, fmt(newhint), tonumber(qm[2]), dead, out, newout}
+return {now, fmt(newhint), tonumber(qm[2]), dead, out, newout, deadline}
