@@ -122,7 +122,7 @@ func run(url string, dur time.Duration, only string, backlog, inflight, size, ro
 	fmt.Printf("machine: %d CPUs (GOMAXPROCS %d), %s; Redis %s at %s; %d-byte bodies; %s per run\n\n",
 		runtime.NumCPU(), runtime.GOMAXPROCS(0), runtime.Version(), field(ver, "redis_version"), opt.Addr, size, dur)
 	want := func(w string) bool { return strings.Contains(only, w) }
-	if want("W1") || want("W2") || want("W3") {
+	if want("W1") || want("W2") || want("W3") || want("W4") {
 		if e.streaming, err = streamsServed(ctx, e.m); err != nil {
 			return fmt.Errorf("asking tagqd for a Publish stream: %w", err)
 		}
@@ -132,6 +132,8 @@ func run(url string, dur time.Duration, only string, backlog, inflight, size, ro
 		} else {
 			fmt.Printf("tagq-stream: skipped: tagqd answers Publish with UNIMPLEMENTED\n\n")
 		}
+	}
+	if want("W1") || want("W2") || want("W3") {
 		e.peers = dialPeers(ctx, pc)
 		for _, p := range e.peers {
 			defer p.close()
@@ -172,11 +174,16 @@ func run(url string, dur time.Duration, only string, backlog, inflight, size, ro
 			for range rounds {
 				for _, p := range []int{0, 1, 10} {
 					runs[p] = append(runs[p], e.w4(p, nack)...)
+					runs[p] = append(runs[p], e.streamW4(p, nack)...)
 				}
 			}
 			var rs []result
 			for _, p := range []int{0, 1, 10} {
-				rs = append(rs, medianRun(runs[p], "tagq"), medianRun(runs[p], "raw"))
+				rs = append(rs, medianRun(runs[p], "tagq"))
+				if e.streaming {
+					rs = append(rs, medianRun(runs[p], "tagq-stream"))
+				}
+				rs = append(rs, medianRun(runs[p], "raw"))
 			}
 			title := "W4: redrive with poison messages (max receive count 3; the consumer leaves poison undeleted, visibility 1 s)"
 			if nack {
@@ -184,7 +191,10 @@ func run(url string, dur time.Duration, only string, backlog, inflight, size, ro
 			}
 			table(fmt.Sprintf("%s, median of %d rounds", title, rounds), rs)
 			for _, p := range []int{1, 10} {
-				for _, sys := range []string{"tagq", "raw"} {
+				for _, sys := range []string{"tagq", "tagq-stream", "raw"} {
+					if sys == "tagq-stream" && !e.streaming {
+						continue
+					}
 					fmt.Printf("- %s, %d %% poison vs 0 %%: %s\n", sys, p, poisonCost(runs[0], runs[p], sys))
 				}
 			}

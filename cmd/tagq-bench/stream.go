@@ -155,6 +155,12 @@ type streamConsumer struct {
 	closed bool       // CloseSend called: no more acks
 	guard  *time.Timer
 	ids    []uint64
+	// poison, when set, picks the messages not to acknowledge: they are
+	// nacked at once when nack is set, else left to their visibility
+	// timeout; only the others count as received.
+	poison func(*tagqv1.Message) bool
+	nack   bool
+	nacks  []*tagqv1.ConsumeNack
 }
 
 func openConsume(ctx context.Context, m tagqv1.MessageServiceClient, queue, tag string, credit int) (*streamConsumer, error) {
@@ -185,17 +191,23 @@ func (c *streamConsumer) receive(got func(*tagqv1.Message)) (int, error) {
 	if c.closed {
 		return 0, nil
 	}
-	c.ids = c.ids[:0]
+	c.ids, c.nacks = c.ids[:0], c.nacks[:0]
 	for _, m := range resp.GetMessages() {
+		if c.poison != nil && c.poison(m.GetMessage()) {
+			if c.nack {
+				c.nacks = append(c.nacks, &tagqv1.ConsumeNack{DeliveryId: m.GetDeliveryId()})
+			}
+			continue
+		}
 		if got != nil {
 			got(m.GetMessage())
 		}
 		c.ids = append(c.ids, m.GetDeliveryId())
 	}
-	if len(c.ids) == 0 {
+	if len(c.ids) == 0 && len(c.nacks) == 0 {
 		return 0, nil
 	}
-	return len(c.ids), c.stream.Send(&tagqv1.ConsumeRequest{Acks: c.ids})
+	return len(c.ids), c.stream.Send(&tagqv1.ConsumeRequest{Acks: c.ids, Nacks: c.nacks})
 }
 
 // closeSend ends the stream cleanly, from any goroutine: the server
@@ -275,6 +287,8 @@ type streamLoad struct {
 	entries              func() []*tagqv1.SendMessageBatchEntry
 	pace                 func(send func() error) func(l *loop) error // nil: as fast as the window allows
 	got                  func(m *tagqv1.Message)
+	poison               func(m *tagqv1.Message) bool // see streamConsumer
+	nack                 bool
 }
 
 // runStream runs a load through the streaming API on the queue (which the
@@ -307,6 +321,7 @@ func (e *env) runStream(sl streamLoad) (r result) {
 			closeAll()
 			return fail(err)
 		}
+		cons[i].poison, cons[i].nack = sl.poison, sl.nack
 	}
 	for i := range prods {
 		if prods[i], err = openPublish(e.ctx, e.m, sl.queue, publishWindow(sl.batch)); err != nil {
@@ -407,5 +422,50 @@ func (e *env) streamW3(name string, pace func(send func() error) func(l *loop) e
 		pace: pace,
 		got:  func(m *tagqv1.Message) { lat.add(since(m.GetBody())) }})
 	r.p50, r.p99, r.max = lat.pct()
+	return []result{r}
+}
+
+// streamW4 is W4 through the streaming API: 4 producers (batch 10), 4
+// consumer streams that acknowledge good messages and nack poison at once
+// (nack) or leave it to the 1 s visibility timeout; max receive count 3.
+func (e *env) streamW4(poisonPct int, nack bool) []result {
+	if !e.streaming {
+		return nil
+	}
+	name := fmt.Sprintf("W4 %d%% poison", poisonPct)
+	vis := int32(30)
+	if !nack {
+		name += ", timeout"
+		vis = 1
+	}
+	e.tagqQueue("w4s-dlq", 1, &tagqv1.Queue{DeadLetterQueue: true})
+	e.tagqQueue("w4s", 1, &tagqv1.Queue{VisibilityTimeoutSeconds: i32(vis),
+		RedrivePolicy: &tagqv1.RedrivePolicy{DeadLetterQueue: "w4s-dlq", MaxReceiveCount: 3}})
+	defer func() {
+		_, _ = e.q.DeleteQueue(e.ctx, &tagqv1.DeleteQueueRequest{Name: "w4s", Force: true})
+		_, _ = e.q.DeleteQueue(e.ctx, &tagqv1.DeleteQueueRequest{Name: "w4s-dlq", Force: true})
+	}()
+	// Frames of 10 where, over every 100 messages, poisonPct are poison.
+	good, bad := make([]byte, len(e.body)), make([]byte, len(e.body))
+	bad[0] = 'P'
+	var seq atomic.Int64
+	entries := func() []*tagqv1.SendMessageBatchEntry {
+		out := make([]*tagqv1.SendMessageBatchEntry, 10)
+		for i := range out {
+			b := good
+			if int(seq.Add(1)%100) < poisonPct {
+				b = bad
+			}
+			out[i] = &tagqv1.SendMessageBatchEntry{Id: strconv.Itoa(i), Body: b}
+		}
+		return out
+	}
+	r := e.runStream(streamLoad{workload: name, queue: "w4s", tags: tagNames(1), producers: 4, consumers: 4, batch: 10,
+		entries: entries, nack: nack, poison: func(m *tagqv1.Message) bool { return m.GetBody()[0] == 'P' }})
+	dlq, _ := e.q.GetTag(e.ctx, &tagqv1.GetTagRequest{Queue: "w4s-dlq", Name: "default"})
+	if r.note == "" {
+		r.note = "good messages deleted/s"
+	}
+	r.note += fmt.Sprintf("; %d dead-lettered", dlq.GetTag().GetState().GetAvailable())
 	return []result{r}
 }
