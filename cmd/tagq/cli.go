@@ -50,13 +50,14 @@ func isUsage(err error) bool {
 }
 
 // explain turns an error into a sentence a person can act on.
-func explain(err error, addr string) string {
+// usesTLS is whether a TLS flag was given, to explain connection errors.
+func explain(err error, addr string, usesTLS bool) string {
 	var e *tagq.Error
 	if errors.As(err, &e) {
 		msg := e.Message
-		if e.Code == codes.Unavailable && e.Reason == "" && tlsTrouble(msg) {
-			return fmt.Sprintf("cannot talk TLS with tagqd at %s (%s); check --ca (the CA that signed tagqd's certificate), "+
-				"--cert and --key (when tagqd requires client certificates), or drop them for a plaintext tagqd", addr, msg)
+		if e.Code == codes.Unavailable && e.Reason == "" && usesTLS {
+			return fmt.Sprintf("cannot reach tagqd at %s over TLS (%s); is it running? Check --ca (the CA that signed "+
+				"tagqd's certificate), and --cert and --key if tagqd requires client certificates", addr, msg)
 		}
 		if e.Code == codes.Unavailable && e.Reason == "" {
 			return fmt.Sprintf("cannot reach tagqd at %s (%s); is it running? Start one with `go run ./cmd/tagqd`, or pass --addr (and --ca if it serves TLS)", addr, msg)
@@ -77,22 +78,14 @@ func explain(err error, addr string) string {
 	return err.Error()
 }
 
-// tlsTrouble is whether a connection error looks like a TLS mismatch.
-func tlsTrouble(msg string) bool {
-	for _, s := range []string{"tls:", "x509:", "certificate", "handshake", "first record does not look like"} {
-		if strings.Contains(msg, s) {
-			return true
-		}
-	}
-	return false
-}
+func (c *cli) usesTLS() bool { return c.tls || c.ca != "" || c.cert != "" || c.key != "" }
 
 func (c *cli) connect() error {
 	if c.client != nil {
 		return nil
 	}
 	var opts []grpc.DialOption
-	if c.tls || c.ca != "" || c.cert != "" || c.key != "" {
+	if c.usesTLS() {
 		opts = append(opts, tagq.WithTLS(c.ca))
 		if c.cert != "" || c.key != "" {
 			if c.cert == "" || c.key == "" {

@@ -39,7 +39,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	if err := root.ExecuteContext(ctx); err != nil {
-		fmt.Fprintln(stderr, "tagq:", explain(err, cli.addr))
+		fmt.Fprintln(stderr, "tagq:", explain(err, cli.addr, cli.usesTLS()))
 		if isUsage(err) {
 			return 2
 		}
