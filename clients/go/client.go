@@ -26,12 +26,26 @@ type Client struct {
 }
 
 // Dial connects to a tagqd at target (host:port). Without options the
-// connection is plaintext (tagqd serves plaintext gRPC; put TLS in front of
-// it with grpc.WithTransportCredentials). Answers of any size are accepted:
+// connection is plaintext. For a tagqd serving TLS (--tls-cert), pass
+// WithTLS (a CA file) or WithCertPool, and WithClientCert when it requires
+// client certificates (--tls-client-ca); they combine in any order, and
+// Dial fails if their files do not load:
+//
+//	c, err := tagq.Dial("tagq.example:9090", tagq.WithTLS("ca.pem"),
+//		tagq.WithClientCert("client.pem", "client-key.pem"))
+//
+// Any other grpc.DialOption works too (grpc.WithTransportCredentials for
+// credentials of your own). Answers of any size are accepted:
 // a receive of 100 messages of 1 MiB is 100 MiB, and refusing it after the
 // server handed the messages out would leave them in flight for nothing.
 func Dial(target string, opts ...grpc.DialOption) (*Client, error) {
-	if len(opts) == 0 {
+	opts, creds, err := splitTLS(opts)
+	if err != nil {
+		return nil, err
+	}
+	if creds != nil {
+		opts = append(opts, creds)
+	} else if len(opts) == 0 {
 		opts = []grpc.DialOption{grpc.WithTransportCredentials(insecure.NewCredentials())}
 	}
 	opts = append([]grpc.DialOption{grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(math.MaxInt32),

@@ -15,6 +15,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/spf13/cobra"
+	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
@@ -29,6 +30,8 @@ type cli struct {
 	stdin          io.Reader
 	stdout, stderr io.Writer
 	addr, output   string
+	ca, cert, key  string // TLS: CA file, client certificate and key
+	tls            bool   // TLS with the system's roots
 	client         *tagq.Client
 }
 
@@ -47,12 +50,17 @@ func isUsage(err error) bool {
 }
 
 // explain turns an error into a sentence a person can act on.
-func explain(err error, addr string) string {
+// usesTLS is whether a TLS flag was given, to explain connection errors.
+func explain(err error, addr string, usesTLS bool) string {
 	var e *tagq.Error
 	if errors.As(err, &e) {
 		msg := e.Message
+		if e.Code == codes.Unavailable && e.Reason == "" && usesTLS {
+			return fmt.Sprintf("cannot reach tagqd at %s over TLS (%s); is it running? Check --ca (the CA that signed "+
+				"tagqd's certificate), and --cert and --key if tagqd requires client certificates", addr, msg)
+		}
 		if e.Code == codes.Unavailable && e.Reason == "" {
-			return fmt.Sprintf("cannot reach tagqd at %s (%s); is it running? Start one with `go run ./cmd/tagqd`, or pass --addr", addr, msg)
+			return fmt.Sprintf("cannot reach tagqd at %s (%s); is it running? Start one with `go run ./cmd/tagqd`, or pass --addr (and --ca if it serves TLS)", addr, msg)
 		}
 		if e.Reason != "" && !strings.Contains(msg, e.Reason) {
 			msg += " [" + e.Reason + "]"
@@ -70,11 +78,23 @@ func explain(err error, addr string) string {
 	return err.Error()
 }
 
+func (c *cli) usesTLS() bool { return c.tls || c.ca != "" || c.cert != "" || c.key != "" }
+
 func (c *cli) connect() error {
 	if c.client != nil {
 		return nil
 	}
-	cl, err := tagq.Dial(c.addr)
+	var opts []grpc.DialOption
+	if c.usesTLS() {
+		opts = append(opts, tagq.WithTLS(c.ca))
+		if c.cert != "" || c.key != "" {
+			if c.cert == "" || c.key == "" {
+				return usageError{errors.New("give both --cert and --key")}
+			}
+			opts = append(opts, tagq.WithClientCert(c.cert, c.key))
+		}
+	}
+	cl, err := tagq.Dial(c.addr, opts...)
 	if err != nil {
 		return err
 	}
@@ -102,6 +122,11 @@ func (c *cli) commands() *cobra.Command {
 	}
 	root.PersistentFlags().StringVar(&c.addr, "addr", addr, "tagqd gRPC address (TAGQ_ADDR)")
 	root.PersistentFlags().StringVarP(&c.output, "output", "o", "table", "output format: table or json")
+	root.PersistentFlags().StringVar(&c.ca, "ca", os.Getenv("TAGQ_CA"), "TLS: PEM CA certificates to verify tagqd with (TAGQ_CA)")
+	root.PersistentFlags().StringVar(&c.cert, "cert", os.Getenv("TAGQ_CERT"), "TLS: PEM client certificate, for a tagqd that requires one (TAGQ_CERT)")
+	root.PersistentFlags().StringVar(&c.key, "key", os.Getenv("TAGQ_KEY"), "TLS: PEM key of --cert (TAGQ_KEY)")
+	root.PersistentFlags().BoolVar(&c.tls, "tls", os.Getenv("TAGQ_TLS") == "true",
+		"TLS with the system's CA certificates (implied by --ca, --cert and --key) (TAGQ_TLS=true)")
 	root.AddCommand(c.queueCmd(), c.tagCmd(), c.sendCmd(), c.receiveCmd(), c.tailCmd(), c.peekCmd(),
 		c.deleteCmd(), c.deadLetterCmd(), c.deadCmd(), c.moveCmd())
 	return root

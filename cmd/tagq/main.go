@@ -8,7 +8,10 @@
 //	tagq dead orders-dlq
 //
 // Every command has --help. --addr (TAGQ_ADDR) names the tagqd gRPC
-// address; --output json prints what the API returns.
+// address; --output json prints what the API returns. For a tagqd serving
+// TLS, --ca (TAGQ_CA) names the CA file to verify it with, and --cert and
+// --key (TAGQ_CERT, TAGQ_KEY) a client certificate when it requires one;
+// --tls uses the system's CA certificates.
 package main
 
 import (
@@ -36,7 +39,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	if err := root.ExecuteContext(ctx); err != nil {
-		fmt.Fprintln(stderr, "tagq:", explain(err, cli.addr))
+		fmt.Fprintln(stderr, "tagq:", explain(err, cli.addr, cli.usesTLS()))
 		if isUsage(err) {
 			return 2
 		}

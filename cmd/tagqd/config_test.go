@@ -13,7 +13,8 @@ import (
 // clearEnv unsets tagqd's variables for the test (restored afterwards).
 func clearEnv(t *testing.T) {
 	for _, name := range []string{"TAGQ_GRPC_ADDR", "TAGQ_HTTP_ADDR", "TAGQ_REDIS_URL", "TAGQ_REDIS_CLUSTER", "TAGQ_KEY_PREFIX",
-		"TAGQ_LOG_LEVEL", "TAGQ_LOG_FORMAT", "TAGQ_SHUTDOWN_TIMEOUT", "TAGQ_PPROF"} {
+		"TAGQ_LOG_LEVEL", "TAGQ_LOG_FORMAT", "TAGQ_SHUTDOWN_TIMEOUT", "TAGQ_PPROF", "TAGQ_TLS_CERT", "TAGQ_TLS_KEY",
+		"TAGQ_TLS_CLIENT_CA", "TAGQ_REDIS_USERNAME", "TAGQ_REDIS_PASSWORD", "TAGQ_REDIS_TLS", "TAGQ_REDIS_CA"} {
 		t.Setenv(name, "") // registers the restore
 		require.NoError(t, os.Unsetenv(name))
 	}
@@ -52,6 +53,30 @@ func TestParseFlags_EnvironmentThenFlagWins(t *testing.T) {
 	require.Equal(t, time.Minute, c.shutdownTimeout)
 }
 
+func TestParseFlags_TLSAndRedisAuthFromEnvironment(t *testing.T) {
+	clearEnv(t)
+	t.Setenv("TAGQ_TLS_CERT", "/c.pem")
+	t.Setenv("TAGQ_TLS_KEY", "/k.pem")
+	t.Setenv("TAGQ_TLS_CLIENT_CA", "/ca.pem")
+	t.Setenv("TAGQ_REDIS_USERNAME", "tagq")
+	t.Setenv("TAGQ_REDIS_PASSWORD", "s3cret")
+	t.Setenv("TAGQ_REDIS_TLS", "true")
+	t.Setenv("TAGQ_REDIS_CA", "/redis-ca.pem")
+	c, err := parseFlags(nil)
+	require.NoError(t, err)
+	require.Equal(t, "/c.pem", c.tlsCert)
+	require.Equal(t, "/k.pem", c.tlsKey)
+	require.Equal(t, "/ca.pem", c.tlsClientCA)
+	require.Equal(t, "tagq", c.redisUsername)
+	require.Equal(t, "s3cret", c.redisPassword)
+	require.True(t, c.redisTLS)
+	require.Equal(t, "/redis-ca.pem", c.redisCA)
+	c, err = parseFlags([]string{"--tls-cert", "/c2.pem", "--redis-password", "other"})
+	require.NoError(t, err)
+	require.Equal(t, "/c2.pem", c.tlsCert, "a flag wins")
+	require.Equal(t, "other", c.redisPassword)
+}
+
 func TestParseFlags_Refuses(t *testing.T) {
 	clearEnv(t)
 	for _, args := range [][]string{
@@ -59,6 +84,9 @@ func TestParseFlags_Refuses(t *testing.T) {
 		{"--shutdown-timeout", "0s"},
 		{"--redis-url", "redis://a", "--redis-cluster", "b:1,c:2"},
 		{"--no-such-flag"},
+		{"--tls-cert", "c.pem"},
+		{"--tls-key", "k.pem"},
+		{"--tls-client-ca", "ca.pem"},
 	} {
 		_, err := parseFlags(args)
 		require.Error(t, err, "%v", args)

@@ -5,8 +5,21 @@
 //
 // Every flag can also come from an environment variable (TAGQ_GRPC_ADDR,
 // TAGQ_HTTP_ADDR, TAGQ_REDIS_URL, TAGQ_REDIS_CLUSTER, TAGQ_KEY_PREFIX,
-// TAGQ_LOG_LEVEL, TAGQ_LOG_FORMAT, TAGQ_SHUTDOWN_TIMEOUT, TAGQ_PPROF); a
-// flag wins.
+// TAGQ_LOG_LEVEL, TAGQ_LOG_FORMAT, TAGQ_SHUTDOWN_TIMEOUT, TAGQ_PPROF,
+// TAGQ_TLS_CERT, TAGQ_TLS_KEY, TAGQ_TLS_CLIENT_CA, TAGQ_REDIS_USERNAME,
+// TAGQ_REDIS_PASSWORD, TAGQ_REDIS_TLS, TAGQ_REDIS_CA); a flag wins.
+//
+// TLS: --tls-cert and --tls-key (PEM files) serve TLS on both listeners;
+// the pair is loaded again, without a restart, when the files change
+// (looked at, at most once a second, on a new connection; a pair that does
+// not load is logged and the one in use stays). --tls-client-ca requires
+// and verifies client certificates (mTLS) on both listeners. The REST
+// gateway reaches the gRPC server in-process, so it needs no certificate.
+//
+// Redis: a rediss:// URL speaks TLS, and user:password@ in the URL logs in
+// with an ACL user; --redis-username, --redis-password, --redis-tls and
+// --redis-ca do the same for --redis-cluster (and for --redis-url, which
+// keeps the password out of the URL). The password is never logged.
 //
 // Once both listeners are bound, tagqd logs (to standard error, in the
 // chosen log format, at info level) the addresses it listens on:
@@ -49,6 +62,12 @@ type config struct {
 	shutdownTimeout        time.Duration
 	pprof                  bool
 	testClock              bool
+
+	tlsCert, tlsKey, tlsClientCA string
+
+	redisUsername, redisPassword string
+	redisTLS                     bool
+	redisCA                      string
 }
 
 func env(name, def string) string {
@@ -70,6 +89,13 @@ func parseFlags(args []string) (config, error) {
 	fs.StringVar(&c.logFormat, "log-format", env("TAGQ_LOG_FORMAT", "text"), "text or json (TAGQ_LOG_FORMAT)")
 	fs.BoolVar(&c.pprof, "pprof", env("TAGQ_PPROF", "") == "true", "serve Go profiles at /debug/pprof/ on the HTTP address (TAGQ_PPROF=true)")
 	fs.BoolVar(&c.testClock, "test-clock", env("TAGQ_TEST_CLOCK", "") == "true", "tests only: a queue's clock is its test_clock_ms field when set, which costs a read per script call (TAGQ_TEST_CLOCK=true)")
+	fs.StringVar(&c.tlsCert, "tls-cert", env("TAGQ_TLS_CERT", ""), "PEM certificate (chain) to serve TLS with on both listeners, reloaded when it changes (TAGQ_TLS_CERT)")
+	fs.StringVar(&c.tlsKey, "tls-key", env("TAGQ_TLS_KEY", ""), "PEM private key of --tls-cert (TAGQ_TLS_KEY)")
+	fs.StringVar(&c.tlsClientCA, "tls-client-ca", env("TAGQ_TLS_CLIENT_CA", ""), "PEM CA certificates: require client certificates they signed, on both listeners (mTLS) (TAGQ_TLS_CLIENT_CA)")
+	fs.StringVar(&c.redisUsername, "redis-username", env("TAGQ_REDIS_USERNAME", ""), "Redis ACL user (TAGQ_REDIS_USERNAME)")
+	fs.StringVar(&c.redisPassword, "redis-password", env("TAGQ_REDIS_PASSWORD", ""), "Redis password; prefer the environment variable (TAGQ_REDIS_PASSWORD)")
+	fs.BoolVar(&c.redisTLS, "redis-tls", env("TAGQ_REDIS_TLS", "") == "true", "talk TLS to Redis (implied by rediss:// and --redis-ca) (TAGQ_REDIS_TLS=true)")
+	fs.StringVar(&c.redisCA, "redis-ca", env("TAGQ_REDIS_CA", ""), "PEM CA certificates to verify Redis's certificate with; default: the system's (TAGQ_REDIS_CA)")
 	timeout := env("TAGQ_SHUTDOWN_TIMEOUT", "25s")
 	fs.StringVar(&timeout, "shutdown-timeout", timeout, "how long a graceful shutdown may take (TAGQ_SHUTDOWN_TIMEOUT)")
 	if err := fs.Parse(args); err != nil {
@@ -82,6 +108,12 @@ func parseFlags(args []string) (config, error) {
 	c.shutdownTimeout = d
 	if c.redisURL != "" && c.redisCluster != "" {
 		return c, errors.New("give --redis-url or --redis-cluster, not both")
+	}
+	if (c.tlsCert == "") != (c.tlsKey == "") {
+		return c, errors.New("give both --tls-cert and --tls-key, or neither")
+	}
+	if c.tlsClientCA != "" && c.tlsCert == "" {
+		return c, errors.New("--tls-client-ca needs --tls-cert and --tls-key")
 	}
 	return c, nil
 }

@@ -1,8 +1,11 @@
 package main
 
 import (
+	"crypto/tls"
+	"errors"
 	"fmt"
 	"log/slog"
+	"net/url"
 	"strings"
 
 	"github.com/alicebob/miniredis/v2"
@@ -43,21 +46,47 @@ func openRedis(c config, log *slog.Logger) (*redisClients, error) {
 	switch {
 	case c.redisCluster != "":
 		addrs := strings.Split(c.redisCluster, ",")
+		tlsConf, err := redisTLS(c, nil)
+		if err != nil {
+			return nil, err
+		}
 		mk := func(pool int) *redis.ClusterClient {
 			return redis.NewClusterClient(&redis.ClusterOptions{Addrs: addrs, PoolSize: pool, ContextTimeoutEnabled: true,
-				Protocol: 2})
+				Protocol: 2, Username: c.redisUsername, Password: c.redisPassword, TLSConfig: tlsConf})
 		}
 		cmd, blocking := mk(0), mk(blockingPoolSize)
 		b.cmd, b.blocking = cmd, blocking
 		b.closers = append(b.closers, func() { _ = cmd.Close() }, func() { _ = blocking.Close() })
-		log.Info("using Redis Cluster", "seeds", addrs)
+		log.Info("using Redis Cluster", "seeds", addrs, "tls", tlsConf != nil, "user", c.redisUsername,
+			"password", c.redisPassword != "")
 	case c.redisURL != "":
 		opt, err := redis.ParseURL(c.redisURL)
 		if err != nil {
+			// url.Parse's error quotes the URL, password and all.
+			var uerr *url.Error
+			if errors.As(err, &uerr) {
+				err = uerr.Err
+			}
 			return nil, fmt.Errorf("--redis-url: %w", err)
 		}
+		if c.redisUsername != "" {
+			if opt.Username != "" {
+				return nil, errors.New("--redis-username: the --redis-url names a user already")
+			}
+			opt.Username = c.redisUsername
+		}
+		if c.redisPassword != "" {
+			if opt.Password != "" {
+				return nil, errors.New("--redis-password: the --redis-url has a password already")
+			}
+			opt.Password = c.redisPassword
+		}
+		if opt.TLSConfig, err = redisTLS(c, opt.TLSConfig); err != nil {
+			return nil, err
+		}
 		b.open(opt)
-		log.Info("using Redis", "addr", opt.Addr, "db", opt.DB)
+		log.Info("using Redis", "addr", opt.Addr, "db", opt.DB, "tls", opt.TLSConfig != nil, "user", opt.Username,
+			"password", opt.Password != "")
 	default:
 		m := miniredis.NewMiniRedis()
 		if err := m.Start(); err != nil { // 127.0.0.1, a free port
@@ -69,6 +98,27 @@ func openRedis(c config, log *slog.Logger) (*redisClients, error) {
 			"every queue and message is lost when tagqd stops", "addr", m.Addr())
 	}
 	return b, nil
+}
+
+// redisTLS is the TLS configuration to Redis: base (a rediss:// URL's),
+// turned on by --redis-tls or --redis-ca, with --redis-ca's roots; nil for
+// plaintext. Without a ServerName each connection verifies the host it
+// dials (each node of a cluster its own).
+func redisTLS(c config, base *tls.Config) (*tls.Config, error) {
+	if base == nil && !c.redisTLS && c.redisCA == "" {
+		return nil, nil
+	}
+	if base == nil {
+		base = &tls.Config{MinVersion: tls.VersionTLS12}
+	}
+	if c.redisCA != "" {
+		pool, err := loadPool(c.redisCA)
+		if err != nil {
+			return nil, fmt.Errorf("--redis-ca: %w", err)
+		}
+		base.RootCAs = pool
+	}
+	return base, nil
 }
 
 // open makes the command client and the long-poll client of opt.

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -13,6 +14,7 @@ import (
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/test/bufconn"
 
 	"github.com/tagq/tagq/redrive"
 	"github.com/tagq/tagq/server"
@@ -23,6 +25,10 @@ import (
 // down. It writes the TAGQ_READY line to stdout once both listeners are
 // bound.
 func run(ctx context.Context, c config, log *slog.Logger, stdout io.Writer) error {
+	tlsConf, err := serverTLS(c, log) // first: a bad file is the error to see
+	if err != nil {
+		return err
+	}
 	rc, err := openRedis(c, log)
 	if err != nil {
 		return err
@@ -51,13 +57,25 @@ func run(ctx context.Context, c config, log *slog.Logger, stdout io.Writer) erro
 	}
 	defer hlis.Close()
 	// The gateway calls our own gRPC server, so REST requests go through
-	// the same interceptors (errors, metrics, access log).
-	conn, err := grpc.NewClient(loopback(glis.Addr()),
-		append(srv.GatewayDialOptions(), grpc.WithTransportCredentials(insecure.NewCredentials()))...)
+	// the same interceptors (errors, metrics, access log). It does so over
+	// an in-process listener: the HTTP listener has already done TLS (and
+	// mTLS) with the REST client, and no port takes plaintext gRPC.
+	gwlis := bufconn.Listen(gatewayBuffer)
+	defer gwlis.Close()
+	conn, err := grpc.NewClient("passthrough:///tagqd-gateway",
+		append(srv.GatewayDialOptions(), grpc.WithTransportCredentials(insecure.NewCredentials()),
+			grpc.WithContextDialer(func(ctx context.Context, _ string) (net.Conn, error) { return gwlis.DialContext(ctx) }))...)
 	if err != nil {
 		return fmt.Errorf("gateway connection: %w", err)
 	}
 	defer conn.Close()
+	grpcLis := glis
+	if tlsConf != nil {
+		// gRPC over TLS needs HTTP/2 negotiated by ALPN.
+		gconf := tlsConf.Clone()
+		gconf.NextProtos = []string{"h2"}
+		grpcLis = tls.NewListener(glis, gconf)
+	}
 	handler, err := srv.HTTPHandler(context.WithoutCancel(ctx), conn)
 	if err != nil {
 		return fmt.Errorf("gateway: %w", err)
@@ -116,10 +134,15 @@ func run(ctx context.Context, c config, log *slog.Logger, stdout io.Writer) erro
 	{ // gRPC: no new calls; calls in progress get the timeout to finish.
 		done := make(chan struct{})
 		g.add(func() error {
-			if err := srv.GRPC().Serve(glis); err != nil {
+			gwErr := make(chan error, 1)
+			go func() { gwErr <- srv.GRPC().Serve(gwlis) }()
+			if err := srv.GRPC().Serve(grpcLis); err != nil {
 				return fmt.Errorf("grpc: %w", err)
 			}
 			<-done
+			if err := <-gwErr; err != nil {
+				return fmt.Errorf("grpc (gateway): %w", err)
+			}
 			return nil
 		}, func(error) {
 			go func() {
@@ -138,7 +161,13 @@ func run(ctx context.Context, c config, log *slog.Logger, stdout io.Writer) erro
 	{ // HTTP: the same, for REST.
 		done := make(chan struct{})
 		g.add(func() error {
-			if err := hsrv.Serve(hlis); !errors.Is(err, http.ErrServerClosed) {
+			serve := func() error { return hsrv.Serve(hlis) }
+			if tlsConf != nil {
+				// ServeTLS offers HTTP/2 and HTTP/1.1 by ALPN.
+				hsrv.TLSConfig = tlsConf.Clone()
+				serve = func() error { return hsrv.ServeTLS(hlis, "", "") }
+			}
+			if err := serve(); !errors.Is(err, http.ErrServerClosed) {
 				return fmt.Errorf("http: %w", err)
 			}
 			<-done
@@ -156,8 +185,8 @@ func run(ctx context.Context, c config, log *slog.Logger, stdout io.Writer) erro
 		})
 	}
 
-	log.Info("grpc listening", "addr", glis.Addr().String())
-	log.Info("http listening", "addr", hlis.Addr().String())
+	log.Info("grpc listening", "addr", glis.Addr().String(), "tls", tlsConf != nil, "mtls", c.tlsClientCA != "")
+	log.Info("http listening", "addr", hlis.Addr().String(), "tls", tlsConf != nil, "mtls", c.tlsClientCA != "")
 	fmt.Fprintf(stdout, "TAGQ_READY grpc=%s http=%s\n", loopback(glis.Addr()), loopback(hlis.Addr()))
 
 	err = g.run()
@@ -168,6 +197,10 @@ func run(ctx context.Context, c config, log *slog.Logger, stdout io.Writer) erro
 	}
 	return err
 }
+
+// gatewayBuffer is the buffer of each direction of the gateway's
+// in-process connection.
+const gatewayBuffer = 1 << 20
 
 // loopback is an address to dial for a listener bound to addr.
 func loopback(addr net.Addr) string {

@@ -124,6 +124,10 @@ func (d *Daemon) Stop() (time.Duration, error) {
 	return d.stopTook, d.stopErr
 }
 
+// Binary is the tagqd that Main built, for tests that start more of them
+// (with Start) while Main runs.
+var Binary string
+
 // Main builds and starts one tagqd for a package's tests, runs them, and
 // stops it: use it from TestMain. It sets *addr to the gRPC address and
 // *httpAddr (if not nil) to the HTTP one.
@@ -139,6 +143,7 @@ func Main(run func() int, addr, httpAddr *string) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
+	Binary = bin
 	d, err := Start(bin)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

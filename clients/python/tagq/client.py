@@ -89,25 +89,51 @@ def _tag_filter(spec: FilterSpec) -> Optional[queue_pb2.TagFilter]:
 
 
 class Client:
-    """A connection to a tagqd (plaintext gRPC unless a channel is given).
+    """A connection to a tagqd: plaintext gRPC, TLS when a CA or client
+    certificate file is given, or a channel of your own.
 
     Args:
         target: the gRPC address, ``host:port``.
         timeout: the deadline of each call in seconds; a receive gets its
             wait on top.
         channel: a ready channel (e.g. ``grpc.secure_channel(...)``) to use
-            instead of a plaintext one to ``target``.
+            instead of one to ``target``.
+        ca_file: PEM CA certificates to verify a tagqd serving TLS
+            (``--tls-cert``) with; implies TLS.
+        cert_file, key_file: a PEM client certificate and its key, for a
+            tagqd that requires one (``--tls-client-ca``); imply TLS (with
+            the system's CA certificates unless ``ca_file`` is given).
 
     The raw stubs are there too: ``queues``, ``messages`` and ``redrive``.
     """
 
     def __init__(self, target: str = "127.0.0.1:9090", *, timeout: float = 30.0,
-                 channel: Optional[grpc.Channel] = None) -> None:
+                 channel: Optional[grpc.Channel] = None, ca_file: Optional[str] = None,
+                 cert_file: Optional[str] = None, key_file: Optional[str] = None) -> None:
         # Answers of any size: a receive of 100 messages of 1 MiB is 100 MiB,
         # and refusing it after tagqd handed the messages out would leave
         # them in flight for nothing (grpc's default limit is 4 MiB).
-        self._channel = channel if channel is not None else grpc.insecure_channel(
-            target, options=[("grpc.max_receive_message_length", -1), ("grpc.max_send_message_length", -1)])
+        options = [("grpc.max_receive_message_length", -1), ("grpc.max_send_message_length", -1)]
+        tls = ca_file is not None or cert_file is not None or key_file is not None
+        if channel is not None:
+            if tls:
+                raise ValueError("give a channel or ca_file/cert_file/key_file, not both")
+            self._channel = channel
+        elif tls:
+            if (cert_file is None) != (key_file is None):
+                raise ValueError("a client certificate needs both cert_file and key_file")
+
+            def read(path: Optional[str]) -> Optional[bytes]:
+                if path is None:
+                    return None
+                with open(path, "rb") as f:
+                    return f.read()
+
+            creds = grpc.ssl_channel_credentials(root_certificates=read(ca_file), private_key=read(key_file),
+                                                 certificate_chain=read(cert_file))
+            self._channel = grpc.secure_channel(target, creds, options=options)
+        else:
+            self._channel = grpc.insecure_channel(target, options=options)
         self.timeout = timeout
         self.queues = queue_pb2_grpc.QueueServiceStub(self._channel)
         self.messages = message_pb2_grpc.MessageServiceStub(self._channel)
