@@ -223,7 +223,15 @@ func (s *Store) dueMaybe(queue, tag string) bool {
 	return !ok || !time.Now().Before(v.(time.Time))
 }
 
-func (s *Store) noteHint(queue, tag string, r receiveResult) {
+// noteHint caches what a script said, unless a hint was forgotten since
+// gen (read before the script ran): then a nack may have landed after the
+// script read h, and the cache would hide it.
+func (s *Store) noteHint(queue, tag string, r receiveResult, gen uint64) {
+	s.hintMu.Lock()
+	defer s.hintMu.Unlock()
+	if s.hintGen != gen {
+		return
+	}
 	if r.hintMs >= infMs {
 		s.hints.Store(tagKey{queue, tag}, time.Now().Add(time.Hour))
 		return
@@ -245,7 +253,19 @@ func (s *Store) cachedEmpty(queue, tag string) (receiveResult, bool) {
 
 // forgetHint: something may have become due early (a nack, a shorter
 // visibility).
-func (s *Store) forgetHint(queue, tag string) { s.hints.Delete(tagKey{queue, tag}) }
+func (s *Store) forgetHint(queue, tag string) {
+	s.hintMu.Lock()
+	s.hintGen++
+	s.hints.Delete(tagKey{queue, tag})
+	s.hintMu.Unlock()
+}
+
+// hintGeneration is the count of forgotten hints, for noteHint.
+func (s *Store) hintGeneration() uint64 {
+	s.hintMu.Lock()
+	defer s.hintMu.Unlock()
+	return s.hintGen
+}
 
 type tagKey struct{ queue, tag string }
 
@@ -285,6 +305,7 @@ func (s *Store) receiveStep(ctx context.Context, queue, tag, expectDefault strin
 		// They are read: the script must run whatever the caller does now.
 		ctx = context.WithoutCancel(ctx)
 	}
+	gen := s.hintGeneration()
 	res, err := scriptReceive.Run(ctx, s.rdb,
 		[]string{k.meta, k.stream, tk.state, tk.visible, tk.parked, k.wake, tk.last, k.outbox}, args...).Slice()
 	if err != nil {
@@ -298,7 +319,7 @@ func (s *Store) receiveStep(ctx context.Context, queue, tag, expectDefault strin
 	}
 	r = receiveResult{nowMs: asInt64(res[0]), hintMs: asInt64(res[1]), queueWait: int32(asInt64(res[2])),
 		dead: int(asInt64(res[3])), more: len(fresh) == max}
-	s.noteHint(queue, tag, r)
+	s.noteHint(queue, tag, r, gen)
 	s.queueWaits.Store(queue, r.queueWait)
 	r.msgs = decodeScriptMessages(res[4], tag)
 	visible := time.Duration(asInt64(res[6])-r.nowMs) * time.Millisecond

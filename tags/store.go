@@ -53,6 +53,8 @@ type Store struct {
 	dtags    sync.Map // queue -> default tag name (checked by the receive script)
 	relaying sync.Map // queue -> *relayState: one RelayOutbox per queue at a time
 	hints    sync.Map // tagKey -> time.Time: no redelivery is due before then (see dueMaybe)
+	hintMu   sync.Mutex
+	hintGen  uint64   // hints forgotten so far (see noteHint)
 	limits   sync.Map // queue -> sendLimits, for sends' fast path
 	// queue -> int32: receive_wait_seconds as the last receive script said
 	// (an empty read that skips the script answers with it).
