@@ -54,6 +54,7 @@ type MoveTask struct {
 	Cursor     string    `json:"cursor"`
 	End        string    `json:"end"`
 	CreatedMs  int64     `json:"created"`
+	Seq        int64     `json:"seq,omitempty"` // orders tasks started in the same ms
 	UpdatedMs  int64     `json:"updated"`
 	Owner      string    `json:"owner,omitempty"`
 	UntilMs    int64     `json:"until,omitempty"`
@@ -182,7 +183,12 @@ func (s *Store) ListMoves(ctx context.Context, dlq string) ([]*MoveTask, error) 
 		}
 		out = append(out, t)
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].CreatedMs > out[j].CreatedMs })
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].CreatedMs != out[j].CreatedMs {
+			return out[i].CreatedMs > out[j].CreatedMs
+		}
+		return out[i].Seq > out[j].Seq
+	})
 	return out, nil
 }
 

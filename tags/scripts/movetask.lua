@@ -21,10 +21,16 @@ if op == 'start' then
     finished[#finished + 1] = t
   end
   -- Keep the 20 most recent finished tasks.
-  table.sort(finished, function(a, b) return a.created > b.created end)
+  local function newer(a, b)
+    if a.created ~= b.created then return a.created > b.created end
+    return (a.seq or 0) > (b.seq or 0)
+  end
+  table.sort(finished, newer)
   for i = 20, #finished do redis.call('HDEL', KEYS[2], finished[i].id) end
   local t = cjson.decode(ARGV[2])
   t.state, t.moved, t.failed, t.created, t.updated, t.cursor = 'RUNNING', 0, 0, now, now, ''
+  -- Orders tasks started in the same ms (newest first).
+  t.seq = redis.call('HINCRBY', KEYS[1], 'mvseq', 1)
   if t.total == 0 then t.state = 'COMPLETED' end
   local raw = cjson.encode(t)
   redis.call('HSET', KEYS[2], t.id, raw)
