@@ -163,7 +163,7 @@ func (s *Store) receiveOnce(ctx context.Context, queue, tag, expectDefault strin
 	if s.dueMaybe(queue, tag) {
 		// Due redeliveries first, on their own: the read that follows then
 		// takes only what is left, so nothing read waits unhanded.
-		part, _, err := s.receiveStep(ctx, queue, tag, expectDefault, max, visMs, true, false)
+		part, _, err := s.receiveStep(ctx, queue, tag, expectDefault, max, visMs, true, false, false)
 		if err != nil {
 			return receiveResult{}, err
 		}
@@ -173,8 +173,13 @@ func (s *Store) receiveOnce(ctx context.Context, queue, tag, expectDefault strin
 			return s.finishReceive(ctx, queue, tag, r), nil
 		}
 	}
+	// Few messages at a time (the tag's last receive handed out no more
+	// than smallRead): the script reads them itself, one round trip fewer,
+	// their bodies through Lua no great cost.
+	inScript := s.smallReads(queue, tag)
+	defer func() { s.noteRead(queue, tag, len(r.msgs)) }()
 	for {
-		part, read, err := s.receiveStep(ctx, queue, tag, expectDefault, max-len(r.msgs), visMs, false, true)
+		part, read, err := s.receiveStep(ctx, queue, tag, expectDefault, max-len(r.msgs), visMs, false, true, inScript)
 		if err != nil {
 			return receiveResult{}, err
 		}
@@ -239,6 +244,21 @@ func (s *Store) noteHint(queue, tag string, r receiveResult, gen uint64) {
 	s.hints.Store(tagKey{queue, tag}, time.Now().Add(time.Duration(r.hintMs-r.nowMs)*time.Millisecond))
 }
 
+// smallRead is the most messages a receive may have handed out for the
+// tag's next one to read inside the script.
+const smallRead = 4
+
+func (s *Store) smallReads(queue, tag string) bool {
+	v, ok := s.lastReads.Load(tagKey{queue, tag})
+	return ok && v.(int) <= smallRead
+}
+
+func (s *Store) noteRead(queue, tag string, n int) {
+	if v, ok := s.lastReads.Load(tagKey{queue, tag}); !ok || v.(int) != n {
+		s.lastReads.Store(tagKey{queue, tag}, n)
+	}
+}
+
 // cachedEmpty is an empty receive's result from what the last script of
 // the tag said: its wait, and its earliest deadline (as local time).
 func (s *Store) cachedEmpty(queue, tag string) (receiveResult, bool) {
@@ -272,14 +292,14 @@ type tagKey struct{ queue, tag string }
 // receiveStep is one read and one receive script call for up to max
 // messages. r.more says the read was full (the stream may hold more for
 // the tag); read is how many entries it read.
-func (s *Store) receiveStep(ctx context.Context, queue, tag, expectDefault string, max int, visMs int64, due, read bool) (r receiveResult, n int, err error) {
+func (s *Store) receiveStep(ctx context.Context, queue, tag, expectDefault string, max int, visMs int64, due, read, inScript bool) (r receiveResult, n int, err error) {
 	k := s.qkeys(queue)
 	tk := k.tag(tag)
 	// New entries go into the tag's PEL here, so a crash before the script
 	// leaves them pending (the janitor recovers them), never lost; their
 	// bodies come straight from Redis, not through Lua.
 	var fresh []newEntry
-	if read {
+	if read && !inScript {
 		var ok bool
 		if fresh, ok, err = s.readNew(ctx, k.stream, tag, max); err != nil {
 			return r, 0, err
@@ -297,7 +317,11 @@ func (s *Store) receiveStep(ctx context.Context, queue, tag, expectDefault strin
 		duePhase = 1
 	}
 	args := make([]any, 0, 7+4*len(fresh))
-	args = append(args, tag, max, visMs, queue, expectDefault, duePhase, len(fresh))
+	nnew := len(fresh)
+	if read && inScript {
+		nnew = -1
+	}
+	args = append(args, tag, max, visMs, queue, expectDefault, duePhase, nnew)
 	for _, e := range fresh {
 		args = append(args, e.id, e.due, e.only, e.attrs)
 	}
@@ -314,11 +338,11 @@ func (s *Store) receiveStep(ctx context.Context, queue, tag, expectDefault strin
 		}
 		return r, 0, mapErr(err, queue, tag)
 	}
-	if len(res) != 7 {
+	if len(res) != 8 {
 		return r, 0, &Error{Kind: KindInternal, Reason: ReasonInternal, Message: "receive: unexpected reply"}
 	}
 	r = receiveResult{nowMs: asInt64(res[0]), hintMs: asInt64(res[1]), queueWait: int32(asInt64(res[2])),
-		dead: int(asInt64(res[3])), more: len(fresh) == max}
+		dead: int(asInt64(res[3])), more: len(fresh) == max || asInt64(res[7]) == 1}
 	s.noteHint(queue, tag, r, gen)
 	s.queueWaits.Store(queue, r.queueWait)
 	r.msgs = decodeScriptMessages(res[4], tag)

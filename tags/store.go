@@ -43,19 +43,20 @@ type Config struct {
 
 // Store is the engine. It is safe for concurrent use.
 type Store struct {
-	rdb      *client
-	blocking redis.UniversalClient
-	prefix   string
-	log      *slog.Logger
-	handles  *handleCodec
-	waiters  *hub
-	owner    string   // this process, as the holder of move task leases
-	dtags    sync.Map // queue -> default tag name (checked by the receive script)
-	relaying sync.Map // queue -> *relayState: one RelayOutbox per queue at a time
-	hints    sync.Map // tagKey -> time.Time: no redelivery is due before then (see dueMaybe)
-	hintMu   sync.Mutex
-	hintGen  uint64   // hints forgotten so far (see noteHint)
-	limits   sync.Map // queue -> sendLimits, for sends' fast path
+	rdb       *client
+	blocking  redis.UniversalClient
+	prefix    string
+	log       *slog.Logger
+	handles   *handleCodec
+	waiters   *hub
+	owner     string   // this process, as the holder of move task leases
+	dtags     sync.Map // queue -> default tag name (checked by the receive script)
+	relaying  sync.Map // queue -> *relayState: one RelayOutbox per queue at a time
+	hints     sync.Map // tagKey -> time.Time: no redelivery is due before then (see dueMaybe)
+	lastReads sync.Map // tagKey -> int: messages the tag's last receive handed out (see smallReads)
+	hintMu    sync.Mutex
+	hintGen   uint64   // hints forgotten so far (see noteHint)
+	limits    sync.Map // queue -> sendLimits, for sends' fast path
 	// queue -> int32: receive_wait_seconds as the last receive script said
 	// (an empty read that skips the script answers with it).
 	queueWaits sync.Map

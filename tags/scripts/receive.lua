@@ -14,12 +14,15 @@
 --       from v and p first (0 on a call's later reads: what it handed out
 --       with visibility 0 is due again, and must not come twice), 7 N, the
 --       new entries read, then per entry: id, due ms ('' = not delayed),
---       the tag it is only for ('' = any), attributes JSON ('' = none)
+--       the tag it is only for ('' = any), attributes JSON ('' = none);
+--       N = -1: read new entries here (NOACK), for small reads
 -- Returns: {now ms, hint ms, the queue's receive_wait_seconds,
 --           dead-lettered count, {{id, fields, receive count, first
 --           receive ms}...} (from v and p), {index of each new entry
 --           handed out (1-based; receive count 1, first receive now)...},
---           the visibility deadline ms of what this call handed out}
+--           the visibility deadline ms of what this call handed out,
+--           1 when N = -1 and the read here was full but handed out
+--           fewer than max (read again)}
 -- Errors: QUEUE_NOT_FOUND, TAG_NOT_FOUND, DEFAULT_TAG_CHANGED.
 local tag, max = ARGV[1], tonumber(ARGV[2])
 local st = redis.call('HMGET', KEYS[3], 'ct', 'vis', 'flt', 'h')
@@ -135,8 +138,31 @@ if st[3] then flt = cjson.decode(st[3]) end
 -- if not (a purge, or the janitor recovered them from a stalled reader),
 -- hand out only those still in the stream and not held already.
 local nnew = tonumber(ARGV[7])
-local con, newout = 0, {}
-if nnew > 0 then
+local con, newout, inmore = 0, {}, 0
+if nnew < 0 then
+  -- Small reads (the caller's choice: one round trip matters more than
+  -- the bodies' cost in Lua when few messages come at a time): read here.
+  local want = max - #out
+  if want > 0 then
+    local r = redis.call('XREADGROUP', 'GROUP', tag, 'c', 'COUNT', want, 'NOACK', 'STREAMS', KEYS[2], '>')
+    local entries = (r and r[1] and r[1][2]) or {}
+    for _, e in ipairs(entries) do
+      local id, fields = e[1], e[2]
+      local f = fieldmap(fields)
+      if fortag(tag, flt, f) then
+        con = con + 1
+        local due = tonumber(f['d'])
+        if due and due > now then
+          redis.call('ZADD', KEYS[5], due, id)
+          if due < newhint then newhint = due end
+        else
+          deliverfirst(id, fields)
+        end
+      end
+    end
+    if #entries == want and #out < max then inmore = 1 end
+  end
+elseif nnew > 0 then
   local ids = {}
   for j = 0, nnew - 1 do ids[#ids + 1] = ARGV[8 + j * 4] end
   local acked = redis.call('XACK', KEYS[2], tag, unpack(ids))
@@ -195,4 +221,4 @@ if newhint ~= hint then
   redis.call('HSET', KEYS[3], 'h', fmt(newhint))
   if newhint < hint then wake(KEYS[6], tag, newhint) end
 end
-return {now, fmt(newhint), tonumber(qm[2]), dead, out, newout, deadline}
+return {now, fmt(newhint), tonumber(qm[2]), dead, out, newout, deadline, inmore}
