@@ -173,9 +173,8 @@ func (s *Store) receiveOnce(ctx context.Context, queue, tag, expectDefault strin
 			return s.finishReceive(ctx, queue, tag, r), nil
 		}
 	}
-	// Few messages at a time (the tag's last receive handed out no more
-	// than smallRead): the script reads them itself, one round trip fewer,
-	// their bodies through Lua no great cost.
+	// A quiet tag (see smallReads): the script reads new entries itself,
+	// one round trip fewer, their bodies through Lua no great cost.
 	inScript := s.smallReads(queue, tag)
 	defer func() { s.noteRead(queue, tag, len(r.msgs)) }()
 	for {
@@ -244,19 +243,31 @@ func (s *Store) noteHint(queue, tag string, r receiveResult, gen uint64) {
 	s.hints.Store(tagKey{queue, tag}, time.Now().Add(time.Duration(r.hintMs-r.nowMs)*time.Millisecond))
 }
 
-// smallRead is the most messages a receive may have handed out for the
-// tag's next one to read inside the script.
-const smallRead = 4
+// A tag is read inside the script when it is quiet: its last receive
+// handed out at most smallRead messages, at least quietGap ago. A busy
+// tag's receives follow each other closely, and its bodies are better
+// kept out of Lua even when each receive gets few.
+const (
+	smallRead = 1
+	quietGap  = 2 * time.Millisecond
+)
+
+type lastRead struct {
+	n  int
+	at time.Time
+}
 
 func (s *Store) smallReads(queue, tag string) bool {
 	v, ok := s.lastReads.Load(tagKey{queue, tag})
-	return ok && v.(int) <= smallRead
+	if !ok {
+		return false
+	}
+	l := v.(lastRead)
+	return l.n <= smallRead && time.Since(l.at) >= quietGap
 }
 
 func (s *Store) noteRead(queue, tag string, n int) {
-	if v, ok := s.lastReads.Load(tagKey{queue, tag}); !ok || v.(int) != n {
-		s.lastReads.Store(tagKey{queue, tag}, n)
-	}
+	s.lastReads.Store(tagKey{queue, tag}, lastRead{n: n, at: time.Now()})
 }
 
 // cachedEmpty is an empty receive's result from what the last script of

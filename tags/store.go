@@ -53,7 +53,7 @@ type Store struct {
 	dtags     sync.Map // queue -> default tag name (checked by the receive script)
 	relaying  sync.Map // queue -> *relayState: one RelayOutbox per queue at a time
 	hints     sync.Map // tagKey -> time.Time: no redelivery is due before then (see dueMaybe)
-	lastReads sync.Map // tagKey -> int: messages the tag's last receive handed out (see smallReads)
+	lastReads sync.Map // tagKey -> lastRead: the tag's last receive (see smallReads)
 	hintMu    sync.Mutex
 	hintGen   uint64   // hints forgotten so far (see noteHint)
 	limits    sync.Map // queue -> sendLimits, for sends' fast path
