@@ -224,9 +224,7 @@ class Consumer:
     def set_flow(self, max_outstanding_messages: Optional[int] = None,
                  max_outstanding_bytes: Optional[int] = None) -> bool:
         """Changes the outstanding limits (credit) of the stream; None keeps
-        one. Same ranges as at the open: tagqd ends the stream with
-        INVALID_ARGUMENT (field ``flow.max_outstanding_messages``) for 0,
-        although the proto's comment says 0 pauses delivery."""
+        one. Same ranges as at the open, but 0 messages pauses delivery."""
         flow = message_pb2.ConsumeFlow()
         if max_outstanding_messages is not None:
             flow.max_outstanding_messages = max_outstanding_messages

@@ -227,19 +227,17 @@ class ConsumeTest(StreamTest):
         self.assertEqual(c.get_tag(q, "default").state.deleted_total, 1)
 
         c.send(q, "slower")
-        # No credit left while it holds the message: once let go, a unary
-        # receive gets it, not the stream.
+        # Renewed while less than 2.5 s old (its last deadline about 2.3 s
+        # after it came), then let go: its visibility ends, it no longer
+        # holds the stream's only credit, and the stream gets it again.
         with c.consume(q, visibility_seconds=1, max_extension_seconds=2.5, max_outstanding_messages=1) as consumer:
             m = consumer.get(timeout=5)
             t0 = time.monotonic()
-            back = []
-            while not back and time.monotonic() - t0 < 8:
-                back = c.receive(q, wait_seconds=1)
-            self.assertEqual([(x.id, x.receive_count) for x in back], [(m.id, 2)])
-            # Extended while less than 2.5 s old (its last deadline about
-            # 2.3 s after it came), then let go; unrenewed it would be back
-            # after 1 s.
+            again = consumer.get(timeout=8)
+            self.assertEqual((again.id, again.receive_count), (m.id, 2))
+            # Unrenewed it would be back after 1 s.
             self.assertGreater(time.monotonic() - t0, 1.8)
+            again.ack()
 
     def test_manual_extend_without_automatic_renewal(self) -> None:
         c = self.c
@@ -248,6 +246,9 @@ class ConsumeTest(StreamTest):
         c.send_batch(q, ["kept", "let go"])
         with c.consume(q, visibility_seconds=1, max_extension_seconds=0, max_outstanding_messages=2) as consumer:
             kept, let_go = self.take(consumer, 2)
+            # Pause: let go's visibility ends and frees its credit; the
+            # unary receives below, not the stream, are to get it.
+            self.assertTrue(consumer.set_flow(max_outstanding_messages=0))
             self.assertTrue(kept.extend(10))
             with self.assertRaises(ValueError):
                 kept.extend(0)
