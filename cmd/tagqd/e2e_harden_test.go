@@ -7,9 +7,11 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"regexp"
 	"strings"
 	"testing"
 
+	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
@@ -117,4 +119,20 @@ func TestE2E_REST_OversizedBodyIs413(t *testing.T) {
 	r, _ := reason(body)
 	require.Equal(t, "REQUEST_TOO_LARGE", r)
 	require.EqualValues(t, codes.ResourceExhausted, body["code"])
+}
+
+// The embedded store listens on loopback with a password only tagqd
+// knows: another local process cannot reach the queues around the API.
+func TestE2E_EmbeddedStoreNeedsItsPassword(t *testing.T) {
+	d := start(t, backend{name: "embedded"})
+	m := regexp.MustCompile(`embedded in-memory store.* addr=(127\.0\.0\.1:\d+)`).FindStringSubmatch(d.proc.Stderr())
+	require.NotNil(t, m, "tagqd names the embedded store's address at start-up:\n%s", d.proc.Stderr())
+	rdb := redis.NewClient(&redis.Options{Addr: m[1], MaxRetries: -1})
+	defer rdb.Close()
+	err := rdb.Ping(context.Background()).Err()
+	require.Error(t, err)
+	require.Contains(t, err.Error(), "NOAUTH")
+	// tagqd itself works.
+	_, err = d.q.CreateQueue(context.Background(), &tagqv1.CreateQueueRequest{Queue: &tagqv1.Queue{Name: "q"}})
+	require.NoError(t, err)
 }

@@ -1,7 +1,9 @@
 package main
 
 import (
+	"crypto/rand"
 	"crypto/tls"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -93,7 +95,15 @@ func openRedis(c config, log *slog.Logger) (*redisClients, error) {
 			return nil, fmt.Errorf("embedded store: %w", err)
 		}
 		b.closers = append(b.closers, m.Close)
-		b.open(&redis.Options{Addr: m.Addr()})
+		// Loopback only, and a password no other process knows: another
+		// local user cannot reach the queues around tagqd's API.
+		var secret [16]byte
+		if _, err := rand.Read(secret[:]); err != nil {
+			return nil, fmt.Errorf("embedded store: %w", err)
+		}
+		password := hex.EncodeToString(secret[:])
+		m.RequireAuth(password)
+		b.open(&redis.Options{Addr: m.Addr(), Password: password})
 		log.Warn("no --redis-url or --redis-cluster: using the embedded in-memory store; "+
 			"every queue and message is lost when tagqd stops", "addr", m.Addr())
 	}
