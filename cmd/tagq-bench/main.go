@@ -44,13 +44,14 @@ import (
 func main() {
 	url := flag.String("redis-url", "redis://127.0.0.1:6379/0", "Redis both systems use")
 	dur := flag.Duration("duration", 10*time.Second, "length of each throughput/latency run")
-	only := flag.String("workloads", "W1,W2,W3,W4,W5", "workloads to run")
+	only := flag.String("workloads", "W1,W2,W3,W4,W5", "workloads to run (W6, idle queues, runs only when named)")
 	backlog := flag.Int("backlog", 1_000_000, "W5 backlog size (messages)")
 	inflight := flag.Int("inflight", 100_000, "W5 messages held in flight on one tag")
 	size := flag.Int("size", 1024, "message body bytes")
 	tagqd := flag.String("tagqd", "", "a tagqd binary to run (default: build this repository's)")
 	floorServe := flag.Bool("serve-floor", false, "internal: run the floor server (floor.go) and print its address")
 	floorPrefix := flag.String("floor-prefix", "", "internal: the floor server's key prefix")
+	idleQueues := flag.Int("idle-queues", 5000, "W6: idle queues to hold (W6 runs only when named in --workloads)")
 	rounds := flag.Int("rounds", 3, "W4: rounds of 0/1/10 % poison, interleaved; the table shows each setting's median run")
 	credit := flag.Int("stream-credit", 100, "tagq-stream: max_outstanding_messages of each Consume stream")
 	var peers peerConfig
@@ -73,13 +74,13 @@ func main() {
 		fmt.Fprintln(os.Stderr, "tagq-bench: --stream-credit must be at least 1")
 		os.Exit(2)
 	}
-	if err := run(*url, *dur, *only, *backlog, *inflight, *size, *rounds, *credit, *tagqd, peers); err != nil {
+	if err := run(*url, *dur, *only, *backlog, *inflight, *size, *rounds, *credit, *idleQueues, *tagqd, peers); err != nil {
 		fmt.Fprintln(os.Stderr, "tagq-bench:", err)
 		os.Exit(1)
 	}
 }
 
-func run(url string, dur time.Duration, only string, backlog, inflight, size, rounds, credit int, bin string, pc peerConfig) error {
+func run(url string, dur time.Duration, only string, backlog, inflight, size, rounds, credit, idleQueues int, bin string, pc peerConfig) error {
 	ctx := context.Background()
 	opt, err := redis.ParseURL(url)
 	if err != nil {
@@ -200,6 +201,9 @@ func run(url string, dur time.Duration, only string, backlog, inflight, size, ro
 			}
 			fmt.Println()
 		}
+	}
+	if want("W6") {
+		e.w6(idleQueues, 35*time.Second, max(dur, 60*time.Second))
 	}
 	if want("W5") {
 		var ms []memResult
