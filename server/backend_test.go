@@ -38,7 +38,7 @@ func TestBackendDown_ErrorsDoNotRevealTheAddress(t *testing.T) {
 	require.Equal(t, 503, code2)
 	require.Contains(t, body, "BACKEND_UNAVAILABLE")
 	require.False(t, secret(body), body)
-	code2, body = b.do(t, "GET", "/healthz", "")
+	code2, body = b.do(t, "GET", "/readyz", "")
 	require.Equal(t, 503, code2)
 	require.False(t, secret(body), body)
 

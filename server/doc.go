@@ -12,6 +12,6 @@
 //     Prometheus metrics, for gRPC and REST calls alike.
 //   - gateway.go: grpc-gateway (snake_case JSON, unknown fields refused)
 //     over a connection to the server's own gRPC listener, with
-//     /openapi.json, /healthz and /metrics.
+//     /openapi.json, /healthz, /readyz and /metrics.
 //   - server.go: Config and New, the health service and reflection.
 package server

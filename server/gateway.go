@@ -31,7 +31,7 @@ var jsonMarshaler = &runtime.HTTPBodyMarshaler{Marshaler: &runtime.JSONPb{
 // HTTPHandler serves the REST API (grpc-gateway over conn, a client
 // connection to this server's gRPC listener dialled with
 // GatewayDialOptions, so every REST call goes through the same
-// interceptors), /openapi.json, /healthz and /metrics. Every error answer
+// interceptors), /openapi.json, /healthz, /readyz and /metrics. Every error answer
 // is grpc-gateway's JSON status with an ErrorInfo detail.
 func (s *Server) HTTPHandler(ctx context.Context, conn *grpc.ClientConn) (http.Handler, error) {
 	gw := runtime.NewServeMux(runtime.WithMarshalerOption(runtime.MIMEWildcard, jsonMarshaler),
@@ -52,14 +52,21 @@ func (s *Server) HTTPHandler(ctx context.Context, conn *grpc.ClientConn) (http.H
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = w.Write(openapi.JSON)
 	})
-	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
-		if err := s.store.Ping(r.Context()); err != nil {
+	// /healthz: the process answers (liveness). /readyz: and so does the
+	// storage (readiness), as the gRPC health service's Check.
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
+		_, _ = w.Write([]byte("ok\n"))
+	})
+	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
+		ctx, cancel := context.WithTimeout(r.Context(), readyTimeout)
+		defer cancel()
+		if err := s.store.Ping(ctx); err != nil {
 			// The error names the storage's address: for the log only.
-			s.log.WarnContext(r.Context(), "healthz: storage backend unavailable", "err", err)
+			s.log.WarnContext(r.Context(), "readyz: storage backend unavailable", "err", err)
 			http.Error(w, "backend unavailable", http.StatusServiceUnavailable)
 			return
 		}
-		_, _ = w.Write([]byte("ok\n"))
+		_, _ = w.Write([]byte("ready\n"))
 	})
 	mux.Handle("GET /metrics", promhttp.HandlerFor(s.gather, promhttp.HandlerOpts{}))
 	return mux, nil

@@ -84,7 +84,8 @@ type Server struct {
 }
 
 // New builds the gRPC server with the Queue, Message and Redrive services,
-// the standard health service (SERVING until Draining) and reflection.
+// the standard health service (SERVING until Draining, and while the
+// storage answers) and reflection.
 func New(cfg Config) (*Server, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
@@ -136,7 +137,7 @@ func New(cfg Config) (*Server, error) {
 	tagqv1.RegisterQueueServiceServer(s.grpc, &queueService{store: cfg.Store})
 	tagqv1.RegisterMessageServiceServer(s.grpc, s.messages)
 	tagqv1.RegisterRedriveServiceServer(s.grpc, &redriveService{store: cfg.Store})
-	healthpb.RegisterHealthServer(s.grpc, s.health)
+	healthpb.RegisterHealthServer(s.grpc, &readiness{Server: s.health, store: cfg.Store})
 	reflection.Register(s.grpc)
 	// The whole server ("") and each tagq service by name.
 	for _, name := range []string{"", tagqv1.QueueService_ServiceDesc.ServiceName,

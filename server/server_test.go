@@ -194,16 +194,24 @@ func TestCreateTag_FieldIsPrefixed(t *testing.T) {
 func TestBackendDown_IsUnavailable(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	code, _ := b.do(t, "GET", "/healthz", "")
+	code, _ := b.do(t, "GET", "/readyz", "")
 	require.Equal(t, 200, code)
+	hr, err := healthpb.NewHealthClient(b.conn).Check(b.ctx, &healthpb.HealthCheckRequest{})
+	require.NoError(t, err)
+	require.Equal(t, healthpb.HealthCheckResponse_SERVING, hr.GetStatus())
 
 	b.mr.Close()
-	_, err := b.q.CreateQueue(b.ctx, &tagqv1.CreateQueueRequest{Queue: &tagqv1.Queue{Name: "q"}})
+	_, err = b.q.CreateQueue(b.ctx, &tagqv1.CreateQueueRequest{Queue: &tagqv1.Queue{Name: "q"}})
 	code2, ei := info(t, err)
 	require.Equal(t, codes.Unavailable, code2)
 	require.Equal(t, tags.ReasonBackendUnavailable, ei.GetReason())
-	code, body := b.do(t, "GET", "/healthz", "")
+	code, body := b.do(t, "GET", "/readyz", "")
 	require.Equal(t, 503, code, body)
+	code, _ = b.do(t, "GET", "/healthz", "")
+	require.Equal(t, 200, code, "alive, though not ready")
+	hr, err = healthpb.NewHealthClient(b.conn).Check(b.ctx, &healthpb.HealthCheckRequest{})
+	require.NoError(t, err)
+	require.Equal(t, healthpb.HealthCheckResponse_NOT_SERVING, hr.GetStatus(), "gRPC health follows the storage")
 	code, body = b.do(t, "GET", "/v1/queues/q", "")
 	require.Equal(t, 503, code)
 	require.Contains(t, strings.ReplaceAll(body, " ", ""), `"reason":"BACKEND_UNAVAILABLE"`)
@@ -278,6 +286,9 @@ func TestREST_ServesOpenAPIAndHealth(t *testing.T) {
 	code, body := b.do(t, "GET", "/healthz", "")
 	require.Equal(t, 200, code)
 	require.Equal(t, "ok\n", body)
+	code, body = b.do(t, "GET", "/readyz", "")
+	require.Equal(t, 200, code)
+	require.Equal(t, "ready\n", body)
 }
 
 func TestREST_EveryErrorCarriesErrorInfo(t *testing.T) {

@@ -355,6 +355,8 @@ func TestE2E_ServesHealthMetricsOpenAPIAndReflection(t *testing.T) {
 	d := start(t, backend{name: "embedded"})
 	code, _ := d.rest("GET", "/healthz", "")
 	require.Equal(t, 200, code)
+	code, _ = d.rest("GET", "/readyz", "")
+	require.Equal(t, 200, code)
 	metrics, err := httpGet("http://" + d.http + "/metrics")
 	require.NoError(t, err)
 	require.Contains(t, metrics, "tagq_receives_waiting 0")

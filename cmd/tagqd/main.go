@@ -1,5 +1,5 @@
 // Command tagqd is the tagq server: gRPC on --grpc-addr, REST (with
-// /openapi.json, /healthz, /metrics) on --http-addr, over Redis at
+// /openapi.json, /healthz, /readyz, /metrics) on --http-addr, over Redis at
 // --redis-url or --redis-cluster, or over an embedded in-memory Redis when
 // neither is given.
 //
