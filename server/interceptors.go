@@ -92,12 +92,18 @@ func errorStatus(ctx context.Context, req any, _ *grpc.UnaryServerInfo, handler 
 	if err == nil {
 		return resp, nil
 	}
+	return nil, finalStatus(ctx, err)
+}
+
+// finalStatus is the status a call (unary or stream) ends with: err with
+// ErrorInfo, or the client's cancel or deadline when the call ended for it.
+func finalStatus(ctx context.Context, err error) error {
 	if cerr := ctx.Err(); cerr != nil {
 		if _, isStatus := status.FromError(err); !isStatus {
 			err = cerr
 		}
 	}
-	return nil, toStatus(err)
+	return toStatus(err)
 }
 
 // logRequests writes one access-log line per call: OK and the client's own
@@ -107,17 +113,22 @@ func logRequests(log *slog.Logger) grpc.UnaryServerInterceptor {
 	return func(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
 		start := time.Now()
 		resp, err := handler(ctx, req)
-		code := status.Code(err)
-		attrs := []any{"method", info.FullMethod, "code", code.String(), "duration", time.Since(start)}
-		if err != nil {
-			attrs = append(attrs, "err", status.Convert(err).Message())
-			if cause := causeOf(err); cause != "" {
-				attrs = append(attrs, "cause", cause)
-			}
-		}
-		log.Log(ctx, logLevel(code), "rpc", attrs...)
+		logCall(ctx, log, "rpc", info.FullMethod, start, err)
 		return resp, err
 	}
+}
+
+// logCall writes a call's access-log line (msg "rpc" or "stream").
+func logCall(ctx context.Context, log *slog.Logger, msg, method string, start time.Time, err error) {
+	code := status.Code(err)
+	attrs := []any{"method", method, "code", code.String(), "duration", time.Since(start)}
+	if err != nil {
+		attrs = append(attrs, "err", status.Convert(err).Message())
+		if cause := causeOf(err); cause != "" {
+			attrs = append(attrs, "cause", cause)
+		}
+	}
+	log.Log(ctx, logLevel(code), msg, attrs...)
 }
 
 func logLevel(code codes.Code) slog.Level {

@@ -1,13 +1,11 @@
 package server
 
 import (
-	"context"
 	"log/slog"
 	"time"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
 )
 
 // The stream interceptors mirror the unary ones (interceptors.go), in the
@@ -29,34 +27,17 @@ func recoverStreamPanics(log *slog.Logger) grpc.StreamServerInterceptor {
 // streamErrorStatus gives a stream's final error ErrorInfo, as errorStatus
 // does for unary calls.
 func streamErrorStatus(srv any, ss grpc.ServerStream, _ *grpc.StreamServerInfo, handler grpc.StreamHandler) error {
-	err := handler(srv, ss)
-	if err == nil {
-		return nil
+	if err := handler(srv, ss); err != nil {
+		return finalStatus(ss.Context(), err)
 	}
-	if cerr := ss.Context().Err(); cerr != nil {
-		if _, isStatus := status.FromError(err); !isStatus {
-			err = cerr
-		}
-	}
-	if err == context.Canceled {
-		err = status.Error(codes.Canceled, "the client cancelled the stream")
-	}
-	return toStatus(err)
+	return nil
 }
 
 func logStreams(log *slog.Logger) grpc.StreamServerInterceptor {
 	return func(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) error {
 		start := time.Now()
 		err := handler(srv, ss)
-		code := status.Code(err)
-		attrs := []any{"method", info.FullMethod, "code", code.String(), "duration", time.Since(start)}
-		if err != nil {
-			attrs = append(attrs, "err", status.Convert(err).Message())
-			if cause := causeOf(err); cause != "" {
-				attrs = append(attrs, "cause", cause)
-			}
-		}
-		log.Log(ss.Context(), logLevel(code), "stream", attrs...)
+		logCall(ss.Context(), log, "stream", info.FullMethod, start, err)
 		return err
 	}
 }
