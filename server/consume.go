@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"google.golang.org/grpc"
@@ -39,6 +40,9 @@ type consumer struct {
 	tag     string
 	confirm bool
 	sendMu  sync.Mutex // stream.Send is not safe for concurrent use
+	// closedByClient: the client closed its side, so pushes no longer come
+	// but the stream still takes answers (see push).
+	closedByClient atomic.Bool
 
 	mu       sync.Mutex
 	next     uint64 // last delivery id given
@@ -83,7 +87,7 @@ func (s *messageService) Consume(stream grpc.BidiStreamingServer[tagqv1.ConsumeR
 	}
 	reader, err := s.store.NewReader(ctx, open.GetQueue(), open.GetTag(), open.VisibilitySeconds)
 	if err != nil {
-		return withField(err, "open.")
+		return withField(notFoundField(open, err), "open.")
 	}
 	defer reader.Close()
 	c.tag = reader.Tag()
@@ -103,6 +107,7 @@ func (s *messageService) Consume(stream grpc.BidiStreamingServer[tagqv1.ConsumeR
 		}
 		if errors.Is(err, io.EOF) {
 			err = nil
+			c.closedByClient.Store(true)
 		}
 		ended <- err
 		stopPush()
@@ -130,6 +135,9 @@ func (s *messageService) Consume(stream grpc.BidiStreamingServer[tagqv1.ConsumeR
 		return ctx.Err()
 	case pushErr != nil:
 		c.giveBackAll()
+		if named := notFoundField(open, pushErr); named != pushErr { // the tag went away: open.tag
+			return withField(named, "open.")
+		}
 		return pushErr
 	}
 	select {
@@ -282,8 +290,15 @@ func (c *consumer) push(ctx context.Context, r *tags.Reader) error {
 			return err
 		}
 		resp := c.admit(msgs)
-		if ctx.Err() != nil || len(resp.Messages) == 0 {
-			continue // not sent: outstanding, so given back when the stream ends
+		if len(resp.Messages) == 0 {
+			continue
+		}
+		// Received as the push stopped: given back when the stream ends.
+		// They are sent all the same when the client closed its side (it
+		// reads until the end): a receive no client saw would still count,
+		// one receive nearer the redrive policy.
+		if ctx.Err() != nil && !c.closedByClient.Load() {
+			continue
 		}
 		if err := c.send(resp); err != nil {
 			return err

@@ -34,7 +34,11 @@ func toQueue(q *tags.Queue) *tagqv1.Queue {
 		CreateTime:               ts(q.CreateTime),
 		UpdateTime:               ts(q.UpdateTime),
 		SourceQueues:             q.SourceQueues,
-		State:                    &tagqv1.QueueState{RetainedMessages: q.RetainedMessages, TagCount: int32(q.TagCount)},
+		MaxRetainedMessages:      &q.MaxRetainedMessages,
+		MaxRetainedBytes:         &q.MaxRetainedBytes,
+		OverflowPolicy:           tagqv1.OverflowPolicy(q.Overflow),
+		State: &tagqv1.QueueState{RetainedMessages: q.RetainedMessages, TagCount: int32(q.TagCount),
+			RetainedBytes: q.RetainedBytes, DroppedTotal: q.DroppedTotal},
 	}
 	if p := q.RedrivePolicy; p != nil {
 		out.RedrivePolicy = &tagqv1.RedrivePolicy{DeadLetterQueue: p.DeadLetterQueue, MaxReceiveCount: p.MaxReceiveCount}

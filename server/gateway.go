@@ -4,16 +4,19 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"strings"
 
 	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/encoding/protojson"
 
+	"github.com/tagq/tagq/console"
+	tagqgw "github.com/tagq/tagq/gen/gateway/tagq/v1"
 	"github.com/tagq/tagq/gen/openapi"
-	tagqv1 "github.com/tagq/tagq/gen/tagq/v1"
 )
 
 // ReasonMalformedRequest is the ErrorInfo reason of a REST request the
@@ -31,16 +34,23 @@ var jsonMarshaler = &runtime.HTTPBodyMarshaler{Marshaler: &runtime.JSONPb{
 // HTTPHandler serves the REST API (grpc-gateway over conn, a client
 // connection to this server's gRPC listener dialled with
 // GatewayDialOptions, so every REST call goes through the same
-// interceptors), /openapi.json, /healthz, /readyz and /metrics. Every error answer
+// interceptors), /openapi.json, /healthz, /readyz, /metrics, and the web
+// console at /ui/ (/ redirects there). Every error answer
 // is grpc-gateway's JSON status with an ErrorInfo detail.
 func (s *Server) HTTPHandler(ctx context.Context, conn *grpc.ClientConn) (http.Handler, error) {
 	gw := runtime.NewServeMux(runtime.WithMarshalerOption(runtime.MIMEWildcard, jsonMarshaler),
 		// A POST is never served as a GET (the fallback grpc-gateway does for form bodies).
 		runtime.WithDisablePathLengthFallback(),
 		runtime.WithErrorHandler(s.gatewayError),
-		runtime.WithRoutingErrorHandler(routingError))
+		runtime.WithRoutingErrorHandler(routingError),
+		// Authorization goes on as "authorization" metadata (grpc-gateway
+		// does that for every request); the client certificate the HTTP
+		// listener verified goes as gatewayCertMD, which no header may set.
+		runtime.WithIncomingHeaderMatcher(gatewayHeader),
+		runtime.WithMetadata(gatewayCertNames))
 	for _, register := range []func(context.Context, *runtime.ServeMux, *grpc.ClientConn) error{
-		tagqv1.RegisterQueueServiceHandler, tagqv1.RegisterMessageServiceHandler, tagqv1.RegisterRedriveServiceHandler,
+		tagqgw.RegisterQueueServiceHandler, tagqgw.RegisterMessageServiceHandler, tagqgw.RegisterRedriveServiceHandler,
+		tagqgw.RegisterAccessServiceHandler,
 	} {
 		if err := register(ctx, gw, conn); err != nil {
 			return nil, err
@@ -48,6 +58,10 @@ func (s *Server) HTTPHandler(ctx context.Context, conn *grpc.ClientConn) (http.H
 	}
 	mux := http.NewServeMux()
 	mux.Handle("/", s.restGuard(gw, gw))
+	// The web console: public assets; its pages call the API above.
+	mux.Handle("GET "+console.Prefix, console.Handler())
+	mux.Handle("GET /{$}", http.RedirectHandler(console.Prefix, http.StatusFound))
+	mux.Handle("GET /ui", http.RedirectHandler(console.Prefix, http.StatusMovedPermanently))
 	mux.HandleFunc("GET /openapi.json", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = w.Write(openapi.JSON)
@@ -68,8 +82,58 @@ func (s *Server) HTTPHandler(ctx context.Context, conn *grpc.ClientConn) (http.H
 		}
 		_, _ = w.Write([]byte("ready\n"))
 	})
-	mux.Handle("GET /metrics", promhttp.HandlerFor(s.gather, promhttp.HandlerOpts{}))
+	var metrics http.Handler = promhttp.HandlerFor(s.gather, promhttp.HandlerOpts{})
+	if s.auth != nil {
+		metrics = s.auth.httpAuthenticated(gw, metrics, false)
+	}
+	mux.Handle("GET /metrics", metrics)
 	return mux, nil
+}
+
+// AdminOnly serves h only to admin principals when authentication is on
+// (tagqd --pprof's /debug/pprof/), and to anyone when it is off.
+func (s *Server) AdminOnly(h http.Handler) http.Handler {
+	if s.auth == nil {
+		return h
+	}
+	return s.auth.httpAuthenticated(runtime.NewServeMux(runtime.WithMarshalerOption(runtime.MIMEWildcard, jsonMarshaler)), h, true)
+}
+
+// gatewayHeader is grpc-gateway's default header matcher (permanent
+// headers and Grpc-Metadata-* go on as metadata) except that no header
+// may become gatewayCertMD.
+func gatewayHeader(key string) (string, bool) {
+	md, ok := runtime.DefaultHeaderMatcher(key)
+	if ok && strings.EqualFold(strings.TrimPrefix(strings.ToLower(md), "grpcgateway-"), gatewayCertMD) {
+		return "", false
+	}
+	return md, ok
+}
+
+// gatewayCertNames passes the names of the REST client's verified
+// certificate to the gRPC server (peerCertNames).
+func gatewayCertNames(_ context.Context, r *http.Request) metadata.MD {
+	if r.TLS == nil || len(r.TLS.VerifiedChains) == 0 || len(r.TLS.VerifiedChains[0]) == 0 {
+		return nil
+	}
+	names := certNames(r.TLS.VerifiedChains[0][0])
+	md := metadata.MD{}
+	for _, n := range names {
+		if isValidMetadataValue(n) {
+			md.Append(gatewayCertMD, n)
+		}
+	}
+	return md
+}
+
+// isValidMetadataValue: printable ASCII, as gRPC metadata takes.
+func isValidMetadataValue(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < 0x20 || s[i] > 0x7e {
+			return false
+		}
+	}
+	return true
 }
 
 // gatewayError answers every failed REST call. Errors from the gRPC server

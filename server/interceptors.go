@@ -83,7 +83,9 @@ const maxLoggedPanic = 1024
 // errorStatus makes every error a gRPC status with ErrorInfo (toStatus). A
 // call whose client went away or whose deadline passed reports that, not
 // the storage error it may have caused. A request the codec could not read
-// is refused before its handler runs (checkReadable).
+// is refused before its handler runs (checkReadable). A QUEUE_NOT_FOUND or
+// TAG_NOT_FOUND names the request field that holds the missing name
+// (notFoundField).
 func errorStatus(ctx context.Context, req any, _ *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
 	if err := checkReadable(req); err != nil {
 		return nil, err
@@ -92,7 +94,7 @@ func errorStatus(ctx context.Context, req any, _ *grpc.UnaryServerInfo, handler 
 	if err == nil {
 		return resp, nil
 	}
-	return nil, finalStatus(ctx, err)
+	return nil, finalStatus(ctx, notFoundField(req, err))
 }
 
 // finalStatus is the status a call (unary or stream) ends with: err with

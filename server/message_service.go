@@ -24,9 +24,35 @@ type messageService struct {
 	streams    atomic.Int64    // Publish and Consume streams open
 }
 
-// batchResults splits per-entry errors into the ids that succeeded and
-// the failures.
-func batchResults(ids []string, errs []error) ([]string, []*tagqv1.BatchResultError) {
+// batchCall is an engine call that takes a batch of entries on a queue and
+// answers per entry (a nil error: done), or fails as a whole.
+type batchCall[T any] func(ctx context.Context, queue string, entries []T) ([]error, error)
+
+// one is the unary form of a batch call: one entry, its error.
+func one[T any](ctx context.Context, call batchCall[T], queue string, entry T) error {
+	errs, err := call(ctx, queue, []T{entry})
+	if err != nil {
+		return err
+	}
+	return errs[0]
+}
+
+// batch is the batch form: it reads each request entry's id and engine
+// entry, checks the ids (checkBatch), calls, and splits the answers into
+// the ids that succeeded and the failures (fields named entries[i].…).
+func batch[E, T any](ctx context.Context, call batchCall[T], queue string, entries []E, read func(E) (string, T)) ([]string, []*tagqv1.BatchResultError, error) {
+	ids := make([]string, len(entries))
+	in := make([]T, len(entries))
+	for i, e := range entries {
+		ids[i], in[i] = read(e)
+	}
+	if err := checkBatch(ids); err != nil {
+		return nil, nil, err
+	}
+	errs, err := call(ctx, queue, in)
+	if err != nil {
+		return nil, nil, err
+	}
 	var ok []string
 	var failed []*tagqv1.BatchResultError
 	for i, e := range errs {
@@ -36,7 +62,7 @@ func batchResults(ids []string, errs []error) ([]string, []*tagqv1.BatchResultEr
 			ok = append(ok, ids[i])
 		}
 	}
-	return ok, failed
+	return ok, failed, nil
 }
 
 // toBatchError makes a BatchResultError of one entry's error.
@@ -109,65 +135,30 @@ func (s *messageService) ReceiveMessage(ctx context.Context, req *tagqv1.Receive
 }
 
 func (s *messageService) DeleteMessage(ctx context.Context, req *tagqv1.DeleteMessageRequest) (*tagqv1.DeleteMessageResponse, error) {
-	errs, err := s.store.Delete(ctx, req.GetQueue(), []string{req.GetReceiptHandle()})
-	if err != nil {
-		return nil, err
-	}
-	if errs[0] != nil {
-		return nil, errs[0]
-	}
-	return &tagqv1.DeleteMessageResponse{}, nil
+	return &tagqv1.DeleteMessageResponse{}, one(ctx, s.store.Delete, req.GetQueue(), req.GetReceiptHandle())
 }
 
 func (s *messageService) DeleteMessageBatch(ctx context.Context, req *tagqv1.DeleteMessageBatchRequest) (*tagqv1.DeleteMessageBatchResponse, error) {
-	entries := req.GetEntries()
-	ids := make([]string, len(entries))
-	handles := make([]string, len(entries))
-	for i, e := range entries {
-		ids[i], handles[i] = e.GetId(), e.GetReceiptHandle()
-	}
-	if err := checkBatch(ids); err != nil {
-		return nil, err
-	}
-	errs, err := s.store.Delete(ctx, req.GetQueue(), handles)
-	if err != nil {
-		return nil, err
-	}
 	out := &tagqv1.DeleteMessageBatchResponse{}
-	out.Successful, out.Failed = batchResults(ids, errs)
-	return out, nil
+	var err error
+	out.Successful, out.Failed, err = batch(ctx, s.store.Delete, req.GetQueue(), req.GetEntries(),
+		func(e *tagqv1.DeleteMessageBatchEntry) (string, string) { return e.GetId(), e.GetReceiptHandle() })
+	return out, err
 }
 
 func (s *messageService) ChangeMessageVisibility(ctx context.Context, req *tagqv1.ChangeMessageVisibilityRequest) (*tagqv1.ChangeMessageVisibilityResponse, error) {
-	errs, err := s.store.ChangeVisibility(ctx, req.GetQueue(), []tags.VisibilityChange{{
-		ReceiptHandle: req.GetReceiptHandle(), VisibilitySeconds: req.GetVisibilitySeconds()}})
-	if err != nil {
-		return nil, err
-	}
-	if errs[0] != nil {
-		return nil, errs[0]
-	}
-	return &tagqv1.ChangeMessageVisibilityResponse{}, nil
+	return &tagqv1.ChangeMessageVisibilityResponse{}, one(ctx, s.store.ChangeVisibility, req.GetQueue(),
+		tags.VisibilityChange{ReceiptHandle: req.GetReceiptHandle(), VisibilitySeconds: req.GetVisibilitySeconds()})
 }
 
 func (s *messageService) ChangeMessageVisibilityBatch(ctx context.Context, req *tagqv1.ChangeMessageVisibilityBatchRequest) (*tagqv1.ChangeMessageVisibilityBatchResponse, error) {
-	entries := req.GetEntries()
-	ids := make([]string, len(entries))
-	changes := make([]tags.VisibilityChange, len(entries))
-	for i, e := range entries {
-		ids[i] = e.GetId()
-		changes[i] = tags.VisibilityChange{ReceiptHandle: e.GetReceiptHandle(), VisibilitySeconds: e.GetVisibilitySeconds()}
-	}
-	if err := checkBatch(ids); err != nil {
-		return nil, err
-	}
-	errs, err := s.store.ChangeVisibility(ctx, req.GetQueue(), changes)
-	if err != nil {
-		return nil, err
-	}
 	out := &tagqv1.ChangeMessageVisibilityBatchResponse{}
-	out.Successful, out.Failed = batchResults(ids, errs)
-	return out, nil
+	var err error
+	out.Successful, out.Failed, err = batch(ctx, s.store.ChangeVisibility, req.GetQueue(), req.GetEntries(),
+		func(e *tagqv1.ChangeMessageVisibilityBatchEntry) (string, tags.VisibilityChange) {
+			return e.GetId(), tags.VisibilityChange{ReceiptHandle: e.GetReceiptHandle(), VisibilitySeconds: e.GetVisibilitySeconds()}
+		})
+	return out, err
 }
 
 func (s *messageService) PeekMessage(ctx context.Context, req *tagqv1.PeekMessageRequest) (*tagqv1.PeekMessageResponse, error) {
@@ -189,33 +180,16 @@ func (s *messageService) PeekMessage(ctx context.Context, req *tagqv1.PeekMessag
 }
 
 func (s *messageService) DeadMessage(ctx context.Context, req *tagqv1.DeadMessageRequest) (*tagqv1.DeadMessageResponse, error) {
-	errs, err := s.store.DeadLetter(ctx, req.GetQueue(), []tags.DeadRequest{{
-		ReceiptHandle: req.GetReceiptHandle(), Reason: req.GetReason(), Description: req.GetDescription()}})
-	if err != nil {
-		return nil, err
-	}
-	if errs[0] != nil {
-		return nil, errs[0]
-	}
-	return &tagqv1.DeadMessageResponse{}, nil
+	return &tagqv1.DeadMessageResponse{}, one(ctx, s.store.DeadLetter, req.GetQueue(),
+		tags.DeadRequest{ReceiptHandle: req.GetReceiptHandle(), Reason: req.GetReason(), Description: req.GetDescription()})
 }
 
 func (s *messageService) DeadMessageBatch(ctx context.Context, req *tagqv1.DeadMessageBatchRequest) (*tagqv1.DeadMessageBatchResponse, error) {
-	entries := req.GetEntries()
-	ids := make([]string, len(entries))
-	reqs := make([]tags.DeadRequest, len(entries))
-	for i, e := range entries {
-		ids[i] = e.GetId()
-		reqs[i] = tags.DeadRequest{ReceiptHandle: e.GetReceiptHandle(), Reason: e.GetReason(), Description: e.GetDescription()}
-	}
-	if err := checkBatch(ids); err != nil {
-		return nil, err
-	}
-	errs, err := s.store.DeadLetter(ctx, req.GetQueue(), reqs)
-	if err != nil {
-		return nil, err
-	}
 	out := &tagqv1.DeadMessageBatchResponse{}
-	out.Successful, out.Failed = batchResults(ids, errs)
-	return out, nil
+	var err error
+	out.Successful, out.Failed, err = batch(ctx, s.store.DeadLetter, req.GetQueue(), req.GetEntries(),
+		func(e *tagqv1.DeadMessageBatchEntry) (string, tags.DeadRequest) {
+			return e.GetId(), tags.DeadRequest{ReceiptHandle: e.GetReceiptHandle(), Reason: e.GetReason(), Description: e.GetDescription()}
+		})
+	return out, err
 }

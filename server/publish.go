@@ -61,6 +61,10 @@ func (s *messageService) Publish(stream grpc.BidiStreamingServer[tagqv1.PublishR
 		var r recv
 		select {
 		case r = <-reqs:
+		case <-ctx.Done():
+			// The reader may have seen the end first and left without a word.
+			wg.Wait()
+			return ctx.Err()
 		case <-s.drain:
 			wg.Wait()
 			return statusWith(codes.Unavailable, ReasonServerShuttingDown, "the server is shutting down: publish again", "", nil)
@@ -91,7 +95,7 @@ func (s *messageService) Publish(stream grpc.BidiStreamingServer[tagqv1.PublishR
 			}()
 			out, err := s.sendBatch(ctx, req.GetQueue(), req.GetEntries())
 			if err != nil {
-				resp.Error = toStreamError(err)
+				resp.Error = toStreamError(notFoundField(req, err))
 			} else {
 				resp.Successful, resp.Failed = out.GetSuccessful(), out.GetFailed()
 			}

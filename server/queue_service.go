@@ -29,10 +29,17 @@ func (s *queueService) CreateQueue(ctx context.Context, req *tagqv1.CreateQueueR
 		RetainAckedMessages:      q.GetRetainAckedMessages(),
 		UserAttributes:           q.GetUserAttributes(),
 		DefaultTagName:           q.GetDefaultTagName(),
+		NoDefaultTag:             req.GetNoDefaultTag(),
 		RedrivePolicy:            fromPolicy(q.GetRedrivePolicy()),
+		MaxRetainedMessages:      q.MaxRetainedMessages,
+		MaxRetainedBytes:         q.MaxRetainedBytes,
+		Overflow:                 tags.Overflow(q.GetOverflowPolicy()),
 	}
 	created, err := s.store.CreateQueue(ctx, cfg)
 	if err != nil {
+		if e, ok := tags.AsError(err); ok && e.Field == "default_tag_name" && req.GetNoDefaultTag() {
+			return nil, err // the conflict is between the two: name the request's field
+		}
 		return nil, withField(err, "queue.")
 	}
 	// Return the stored queue with its state, as GetQueue would.
@@ -121,6 +128,16 @@ func (s *queueService) UpdateQueue(ctx context.Context, req *tagqv1.UpdateQueueR
 			u.SetUserAttributes, u.UserAttributes = true, q.GetUserAttributes()
 		case "redrive_policy":
 			u.SetRedrivePolicy, u.RedrivePolicy = true, fromPolicy(q.GetRedrivePolicy())
+		case "max_retained_messages":
+			u.MaxRetainedMessages = zeroIfUnset(q.MaxRetainedMessages)
+		case "max_retained_bytes":
+			u.MaxRetainedBytes = zeroIfUnset(q.MaxRetainedBytes)
+		case "overflow_policy":
+			o := tags.Overflow(q.GetOverflowPolicy())
+			if o == tags.OverflowUnspecified {
+				o = tags.OverflowRejectNew
+			}
+			u.Overflow = &o
 		default:
 			if immutableQueueFields[p] {
 				return nil, fieldError(tags.ReasonImmutableField, "update_mask", "queue field %q cannot be changed", echo(p))
@@ -194,4 +211,12 @@ func (s *queueService) DeleteTag(ctx context.Context, req *tagqv1.DeleteTagReque
 		return nil, err
 	}
 	return &tagqv1.DeleteTagResponse{}, nil
+}
+
+// zeroIfUnset is a cap named in an update mask: unset removes it (0).
+func zeroIfUnset(v *int64) *int64 {
+	if v == nil {
+		return new(int64)
+	}
+	return v
 }

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"crypto/tls"
 	"errors"
 	"log/slog"
 	"math"
@@ -9,13 +10,16 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"go.opentelemetry.io/otel/trace"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/experimental"
 	"google.golang.org/grpc/health"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	"google.golang.org/grpc/keepalive"
 	"google.golang.org/grpc/reflection"
 
+	"github.com/tagq/tagq/access"
 	tagqv1 "github.com/tagq/tagq/gen/tagq/v1"
 	"github.com/tagq/tagq/tags"
 )
@@ -33,9 +37,8 @@ type Config struct {
 	// Logger receives the access log (one line per call; OK at debug) and
 	// panics. Default: slog.Default().
 	Logger *slog.Logger
-	// Registerer gets the server's metrics (tagq_grpc_requests_total,
-	// tagq_grpc_request_duration_seconds, tagq_receives_waiting). Default:
-	// a new registry with the Go and process collectors.
+	// Registerer gets the server's metrics (metrics.go, queuemetrics.go).
+	// Default: a new registry with the Go and process collectors.
 	Registerer prometheus.Registerer
 	// Gatherer is what /metrics serves. Default: Registerer when it is also
 	// a Gatherer (a *prometheus.Registry), else prometheus.DefaultGatherer.
@@ -47,11 +50,35 @@ type Config struct {
 	// polls and unary calls alike) on one client connection. Default
 	// DefaultMaxStreamsPerConnection.
 	MaxStreamsPerConnection uint32
+	// QueueMetricsInterval is how old the per-queue and per-tag series
+	// may get before a scrape reads them again. Default 5 s; negative:
+	// no per-queue series.
+	QueueMetricsInterval time.Duration
+	// QueueMetricsMaxTags bounds the tag series exported (queues in name
+	// order; tagq_metrics_truncated tells when some were left out).
+	// Default DefaultQueueMetricsMaxTags.
+	QueueMetricsMaxTags int
+	// TracerProvider, when set, gets a server span of every call
+	// (OpenTelemetry, W3C trace context from the caller). Default: none,
+	// and no cost.
+	TracerProvider trace.TracerProvider
 	// DrainGrace is how long a Consume stream still takes acks after the
 	// server starts shutting down, before its unsettled messages go back.
 	// Default 2 s.
 	DrainGrace time.Duration
+	// Access, when set, turns authentication on (S18): every call needs
+	// credentials and a permission (methodRules), /metrics an
+	// authenticated principal. Default nil: no authentication.
+	Access *access.Access
+	// TLS, when set, serves gRPC over TLS with it (certificate reload and
+	// client certificates included); the gateway's in-process connection
+	// (GatewayListener) needs none. Default nil: plaintext.
+	TLS *tls.Config
 }
+
+// DefaultQueueMetricsMaxTags is the default Config.QueueMetricsMaxTags:
+// 10,000 tags make about 80,000 series.
+const DefaultQueueMetricsMaxTags = 10000
 
 // DefaultMaxStreamsPerConnection is the default
 // Config.MaxStreamsPerConnection.
@@ -63,6 +90,9 @@ func (c *Config) validate() error {
 	}
 	if c.MaxRequestBytes < 0 {
 		return errors.New("server: Config.MaxRequestBytes must not be negative")
+	}
+	if c.QueueMetricsMaxTags < 0 {
+		return errors.New("server: Config.QueueMetricsMaxTags must not be negative")
 	}
 	if c.DrainGrace < 0 {
 		return errors.New("server: Config.DrainGrace must not be negative")
@@ -81,6 +111,9 @@ type Server struct {
 	drainOnce  sync.Once
 	drain      chan struct{}
 	messages   *messageService
+	// queueMetrics is nil when Config.QueueMetricsInterval is negative.
+	queueMetrics *queueCollector
+	auth         *authn // nil: authentication off
 }
 
 // New builds the gRPC server with the Queue, Message and Redrive services,
@@ -111,6 +144,12 @@ func New(cfg Config) (*Server, error) {
 	if cfg.MaxStreamsPerConnection == 0 {
 		cfg.MaxStreamsPerConnection = DefaultMaxStreamsPerConnection
 	}
+	if cfg.QueueMetricsInterval == 0 {
+		cfg.QueueMetricsInterval = 5 * time.Second
+	}
+	if cfg.QueueMetricsMaxTags == 0 {
+		cfg.QueueMetricsMaxTags = DefaultQueueMetricsMaxTags
+	}
 	if cfg.DrainGrace == 0 {
 		cfg.DrainGrace = 2 * time.Second
 	}
@@ -118,13 +157,25 @@ func New(cfg Config) (*Server, error) {
 		health: health.NewServer(), drain: make(chan struct{})}
 	s.messages = &messageService{store: cfg.Store, log: cfg.Logger, settler: newSettler(cfg.Store, cfg.Logger),
 		drain: s.drain, drainGrace: cfg.DrainGrace}
-	m, err := newMetrics(cfg.Registerer, cfg.Store.Waiting, s.messages.streams.Load)
+	var queues prometheus.Collector
+	if cfg.QueueMetricsInterval > 0 {
+		s.queueMetrics = newQueueCollector(cfg.Store, cfg.QueueMetricsInterval, cfg.QueueMetricsMaxTags)
+		queues = s.queueMetrics
+	}
+	m, err := newMetrics(cfg.Registerer, cfg.Store.Waiting, s.messages.streams.Load, queues)
 	if err != nil {
 		return nil, err
 	}
-	s.grpc = grpc.NewServer(
-		grpc.ChainUnaryInterceptor(logRequests(cfg.Logger), m.unary, errorStatus, recoverPanics(cfg.Logger)),
-		grpc.ChainStreamInterceptor(logStreams(cfg.Logger), m.stream, streamErrorStatus, recoverStreamPanics(cfg.Logger)),
+	unary := []grpc.UnaryServerInterceptor{logRequests(cfg.Logger), m.grpc.UnaryServerInterceptor(), errorStatus, recoverPanics(cfg.Logger)}
+	stream := []grpc.StreamServerInterceptor{logStreams(cfg.Logger), m.grpc.StreamServerInterceptor(), streamErrorStatus, recoverStreamPanics(cfg.Logger)}
+	if cfg.Access != nil {
+		s.auth = &authn{acc: cfg.Access, store: cfg.Store}
+		unary, stream = append(unary, s.auth.unary), append(stream, s.auth.stream)
+	}
+	opts := []grpc.ServerOption{
+		grpc.Creds(newTransportCreds(cfg.TLS)),
+		grpc.ChainUnaryInterceptor(unary...),
+		grpc.ChainStreamInterceptor(stream...),
 		grpc.MaxRecvMsgSize(cfg.MaxRequestBytes),
 		grpc.MaxConcurrentStreams(cfg.MaxStreamsPerConnection),
 		experimental.BufferPool(&bufferPool{}),
@@ -132,16 +183,35 @@ func New(cfg Config) (*Server, error) {
 		// Long-lived workers serve the RPCs: a fresh goroutine per RPC grew
 		// its stack on every call (copystack was 5 % of tagqd's CPU, W1).
 		// When all are busy (long polls), gRPC starts a goroutine as before.
-		grpc.NumStreamWorkers(uint32(4*runtime.GOMAXPROCS(0))),
-	)
+		grpc.NumStreamWorkers(uint32(4 * runtime.GOMAXPROCS(0))),
+		// A connection must finish its handshake (TLS included) and HTTP/2
+		// preface within 20 s, not gRPC's 120 s.
+		grpc.ConnectionTimeout(20 * time.Second),
+		// Pings find dead peers: a client silent for a minute is pinged and
+		// dropped if it does not answer in 20 s, so a consumer whose
+		// machine vanished does not hold a stream (and its credit) until
+		// TCP gives up. A connection with no call for 15 minutes is closed
+		// (clients reconnect as needed). Clients may ping every 10 s, with
+		// or without calls.
+		grpc.KeepaliveParams(keepalive.ServerParameters{MaxConnectionIdle: 15 * time.Minute,
+			Time: time.Minute, Timeout: 20 * time.Second}),
+		grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{MinTime: 10 * time.Second, PermitWithoutStream: true}),
+	}
+	if cfg.TracerProvider != nil {
+		opts = append(opts, tracing(cfg.TracerProvider))
+	}
+	s.grpc = grpc.NewServer(opts...)
 	tagqv1.RegisterQueueServiceServer(s.grpc, &queueService{store: cfg.Store})
 	tagqv1.RegisterMessageServiceServer(s.grpc, s.messages)
 	tagqv1.RegisterRedriveServiceServer(s.grpc, &redriveService{store: cfg.Store})
+	tagqv1.RegisterAccessServiceServer(s.grpc, &accessService{acc: cfg.Access})
 	healthpb.RegisterHealthServer(s.grpc, &readiness{Server: s.health, store: cfg.Store})
 	reflection.Register(s.grpc)
+	m.initialize(s.grpc)
 	// The whole server ("") and each tagq service by name.
 	for _, name := range []string{"", tagqv1.QueueService_ServiceDesc.ServiceName,
-		tagqv1.MessageService_ServiceDesc.ServiceName, tagqv1.RedriveService_ServiceDesc.ServiceName} {
+		tagqv1.MessageService_ServiceDesc.ServiceName, tagqv1.RedriveService_ServiceDesc.ServiceName,
+		tagqv1.AccessService_ServiceDesc.ServiceName} {
 		s.health.SetServingStatus(name, healthpb.HealthCheckResponse_SERVING)
 	}
 	return s, nil

@@ -64,7 +64,18 @@ func (l *logBuffer) String() string {
 }
 
 // setup starts a bundle; opts change the server's Config.
-func setup(t *testing.T, opts ...func(*Config)) *testBundle {
+func setup(t testing.TB, opts ...func(*Config)) *testBundle { // TB: fuzz targets too
+	t.Helper()
+	return setupWith(t, func(c *Config, _ redis.UniversalClient) {
+		for _, o := range opts {
+			o(c)
+		}
+	})
+}
+
+// setupWith starts a bundle; opt changes the server's Config, given the
+// Redis client of its store.
+func setupWith(t testing.TB, opt func(*Config, redis.UniversalClient)) *testBundle {
 	t.Helper()
 	ctx := context.Background()
 	mr := miniredis.RunT(t)
@@ -77,9 +88,7 @@ func setup(t *testing.T, opts ...func(*Config)) *testBundle {
 	t.Cleanup(func() { _ = store.Close() })
 	reg := prometheus.NewRegistry()
 	cfg := Config{Store: store, Logger: log, Registerer: reg}
-	for _, o := range opts {
-		o(&cfg)
-	}
+	opt(&cfg, rdb)
 	srv, err := New(cfg)
 	require.NoError(t, err)
 
@@ -255,11 +264,15 @@ func TestMetrics_CountEveryCallByMethodAndCode(t *testing.T) {
 			for _, l := range m.GetLabel() {
 				labels[l.GetName()] = l.GetValue()
 			}
+			method := "/" + labels["grpc_service"] + "/" + labels["grpc_method"]
 			switch mf.GetName() {
-			case "tagq_grpc_requests_total":
-				counts[labels["method"]+" "+labels["code"]] = m.GetCounter().GetValue()
-			case "tagq_grpc_request_duration_seconds":
-				durations[labels["method"]] = m.GetHistogram().GetSampleCount()
+			case "grpc_server_handled_total":
+				if v := m.GetCounter().GetValue(); v > 0 { // every method and code starts at 0
+					require.Equal(t, "unary", labels["grpc_type"])
+					counts[method+" "+labels["grpc_code"]] = v
+				}
+			case "grpc_server_handling_seconds":
+				durations[method] = m.GetHistogram().GetSampleCount()
 			}
 		}
 	}
@@ -271,8 +284,10 @@ func TestMetrics_CountEveryCallByMethodAndCode(t *testing.T) {
 
 	code, body := b.do(t, "GET", "/metrics", "")
 	require.Equal(t, 200, code)
-	require.Contains(t, body, `tagq_grpc_requests_total{code="OK",method="/tagq.v1.QueueService/ListQueues"} 1`)
+	require.Contains(t, body, `grpc_server_handled_total{grpc_code="OK",grpc_method="ListQueues",grpc_service="tagq.v1.QueueService",grpc_type="unary"} 1`)
+	require.Contains(t, body, `grpc_server_handled_total{grpc_code="OK",grpc_method="Consume",grpc_service="tagq.v1.MessageService",grpc_type="bidi_stream"} 0`)
 	require.Contains(t, body, "tagq_receives_waiting 0")
+	require.Regexp(t, `tagq_build_info\{goversion="go[^"]+",revision="[^"]+",version="[^"]+"\} 1`, body)
 }
 
 func TestREST_ServesOpenAPIAndHealth(t *testing.T) {

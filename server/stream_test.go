@@ -112,6 +112,7 @@ func TestPublish_AnswersEveryFrameBySeq(t *testing.T) {
 	require.Nil(t, got[1].GetError())
 	require.Equal(t, int32(codes.NotFound), got[2].GetError().GetCode())
 	require.Equal(t, "QUEUE_NOT_FOUND", got[2].GetError().GetReason())
+	require.Equal(t, "queue", got[2].GetError().GetField())
 	require.Equal(t, int32(codes.InvalidArgument), got[3].GetError().GetCode())
 	require.Equal(t, "DUPLICATE_BATCH_ENTRY_ID", got[3].GetError().GetReason())
 	require.Equal(t, "entries[1].id", got[3].GetError().GetField())
@@ -346,8 +347,8 @@ func TestConsume_BadOpen(t *testing.T) {
 		field  string
 	}{
 		{"no open", &tagqv1.ConsumeRequest{Acks: []uint64{1}}, codes.InvalidArgument, "INVALID_ARGUMENT_RANGE", "open"},
-		{"no queue", &tagqv1.ConsumeRequest{Open: &tagqv1.ConsumeOpen{Queue: "nope"}}, codes.NotFound, "QUEUE_NOT_FOUND", ""},
-		{"no tag", &tagqv1.ConsumeRequest{Open: &tagqv1.ConsumeOpen{Queue: "q", Tag: "x"}}, codes.NotFound, "TAG_NOT_FOUND", ""},
+		{"no queue", &tagqv1.ConsumeRequest{Open: &tagqv1.ConsumeOpen{Queue: "nope"}}, codes.NotFound, "QUEUE_NOT_FOUND", "open.queue"},
+		{"no tag", &tagqv1.ConsumeRequest{Open: &tagqv1.ConsumeOpen{Queue: "q", Tag: "x"}}, codes.NotFound, "TAG_NOT_FOUND", "open.tag"},
 		{"bad name", &tagqv1.ConsumeRequest{Open: &tagqv1.ConsumeOpen{Queue: "a b"}}, codes.InvalidArgument, "INVALID_NAME", "open.queue"},
 		{"credit", &tagqv1.ConsumeRequest{Open: &tagqv1.ConsumeOpen{Queue: "q", MaxOutstandingMessages: i32(0)}},
 			codes.InvalidArgument, "INVALID_ARGUMENT_RANGE", "open.max_outstanding_messages"},
@@ -414,4 +415,26 @@ func TestConsume_ExpiredDeliveryFreesCredit(t *testing.T) {
 	require.NoError(t, st.Send(&tagqv1.ConsumeRequest{Acks: []uint64{first[0].GetDeliveryId()}}))
 	c := recvConfirmations(t, st, 1)
 	require.Equal(t, "INVALID_RECEIPT_HANDLE", c[0].GetError().GetReason())
+}
+
+// A Publish stream whose client goes away ends on the server: its reader
+// may see the end before the loop does and leave without handing it over
+// (each round below did that about half the time before the loop watched
+// the stream's context too).
+func TestPublish_EndsWhenTheClientCancels(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	_, err := b.q.CreateQueue(b.ctx, &tagqv1.CreateQueueRequest{Queue: &tagqv1.Queue{Name: "p"}})
+	require.NoError(t, err)
+	for range 20 {
+		ctx, cancel := context.WithCancel(b.ctx)
+		st, err := b.m.Publish(ctx)
+		require.NoError(t, err)
+		require.NoError(t, st.Send(&tagqv1.PublishRequest{Seq: 1, Queue: "p",
+			Entries: []*tagqv1.SendMessageBatchEntry{{Id: "a", Body: []byte("x")}}}))
+		_, err = st.Recv()
+		require.NoError(t, err)
+		cancel()
+		require.Eventually(t, func() bool { return b.srv.messages.streams.Load() == 0 }, streamWait, time.Millisecond)
+	}
 }

@@ -4,8 +4,12 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"strconv"
+	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -114,6 +118,12 @@ func BenchmarkPoison(b *testing.B) {
 // are deleted before and after, and the handle key after.
 func benchStore(b *testing.B, queues ...string) (*Store, context.Context) {
 	b.Helper()
+	return benchStoreWith(b, Config{}, queues...)
+}
+
+// benchStoreWith is benchStore with cfg's other settings.
+func benchStoreWith(b *testing.B, cfg Config, queues ...string) (*Store, context.Context) {
+	b.Helper()
 	url := os.Getenv("TAGQ_TEST_REDIS_URL")
 	if url == "" {
 		b.Skip("TAGQ_TEST_REDIS_URL not set")
@@ -124,7 +134,8 @@ func benchStore(b *testing.B, queues ...string) (*Store, context.Context) {
 	}
 	rdb := redis.NewClient(opt)
 	ctx := context.Background()
-	s, err := New(ctx, Config{Client: rdb, Prefix: "tagqbench", JanitorInterval: -1})
+	cfg.Client, cfg.Prefix, cfg.JanitorInterval = rdb, "tagqbench", -1
+	s, err := New(ctx, cfg)
 	if err != nil {
 		_ = rdb.Close()
 		b.Fatal(err)
@@ -141,4 +152,113 @@ func benchStore(b *testing.B, queues ...string) (*Store, context.Context) {
 		_ = rdb.Close()
 	})
 	return s, ctx
+}
+
+// BenchmarkConsumePath is the engine's side of streaming W1 at batch 10: 4
+// producers send batches of 10, 4 consumers receive through Readers (up to
+// 50 at a time) and settle each receive's acks in one Settle call, with
+// stream deliveries in the PEL (the default) and in the in-flight zset
+// (Config.InFlightZset). Besides msg/s it reports what Redis spent per
+// message (INFO: the server's CPU, and the time in scripts): run it on a
+// Redis of its own, e.g. TAGQ_TEST_REDIS_URL=redis://127.0.0.1:6392/0.
+func BenchmarkConsumePath(b *testing.B) {
+	for _, mode := range []string{"pel", "zset"} {
+		b.Run(mode, func(b *testing.B) {
+			s, ctx := benchStoreWith(b, Config{InFlightZset: mode == "zset"}, "bench")
+			if _, err := s.CreateQueue(ctx, QueueConfig{Name: "bench"}); err != nil {
+				b.Fatal(err)
+			}
+			body := make([]byte, 1024)
+			total := int64(b.N) * 10
+			var done atomic.Int64
+			cpu0, script0 := redisCost(b, s)
+			b.ResetTimer()
+			var wg sync.WaitGroup
+			var sent atomic.Int64
+			for range 4 {
+				wg.Go(func() {
+					msgs := make([]OutMessage, 10)
+					for i := range msgs {
+						msgs[i] = OutMessage{Body: body}
+					}
+					for sent.Add(1) <= int64(b.N) {
+						if _, err := s.Send(ctx, "bench", msgs); err != nil {
+							b.Error(err)
+							return
+						}
+					}
+				})
+			}
+			for range 4 {
+				wg.Go(func() {
+					r, err := s.NewReader(ctx, "bench", "", nil)
+					if err != nil {
+						b.Error(err)
+						return
+					}
+					defer r.Close()
+					rctx, cancel := context.WithCancel(ctx)
+					defer cancel()
+					go func() {
+						for done.Load() < total {
+							runtimeYield()
+						}
+						cancel()
+					}()
+					for done.Load() < total {
+						got, err := r.Receive(rctx, 50)
+						if err != nil {
+							return
+						}
+						sb := &SettleBatch{Queue: "bench", Tag: r.Tag(), Ops: make([]Settlement, len(got))}
+						for i := range got {
+							sb.Ops[i] = Settlement{Kind: SettleAck, Delivery: got[i].Delivery("bench")}
+						}
+						if err := s.Settle(ctx, []*SettleBatch{sb}); err != nil {
+							b.Error(err)
+							return
+						}
+						done.Add(int64(len(got)))
+					}
+				})
+			}
+			wg.Wait()
+			b.StopTimer()
+			cpu1, script1 := redisCost(b, s)
+			b.ReportMetric(float64(total)/b.Elapsed().Seconds(), "msg/s")
+			b.ReportMetric((cpu1-cpu0)*1e6/float64(total), "redis-µs/msg")
+			b.ReportMetric((script1-script0)/float64(total), "script-µs/msg")
+		})
+	}
+}
+
+func runtimeYield() { time.Sleep(time.Millisecond) }
+
+// redisCost is the Redis server's CPU seconds so far and the µs it spent
+// in EVALSHA (INFO cpu and commandstats).
+func redisCost(b *testing.B, s *Store) (cpu, scriptUs float64) {
+	b.Helper()
+	info, err := s.rdb.Info(context.Background(), "cpu", "commandstats").Result()
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, line := range strings.Split(info, "\n") {
+		line = strings.TrimSpace(line)
+		if v, ok := strings.CutPrefix(line, "used_cpu_user:"); ok {
+			f, _ := strconv.ParseFloat(v, 64)
+			cpu += f
+		}
+		if v, ok := strings.CutPrefix(line, "used_cpu_sys:"); ok {
+			f, _ := strconv.ParseFloat(v, 64)
+			cpu += f
+		}
+		if v, ok := strings.CutPrefix(line, "cmdstat_evalsha:"); ok {
+			for _, kv := range strings.Split(v, ",") {
+				if u, ok := strings.CutPrefix(kv, "usec="); ok {
+					scriptUs, _ = strconv.ParseFloat(u, 64)
+				}
+			}
+		}
+	}
+	return cpu, scriptUs
 }

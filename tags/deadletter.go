@@ -56,7 +56,7 @@ func (s *Store) SweepDead(ctx context.Context, queue string) (int, error) {
 			keys := []string{k.meta, k.stream, k.outbox, k.tags}
 			for _, n := range names {
 				tk := k.tag(n)
-				keys = append(keys, tk.state, tk.visible, tk.last)
+				keys = append(keys, tk.state, tk.visible, tk.last, tk.batches)
 			}
 			n, err := scriptSweep.Run(ctx, s.rdb, keys, append([]any{queue, sweepBatch}, toAny(names)...)...).Int()
 			moved = n
@@ -209,8 +209,8 @@ func (s *Store) dlqAddCall(outboxID string, v map[string]any) (scriptCall, strin
 		OriginalMessageID: str("oi"), OriginalReceiveCount: rc, Reason: str("r"), Description: str("ds"), MoveCount: mv})
 	key := fmt.Sprintf("%s/%s/%s/%s/%s", str("sq"), str("st"), str("id"), str("rc"), outboxID)
 	dk := s.qkeys(dlq)
-	return scriptCall{keys: []string{dk.meta, dk.stream, dk.dedupe, dk.filters},
-		args: []any{key, str("b"), encodeAttrs(attrs), string(dl)}}, dlq
+	return scriptCall{keys: []string{dk.meta, dk.stream, dk.dedupe, dk.filters, dk.sizes, dk.holes},
+		args: []any{key, str("b"), encodeAttrs(attrs), string(dl), len(str("b")) + attrsSize(attrs)}}, dlq
 }
 
 // RedriveWork lists the queues the redrive worker must visit: those with a

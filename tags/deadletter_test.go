@@ -25,8 +25,8 @@ func stageDead(t *testing.T, b *bundle, queue, tag string, m Message) {
 	t.Helper()
 	k := b.s.qkeys(queue)
 	tk := k.tag(tag)
-	res, err := scriptSettle.Run(b.ctx, b.rdb, []string{k.meta, k.stream, tk.state, tk.visible, tk.last, k.outbox, k.wake},
-		queue, tag, 0, 1, 0, m.ID, m.firstMs, m.ReceiveCount, ReasonConsumerDeadLettered, "").Int64Slice()
+	res, err := scriptSettle.Run(b.ctx, b.rdb, []string{k.meta, k.stream, tk.state, tk.visible, tk.last, k.outbox, k.wake, tk.batches},
+		queue, tag, 0, 1, 0, 0, "", m.ID, m.firstMs, m.ReceiveCount, ReasonConsumerDeadLettered, "").Int64Slice()
 	require.NoError(t, err)
 	require.Equal(t, []int64{1}, res, "staged")
 }

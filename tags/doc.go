@@ -20,6 +20,14 @@
 // unread. Admission of a filtered tag is decided once, by the send script,
 // and again (identically) by the receive script.
 //
+// # Bounded memory
+//
+// A queue may be made without a default tag (QueueConfig.NoDefaultTag), so
+// that only tags that read it keep its messages. Caps on what a queue
+// retains (messages, bytes) refuse sends beyond them or drop the oldest,
+// counted as expired per tag (caps.go); the memory watch refuses sends
+// while Redis is near its maxmemory (memwatch.go).
+//
 // # Long polling
 //
 // Waiting receives do not poll. One watcher per queue per process blocks in

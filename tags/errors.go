@@ -44,6 +44,12 @@ const (
 	ReasonRedriveCycle          = "REDRIVE_CYCLE"
 	ReasonDeadLetterQueueInUse  = "DEAD_LETTER_QUEUE_IN_USE"
 	ReasonNotADeadLetterQueue   = "NOT_A_DEAD_LETTER_QUEUE"
+	// ReasonQueueFull: a send beyond a queue's cap with overflow
+	// OverflowRejectNew (RESOURCE_EXHAUSTED).
+	ReasonQueueFull = "QUEUE_FULL"
+	// ReasonStorageFull: Redis is near its memory limit and sends are
+	// refused until it is not (RESOURCE_EXHAUSTED).
+	ReasonStorageFull = "STORAGE_FULL"
 )
 
 // Error is every error the engine returns on purpose. Field names the
@@ -127,6 +133,17 @@ func tagNotFound(q, t string) *Error {
 	q, t = echo(q), echo(t)
 	return &Error{Kind: KindNotFound, Reason: ReasonTagNotFound, Message: fmt.Sprintf("tag %q of queue %q does not exist", t, q),
 		Metadata: map[string]string{"queue": q, "tag": t}}
+}
+
+// noDefaultTag answers a receive that names no tag on a queue created
+// without a default tag. It is NOT_FOUND rather than a default tag made on
+// the spot: a tag made by a stray tagless call would hold every later
+// message until retention, the backlog NoDefaultTag exists to avoid.
+func noDefaultTag(q string) *Error {
+	q = echo(q)
+	return &Error{Kind: KindNotFound, Reason: ReasonTagNotFound, Field: "tag",
+		Message:  fmt.Sprintf("queue %q has no default tag (it was created with no_default_tag): name the tag to read", q),
+		Metadata: map[string]string{"queue": q, "tag": ""}}
 }
 
 // unavailable is BACKEND_UNAVAILABLE for a failure to reach the storage:

@@ -1,17 +1,12 @@
 package tags
 
 import (
-	"context"
-	"crypto/hmac"
-	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/binary"
 	"errors"
-	"hash"
 	"strconv"
 	"strings"
-	"sync"
 )
 
 // A receipt handle names queue, tag, message and receive generation (the
@@ -21,9 +16,14 @@ import (
 // names the message's member of the tag's in-flight set (see
 // scripts/lib.lua): the same for every handle of one stay in flight.
 //
-// Layout before base64url: version(1) gen(uvarint) ms(uvarint) seq(uvarint)
-// first-ms(varint, first receive ms minus ms) len(queue)(uvarint) queue
-// len(tag)(uvarint) tag mac(8).
+// Layout before base64url: version(1) len(key id)(1) key id gen(uvarint)
+// ms(uvarint) seq(uvarint) first-ms(varint, first receive ms minus ms)
+// len(queue)(uvarint) queue len(tag)(uvarint) tag mac(8). The key id names
+// the key of the ring (see handlekeys.go) that made the MAC, so a handle
+// signed before a rotation still verifies while its key is listed.
+// Version 2 handles (before key ids: no key id, the rest the same) are
+// checked against every key of the ring, and the key Redis held when a
+// Store on a key file started.
 type handle struct {
 	Queue   string
 	Tag     string
@@ -33,37 +33,32 @@ type handle struct {
 }
 
 const (
-	handleVersion = 2
-	handleMACLen  = 8
+	handleVersion        = 3
+	handleVersionNoKeyID = 2
+	handleMACLen         = 8
 )
 
-// handleCodec signs and checks handles. hmac.New derives the padded keys
-// each time (4 % of tagqd's CPU under W1), so MACs are pooled and Reset.
-type handleCodec struct {
-	key  []byte
-	macs sync.Pool
-}
+var errBadHandle = errors.New("malformed")
 
-func newHandleCodec(key []byte) *handleCodec {
-	c := &handleCodec{key: key}
-	c.macs.New = func() any { return hmac.New(sha256.New, c.key) }
-	return c
-}
-
-func (c *handleCodec) mac(b []byte) []byte {
-	m := c.macs.Get().(hash.Hash)
-	m.Reset()
-	m.Write(b)
-	var sum [sha256.Size]byte
-	out := m.Sum(sum[:0])[:handleMACLen]
-	c.macs.Put(m)
-	return out
-}
+// strictBase64 refuses a last character with bits set that carry nothing.
+var strictBase64 = base64.RawURLEncoding.Strict()
 
 func (c *handleCodec) encode(h handle) string {
+	ring := c.ring.Load()
+	k := ring.keys[0]
 	ms, seq, _ := parseID(h.ID)
-	b := make([]byte, 0, 32+len(h.Queue)+len(h.Tag))
-	b = append(b, handleVersion)
+	// Room for the header, the varints and the whole SHA-256 that k.sign
+	// appends before cutting it to the MAC: one allocation.
+	b := make([]byte, 0, 2+len(k.id)+4*binary.MaxVarintLen64+2*binary.MaxVarintLen32+len(h.Queue)+len(h.Tag)+sha256.Size)
+	b = append(b, handleVersion, byte(len(k.id)))
+	b = append(b, k.id...)
+	b = appendHandleFields(b, h, ms, seq)
+	b = k.sign(b)
+	return base64.RawURLEncoding.EncodeToString(b)
+}
+
+// appendHandleFields appends what follows the key id (see handle).
+func appendHandleFields(b []byte, h handle, ms, seq uint64) []byte {
 	b = binary.AppendUvarint(b, uint64(h.Gen))
 	b = binary.AppendUvarint(b, ms)
 	b = binary.AppendUvarint(b, seq)
@@ -71,24 +66,38 @@ func (c *handleCodec) encode(h handle) string {
 	b = binary.AppendUvarint(b, uint64(len(h.Queue)))
 	b = append(b, h.Queue...)
 	b = binary.AppendUvarint(b, uint64(len(h.Tag)))
-	b = append(b, h.Tag...)
-	b = append(b, c.mac(b)...)
-	return base64.RawURLEncoding.EncodeToString(b)
+	return append(b, h.Tag...)
 }
-
-var errBadHandle = errors.New("malformed")
 
 func (c *handleCodec) decode(s string) (handle, error) {
 	var h handle
-	b, err := base64.RawURLEncoding.DecodeString(s)
-	if err != nil || len(b) < 1+handleMACLen || b[0] != handleVersion {
+	// One spelling of each handle: strict about the last character's
+	// unused bits, and no \r or \n (which the decoder skips).
+	b, err := strictBase64.DecodeString(s)
+	if err != nil || len(b) < 1+handleMACLen || strictBase64.EncodedLen(len(b)) != len(s) {
 		return h, errBadHandle
 	}
 	body, sum := b[:len(b)-handleMACLen], b[len(b)-handleMACLen:]
-	if !hmac.Equal(sum, c.mac(body)) {
+	ring := c.ring.Load()
+	var r []byte
+	switch body[0] {
+	case handleVersion:
+		if len(body) < 2 || len(body) < 2+int(body[1]) {
+			return h, errBadHandle
+		}
+		id := body[2 : 2+int(body[1])]
+		if !ring.verifyByID(id, body, sum) {
+			return h, errBadHandle
+		}
+		r = body[2+len(id):]
+	case handleVersionNoKeyID:
+		if !ring.verifyLegacy(body, sum) {
+			return h, errBadHandle
+		}
+		r = body[1:]
+	default:
 		return h, errBadHandle
 	}
-	r := body[1:]
 	next := func() (uint64, bool) {
 		v, n := binary.Uvarint(r)
 		if n <= 0 {
@@ -136,22 +145,6 @@ func (s *Store) parseHandle(queue, raw, field string) (handle, *Error) {
 		return h, invalid(ReasonInvalidReceiptHandle, field, "receipt handle belongs to queue %q, not %q", echo(h.Queue), echo(queue))
 	}
 	return h, nil
-}
-
-func (s *Store) loadHandleKey(ctx context.Context) ([]byte, error) {
-	fresh := make([]byte, 32)
-	if _, err := rand.Read(fresh); err != nil {
-		return nil, err
-	}
-	k := s.handleKeyName()
-	if err := s.rdb.SetNX(ctx, k, fresh, 0).Err(); err != nil {
-		return nil, unavailable(err)
-	}
-	v, err := s.rdb.Get(ctx, k).Bytes()
-	if err != nil {
-		return nil, unavailable(err)
-	}
-	return v, nil
 }
 
 // parseID splits a stream id "ms-seq".

@@ -3,31 +3,44 @@ package tags
 // Key layout. Every key of queue Q is "<prefix>:{Q}:…", so all of a queue's
 // keys share one cluster slot (queue names cannot contain braces).
 //
-//	<prefix>:{Q}:m       hash    queue attributes and the "added" counter
+//	<prefix>:{Q}:m       hash    queue attributes, the "added" and "dropped" counters, "rb" (bytes retained), and
+//	                             pep (PEL epoch): bumped whenever what a
+//	                             receive read may leave a tag's PEL before its script records it (stalled-read
+//	                             recovery, expiry, moves, purge, tag deletion), so the script knows when to check
 //	<prefix>:{Q}:tags    hash    tag name -> tag config (JSON)
 //	<prefix>:{Q}:s       stream  messages; fields b (body), a (attributes JSON), d (due ms, delayed only)
-//	group T on :s                tag T's cursor (read with NOACK: no PEL; v holds what T has in flight)
+//	group T on :s                tag T's cursor, and in its PEL (consumer "c") the stream deliveries T
+//	                             has in flight with receive count 1 (see t:T:b), plus, for moments, what
+//	                             a receive read and its script has not yet placed (a stalled read when
+//	                             its tagqd died in between: the janitor recovers it)
 //	<prefix>:{Q}:fa      hash    "f:T" -> filter JSON, "a:T" -> messages admitted by T's filter since creation
 //	<prefix>:{Q}:dl      zset    delayed message id -> due ms (pruned once due)
 //	<prefix>:{Q}:wk      stream  wake-ups for waiting receives on other processes (capped)
 //	<prefix>:{Q}:src     set     names of the queues whose redrive policy names Q (Q is a DLQ)
-//	<prefix>:{Q}:t:T:v   zset    "id:first receive offset" -> visible-at ms and receive count, for messages
-//	                             T received and has not deleted (encoding: scripts/lib.lua)
+//	<prefix>:{Q}:t:T:b   zset    "first-id last-id first-receive-ms" -> visibility deadline ms: one member per
+//	                             receive whose deliveries stay in T's PEL (ids first..last, those still
+//	                             pending); once due, what is left moves to v (encoding: scripts/lib.lua)
+//	<prefix>:{Q}:t:T:v   zset    "id:first receive offset" -> visible-at ms and receive count, for the other
+//	                             messages T received and has not deleted: nacked, extended, redelivered, or
+//	                             received with the in-flight zset mode (Config.InFlightZset)
 //	<prefix>:{Q}:t:T:p   zset    message id -> due ms, for delayed messages T read before they were due
-//	<prefix>:{Q}:t:T:n   hash    tag counters and state (see scripts/createtag.lua)
+//	<prefix>:{Q}:t:T:n   hash    tag counters and state (see scripts/createtag.lua; pc counts T's PEL deliveries)
 //	<prefix>:{Q}:t:T:x   zset    v member -> visible-at ms, for messages T received max_receive_count times (dead when due)
 //	<prefix>:{Q}:dlo     stream  dead-letter outbox: dead letters on their way to the DLQ (relayed, then removed)
 //	<prefix>:{Q}:dd      zset    dedupe keys of dead letters added to Q (a DLQ), or moved back to Q -> ms
 //	<prefix>:{Q}:mv      hash    move task id -> task JSON (Q is a DLQ; see move.go)
+//	<prefix>:{Q}:z       list    size of each entry of s, in stream order (sum: "rb"; see scripts/lib.lua)
+//	<prefix>:{Q}:zh      zset    "id:size" of entries of s deleted out of order, still in z -> id ms
 //	<prefix>:queues      zset    every queue name, score 0 (lexicographic index for ListQueues)
-//	<prefix>:handlekey   string  the key that signs receipt handles
+//	<prefix>:handlekey   string  the key that signs receipt handles, without a key file (see handlekeys.go)
 type queueKeys struct {
 	meta, tags, stream, filters, delayed, wake, sources, outbox, dedupe, moves string
+	sizes, holes                                                               string
 	base                                                                       string
 }
 
 type tagKeys struct {
-	visible, parked, state, last string
+	visible, parked, state, last, batches string
 }
 
 func (s *Store) qkeys(q string) queueKeys {
@@ -43,13 +56,15 @@ func (s *Store) qkeys(q string) queueKeys {
 		outbox:  b + "dlo",
 		dedupe:  b + "dd",
 		moves:   b + "mv",
+		sizes:   b + "z",
+		holes:   b + "zh",
 		base:    b,
 	}
 }
 
 func (k queueKeys) tag(t string) tagKeys {
 	b := k.base + "t:" + t + ":"
-	return tagKeys{visible: b + "v", parked: b + "p", state: b + "n", last: b + "x"}
+	return tagKeys{visible: b + "v", parked: b + "p", state: b + "n", last: b + "x", batches: b + "b"}
 }
 
 func (s *Store) indexKey() string      { return s.prefix + ":queues" }

@@ -5,9 +5,11 @@ import (
 	"math/rand/v2"
 	"os"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
 )
 
@@ -15,12 +17,17 @@ import (
 // send, receive, delete, change visibility, DeadMessage, moving dead letters
 // back, time advancing, purge, janitor and tag create/delete against the
 // engine and an in-memory reference model of S1-S12 (but S13), and fails on
-// the first divergence: a receive that
+// the first divergence (receives go through a store that keeps stream
+// deliveries in the tag's PEL, the default, or through one that keeps them
+// in the in-flight zset, Config.InFlightZset, at random: processes on one
+// Redis may differ): a receive that
 // returns a message the tag may not have, misses one it should, or reports
 // a wrong receive count; a delete, visibility change or DeadMessage that the
 // model would refuse (or the reverse); any tag counter, of the queue or of
-// its DLQ, that differs; a retained message count that differs after the
-// janitor. The queue has a redrive policy (max receive count 3); every step
+// its DLQ, that differs; a retained message count that differs after any
+// step, or retained bytes or drops that differ after the janitor; a tag
+// whose PEL holds anything but its recorded deliveries (pc, each in one
+// batch, none also in v). The queue has a redrive policy (max receive count 3); every step
 // ends with a sweep, as the background worker would run.
 //
 // Receives may return any valid choice of available messages (no order is
@@ -33,10 +40,31 @@ func TestModel_RandomOperationsMatchReferenceModel(t *testing.T) {
 	eachBackend(t, func(t *testing.T, b *bundle) {
 		for seed := first; seed < first+seeds; seed++ {
 			q := fmt.Sprintf("model%d", seed)
-			runModel(t, b, q, uint64(seed), ops)
+			runModel(t, b, q, uint64(seed), ops, false)
 		}
 	})
 }
+
+// TestModel_CapsDropOldest is the model run on a queue with small caps on
+// retained messages and bytes and OVERFLOW_POLICY_DROP_OLDEST: the sends
+// that take it over drop its oldest messages, each counted as expired by
+// every tag that had not finished it and as dropped by the queue; retained
+// messages, bytes and drops are checked after every janitor pass.
+func TestModel_CapsDropOldest(t *testing.T) {
+	seeds, ops := envInt("TAGQ_MODEL_SEEDS", 6), envInt("TAGQ_MODEL_OPS", 250)
+	first := envInt("TAGQ_MODEL_FIRST_SEED", 1)
+	eachBackend(t, func(t *testing.T, b *bundle) {
+		for seed := first; seed < first+seeds; seed++ {
+			runModel(t, b, fmt.Sprintf("capped%d", seed), uint64(seed), ops, true)
+		}
+	})
+}
+
+// Caps of the capped model run: a few messages' worth.
+const (
+	modelMaxMsgs  = 10
+	modelMaxBytes = 1200
+)
 
 func envInt(name string, def int) int {
 	if v, err := strconv.Atoi(os.Getenv(name)); err == nil && v > 0 {
@@ -99,6 +127,8 @@ type mHandle struct {
 type model struct {
 	t       *testing.T
 	b       *bundle
+	zs      *Store // the same Redis and prefix, in-flight zset mode
+	pelSeen int    // checks that found deliveries in a PEL
 	q       string
 	rnd     *rand.Rand
 	now     int64
@@ -109,6 +139,33 @@ type model struct {
 	dlq     []*mDead // dead letters in the DLQ, in order
 	step    int
 	op      string
+	capped  bool  // the queue has the caps above and drops the oldest
+	dropped int64 // the queue's dropped_total
+}
+
+// size is a message's size as max_message_bytes counts it.
+func (msg *mMsg) size() int64 {
+	if msg.red {
+		return int64(len(msg.body) + len("color") + len("red"))
+	}
+	return int64(len(msg.body))
+}
+
+// retained is the count and bytes of the messages the stream holds.
+func (m *model) retained() (n, bytes int64) {
+	for _, msg := range m.msgs {
+		if !msg.trimmed {
+			n++
+			bytes += msg.size()
+		}
+	}
+	return n, bytes
+}
+
+// over says whether the queue is over a cap.
+func (m *model) over() bool {
+	n, bytes := m.retained()
+	return m.capped && (n > modelMaxMsgs || bytes > modelMaxBytes)
 }
 
 func (m *model) failf(format string, args ...any) {
@@ -165,13 +222,24 @@ func (m *model) expectState(tg *mTag) TagState {
 	return st
 }
 
-func runModel(t *testing.T, b *bundle, q string, seed uint64, ops int) {
-	m := &model{t: t, b: b, q: q, rnd: rand.New(rand.NewPCG(seed, 42)), byID: map[string]int{}, tags: map[string]*mTag{}}
-	_, err := b.s.CreateQueue(b.ctx, QueueConfig{Name: q + "-dlq", DeadLetterQueue: true})
+func runModel(t *testing.T, b *bundle, q string, seed uint64, ops int, capped bool) {
+	m := &model{t: t, b: b, q: q, rnd: rand.New(rand.NewPCG(seed, 42)), byID: map[string]int{}, tags: map[string]*mTag{},
+		capped: capped}
+	zs, err := New(b.ctx, Config{Client: b.rdb, Prefix: b.prefix, JanitorInterval: -1, TestClock: true, InFlightZset: true})
 	require.NoError(t, err)
-	_, err = b.s.CreateQueue(b.ctx, QueueConfig{Name: q, VisibilityTimeoutSeconds: i32(modelVis / 1000),
+	defer zs.Close()
+	m.zs = zs
+	_, err = b.s.CreateQueue(b.ctx, QueueConfig{Name: q + "-dlq", DeadLetterQueue: true})
+	require.NoError(t, err)
+	cfg := QueueConfig{Name: q, VisibilityTimeoutSeconds: i32(modelVis / 1000),
 		MessageRetentionSeconds: i32(modelRetention / 1000),
-		RedrivePolicy:           &RedrivePolicy{DeadLetterQueue: q + "-dlq", MaxReceiveCount: modelMaxRC}})
+		RedrivePolicy:           &RedrivePolicy{DeadLetterQueue: q + "-dlq", MaxReceiveCount: modelMaxRC}}
+	if capped {
+		msgs, bytes := int64(modelMaxMsgs), int64(modelMaxBytes)
+		cfg.MaxMessageBytes, cfg.MaxRetainedMessages, cfg.MaxRetainedBytes = i32(MinMaxMessageBytes), &msgs, &bytes
+		cfg.Overflow = OverflowDropOldest
+	}
+	_, err = b.s.CreateQueue(b.ctx, cfg)
 	require.NoError(t, err)
 	m.now = 1_800_000_000_000 + int64(seed)*1_000_000_000
 	b.setClock(q, m.now)
@@ -205,7 +273,13 @@ func runModel(t *testing.T, b *bundle, q string, seed uint64, ops int) {
 			m.advance()
 		}
 		m.sweep()
+		if n, _ := m.retained(); n != m.b.rdb.XLen(m.b.ctx, m.b.s.qkeys(m.q).stream).Val() {
+			m.failf("the stream holds %d messages, model %d", m.b.rdb.XLen(m.b.ctx, m.b.s.qkeys(m.q).stream).Val(), n)
+		}
 		m.check()
+	}
+	if ops >= 200 && m.pelSeen == 0 {
+		t.Fatalf("queue %s: no check found a delivery in a PEL: the PEL path went untested", q)
 	}
 }
 
@@ -233,6 +307,9 @@ func (m *model) send() {
 	added := make([]*mMsg, n)
 	for i := range out {
 		msg := &mMsg{body: fmt.Sprintf("m%d", len(m.msgs)+i), red: m.rnd.IntN(2) == 0, dueMs: m.now}
+		if m.capped { // sizes that make the byte cap bite as well as the count
+			msg.body += strings.Repeat(".", m.rnd.IntN(200))
+		}
 		out[i].Body = []byte(msg.body)
 		if msg.red {
 			out[i].Attributes = map[string]Attribute{"color": {String: "red"}}
@@ -259,6 +336,9 @@ func (m *model) send() {
 		m.byID[r.ID] = len(m.msgs)
 		m.msgs = append(m.msgs, added[i])
 	}
+	if m.over() {
+		m.trimModel() // the send ran the janitor before it returned
+	}
 }
 
 func (m *model) receive() {
@@ -280,17 +360,22 @@ func (m *model) receive() {
 	}
 	var got []Message
 	var err error
+	s := m.b.s
+	if m.rnd.IntN(3) == 0 {
+		s = m.zs
+		m.op += " (zset mode)"
+	}
 	if avail > 0 && m.rnd.IntN(2) == 0 {
 		// As a consume stream receives (a Reader waits while nothing is
 		// available, so only when something is).
 		m.op += " (stream)"
 		var r *Reader
-		if r, err = m.b.s.NewReader(m.b.ctx, m.q, tg.name, visOverride); err == nil {
+		if r, err = s.NewReader(m.b.ctx, m.q, tg.name, visOverride); err == nil {
 			got, err = r.Receive(m.b.ctx, max)
 			r.Close()
 		}
 	} else {
-		got, err = m.b.s.Receive(m.b.ctx, m.q, tg.name, ReceiveOptions{MaxMessages: max, WaitSeconds: i32(0), VisibilitySeconds: visOverride})
+		got, err = s.Receive(m.b.ctx, m.q, tg.name, ReceiveOptions{MaxMessages: max, WaitSeconds: i32(0), VisibilitySeconds: visOverride})
 	}
 	if err != nil {
 		m.failf("receive: %v", err)
@@ -570,19 +655,45 @@ func (m *model) janitor() {
 	if err := m.b.s.trimQueue(m.b.ctx, m.q); err != nil {
 		m.failf("janitor: %v", err)
 	}
+	m.trimModel()
+	q, err := m.b.s.GetQueue(m.b.ctx, m.q)
+	if err != nil {
+		m.failf("get queue: %v", err)
+	}
+	retained, bytes := m.retained()
+	if q.RetainedMessages != retained {
+		m.failf("retained %d messages, model %d", q.RetainedMessages, retained)
+	}
+	if q.RetainedBytes != bytes {
+		m.failf("retained %d bytes, model %d", q.RetainedBytes, bytes)
+	}
+	if q.DroppedTotal != m.dropped {
+		m.failf("dropped %d messages, model %d", q.DroppedTotal, m.dropped)
+	}
+}
+
+// trimModel is what the janitor does to the model: messages expired, or
+// (over a cap) the oldest, counted for each tag that had not finished
+// them; then those every tag is done with, up to the first one needed.
+func (m *model) trimModel() {
 	for idx, msg := range m.msgs {
 		if msg.trimmed {
 			continue
 		}
-		if msg.dueMs+modelRetention <= m.now {
+		if expired := msg.dueMs+modelRetention <= m.now; expired || m.over() {
+			needed := len(m.tags) == 0
 			for _, tg := range m.tags {
 				if st := m.status(tg, idx); st != "" && st != "done" {
+					needed = true
 					tg.exp++
 					if tg.held[idx] == nil {
 						tg.held[idx] = &mHeld{}
 					}
 					tg.held[idx].done = true
 				}
+			}
+			if needed && !expired {
+				m.dropped++
 			}
 			msg.trimmed = true
 			continue
@@ -600,19 +711,6 @@ func (m *model) janitor() {
 			break
 		}
 		msg.trimmed = true
-	}
-	q, err := m.b.s.GetQueue(m.b.ctx, m.q)
-	if err != nil {
-		m.failf("get queue: %v", err)
-	}
-	retained := 0
-	for _, msg := range m.msgs {
-		if !msg.trimmed {
-			retained++
-		}
-	}
-	if q.RetainedMessages != int64(retained) {
-		m.failf("retained %d messages, model %d", q.RetainedMessages, retained)
 	}
 }
 
@@ -710,6 +808,7 @@ func (m *model) check() {
 		m.failf("DLQ holds %d dead letters, model %d", dlq.State.Available, len(m.dlq))
 	}
 	for _, name := range m.tagNames() {
+		m.checkPEL(name)
 		tg := m.tags[name]
 		got, err := m.b.s.GetTag(m.b.ctx, m.q, name)
 		if err != nil {
@@ -721,4 +820,57 @@ func (m *model) check() {
 			m.failf("tag %s state\n got  %+v\n want %+v", name, st, want)
 		}
 	}
+}
+
+// checkPEL checks how a tag keeps its stream deliveries (see lib.lua): its
+// PEL holds exactly pc entries (the model's receives always finish, so no
+// read waits for its script), each in one batch record, none also in v.
+func (m *model) checkPEL(tag string) {
+	k := m.b.s.qkeys(m.q)
+	tk := k.tag(tag)
+	pend, err := m.b.rdb.XPendingExt(m.b.ctx, &redis.XPendingExtArgs{Stream: k.stream, Group: tag, Start: "-", End: "+", Count: 10000}).Result()
+	if err != nil {
+		m.failf("XPENDING %s: %v", tag, err)
+	}
+	pc, _ := m.b.rdb.HGet(m.b.ctx, tk.state, "pc").Int()
+	if len(pend) != pc {
+		m.failf("tag %s: %d entries in its PEL, pc %d", tag, len(pend), pc)
+	}
+	if len(pend) == 0 {
+		return
+	}
+	m.pelSeen++
+	recs, err := m.b.rdb.ZRange(m.b.ctx, tk.batches, 0, -1).Result()
+	if err != nil {
+		m.failf("batches of %s: %v", tag, err)
+	}
+	members, err := m.b.rdb.ZRange(m.b.ctx, tk.visible, 0, -1).Result()
+	if err != nil {
+		m.failf("v of %s: %v", tag, err)
+	}
+	inV := map[string]bool{}
+	for _, mem := range members {
+		inV[mem[:strings.LastIndex(mem, ":")]] = true
+	}
+	for _, p := range pend {
+		n := 0
+		for _, r := range recs {
+			f := strings.Fields(r)
+			if len(f) == 3 && !idLess(p.ID, f[0]) && !idLess(f[1], p.ID) {
+				n++
+			}
+		}
+		if n != 1 {
+			m.failf("tag %s: PEL entry %s is in %d batch records %v", tag, p.ID, n, recs)
+		}
+		if inV[p.ID] {
+			m.failf("tag %s: %s is both in the PEL and in v", tag, p.ID)
+		}
+	}
+}
+
+func idLess(a, b string) bool {
+	am, as, _ := parseID(a)
+	bm, bs, _ := parseID(b)
+	return am < bm || (am == bm && as < bs)
 }

@@ -76,6 +76,15 @@ func (t *MoveTask) Remaining() int64 {
 	return max(t.Total-t.Moved-t.Failed, 0)
 }
 
+// taskRunning tells whether a stored task is running (a task that does
+// not decode is not).
+func taskRunning(raw string) bool {
+	var t struct {
+		State string `json:"state"`
+	}
+	return json.Unmarshal([]byte(raw), &t) == nil && t.State == MoveRunning
+}
+
 func decodeTask(dlq, raw string) (*MoveTask, error) {
 	var t MoveTask
 	if err := json.Unmarshal([]byte(raw), &t); err != nil {
@@ -311,7 +320,7 @@ func (s *Store) RunMove(ctx context.Context, dlq string, period time.Duration) (
 	}
 	var id string
 	for tid, raw := range tasks {
-		if strings.Contains(raw, `"state":"RUNNING"`) {
+		if taskRunning(raw) {
 			id = tid
 		}
 	}
@@ -381,8 +390,9 @@ func (s *Store) moveBack(ctx context.Context, dlq, id string, v map[string]any, 
 	attrs := decodeAttrs(a)
 	delete(attrs, SourceQueueAttribute)
 	sk := s.qkeys(dl.SourceQueue)
-	res, err := scriptMoveAdd.Run(ctx, s.rdb, []string{sk.meta, sk.stream, sk.dedupe, sk.filters, sk.tags},
-		"mv/"+dlq+"/"+id, dl.SourceTag, body, encodeAttrs(attrs), dl.OriginalMessageID, dl.MoveCount+1).Int()
+	res, err := scriptMoveAdd.Run(ctx, s.rdb, []string{sk.meta, sk.stream, sk.dedupe, sk.filters, sk.tags, sk.sizes, sk.holes},
+		"mv/"+dlq+"/"+id, dl.SourceTag, body, encodeAttrs(attrs), dl.OriginalMessageID, dl.MoveCount+1,
+		len(body)+attrsSize(attrs)).Int()
 	if err != nil {
 		return "", "", mapErr(err, dl.SourceQueue, dl.SourceTag)
 	}
@@ -399,7 +409,7 @@ func (s *Store) moveStep(ctx context.Context, dlq, taskID, id, outcome, note str
 	k := s.qkeys(dlq)
 	var ok int
 	err := s.withTags(ctx, dlq, func(names, tagKeys []string) error {
-		keys := append([]string{k.meta, k.stream, k.moves, k.tags}, tagKeys...)
+		keys := append(append([]string{k.meta, k.stream, k.moves, k.tags}, tagKeys...), k.holes)
 		args := append([]any{taskID, s.owner, id, outcome, note}, toAny(names)...)
 		var err error
 		ok, err = scriptMoveStep.Run(ctx, s.rdb, keys, args...).Int()
@@ -432,7 +442,7 @@ func (s *Store) MoveWork(ctx context.Context) ([]string, error) {
 	var out []string
 	for i, n := range names {
 		for _, raw := range tasks[i].Val() {
-			if strings.Contains(raw, `"state":"RUNNING"`) {
+			if taskRunning(raw) {
 				out = append(out, n)
 				break
 			}

@@ -1,6 +1,7 @@
 package tags
 
 import (
+	"encoding/json"
 	"testing"
 	"time"
 
@@ -183,4 +184,17 @@ func TestS10_MoveLeavesDeadLettersTheDLQAlreadyProcessed(t *testing.T) {
 		require.Equal(t, 1, runMoveToEnd(t, b, "orders-dlq"))
 		require.Equal(t, []string{"pending"}, bodies(b.receive("orders", "billing", 10)))
 	})
+}
+
+// A task is running by its decoded state, not by matching text in its JSON
+// (which an encoder may space out, or a failure reason quote).
+func TestTaskRunning_DecodesTheState(t *testing.T) {
+	done, err := json.Marshal(MoveTask{ID: "1", State: MoveFailed, FailureReason: `saw "state":"RUNNING" in a reply`})
+	require.NoError(t, err)
+	running, err := json.Marshal(MoveTask{ID: "2", State: MoveRunning})
+	require.NoError(t, err)
+	require.False(t, taskRunning(string(done)))
+	require.True(t, taskRunning(string(running)))
+	require.True(t, taskRunning(`{"id":"3", "state": "RUNNING"}`))
+	require.False(t, taskRunning(`not json`))
 }

@@ -70,7 +70,7 @@ func (s *Store) PeekNext(ctx context.Context, queue, tag string, max int) ([]Mes
 	}
 	k := s.qkeys(queue)
 	tk := k.tag(tag)
-	res, err := scriptPeek.Run(ctx, s.rdb, []string{k.meta, k.stream, tk.state, tk.visible, tk.parked},
+	res, err := scriptPeek.Run(ctx, s.rdb, []string{k.meta, k.stream, tk.state, tk.visible, tk.parked, tk.last, tk.batches},
 		tag, max, scanLimit).Result()
 	if err != nil {
 		return nil, mapErr(err, queue, tag)

@@ -2,7 +2,6 @@ package tags
 
 import (
 	"context"
-	"crypto/hmac"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
@@ -40,7 +39,8 @@ func validateQueueAttrs(delay, vis, wait, ret, mmb *int32) *Error {
 	return checkRange("max_message_bytes", mmb, MinMaxMessageBytes, MaxMaxMessageBytes)
 }
 
-// CreateQueue creates a queue and its default tag (reading from now on).
+// CreateQueue creates a queue and its default tag (reading from now on),
+// or no tag at all with cfg.NoDefaultTag.
 func (s *Store) CreateQueue(ctx context.Context, cfg QueueConfig) (*Queue, error) {
 	if e := checkName("name", "queue", cfg.Name); e != nil {
 		return nil, e
@@ -59,12 +59,22 @@ func (s *Store) CreateQueue(ctx context.Context, cfg QueueConfig) (*Queue, error
 	if e := checkPolicyShape("redrive_policy", cfg.RedrivePolicy); e != nil {
 		return nil, e
 	}
+	mmb := orDefault(cfg.MaxMessageBytes, DefaultMaxMessageBytes)
+	if e := checkCaps(cfg.MaxRetainedMessages, cfg.MaxRetainedBytes, &cfg.Overflow, mmb); e != nil {
+		return nil, e
+	}
 	dtag := cfg.DefaultTagName
-	if dtag == "" {
+	switch {
+	case cfg.NoDefaultTag && dtag != "":
+		return nil, invalid(ReasonInvalidArgumentRange, "default_tag_name", "a queue with no default tag takes no default_tag_name")
+	case cfg.NoDefaultTag:
+	case dtag == "":
 		dtag = DefaultTagName
 	}
-	if e := checkName("default_tag_name", "tag", dtag); e != nil {
-		return nil, e
+	if !cfg.NoDefaultTag {
+		if e := checkName("default_tag_name", "tag", dtag); e != nil {
+			return nil, e
+		}
 	}
 	q := &Queue{
 		Name:                     cfg.Name,
@@ -72,12 +82,22 @@ func (s *Store) CreateQueue(ctx context.Context, cfg QueueConfig) (*Queue, error
 		VisibilityTimeoutSeconds: orDefault(cfg.VisibilityTimeoutSeconds, DefaultVisibilityTimeout),
 		ReceiveWaitSeconds:       orDefault(cfg.ReceiveWaitSeconds, 0),
 		MessageRetentionSeconds:  orDefault(cfg.MessageRetentionSeconds, DefaultRetention),
-		MaxMessageBytes:          orDefault(cfg.MaxMessageBytes, DefaultMaxMessageBytes),
+		MaxMessageBytes:          mmb,
 		DeadLetterQueue:          cfg.DeadLetterQueue,
 		RetainAckedMessages:      cfg.RetainAckedMessages,
 		UserAttributes:           cfg.UserAttributes,
 		DefaultTagName:           dtag,
 		RedrivePolicy:            cfg.RedrivePolicy,
+		Overflow:                 cfg.Overflow,
+	}
+	if q.Overflow == OverflowUnspecified {
+		q.Overflow = OverflowRejectNew
+	}
+	if v := cfg.MaxRetainedMessages; v != nil {
+		q.MaxRetainedMessages = *v
+	}
+	if v := cfg.MaxRetainedBytes; v != nil {
+		q.MaxRetainedBytes = *v
 	}
 	if p := q.RedrivePolicy; p != nil {
 		if err := s.checkPolicyTarget(ctx, "redrive_policy", q.Name, q.DeadLetterQueue, q.MessageRetentionSeconds, p); err != nil {
@@ -97,7 +117,7 @@ func (s *Store) CreateQueue(ctx context.Context, cfg QueueConfig) (*Queue, error
 	k := s.qkeys(q.Name)
 	tagCfg, _ := json.Marshal(storedTag{Start: storedStart{Kind: StartNow}})
 	args := append([]any{dtag, tagCfg}, encodeMeta(q)...)
-	ct, err := scriptCreateQueue.Run(ctx, s.rdb, []string{k.meta, k.tags, k.stream, k.tag(dtag).state}, args...).Int64()
+	ct, err := scriptCreateQueue.Run(ctx, s.rdb, []string{k.meta, k.tags, k.stream, k.tag(dtag).state, k.sizes, k.holes}, args...).Int64()
 	if err != nil {
 		if p := q.RedrivePolicy; p != nil {
 			// Undo the source entry unless the existing queue has the same policy.
@@ -128,6 +148,7 @@ func encodeMeta(q *Queue) []any {
 		"topic", boolStr(q.TopicQueue), "ra", boolStr(q.RetainAckedMessages), "ua", string(ua),
 		"dtag", q.DefaultTagName,
 	}
+	fields = append(fields, capFields(&q.MaxRetainedMessages, &q.MaxRetainedBytes, &q.Overflow)...)
 	if p := q.RedrivePolicy; p != nil {
 		fields = append(fields, "rpq", p.DeadLetterQueue, "rpm", p.MaxReceiveCount)
 	}
@@ -152,6 +173,7 @@ func decodeMeta(name string, m map[string]string) *Queue {
 		UpdateTime:               ms("ut"),
 	}
 	q.RedrivePolicy = decodePolicy(m)
+	decodeCaps(q, m)
 	if ua := m["ua"]; ua != "" && ua != "null" {
 		_ = json.Unmarshal([]byte(ua), &q.UserAttributes)
 	}
@@ -212,6 +234,9 @@ func (s *Store) queueInfos(ctx context.Context, names []string) ([]*Queue, error
 		q.TagCount = int(ntags[i].Val())
 		q.RetainedMessages = xlens[i].Val()
 		out[i] = q
+		if q.DefaultTagName == "" {
+			continue // no default tag
+		}
 		calls = append(calls, s.tagStateCall(n, q.DefaultTagName))
 		at = append(at, i)
 	}
@@ -320,12 +345,12 @@ func (s *Store) PageAfter(list, token string) (string, error) {
 	if len(token) > maxPageTokenLen {
 		return "", bad
 	}
-	b, err := base64.RawURLEncoding.DecodeString(token)
-	if err != nil || len(b) < 1+1+handleMACLen || b[0] != pageTokenVersion {
+	b, err := strictBase64.DecodeString(token) // one spelling of a token, as of a handle
+	if err != nil || strictBase64.EncodedLen(len(b)) != len(token) || len(b) < 1+1+handleMACLen || b[0] != pageTokenVersion {
 		return "", bad
 	}
 	body, sum := b[:len(b)-handleMACLen], b[len(b)-handleMACLen:]
-	if !hmac.Equal(sum, s.pageMAC(list, body)) {
+	if !s.handles.macOK(s.pageMACInput(list, body), sum) { // any key of the ring: a rotation keeps pages going
 		return "", bad
 	}
 	name := string(body[1:])
@@ -336,12 +361,16 @@ func (s *Store) PageAfter(list, token string) (string, error) {
 }
 
 func (s *Store) pageMAC(list string, body []byte) []byte {
+	return s.handles.mac(s.pageMACInput(list, body))
+}
+
+func (s *Store) pageMACInput(list string, body []byte) []byte {
 	m := make([]byte, 0, len(pageTokenDomain)+len(list)+1+len(body))
 	m = append(m, pageTokenDomain...)
 	m = append(m, list...)
 	m = append(m, 0)
 	m = append(m, body...)
-	return s.handles.mac(m)
+	return m
 }
 
 func pageSizeOf(n int) (int, *Error) {
@@ -364,6 +393,9 @@ func (s *Store) UpdateQueue(ctx context.Context, name string, u QueueUpdate) (*Q
 		u.MessageRetentionSeconds, u.MaxMessageBytes); e != nil {
 		return nil, e
 	}
+	if e := checkCaps(u.MaxRetainedMessages, u.MaxRetainedBytes, u.Overflow, 0); e != nil {
+		return nil, e
+	}
 	if u.SetUserAttributes {
 		if e := checkUserAttributes("user_attributes", u.UserAttributes); e != nil {
 			return nil, e
@@ -383,6 +415,9 @@ func (s *Store) UpdateQueue(ctx context.Context, name string, u QueueUpdate) (*Q
 		return nil, queueNotFound(name)
 	}
 	cur := decodeMeta(name, m)
+	if e := checkUpdatedCaps(cur, u); e != nil {
+		return nil, e
+	}
 	ret := cur.MessageRetentionSeconds
 	if u.MessageRetentionSeconds != nil {
 		ret = *u.MessageRetentionSeconds
@@ -417,6 +452,7 @@ func (s *Store) UpdateQueue(ctx context.Context, name string, u QueueUpdate) (*Q
 	if u.RetainAckedMessages != nil {
 		set = append(set, "ra", boolStr(*u.RetainAckedMessages))
 	}
+	set = append(set, capFields(u.MaxRetainedMessages, u.MaxRetainedBytes, u.Overflow)...)
 	if u.SetUserAttributes {
 		ua, _ := json.Marshal(u.UserAttributes)
 		set = append(set, "ua", string(ua))
@@ -454,10 +490,10 @@ func (s *Store) withTags(ctx context.Context, q string, run func(names []string,
 		if err != nil {
 			return mapErr(err, q, "")
 		}
-		keys := make([]string, 0, 4*len(names))
+		keys := make([]string, 0, 5*len(names))
 		for _, n := range names {
 			tk := k.tag(n)
-			keys = append(keys, tk.state, tk.visible, tk.parked, tk.last)
+			keys = append(keys, tk.state, tk.visible, tk.parked, tk.last, tk.batches)
 		}
 		err = run(names, keys)
 		if !errors.Is(err, errTagsChanged) || attempt == 10 {
@@ -504,7 +540,8 @@ func (s *Store) DeleteQueue(ctx context.Context, name string, force bool) error 
 		return err
 	}
 	err = s.withTags(ctx, name, func(names, tagKeys []string) error {
-		keys := append([]string{k.meta, k.stream, k.tags, k.filters, k.delayed, k.wake, k.sources, k.outbox, k.dedupe, k.moves}, tagKeys...)
+		keys := append([]string{k.meta, k.stream, k.tags, k.filters, k.delayed, k.wake, k.sources, k.outbox, k.dedupe, k.moves,
+			k.sizes, k.holes}, tagKeys...)
 		return mapErr(scriptDeleteQueue.Run(ctx, s.rdb, keys, toAny(names)...).Err(), name, "")
 	})
 	if err != nil {
@@ -538,7 +575,7 @@ func (s *Store) PurgeQueue(ctx context.Context, name string) (int64, error) {
 	k := s.qkeys(name)
 	var n int64
 	err := s.withTags(ctx, name, func(names, tagKeys []string) error {
-		keys := append([]string{k.meta, k.stream, k.tags, k.filters, k.delayed}, tagKeys...)
+		keys := append(append([]string{k.meta, k.stream, k.tags, k.filters, k.delayed}, tagKeys...), k.sizes, k.holes)
 		var err error
 		n, err = scriptPurge.Run(ctx, s.rdb, keys, toAny(names)...).Int64()
 		return mapErr(err, name, "")

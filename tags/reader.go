@@ -72,6 +72,12 @@ func (r *Reader) Receive(ctx context.Context, n int) ([]Message, error) {
 	// deadline. Only the wait is cut short by ctx.
 	sctx := context.WithoutCancel(ctx)
 	for {
+		// Nor does one start once ctx has ended (a wake-up and the end of
+		// the stream can come together): its messages would go back with
+		// a receive counted that no client saw.
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
 		res, err := r.s.receiveOnce(sctx, r.queue, r.tag, "", n, r.visMs)
 		if err != nil {
 			return nil, err

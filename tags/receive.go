@@ -140,6 +140,9 @@ func (s *Store) resolveTag(ctx context.Context, queue, tag string) (string, erro
 	if err != nil {
 		return "", mapErr(err, queue, "")
 	}
+	if dtag == "" {
+		return "", noDefaultTag(queue)
+	}
 	return dtag, nil
 }
 
@@ -305,14 +308,14 @@ type tagKey struct{ queue, tag string }
 // the tag); read is how many entries it read.
 func (s *Store) receiveStep(ctx context.Context, queue, tag, expectDefault string, max int, visMs int64, due, read, inScript bool) (r receiveResult, n int, err error) {
 	k := s.qkeys(queue)
-	tk := k.tag(tag)
 	// New entries go into the tag's PEL here, so a crash before the script
 	// leaves them pending (the janitor recovers them), never lost; their
 	// bodies come straight from Redis, not through Lua.
 	var fresh []newEntry
+	epoch := ""
 	if read && !inScript {
 		var ok bool
-		if fresh, ok, err = s.readNew(ctx, k.stream, tag, max); err != nil {
+		if fresh, epoch, ok, err = s.readNew(ctx, k, tag, max); err != nil {
 			return r, 0, err
 		}
 		if ok && len(fresh) == 0 && !due {
@@ -323,18 +326,40 @@ func (s *Store) receiveStep(ctx context.Context, queue, tag, expectDefault strin
 			}
 		}
 	}
+	r, err = s.receiveScript(ctx, queue, tag, expectDefault, max, visMs, due, read && inScript, fresh, epoch)
+	return r, len(fresh), err
+}
+
+// receiveScript is the receive script's call for a receiveStep: fresh and
+// epoch are what readNew read (nothing when inScript: the script reads).
+func (s *Store) receiveScript(ctx context.Context, queue, tag, expectDefault string, max int, visMs int64,
+	due, inScript bool, fresh []newEntry, epoch string) (r receiveResult, err error) {
+	k := s.qkeys(queue)
+	tk := k.tag(tag)
 	duePhase := 0
 	if due {
 		duePhase = 1
 	}
-	args := make([]any, 0, 7+4*len(fresh))
+	mode := 1 // PEL mode: what is handed out stays in the tag's PEL
+	if s.zsetInFlight {
+		mode = 0
+	}
+	args := make([]any, 0, 11+4*len(fresh))
 	nnew := len(fresh)
-	if read && inScript {
+	if inScript {
 		nnew = -1
 	}
-	args = append(args, tag, max, visMs, queue, expectDefault, duePhase, nnew)
+	first, last := "", ""
+	if len(fresh) > 0 {
+		first, last = fresh[0].id, fresh[len(fresh)-1].id
+	}
+	args = append(args, tag, max, visMs, queue, expectDefault, duePhase, nnew, mode, epoch, first, last)
 	for _, e := range fresh {
-		args = append(args, e.id, e.due, e.only, e.attrs)
+		// In PEL mode plain entries (no delay, for any tag, no attributes)
+		// go unlisted: the script does nothing per plain entry.
+		if mode == 0 || e.due != "" || e.only != "" || e.attrs != "" {
+			args = append(args, e.id, e.due, e.only, e.attrs)
+		}
 	}
 	if len(fresh) > 0 {
 		// They are read: the script must run whatever the caller does now.
@@ -342,15 +367,15 @@ func (s *Store) receiveStep(ctx context.Context, queue, tag, expectDefault strin
 	}
 	gen := s.hintGeneration()
 	res, err := scriptReceive.Run(ctx, s.rdb,
-		[]string{k.meta, k.stream, tk.state, tk.visible, tk.parked, k.wake, tk.last, k.outbox}, args...).Slice()
+		[]string{k.meta, k.stream, tk.state, tk.visible, tk.parked, k.wake, tk.last, k.outbox, tk.batches}, args...).Slice()
 	if err != nil {
 		if strings.Contains(err.Error(), "DEFAULT_TAG_CHANGED") {
-			return r, 0, errDefaultTagChanged
+			return r, errDefaultTagChanged
 		}
-		return r, 0, mapErr(err, queue, tag)
+		return r, mapErr(err, queue, tag)
 	}
-	if len(res) != 8 {
-		return r, 0, &Error{Kind: KindInternal, Reason: ReasonInternal, Message: "receive: unexpected reply"}
+	if len(res) != 9 {
+		return r, &Error{Kind: KindInternal, Reason: ReasonInternal, Message: "receive: unexpected reply"}
 	}
 	r = receiveResult{nowMs: asInt64(res[0]), hintMs: asInt64(res[1]), queueWait: int32(asInt64(res[2])),
 		dead: int(asInt64(res[3])), more: len(fresh) == max || asInt64(res[7]) == 1}
@@ -361,10 +386,19 @@ func (s *Store) receiveStep(ctx context.Context, queue, tag, expectDefault strin
 	for i := range r.msgs {
 		r.msgs[i].VisibleFor = visible
 	}
-	newIdx, _ := res[5].([]any)
-	for _, v := range newIdx {
-		i := int(asInt64(v)) - 1
-		if i < 0 || i >= len(fresh) {
+	// res[5]: the fresh entries not handed out, or (res[8] = 1) those handed out.
+	listed, _ := res[5].([]any)
+	handedListed := asInt64(res[8]) == 1
+	var set map[string]bool
+	if len(listed) > 0 {
+		set = make(map[string]bool, len(listed))
+		for _, v := range listed {
+			id, _ := v.(string)
+			set[id] = true
+		}
+	}
+	for i := range fresh {
+		if set[fresh[i].id] != handedListed {
 			continue
 		}
 		m := decodeEntry(fresh[i].id, fresh[i].fields)
@@ -373,7 +407,7 @@ func (s *Store) receiveStep(ctx context.Context, queue, tag, expectDefault strin
 		m.VisibleFor = visible
 		r.msgs = append(r.msgs, m)
 	}
-	return r, len(fresh), nil
+	return r, nil
 }
 
 // newEntry is a stream entry a receive read: its fields, and those the
@@ -384,19 +418,31 @@ type newEntry struct {
 	due, only, attrs string
 }
 
-// readNew reads up to max entries beyond tag's cursor into its PEL. A
-// missing queue, stream or group reads nothing and is not ok (the script
-// then reports which is missing).
-func (s *Store) readNew(ctx context.Context, stream, tag string, max int) ([]newEntry, bool, error) {
-	res, err := s.rdb.Do(ctx, "XREADGROUP", "GROUP", tag, "c", "COUNT", max, "STREAMS", stream, ">").Result()
+// readNew reads up to max entries beyond tag's cursor into its PEL, and
+// (in the same round trip, just before) the queue's PEL epoch for the
+// receive script ("" when unknown). A missing queue, stream or group reads
+// nothing and is not ok (the script then reports which is missing).
+func (s *Store) readNew(ctx context.Context, k queueKeys, tag string, max int) ([]newEntry, string, bool, error) {
+	stream := k.stream
+	pipe := s.rdb.Pipeline()
+	ep := pipe.HGet(ctx, k.meta, "pep")
+	rd := pipe.Do(ctx, "XREADGROUP", "GROUP", tag, "c", "COUNT", max, "STREAMS", stream, ">")
+	_, _ = pipe.Exec(ctx)
+	epoch, err := ep.Result()
 	if isNil(err) {
-		return nil, true, nil
+		epoch = "0"
+	} else if err != nil {
+		epoch = ""
+	}
+	res, err := rd.Result()
+	if isNil(err) {
+		return nil, epoch, true, nil
 	}
 	if isScriptReply(err) {
-		return nil, false, nil
+		return nil, epoch, false, nil
 	}
 	if err != nil {
-		return nil, false, mapErr(err, "", tag)
+		return nil, epoch, false, mapErr(err, "", tag)
 	}
 	var list []any
 	switch v := res.(type) {
@@ -430,5 +476,5 @@ func (s *Store) readNew(ctx context.Context, stream, tag string, max int) ([]new
 		}
 		out = append(out, ne)
 	}
-	return out, true, nil
+	return out, epoch, true, nil
 }

@@ -492,7 +492,7 @@ func TestReceiveReadAbandonedBetweenStepsIsRecovered(t *testing.T) {
 		}
 		k := b.s.qkeys("q")
 		// The first step alone, as a stopped tagqd left it.
-		got, _, err := b.s.readNew(b.ctx, k.stream, "default", 10)
+		got, _, _, err := b.s.readNew(b.ctx, k, "default", 10)
 		require.NoError(t, err)
 		require.Len(t, got, 2)
 		require.NoError(t, b.s.RunJanitor(b.ctx))

@@ -11,14 +11,20 @@ import (
 
 // Send stores messages in one atomic step. Each message is checked first;
 // the invalid ones get an error in their result and are not stored, the
-// valid ones are all stored. The error return is for the whole call (queue
-// not found, backend unavailable): then nothing was stored.
+// valid ones are all stored — but on a queue at a cap with
+// OverflowRejectNew, where the entries from the first that does not fit
+// on get QUEUE_FULL. The error return is for the whole call (queue not
+// found, backend unavailable, Redis memory near full): then nothing was
+// stored.
 func (s *Store) Send(ctx context.Context, queue string, msgs []OutMessage) ([]SendResult, error) {
 	if e := checkName("queue", "queue", queue); e != nil {
 		return nil, e
 	}
 	if len(msgs) == 0 || len(msgs) > MaxBatchEntries {
 		return nil, invalid(ReasonBatchTooLarge, "entries", "a batch has 1-%d entries, got %d", MaxBatchEntries, len(msgs))
+	}
+	if e := s.memoryFull(ctx, queue); e != nil {
+		return nil, e
 	}
 	results := make([]SendResult, len(msgs))
 	args := make([]any, 1, 1+4*len(msgs))
@@ -50,29 +56,49 @@ func (s *Store) Send(ctx context.Context, queue string, msgs []OutMessage) ([]Se
 		return results, nil
 	}
 	args[0] = len(sent)
-	if done, err := s.sendFast(ctx, queue, args, sent, results); done || err != nil {
-		if err != nil {
+	done, over, err := s.sendFast(ctx, queue, args, sent, results)
+	if err != nil {
+		return nil, err
+	}
+	if !done {
+		if over, err = s.sendSlow(ctx, queue, args, sent, results); err != nil {
 			return nil, err
 		}
-		return results, nil
 	}
+	if over {
+		// OverflowDropOldest: the messages are stored; make room before
+		// answering. A failure here loses nothing: the janitor trims later.
+		if err := s.trimQueue(ctx, queue); err != nil {
+			s.log.Warn("trimming a queue over its cap failed", "queue", queue, "err", err)
+		}
+	}
+	return results, nil
+}
+
+// sendSlow stores a checked batch through send.lua and says whether the
+// queue is now over a cap it drops the oldest for.
+func (s *Store) sendSlow(ctx context.Context, queue string, args []any, sent []int, results []SendResult) (bool, error) {
 	k := s.qkeys(queue)
-	res, err := scriptSend.Run(ctx, s.rdb, []string{k.meta, k.stream, k.filters, k.delayed}, args...).Slice()
+	reply, err := scriptSend.Run(ctx, s.rdb, []string{k.meta, k.stream, k.filters, k.delayed, k.sizes, k.holes}, args...).Slice()
 	if err != nil {
-		return nil, mapErr(err, queue, "")
+		return false, mapErr(err, queue, "")
 	}
+	res, _ := reply[0].([]any)
 	for j, r := range res {
 		i := sent[j]
 		parts, _ := r.([]any)
-		if len(parts) == 1 {
+		switch {
+		case len(parts) == 1 && parts[0] == ReasonQueueFull:
+			results[i].Err = queueFull(queue)
+		case len(parts) == 1:
 			id, _ := parts[0].(string)
 			results[i] = SendResult{ID: id, SendTime: idTime(id)}
-			continue
+		default:
+			size, _ := args[1+4*j].(int)
+			results[i].Err = tooLarge(size, int(asInt64(parts[1])))
 		}
-		size, _ := args[1+4*j].(int)
-		results[i].Err = tooLarge(size, int(asInt64(parts[1])))
 	}
-	return results, nil
+	return asInt64(reply[1]) == 1, nil
 }
 
 func tooLarge(size, limit int) *Error {
@@ -84,22 +110,26 @@ func tooLarge(size, limit int) *Error {
 
 // sendLimits are the queue attributes a send's fast path checks against,
 // cached per queue; sendpost.lua refuses a send made against stale ones.
+// (Caps it checks itself, whatever the cache says.)
 type sendLimits struct {
 	maxBytes int
 	delay    int
+	reject   bool // the queue has a cap and refuses sends beyond it
 }
 
 func (s *Store) limitsOf(ctx context.Context, queue string) (sendLimits, bool) {
 	if v, ok := s.limits.Load(queue); ok {
 		return v.(sendLimits), true
 	}
-	m, err := s.rdb.HMGet(ctx, s.qkeys(queue).meta, "mmb", "delay").Result()
-	if err != nil || len(m) != 2 || m[0] == nil || m[1] == nil {
+	m, err := s.rdb.HMGet(ctx, s.qkeys(queue).meta, "mmb", "delay", "cmax", "bmax", "ovf").Result()
+	if err != nil || len(m) != 5 || m[0] == nil || m[1] == nil {
 		return sendLimits{}, false // the slow path tells what is wrong
 	}
-	mmb, _ := strconv.Atoi(m[0].(string))
-	delay, _ := strconv.Atoi(m[1].(string))
-	l := sendLimits{maxBytes: mmb, delay: delay}
+	str := func(v any) string { x, _ := v.(string); return x }
+	mmb, _ := strconv.Atoi(str(m[0]))
+	delay, _ := strconv.Atoi(str(m[1]))
+	capped := (str(m[2]) != "" && str(m[2]) != "0") || (str(m[3]) != "" && str(m[3]) != "0")
+	l := sendLimits{maxBytes: mmb, delay: delay, reject: capped && str(m[4]) != "drop"}
 	s.limits.Store(queue, l)
 	return l, true
 }
@@ -108,22 +138,38 @@ func (s *Store) limitsOf(ctx context.Context, queue string) (sendLimits, bool) {
 // entries they hold) with plain XADDs followed by sendpost.lua in one
 // MULTI, so no body passes through Lua. It does so only on the production
 // clock, for undelayed messages within the queue's cached limits; it
-// reports false, having stored nothing, when send.lua must do it. Batches
-// sent concurrently (Publish frames, SendMessageBatch calls) share one
-// round trip: see sendCoalescer.
-func (s *Store) sendFast(ctx context.Context, queue string, args []any, sent []int, results []SendResult) (bool, error) {
+// reports false (not done), having stored nothing, when send.lua must do
+// it. Batches sent concurrently (Publish frames, SendMessageBatch calls)
+// share one round trip: see sendCoalescer. over: the queue is now over a
+// cap it drops the oldest for.
+func (s *Store) sendFast(ctx context.Context, queue string, args []any, sent []int, results []SendResult) (done, over bool, err error) {
 	if s.rdb.testClock {
-		return false, nil
+		return false, false, nil
 	}
 	lim, ok := s.limitsOf(ctx, queue)
 	if !ok || lim.delay != 0 {
-		return false, nil
+		return false, false, nil
 	}
 	for j := range sent {
 		size, delay := args[1+4*j].(int), args[2+4*j].(int32)
 		if delay > 0 || size > lim.maxBytes {
-			return false, nil // delayed, or (by the cache) too large: send.lua decides
+			return false, false, nil // delayed, or (by the cache) too large: send.lua decides
 		}
+	}
+	if lim.reject {
+		keep, err := s.roomFor(ctx, queue, args, len(sent))
+		if err != nil {
+			return true, false, err
+		}
+		for _, i := range sent[keep:] {
+			results[i].Err = queueFull(queue)
+		}
+		if keep == 0 {
+			return true, false, nil
+		}
+		// A copy: should send.lua have to do it after all, it decides
+		// for every entry again.
+		sent, args = sent[:keep], append([]any{keep}, args[1:1+4*keep]...)
 	}
 	f := &fastSend{queue: queue, args: args, sent: sent, results: results, done: make(chan struct{})}
 	s.sends.submit(s, f)
@@ -132,9 +178,9 @@ func (s *Store) sendFast(ctx context.Context, queue string, args []any, sent []i
 	case <-ctx.Done():
 		// The batch may still be stored: not acknowledged, so the caller
 		// may send it again (at-least-once), never lost.
-		return true, ctx.Err()
+		return true, false, ctx.Err()
 	}
-	return f.ok, f.err
+	return f.ok, f.over, f.err
 }
 
 // fastSend is one batch on the fast path, and its outcome.
@@ -147,6 +193,7 @@ type fastSend struct {
 	check   *redis.Cmd
 	post    []any
 	ok      bool // stored (or failed for good: err); false: send.lua must do it
+	over    bool // the queue is over a cap it drops the oldest for
 	err     error
 	done    chan struct{}
 }
@@ -218,7 +265,7 @@ func (s *Store) execSends(ctx context.Context, batch []*fastSend) {
 	for _, f := range batch {
 		k := s.qkeys(f.queue)
 		largest := 0
-		f.post = make([]any, 0, 3+len(f.sent))
+		f.post = make([]any, 0, 3+2*len(f.sent))
 		f.post = append(f.post, len(f.sent), 0, 0)
 		f.adds = make([]*redis.StringCmd, len(f.sent))
 		for j := range f.sent {
@@ -229,10 +276,10 @@ func (s *Store) execSends(ctx context.Context, batch []*fastSend) {
 				values = append(values, "a", attrs)
 			}
 			f.adds[j] = pipe.XAdd(ctx, &redis.XAddArgs{Stream: k.stream, NoMkStream: true, Values: values})
-			f.post = append(f.post, attrs)
+			f.post = append(f.post, f.args[1+4*j], attrs)
 		}
 		f.post[1] = largest
-		f.check = post.EvalSha(ctx, pipe, []string{k.meta, k.stream, k.filters}, f.post...)
+		f.check = post.EvalSha(ctx, pipe, []string{k.meta, k.stream, k.filters, k.sizes, k.holes}, f.post...)
 	}
 	_, _ = pipe.Exec(ctx) // errors are read per command
 	for _, f := range batch {
@@ -244,6 +291,7 @@ func (s *Store) execSends(ctx context.Context, batch []*fastSend) {
 // finishFastSend reads one batch's replies into its results.
 func (s *Store) finishFastSend(ctx context.Context, f *fastSend) (bool, error) {
 	k := s.qkeys(f.queue)
+	check := f.check
 	if err := f.check.Err(); err != nil {
 		switch {
 		case redis.HasErrorPrefix(err, "NOSCRIPT"):
@@ -255,7 +303,8 @@ func (s *Store) finishFastSend(ctx context.Context, f *fastSend) (bool, error) {
 				}
 			}
 			f.post[2] = 1
-			if err := scriptSendPost.Run(ctx, s.rdb, []string{k.meta, k.stream, k.filters}, f.post...).Err(); err != nil {
+			check = scriptSendPost.Run(ctx, s.rdb, []string{k.meta, k.stream, k.filters, k.sizes, k.holes}, f.post...)
+			if err := check.Err(); err != nil {
 				return true, mapErr(err, f.queue, "")
 			}
 		case redis.HasErrorPrefix(err, "STALE_LIMITS"), redis.HasErrorPrefix(err, "NO_STREAM"):
@@ -266,7 +315,23 @@ func (s *Store) finishFastSend(ctx context.Context, f *fastSend) (bool, error) {
 			return true, mapErr(err, f.queue, "")
 		}
 	}
+	reply, _ := check.Int64Slice()
+	keep := len(f.sent)
+	if len(reply) == 4 {
+		keep = int(reply[0])
+		f.over = reply[1] == 1
+		s.noteRoom(f.queue, reply[2], reply[3])
+	}
+	if keep < len(f.sent) {
+		// A cap this process did not know of (set elsewhere): read the
+		// limits again, so that the next sends look at the room first.
+		s.limits.Delete(f.queue)
+	}
 	for j, i := range f.sent {
+		if j >= keep {
+			f.results[i].Err = queueFull(f.queue) // taken back by sendpost.lua
+			continue
+		}
 		id, err := f.adds[j].Result()
 		if err != nil {
 			return true, mapErr(err, f.queue, "")

@@ -2,6 +2,7 @@ package tags
 
 import (
 	"context"
+	"strconv"
 	"unicode/utf8"
 )
 
@@ -104,8 +105,22 @@ func (s *Store) Settle(ctx context.Context, batches []*SettleBatch) error {
 				ack = append(ack, i)
 			}
 		}
-		args := make([]any, 0, 5+4*len(vis)+5*len(dead)+2*len(ack))
-		args = append(args, b.Queue, b.Tag, len(vis), len(dead), len(ack))
+		// The acks' first receive ms: their least, and all as one string
+		// (one argument for the script to take apart only when it needs them).
+		var firsts []byte
+		least := int64(0)
+		for j, i := range ack {
+			f := b.Ops[i].Delivery.FirstMs
+			if j > 0 {
+				firsts = append(firsts, ',')
+			}
+			firsts = strconv.AppendInt(firsts, f, 10)
+			if j == 0 || f < least {
+				least = f
+			}
+		}
+		args := make([]any, 0, 7+4*len(vis)+5*len(dead)+len(ack))
+		args = append(args, b.Queue, b.Tag, len(vis), len(dead), len(ack), least, string(firsts))
 		for _, i := range vis {
 			d := b.Ops[i].Delivery
 			args = append(args, d.ID, d.FirstMs, d.Gen, b.Ops[i].VisibilityMs)
@@ -119,12 +134,12 @@ func (s *Store) Settle(ctx context.Context, batches []*SettleBatch) error {
 			args = append(args, op.Delivery.ID, op.Delivery.FirstMs, op.Delivery.Gen, reason, op.Description)
 		}
 		for _, i := range ack {
-			args = append(args, b.Ops[i].Delivery.ID, b.Ops[i].Delivery.FirstMs)
+			args = append(args, b.Ops[i].Delivery.ID)
 		}
 		k := s.qkeys(b.Queue)
 		tk := k.tag(b.Tag)
 		calls = append(calls, scriptCall{
-			keys: []string{k.meta, k.stream, tk.state, tk.visible, tk.last, k.outbox, k.wake}, args: args})
+			keys: []string{k.meta, k.stream, tk.state, tk.visible, tk.last, k.outbox, k.wake, tk.batches}, args: args})
 		orders = append(orders, append(append(vis, dead...), ack...))
 	}
 	cmds, err := s.evalPipelined(ctx, scriptSettle, calls)

@@ -36,9 +36,40 @@ type Config struct {
 	// the janitor takes it as abandoned (its tagqd stopped) and makes the
 	// entries visible again. Default 30s; it must exceed any Redis call.
 	StalledRead time.Duration
-	// HandleKey signs receipt handles. Default: a random key shared by every
-	// tagqd on the same Redis, created on first use at <prefix>:handlekey.
+	// InFlightZset keeps every delivery in the tag's in-flight zset (v),
+	// as before the PEL held stream deliveries: more Lua work per message,
+	// but no PEL work, which miniredis does in time linear in the PEL
+	// (XACK, XPENDING). Every process on one Redis may choose either; each
+	// reads both.
+	InFlightZset bool
+	// HandleKeyFile names a file of receipt-handle keys, one a line as
+	// "id:base64key": the first signs, the rest verify only (rotation; see
+	// ParseHandleKeys). Once Start has run it is looked at once a second and
+	// loaded again when it changes.
+	HandleKeyFile string
+	// HandleKey signs receipt handles (a fixed key, for tests and tools).
+	// Default, without it and HandleKeyFile: a random key shared by every
+	// tagqd on the same Redis, kept at <prefix>:handlekey (see
+	// handlekeys.go: it is never made again silently).
 	HandleKey []byte
+	// HandleKeyCheck is how often, once Start has run, a Store on the key
+	// kept in Redis checks that Redis still holds it (one GET). Default 5s;
+	// negative: never (tests call checkHandleKey).
+	HandleKeyCheck time.Duration
+	// MemoryLimitRatio: sends are refused (STORAGE_FULL) while a Redis
+	// master's used_memory is at or over this share of its maxmemory
+	// (0 < ratio <= 1). Default DefaultMemoryLimitRatio (0.9); negative
+	// turns the memory watch off. See memwatch.go.
+	MemoryLimitRatio float64
+	// MemoryLimitBytes is the threshold of a master that has no maxmemory
+	// (maxmemory 0). Default 0: such a master is not watched.
+	MemoryLimitBytes int64
+	// MemoryCheckInterval is how often Start's watch reads Redis's memory.
+	// Default 1s.
+	MemoryCheckInterval time.Duration
+	// MemoryReader replaces reading INFO memory from every master (tests
+	// inject readings with it).
+	MemoryReader func(ctx context.Context) ([]MemoryReading, error)
 }
 
 // Store is the engine. It is safe for concurrent use.
@@ -48,6 +79,7 @@ type Store struct {
 	prefix    string
 	log       *slog.Logger
 	handles   *handleCodec
+	keys      handleKeys
 	waiters   *hub
 	owner     string   // this process, as the holder of move task leases
 	dtags     sync.Map // queue -> default tag name (checked by the receive script)
@@ -57,6 +89,7 @@ type Store struct {
 	hintMu    sync.Mutex
 	hintGen   uint64   // hints forgotten so far (see noteHint)
 	limits    sync.Map // queue -> sendLimits, for sends' fast path
+	rooms     sync.Map // queue -> room: what a capped queue could take when last seen
 	// queue -> int32: receive_wait_seconds as the last receive script said
 	// (an empty read that skips the script answers with it).
 	queueWaits sync.Map
@@ -64,8 +97,10 @@ type Store struct {
 	// moveStarts counts StartMove calls in this process (see MoveStarts).
 	moveStarts atomic.Int64
 
+	mem          *memWatch // nil: no memory watch
 	janitorEvery time.Duration
 	stalledRead  time.Duration
+	zsetInFlight bool
 	stopOnce     sync.Once
 	stop         chan struct{}
 	done         sync.WaitGroup
@@ -84,6 +119,7 @@ func New(ctx context.Context, cfg Config) (*Store, error) {
 		log:          cfg.Logger,
 		janitorEvery: cfg.JanitorInterval,
 		stalledRead:  cfg.StalledRead,
+		zsetInFlight: cfg.InFlightZset,
 		stop:         make(chan struct{}),
 		owner:        newTaskID(),
 	}
@@ -102,14 +138,12 @@ func New(ctx context.Context, cfg Config) (*Store, error) {
 	if s.janitorEvery == 0 {
 		s.janitorEvery = time.Second
 	}
-	key := cfg.HandleKey
-	if key == nil {
-		var err error
-		if key, err = s.loadHandleKey(ctx); err != nil {
-			return nil, err
-		}
+	if err := s.configureMemWatch(cfg); err != nil {
+		return nil, err
 	}
-	s.handles = newHandleCodec(key)
+	if err := s.initHandleKeys(ctx, cfg); err != nil {
+		return nil, err
+	}
 	if err := loadScripts(ctx, s.rdb); err != nil {
 		return nil, unavailable(err)
 	}
@@ -117,8 +151,17 @@ func New(ctx context.Context, cfg Config) (*Store, error) {
 	return s, nil
 }
 
-// Start runs the background janitor. Safe to call once.
+// Start runs the background janitor, the watch on the receipt-handle keys
+// and the memory watch. Safe to call once.
 func (s *Store) Start() {
+	if (s.keys.file != "" || s.keys.redis) && s.keys.every > 0 {
+		s.done.Add(1)
+		go s.watchHandleKeys()
+	}
+	if s.mem != nil {
+		s.done.Add(1)
+		go s.memLoop()
+	}
 	if s.janitorEvery < 0 {
 		return
 	}

@@ -105,7 +105,7 @@ func (s *Store) CreateTag(ctx context.Context, queue string, cfg TagConfig) (*Ta
 	k := s.qkeys(queue)
 	tk := k.tag(cfg.Name)
 	_, err := scriptCreateTag.Run(ctx, s.rdb,
-		[]string{k.meta, k.tags, k.stream, tk.state, k.filters, tk.visible, tk.parked, tk.last},
+		[]string{k.meta, k.tags, k.stream, tk.state, k.filters, tk.visible, tk.parked, tk.last, tk.batches},
 		cfg.Name, cfgJSON, int(st.Start.Kind), st.Start.AtMs, fjson, visMs, MaxTagsPerQueue).Result()
 	if err != nil {
 		return nil, mapErr(err, queue, cfg.Name)
@@ -133,7 +133,7 @@ func (s *Store) tagState(ctx context.Context, queue, tag string) (*Tag, error) {
 func (s *Store) tagStateCall(queue, tag string) scriptCall {
 	k := s.qkeys(queue)
 	tk := k.tag(tag)
-	return scriptCall{keys: []string{k.meta, k.stream, tk.state, tk.visible, tk.parked, k.filters, k.delayed, k.tags, tk.last},
+	return scriptCall{keys: []string{k.meta, k.stream, tk.state, tk.visible, tk.parked, k.filters, k.delayed, k.tags, tk.last, tk.batches},
 		args: []any{tag}}
 }
 
@@ -228,6 +228,6 @@ func (s *Store) DeleteTag(ctx context.Context, queue, tag string) error {
 	k := s.qkeys(queue)
 	tk := k.tag(tag)
 	err := scriptDeleteTag.Run(ctx, s.rdb,
-		[]string{k.meta, k.tags, k.stream, tk.state, tk.visible, tk.parked, k.filters, tk.last}, tag).Err()
+		[]string{k.meta, k.tags, k.stream, tk.state, tk.visible, tk.parked, k.filters, tk.last, tk.batches}, tag).Err()
 	return mapErr(err, queue, tag)
 }

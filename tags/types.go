@@ -25,6 +25,25 @@ const (
 	MaxPageSize          = 1000
 	MaxMaxReceiveCount   = 1000
 	DefaultPageSize      = 100
+	// MaxRetainedMessagesLimit and MaxRetainedBytesLimit bound the caps a
+	// queue may set (0 is no cap).
+	MaxRetainedMessagesLimit = 1_000_000_000
+	MaxRetainedBytesLimit    = 1 << 50
+)
+
+// Overflow says what a send does when it would take a queue over
+// MaxRetainedMessages or MaxRetainedBytes.
+type Overflow int
+
+const (
+	// OverflowUnspecified is OverflowRejectNew on create.
+	OverflowUnspecified Overflow = iota
+	// OverflowRejectNew refuses the entries that do not fit (QUEUE_FULL).
+	OverflowRejectNew
+	// OverflowDropOldest stores them and removes the oldest messages until
+	// the queue is within its caps, counting each in the expired total of
+	// every tag that had not finished it.
+	OverflowDropOldest
 )
 
 // QueueConfig is a queue's attributes. Zero-valued pointer fields mean
@@ -41,9 +60,17 @@ type QueueConfig struct {
 	RetainAckedMessages      bool
 	UserAttributes           map[string]string
 	DefaultTagName           string
+	// NoDefaultTag creates the queue with no tag; a receive must then name
+	// a tag (DefaultTagName must be "").
+	NoDefaultTag bool
 	// RedrivePolicy sends messages a tag received MaxReceiveCount times to
 	// a dead-letter queue (S7).
 	RedrivePolicy *RedrivePolicy
+	// MaxRetainedMessages and MaxRetainedBytes cap what the queue holds
+	// (nil or 0: no cap); Overflow says what a send beyond them does.
+	MaxRetainedMessages *int64
+	MaxRetainedBytes    *int64
+	Overflow            Overflow
 }
 
 // RedrivePolicy names a dead-letter queue and how many receives by one tag
@@ -71,11 +98,19 @@ type Queue struct {
 	RedrivePolicy            *RedrivePolicy
 	// SourceQueues are the queues whose redrive policy names this queue.
 	SourceQueues []string
+	// Caps (0: none) and what a send beyond them does.
+	MaxRetainedMessages int64
+	MaxRetainedBytes    int64
+	Overflow            Overflow
 
 	// State; filled by GetQueue and ListQueues.
 	RetainedMessages int64
-	TagCount         int
-	DefaultTag       *TagState
+	RetainedBytes    int64
+	// DroppedTotal counts messages removed by OverflowDropOldest.
+	DroppedTotal int64
+	TagCount     int
+	// DefaultTag is nil when the queue has no default tag.
+	DefaultTag *TagState
 }
 
 // QueueUpdate changes the non-nil attributes of a queue.
@@ -91,6 +126,10 @@ type QueueUpdate struct {
 	// RedrivePolicy replaces the policy when SetRedrivePolicy; nil removes it.
 	RedrivePolicy    *RedrivePolicy
 	SetRedrivePolicy bool
+	// Caps and overflow policy; nil leaves them. A cap of 0 removes it.
+	MaxRetainedMessages *int64
+	MaxRetainedBytes    *int64
+	Overflow            *Overflow
 }
 
 // StartKind says where a new tag starts reading.

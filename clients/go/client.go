@@ -23,6 +23,7 @@ type Client struct {
 	Queues   tagqv1.QueueServiceClient
 	Messages tagqv1.MessageServiceClient
 	Redrive  tagqv1.RedriveServiceClient
+	Access   tagqv1.AccessServiceClient
 }
 
 // Dial connects to a tagqd at target (host:port). Without options the
@@ -34,11 +35,15 @@ type Client struct {
 //	c, err := tagq.Dial("tagq.example:9090", tagq.WithTLS("ca.pem"),
 //		tagq.WithClientCert("client.pem", "client-key.pem"))
 //
+// For a tagqd started with --auth, WithAPIKey sends an API key with every
+// call (or a client certificate, WithClientCert, names the principal).
+//
 // Any other grpc.DialOption works too (grpc.WithTransportCredentials for
 // credentials of your own). Answers of any size are accepted:
 // a receive of 100 messages of 1 MiB is 100 MiB, and refusing it after the
 // server handed the messages out would leave them in flight for nothing.
 func Dial(target string, opts ...grpc.DialOption) (*Client, error) {
+	opts, key := splitAPIKey(opts)
 	opts, creds, err := splitTLS(opts)
 	if err != nil {
 		return nil, err
@@ -48,6 +53,9 @@ func Dial(target string, opts ...grpc.DialOption) (*Client, error) {
 	} else if len(opts) == 0 {
 		opts = []grpc.DialOption{grpc.WithTransportCredentials(insecure.NewCredentials())}
 	}
+	if key != nil {
+		opts = append(opts, key)
+	}
 	opts = append([]grpc.DialOption{grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(math.MaxInt32),
 		grpc.MaxCallSendMsgSize(math.MaxInt32))}, opts...)
 	conn, err := grpc.NewClient(target, opts...)
@@ -55,7 +63,8 @@ func Dial(target string, opts ...grpc.DialOption) (*Client, error) {
 		return nil, err
 	}
 	return &Client{conn: conn, Queues: tagqv1.NewQueueServiceClient(conn),
-		Messages: tagqv1.NewMessageServiceClient(conn), Redrive: tagqv1.NewRedriveServiceClient(conn)}, nil
+		Messages: tagqv1.NewMessageServiceClient(conn), Redrive: tagqv1.NewRedriveServiceClient(conn),
+		Access: tagqv1.NewAccessServiceClient(conn)}, nil
 }
 
 // Close closes the connection.
@@ -79,7 +88,8 @@ func (e *Error) Is(target error) bool {
 }
 
 // WrapError turns an error of a generated client's call into *Error (for
-// calls made through Client.Queues, Client.Messages or Client.Redrive).
+// calls made through Client.Queues, Client.Messages, Client.Redrive or
+// Client.Access).
 func WrapError(err error) error { return wrap(err) }
 
 // wrap turns a gRPC status error into *Error.
@@ -127,6 +137,16 @@ type QueueOptions struct {
 	// this dead-letter queue.
 	RedriveTo       string
 	MaxReceiveCount int32
+	// NoDefaultTag creates the queue without the tag named "default": for
+	// queues read only by named tags (a default tag nobody reads holds
+	// every message until its retention expires).
+	NoDefaultTag bool
+	// MaxRetainedMessages and MaxRetainedBytes cap what the queue holds
+	// (0: no cap). Beyond them a send is refused with QUEUE_FULL, or, with
+	// DropOldest, the oldest messages are removed.
+	MaxRetainedMessages int64
+	MaxRetainedBytes    int64
+	DropOldest          bool
 }
 
 func secs(d time.Duration) *int32 {
@@ -137,7 +157,7 @@ func secs(d time.Duration) *int32 {
 	return &v
 }
 
-// CreateQueue creates a queue (with its default tag).
+// CreateQueue creates a queue (with its default tag unless NoDefaultTag).
 func (c *Client) CreateQueue(ctx context.Context, name string, o QueueOptions) (*tagqv1.Queue, error) {
 	q := &tagqv1.Queue{Name: name, VisibilityTimeoutSeconds: secs(o.VisibilityTimeout), DelaySeconds: secs(o.Delay),
 		ReceiveWaitSeconds: secs(o.ReceiveWait), MessageRetentionSeconds: secs(o.Retention), DeadLetterQueue: o.DeadLetterQueue}
@@ -147,7 +167,16 @@ func (c *Client) CreateQueue(ctx context.Context, name string, o QueueOptions) (
 	if o.RedriveTo != "" {
 		q.RedrivePolicy = &tagqv1.RedrivePolicy{DeadLetterQueue: o.RedriveTo, MaxReceiveCount: o.MaxReceiveCount}
 	}
-	r, err := c.Queues.CreateQueue(ctx, &tagqv1.CreateQueueRequest{Queue: q})
+	if o.MaxRetainedMessages != 0 {
+		q.MaxRetainedMessages = &o.MaxRetainedMessages
+	}
+	if o.MaxRetainedBytes != 0 {
+		q.MaxRetainedBytes = &o.MaxRetainedBytes
+	}
+	if o.DropOldest {
+		q.OverflowPolicy = tagqv1.OverflowPolicy_OVERFLOW_POLICY_DROP_OLDEST
+	}
+	r, err := c.Queues.CreateQueue(ctx, &tagqv1.CreateQueueRequest{Queue: q, NoDefaultTag: o.NoDefaultTag})
 	return r.GetQueue(), wrap(err)
 }
 
@@ -200,7 +229,7 @@ func attrs(m map[string]string) map[string]*tagqv1.MessageAttribute {
 // Send sends one message and returns its id.
 func (c *Client) Send(ctx context.Context, queue string, m Outgoing) (string, error) {
 	r, err := c.Messages.SendMessage(ctx, &tagqv1.SendMessageRequest{Queue: queue, Body: m.Body,
-		Attributes: attrs(m.Attributes), DelaySeconds: secs(m.Delay)})
+		Attributes: withTrace(ctx, attrs(m.Attributes)), DelaySeconds: secs(m.Delay)})
 	return r.GetMessageId(), wrap(err)
 }
 
@@ -210,7 +239,8 @@ func (c *Client) Send(ctx context.Context, queue string, m Outgoing) (string, er
 func (c *Client) SendBatch(ctx context.Context, queue string, msgs ...Outgoing) ([]string, error) {
 	entries := make([]*tagqv1.SendMessageBatchEntry, len(msgs))
 	for i, m := range msgs {
-		entries[i] = &tagqv1.SendMessageBatchEntry{Id: fmt.Sprint(i), Body: m.Body, Attributes: attrs(m.Attributes), DelaySeconds: secs(m.Delay)}
+		entries[i] = &tagqv1.SendMessageBatchEntry{Id: fmt.Sprint(i), Body: m.Body, Attributes: withTrace(ctx, attrs(m.Attributes)),
+			DelaySeconds: secs(m.Delay)}
 	}
 	r, err := c.Messages.SendMessageBatch(ctx, &tagqv1.SendMessageBatchRequest{Queue: queue, Entries: entries})
 	if err != nil {

@@ -679,10 +679,12 @@ func (co *Consumer) worker(ctx context.Context) {
 
 // safeHandle runs the handler, turning a panic into an error.
 func (co *Consumer) safeHandle(ctx context.Context, m *Message) (err error) {
+	ctx, span := processSpan(ctx, co.cfg.Queue, m)
 	defer func() {
 		if p := recover(); p != nil {
 			err = fmt.Errorf("handler panicked: %v", p)
 		}
+		endSpan(span, err)
 	}()
 	return co.h.Handle(ctx, m)
 }

@@ -5,11 +5,31 @@
 //
 // # Client
 //
+// In a function that returns an error:
+//
 //	c, err := tagq.Dial("127.0.0.1:9090")
+//	if err != nil {
+//		return err
+//	}
 //	defer c.Close()
 //	id, err := c.Send(ctx, "orders", tagq.Outgoing{Body: []byte("order 1")})
+//	if err != nil {
+//		return err
+//	}
 //	msgs, err := c.Receive(ctx, "orders", tagq.ReceiveOptions{Tag: "billing", Max: 10, Wait: 20 * time.Second})
-//	err = c.Delete(ctx, "orders", msgs[0].GetReceiptHandle())
+//	if err != nil {
+//		return err
+//	}
+//	for _, m := range msgs {
+//		fmt.Println(m.GetMessageId() == id, string(m.GetBody()))
+//		if err := c.Delete(ctx, "orders", m.GetReceiptHandle()); err != nil {
+//			return err
+//		}
+//	}
+//
+// The package's tests compile the lines above and run the examples
+// (Example, ExampleDial, ExampleConsumer, ExamplePublisher) against a live
+// tagqd.
 //
 // Errors from the server are *Error values (errors.As): the gRPC code, the
 // ErrorInfo reason (QUEUE_NOT_FOUND, RECEIPT_HANDLE_STALE, …) and the

@@ -9,6 +9,51 @@ import (
 	tagq "github.com/tagq/tagq/clients/go"
 )
 
+// Send, receive and delete: the calls of the package overview.
+func ExampleDial() {
+	ctx := context.Background()
+	c, err := tagq.Dial(addr) // e.g. "127.0.0.1:9090"
+	if err != nil {
+		panic(err)
+	}
+	defer c.Close()
+	if _, err := c.CreateQueue(ctx, "example-dial", tagq.QueueOptions{}); err != nil {
+		panic(err)
+	}
+	defer c.DeleteQueue(ctx, "example-dial", false)
+	if _, err := c.CreateTag(ctx, "example-dial", "billing"); err != nil {
+		panic(err)
+	}
+
+	id, err := c.Send(ctx, "example-dial", tagq.Outgoing{Body: []byte("order 1")})
+	if err != nil {
+		panic(err)
+	}
+	msgs, err := c.Receive(ctx, "example-dial", tagq.ReceiveOptions{Tag: "billing", Max: 10, Wait: 20 * time.Second})
+	if err != nil {
+		panic(err)
+	}
+	for _, m := range msgs {
+		fmt.Printf("%q, the message sent: %v\n", m.GetBody(), m.GetMessageId() == id)
+		if err := c.Delete(ctx, "example-dial", m.GetReceiptHandle()); err != nil {
+			panic(err)
+		}
+	}
+	// Output:
+	// "order 1", the message sent: true
+}
+
+// A tagqd serving TLS that requires client certificates (compiled, not
+// run: the files are the operator's).
+func ExampleWithTLS() {
+	c, err := tagq.Dial("tagq.example:9090", tagq.WithTLS("ca.pem"),
+		tagq.WithClientCert("client.pem", "client-key.pem"))
+	if err != nil {
+		panic(err)
+	}
+	defer c.Close()
+}
+
 // Two tags read one queue independently.
 func Example() {
 	ctx := context.Background()

@@ -205,7 +205,7 @@ func (p *Publisher) Publish(ctx context.Context, queue string, m Outgoing) *Publ
 		})
 	}
 	b.entries = append(b.entries, &tagqv1.SendMessageBatchEntry{Id: strconv.Itoa(len(b.entries)), Body: m.Body,
-		Attributes: attrs(m.Attributes), DelaySeconds: secs(m.Delay)})
+		Attributes: withTrace(ctx, attrs(m.Attributes)), DelaySeconds: secs(m.Delay)})
 	b.results = append(b.results, r)
 	b.bytes += n
 	if len(b.entries) >= p.cfg.MaxMessages {

@@ -11,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
 
 	tagq "github.com/tagq/tagq/clients/go"
@@ -32,17 +31,7 @@ func replicas(t *testing.T) (a, b *tagqdtest.Daemon) {
 	var r [6]byte
 	_, _ = rand.Read(r[:])
 	prefix := "tagqgo-" + hex.EncodeToString(r[:])
-	t.Cleanup(func() {
-		opt, err := redis.ParseURL(url)
-		require.NoError(t, err)
-		rc := redis.NewClient(opt)
-		defer rc.Close()
-		ctx := context.Background()
-		iter := rc.Scan(ctx, 0, prefix+":*", 1000).Iterator()
-		for iter.Next(ctx) {
-			rc.Del(ctx, iter.Val())
-		}
-	})
+	t.Cleanup(func() { require.NoError(t, tagqdtest.DeletePrefix(url, prefix)) })
 	for _, d := range []**tagqdtest.Daemon{&a, &b} {
 		*d, err = tagqdtest.Start(bin, "--redis-url", url, "--key-prefix", prefix)
 		require.NoError(t, err)

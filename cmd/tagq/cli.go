@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"os"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -24,6 +23,7 @@ import (
 
 	tagq "github.com/tagq/tagq/clients/go"
 	tagqv1 "github.com/tagq/tagq/gen/tagq/v1"
+	"github.com/tagq/tagq/internal/version"
 )
 
 type cli struct {
@@ -32,6 +32,9 @@ type cli struct {
 	addr, output   string
 	ca, cert, key  string // TLS: CA file, client certificate and key
 	tls            bool   // TLS with the system's roots
+	apiKey         string // bearer API key (tagqd --auth)
+	contextName    string // --context: saved settings to use
+	contextUsed    string // the context the settings came from, if any
 	client         *tagq.Client
 }
 
@@ -70,12 +73,23 @@ func explain(err error, addr string, usesTLS bool) string {
 			msg += "; `tagq queue list` shows the queues"
 		case "TAG_NOT_FOUND":
 			msg += "; `tagq tag list QUEUE` shows a queue's tags"
+		case "UNAUTHENTICATED":
+			msg += "; give an API key with --api-key, TAGQ_API_KEY or a context (tagq context set), or a client certificate of a principal with --cert and --key"
+		case "PERMISSION_DENIED":
+			msg += "; `tagq access permissions get QUEUE` shows what you may do"
 		case "NOT_A_SOURCE_QUEUE":
 			msg += "; give the queue a dead-letter queue: `tagq queue update QUEUE --redrive-to DLQ --max-receives N`"
 		}
 		return msg
 	}
 	return err.Error()
+}
+
+func (c *cli) checkOutput() error {
+	if c.output != "table" && c.output != "json" {
+		return usageError{fmt.Errorf("--output must be table or json, not %q", c.output)}
+	}
+	return nil
 }
 
 func (c *cli) usesTLS() bool { return c.tls || c.ca != "" || c.cert != "" || c.key != "" }
@@ -94,6 +108,9 @@ func (c *cli) connect() error {
 			opts = append(opts, tagq.WithClientCert(c.cert, c.key))
 		}
 	}
+	if c.apiKey != "" {
+		opts = append(opts, tagq.WithAPIKey(c.apiKey))
+	}
 	cl, err := tagq.Dial(c.addr, opts...)
 	if err != nil {
 		return err
@@ -107,28 +124,23 @@ func (c *cli) commands() *cobra.Command {
 		Use:           "tagq",
 		Short:         "Command-line client of the tagq message queue",
 		Long:          "tagq talks to a tagqd over gRPC: queues, tags (independent readers), messages, dead letters.",
+		Version:       version.Get().String(),
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
-			if c.output != "table" && c.output != "json" {
-				return usageError{fmt.Errorf("--output must be table or json, not %q", c.output)}
+			if err := c.checkOutput(); err != nil {
+				return err
+			}
+			if err := c.resolve(cmd.Flags()); err != nil {
+				return err
 			}
 			return c.connect()
 		},
 	}
-	addr := os.Getenv("TAGQ_ADDR")
-	if addr == "" {
-		addr = "127.0.0.1:9090"
-	}
-	root.PersistentFlags().StringVar(&c.addr, "addr", addr, "tagqd gRPC address (TAGQ_ADDR)")
+	c.connectionFlags(root)
 	root.PersistentFlags().StringVarP(&c.output, "output", "o", "table", "output format: table or json")
-	root.PersistentFlags().StringVar(&c.ca, "ca", os.Getenv("TAGQ_CA"), "TLS: PEM CA certificates to verify tagqd with (TAGQ_CA)")
-	root.PersistentFlags().StringVar(&c.cert, "cert", os.Getenv("TAGQ_CERT"), "TLS: PEM client certificate, for a tagqd that requires one (TAGQ_CERT)")
-	root.PersistentFlags().StringVar(&c.key, "key", os.Getenv("TAGQ_KEY"), "TLS: PEM key of --cert (TAGQ_KEY)")
-	root.PersistentFlags().BoolVar(&c.tls, "tls", os.Getenv("TAGQ_TLS") == "true",
-		"TLS with the system's CA certificates (implied by --ca, --cert and --key) (TAGQ_TLS=true)")
 	root.AddCommand(c.queueCmd(), c.tagCmd(), c.sendCmd(), c.receiveCmd(), c.tailCmd(), c.peekCmd(),
-		c.deleteCmd(), c.deadLetterCmd(), c.deadCmd(), c.moveCmd())
+		c.deleteCmd(), c.nackCmd(), c.extendCmd(), c.deadLetterCmd(), c.deadCmd(), c.moveCmd(), c.accessCmd(), c.contextCmd())
 	return root
 }
 
@@ -177,8 +189,9 @@ func (c *cli) queueCmd() *cobra.Command {
 	cmd := &cobra.Command{Use: "queue", Short: "Create, list, show, update, purge and delete queues"}
 	var o tagq.QueueOptions
 	create := &cobra.Command{
-		Use: "create NAME", Short: "Create a queue (with its default tag)", Args: exactArgs(1, "NAME"),
-		Example: "  tagq queue create orders-dlq --dead-letter-queue\n  tagq queue create orders --redrive-to orders-dlq --max-receives 5",
+		Use: "create NAME", Short: "Create a queue (with its default tag unless --no-default-tag)", Args: exactArgs(1, "NAME"),
+		Example: "  tagq queue create orders-dlq --dead-letter-queue\n  tagq queue create orders --redrive-to orders-dlq --max-receives 5\n" +
+			"  tagq queue create clicks --no-default-tag --max-retained-bytes 1073741824 --drop-oldest",
 		RunE: func(cmd *cobra.Command, args []string) error {
 			q, err := c.client.CreateQueue(cmd.Context(), args[0], o)
 			if err != nil {
@@ -193,6 +206,10 @@ func (c *cli) queueCmd() *cobra.Command {
 	create.Flags().BoolVar(&o.DeadLetterQueue, "dead-letter-queue", false, "this queue is a dead-letter queue")
 	create.Flags().StringVar(&o.RedriveTo, "redrive-to", "", "dead-letter queue for messages received --max-receives times by a tag")
 	create.Flags().Int32Var(&o.MaxReceiveCount, "max-receives", 5, "receives by one tag before a message is dead-lettered (with --redrive-to)")
+	create.Flags().BoolVar(&o.NoDefaultTag, "no-default-tag", false, "no tag named default: every reader names its tag")
+	create.Flags().Int64Var(&o.MaxRetainedMessages, "max-retained-messages", 0, "most messages the queue holds (0: no cap)")
+	create.Flags().Int64Var(&o.MaxRetainedBytes, "max-retained-bytes", 0, "most bytes of messages the queue holds (0: no cap)")
+	create.Flags().BoolVar(&o.DropOldest, "drop-oldest", false, "beyond a cap, drop the oldest messages (default: refuse sends with QUEUE_FULL)")
 
 	var prefix string
 	list := &cobra.Command{
@@ -234,8 +251,16 @@ func (c *cli) queueCmd() *cobra.Command {
 			if q.GetDeadLetterQueue() {
 				fmt.Fprintf(w, "dead-letter queue of\t%s\n", strings.Join(q.GetSourceQueues(), ", "))
 			}
+			if q.GetMaxRetainedMessages() != 0 || q.GetMaxRetainedBytes() != 0 {
+				fmt.Fprintf(w, "caps\t%d messages, %d bytes (0: none), %s\n", q.GetMaxRetainedMessages(), q.GetMaxRetainedBytes(),
+					q.GetOverflowPolicy())
+			}
 			st := q.GetState()
-			fmt.Fprintf(w, "tags\t%d\nretained messages\t%d\n", st.GetTagCount(), st.GetRetainedMessages())
+			fmt.Fprintf(w, "tags\t%d\nretained messages\t%d\nretained bytes\t%d\n", st.GetTagCount(), st.GetRetainedMessages(),
+				st.GetRetainedBytes())
+			if n := st.GetDroppedTotal(); n > 0 {
+				fmt.Fprintf(w, "dropped (overflow)\t%d\n", n)
+			}
 			if d := st.GetDefaultTag(); d != nil {
 				fmt.Fprintf(w, "default tag\tavailable %d, in flight %d, delayed %d\n", d.GetAvailable(), d.GetInFlight(), d.GetDelayed())
 			}
@@ -386,13 +411,14 @@ func (c *cli) tagCmd() *cobra.Command {
 		},
 	}
 	get := &cobra.Command{
-		Use: "get QUEUE NAME", Short: "Show a tag with its counters", Args: exactArgs(2, "QUEUE NAME"),
+		Use: "get QUEUE NAME", Short: "Show a tag: its start, filter, visibility timeout, counters and oldest available age",
+		Args: exactArgs(2, "QUEUE NAME"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			t, err := c.client.GetTag(cmd.Context(), args[0], args[1])
 			if err != nil {
 				return err
 			}
-			return c.printTags(t)
+			return c.printTag(t)
 		},
 	}
 	del := &cobra.Command{
@@ -441,10 +467,12 @@ func parseAttrs(kv []string) (map[string]string, error) {
 func (c *cli) sendCmd() *cobra.Command {
 	var attrKV []string
 	var delay time.Duration
+	var file string
 	cmd := &cobra.Command{
-		Use:     "send QUEUE [BODY...]",
-		Short:   "Send messages: each BODY argument, or each line of standard input",
-		Example: "  tagq send orders '{\"id\": 1}' '{\"id\": 2}'\n  cat orders.jsonl | tagq send orders --attr source=import",
+		Use:   "send QUEUE [BODY... | --file PATH]",
+		Short: "Send messages: each BODY argument, or each line of standard input, or one whole file",
+		Example: "  tagq send orders '{\"id\": 1}' '{\"id\": 2}'\n  cat orders.jsonl | tagq send orders --attr source=import\n" +
+			"  tagq send images --file photo.jpg\n  gzip -c report.csv | tagq send reports --file -",
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) < 1 {
 				return usageError{errors.New("expected QUEUE [BODY...]")}
@@ -455,6 +483,12 @@ func (c *cli) sendCmd() *cobra.Command {
 			attrs, err := parseAttrs(attrKV)
 			if err != nil {
 				return err
+			}
+			if file != "" {
+				if len(args) > 1 {
+					return usageError{errors.New("give BODY arguments or --file, not both")}
+				}
+				return c.sendFile(cmd.Context(), args[0], file, tagq.Outgoing{Attributes: attrs, Delay: delay})
 			}
 			bodies := args[1:]
 			if len(bodies) == 0 {
@@ -495,6 +529,7 @@ func (c *cli) sendCmd() *cobra.Command {
 	}
 	cmd.Flags().StringArrayVar(&attrKV, "attr", nil, "attribute name=value on every message; repeatable")
 	cmd.Flags().DurationVar(&delay, "delay", 0, "deliver after this delay (up to 15m)")
+	cmd.Flags().StringVar(&file, "file", "", "send this file's bytes as one message ('-': all of standard input)")
 	return cmd
 }
 
@@ -679,39 +714,6 @@ func (c *cli) deadLetterCmd() *cobra.Command {
 	}
 	cmd.Flags().StringVar(&reason, "reason", "", "why (default CONSUMER_DEAD_LETTERED)")
 	cmd.Flags().StringVar(&description, "description", "", "details")
-	return cmd
-}
-
-func (c *cli) deadCmd() *cobra.Command {
-	var sourceQueue string
-	var max int
-	cmd := &cobra.Command{
-		Use: "dead DLQ", Short: "List the dead letters of a dead-letter queue with where they came from and why",
-		Args: exactArgs(1, "DLQ"),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			ms, err := c.client.Peek(cmd.Context(), args[0], "", max)
-			if err != nil {
-				return err
-			}
-			var keep []*tagq.Message
-			for _, m := range ms {
-				if sourceQueue == "" || m.GetDeadLetter().GetSourceQueueName() == sourceQueue {
-					keep = append(keep, m)
-				}
-			}
-			return printAll(c, keep, func(w *tabwriter.Writer) {
-				fmt.Fprintln(w, "MESSAGE\tSOURCE QUEUE\tSOURCE TAG\tRECEIVES\tREASON\tDIED\tORIGINAL ID\tBODY")
-				for _, m := range keep {
-					d := m.GetDeadLetter()
-					fmt.Fprintf(w, "%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\n", m.GetMessageId(), d.GetSourceQueueName(), d.GetSourceTag(),
-						d.GetOriginalReceiveCount(), d.GetReason(), d.GetDeadTimestamp().AsTime().Format(time.RFC3339),
-						d.GetOriginalMessageId(), bodyText(m.GetBody()))
-				}
-			})
-		},
-	}
-	cmd.Flags().StringVar(&sourceQueue, "source-queue", "", "only dead letters of this queue")
-	cmd.Flags().IntVar(&max, "max", 100, "at most this many (1-100)")
 	return cmd
 }
 

@@ -11,7 +11,11 @@
 // address; --output json prints what the API returns. For a tagqd serving
 // TLS, --ca (TAGQ_CA) names the CA file to verify it with, and --cert and
 // --key (TAGQ_CERT, TAGQ_KEY) a client certificate when it requires one;
-// --tls uses the system's CA certificates.
+// --tls uses the system's CA certificates. --api-key (TAGQ_API_KEY) is the
+// key for a tagqd with --auth. `tagq context set NAME --addr ...` saves
+// these settings under a name in a config file, and `tagq context use NAME`
+// or --context NAME (TAGQ_CONTEXT) picks them; a flag beats its variable,
+// which beats the context.
 package main
 
 import (
@@ -39,7 +43,11 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	if err := root.ExecuteContext(ctx); err != nil {
-		fmt.Fprintln(stderr, "tagq:", explain(err, cli.addr, cli.usesTLS()))
+		where := cli.addr
+		if cli.contextUsed != "" {
+			where += " (context " + cli.contextUsed + ")"
+		}
+		fmt.Fprintln(stderr, "tagq:", explain(err, where, cli.usesTLS()))
 		if isUsage(err) {
 			return 2
 		}

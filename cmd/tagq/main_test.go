@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -15,7 +16,21 @@ import (
 
 var addr string
 
-func TestMain(m *testing.M) { os.Exit(tagqdtest.Main(m.Run, &addr, nil)) }
+func TestMain(m *testing.M) {
+	// No test reads the config file of the user running it: TAGQ_CONFIG
+	// names a file that does not exist unless a test writes its own.
+	dir, err := os.MkdirTemp("", "tagq-cli-test")
+	if err != nil {
+		panic(err)
+	}
+	os.Setenv("TAGQ_CONFIG", filepath.Join(dir, "absent.json"))
+	for _, v := range []string{"TAGQ_CONTEXT", "TAGQ_ADDR", "TAGQ_CA", "TAGQ_CERT", "TAGQ_KEY", "TAGQ_TLS", "TAGQ_API_KEY"} {
+		os.Unsetenv(v)
+	}
+	code := tagqdtest.Main(m.Run, &addr, nil)
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
 
 // tagq runs one command line in-process against the test's tagqd.
 func runTagq(t *testing.T, stdin string, args ...string) (string, string, int) {
@@ -117,8 +132,37 @@ func TestCLI_ErrorsAPersonCanActOn(t *testing.T) {
 func TestCLI_EveryCommandHasHelp(t *testing.T) {
 	for _, args := range [][]string{{"--help"}, {"queue", "--help"}, {"queue", "create", "--help"}, {"tag", "create", "--help"},
 		{"send", "--help"}, {"receive", "--help"}, {"tail", "--help"}, {"peek", "--help"}, {"dead", "--help"},
-		{"dead-letter", "--help"}, {"move", "start", "--help"}, {"move", "list", "--help"}, {"move", "cancel", "--help"}} {
+		{"dead-letter", "--help"}, {"move", "start", "--help"}, {"move", "list", "--help"}, {"move", "cancel", "--help"},
+		{"access", "--help"}, {"access", "principals", "create", "--help"}, {"access", "keys", "issue", "--help"},
+		{"access", "permissions", "set", "--help"}, {"nack", "--help"}, {"extend", "--help"}, {"tag", "get", "--help"},
+		{"context", "--help"}, {"context", "set", "--help"}, {"context", "use", "--help"}, {"context", "list", "--help"},
+		{"context", "delete", "--help"}} {
 		out := ok(t, args...)
 		require.Contains(t, out, "Usage:", "tagq %v", args)
 	}
+}
+
+// A queue without a default tag and with a cap that drops the oldest.
+func TestCLI_QueueWithoutDefaultTagAndACap(t *testing.T) {
+	t.Cleanup(func() { runTagq(t, "", "queue", "delete", "cli-capped") })
+	ok(t, "queue", "create", "cli-capped", "--no-default-tag", "--max-retained-messages", "2", "--drop-oldest")
+	ok(t, "tag", "create", "cli-capped", "reader")
+	ok(t, "send", "cli-capped", "one", "two", "three")
+	q := ok(t, "queue", "get", "cli-capped")
+	require.Regexp(t, `caps\s+2 messages, 0 bytes \(0: none\), OVERFLOW_POLICY_DROP_OLDEST`, q)
+	require.Regexp(t, `retained messages\s+2\n`, q)
+	require.Regexp(t, `dropped \(overflow\)\s+1\n`, q)
+	require.NotContains(t, q, "default tag")
+	got := jsonLines(t, ok(t, "receive", "cli-capped", "--tag", "reader", "--max", "10", "-o", "json"))
+	require.Len(t, got, 2, "the oldest was dropped")
+	_, errs, code := runTagq(t, "", "receive", "cli-capped")
+	require.NotEqual(t, 0, code)
+	require.Contains(t, errs, "no default tag")
+}
+
+func TestCLI_Version(t *testing.T) {
+	var out, errb bytes.Buffer
+	code := run(context.Background(), []string{"--version"}, strings.NewReader(""), &out, &errb)
+	require.Equal(t, 0, code, errb.String())
+	require.Regexp(t, `^tagq version \S+ \(revision \S+, go[0-9.]+\S*\)\n$`, out.String())
 }

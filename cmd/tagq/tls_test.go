@@ -1,9 +1,6 @@
 package main
 
 import (
-	"bytes"
-	"context"
-	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -13,9 +10,7 @@ import (
 
 // runAt runs one command line in-process against the tagqd at target.
 func runAt(target string, args ...string) (string, string, int) {
-	var out, errb bytes.Buffer
-	code := run(context.Background(), append([]string{"--addr", target}, args...), strings.NewReader(""), &out, &errb)
-	return out.String(), errb.String(), code
+	return runBare("", append([]string{"--addr", target}, args...)...)
 }
 
 func TestCLI_TLSFlags(t *testing.T) {

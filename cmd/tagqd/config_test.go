@@ -1,7 +1,13 @@
 package main
 
 import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"io"
 	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -14,7 +20,10 @@ import (
 func clearEnv(t *testing.T) {
 	for _, name := range []string{"TAGQ_GRPC_ADDR", "TAGQ_HTTP_ADDR", "TAGQ_REDIS_URL", "TAGQ_REDIS_CLUSTER", "TAGQ_KEY_PREFIX",
 		"TAGQ_LOG_LEVEL", "TAGQ_LOG_FORMAT", "TAGQ_SHUTDOWN_TIMEOUT", "TAGQ_PPROF", "TAGQ_TLS_CERT", "TAGQ_TLS_KEY",
-		"TAGQ_TLS_CLIENT_CA", "TAGQ_REDIS_USERNAME", "TAGQ_REDIS_PASSWORD", "TAGQ_REDIS_TLS", "TAGQ_REDIS_CA"} {
+		"TAGQ_TLS_CLIENT_CA", "TAGQ_REDIS_USERNAME", "TAGQ_REDIS_PASSWORD", "TAGQ_REDIS_TLS", "TAGQ_REDIS_CA",
+		"TAGQ_QUEUE_METRICS_INTERVAL", "TAGQ_QUEUE_METRICS_MAX_TAGS", "TAGQ_STALLED_READ", "TAGQ_HANDLE_KEY_FILE",
+		"TAGQ_AUTH", "TAGQ_INSECURE", "TAGQ_ADMIN_KEY", "TAGQ_ADMIN_KEY_FILE",
+		"TAGQ_REDIS_MEMORY_THRESHOLD", "TAGQ_REDIS_MEMORY_LIMIT", "TAGQ_REDIS_MEMORY_INTERVAL", "TAGQ_CONFIG_FILE"} {
 		t.Setenv(name, "") // registers the restore
 		require.NoError(t, os.Unsetenv(name))
 	}
@@ -24,8 +33,9 @@ func TestParseFlags_Defaults(t *testing.T) {
 	clearEnv(t)
 	c, err := parseFlags(nil)
 	require.NoError(t, err)
-	require.Equal(t, config{grpcAddr: ":9090", httpAddr: ":8080", keyPrefix: "tagq", logLevel: "info", logFormat: "text",
-		shutdownTimeout: 25 * time.Second}, c)
+	require.Equal(t, config{grpcAddr: "127.0.0.1:9090", httpAddr: "127.0.0.1:8080", keyPrefix: "tagq", logLevel: "info", logFormat: "text",
+		shutdownTimeout: 25 * time.Second, queueMetricsInterval: 5 * time.Second, queueMetricsMaxTags: 10000,
+		stalledRead: 30 * time.Second, memThreshold: 0.9, memInterval: time.Second}, c)
 }
 
 func TestParseFlags_EnvironmentThenFlagWins(t *testing.T) {
@@ -37,20 +47,24 @@ func TestParseFlags_EnvironmentThenFlagWins(t *testing.T) {
 	t.Setenv("TAGQ_LOG_LEVEL", "debug")
 	t.Setenv("TAGQ_LOG_FORMAT", "json")
 	t.Setenv("TAGQ_SHUTDOWN_TIMEOUT", "3s")
+	t.Setenv("TAGQ_STALLED_READ", "4s")
 	c, err := parseFlags(nil)
 	require.NoError(t, err)
 	require.Equal(t, config{grpcAddr: "127.0.0.1:1", httpAddr: "127.0.0.1:2", redisURL: "redis://env:6379/0",
-		keyPrefix: "envprefix", logLevel: "debug", logFormat: "json", shutdownTimeout: 3 * time.Second}, c)
+		keyPrefix: "envprefix", logLevel: "debug", logFormat: "json", shutdownTimeout: 3 * time.Second,
+		queueMetricsInterval: 5 * time.Second, queueMetricsMaxTags: 10000, stalledRead: 4 * time.Second,
+		memThreshold: 0.9, memInterval: time.Second}, c)
 
-	c, err = parseFlags([]string{"--grpc-addr", ":7", "--redis-url", "redis://flag:6379/1", "--key-prefix", "flagprefix",
-		"--log-format", "text", "--shutdown-timeout", "1m"})
+	c, err = parseFlags([]string{"--grpc-addr", "127.0.0.1:7", "--redis-url", "redis://flag:6379/1", "--key-prefix", "flagprefix",
+		"--log-format", "text", "--shutdown-timeout", "1m", "--stalled-read", "5s"})
 	require.NoError(t, err)
-	require.Equal(t, ":7", c.grpcAddr)
+	require.Equal(t, "127.0.0.1:7", c.grpcAddr)
 	require.Equal(t, "127.0.0.1:2", c.httpAddr, "no flag: the environment")
 	require.Equal(t, "redis://flag:6379/1", c.redisURL)
 	require.Equal(t, "flagprefix", c.keyPrefix)
 	require.Equal(t, "text", c.logFormat)
 	require.Equal(t, time.Minute, c.shutdownTimeout)
+	require.Equal(t, 5*time.Second, c.stalledRead)
 }
 
 func TestParseFlags_TLSAndRedisAuthFromEnvironment(t *testing.T) {
@@ -77,16 +91,39 @@ func TestParseFlags_TLSAndRedisAuthFromEnvironment(t *testing.T) {
 	require.Equal(t, "other", c.redisPassword)
 }
 
+func TestParseFlags_HandleKeyFile(t *testing.T) {
+	clearEnv(t)
+	t.Setenv("TAGQ_HANDLE_KEY_FILE", "/etc/tagq/keys")
+	c, err := parseFlags(nil)
+	require.NoError(t, err)
+	require.Equal(t, "/etc/tagq/keys", c.handleKeyFile)
+	c, err = parseFlags([]string{"--handle-key-file", "/k"})
+	require.NoError(t, err)
+	require.Equal(t, "/k", c.handleKeyFile, "a flag wins")
+}
+
 func TestParseFlags_Refuses(t *testing.T) {
 	clearEnv(t)
 	for _, args := range [][]string{
 		{"--shutdown-timeout", "soon"},
 		{"--shutdown-timeout", "0s"},
+		{"--stalled-read", "soon"},
+		{"--stalled-read", "-1s"},
 		{"--redis-url", "redis://a", "--redis-cluster", "b:1,c:2"},
 		{"--no-such-flag"},
 		{"--tls-cert", "c.pem"},
 		{"--tls-key", "k.pem"},
 		{"--tls-client-ca", "ca.pem"},
+		{"--redis-memory-threshold", "1.5"},
+		{"--redis-memory-threshold", "most"},
+		{"--redis-memory-limit", "-1"},
+		{"--redis-memory-limit", "4tb"},
+		{"--redis-memory-interval", "1ms"},
+		{"--queue-metrics-interval", "often"},
+		{"--queue-metrics-interval", "-1s"},
+		{"--queue-metrics-max-tags", "0"},
+		{"--queue-metrics-max-tags", "many"},
+		{"--admin-key-file", "key"}, // without --auth
 	} {
 		_, err := parseFlags(args)
 		require.Error(t, err, "%v", args)
@@ -97,8 +134,176 @@ func TestParseFlags_Refuses(t *testing.T) {
 }
 
 func TestNewLogger_Refuses(t *testing.T) {
-	_, err := newLogger(config{logLevel: "loud", logFormat: "text"})
+	_, err := newLogger(config{logLevel: "loud", logFormat: "text"}, io.Discard)
 	require.Error(t, err)
-	_, err = newLogger(config{logLevel: "info", logFormat: "xml"})
+	_, err = newLogger(config{logLevel: "info", logFormat: "xml"}, io.Discard)
 	require.Error(t, err)
+}
+
+func TestParseFlags_MemoryWatch(t *testing.T) {
+	clearEnv(t)
+	t.Setenv("TAGQ_REDIS_MEMORY_LIMIT", "2gb")
+	c, err := parseFlags([]string{"--redis-memory-threshold", "0.8", "--redis-memory-interval", "5s"})
+	require.NoError(t, err)
+	require.Equal(t, 0.8, c.memoryRatio())
+	require.Equal(t, int64(2<<30), c.memLimit)
+	require.Equal(t, 5*time.Second, c.memInterval)
+	c, err = parseFlags([]string{"--redis-memory-threshold", "0", "--redis-memory-limit", "1048576"})
+	require.NoError(t, err)
+	require.Negative(t, c.memoryRatio(), "0 turns the watch off")
+	require.Equal(t, int64(1<<20), c.memLimit)
+}
+
+func TestParseFlags_QueueMetrics(t *testing.T) {
+	clearEnv(t)
+	t.Setenv("TAGQ_QUEUE_METRICS_INTERVAL", "0")
+	t.Setenv("TAGQ_QUEUE_METRICS_MAX_TAGS", "50")
+	c, err := parseFlags(nil)
+	require.NoError(t, err)
+	require.Zero(t, c.queueMetricsInterval)
+	require.Equal(t, 50, c.queueMetricsMaxTags)
+	c, err = parseFlags([]string{"--queue-metrics-interval", "30s", "--queue-metrics-max-tags", "7"})
+	require.NoError(t, err)
+	require.Equal(t, 30*time.Second, c.queueMetricsInterval)
+	require.Equal(t, 7, c.queueMetricsMaxTags)
+	t.Setenv("TAGQ_QUEUE_METRICS_MAX_TAGS", "lots")
+	_, err = parseFlags(nil)
+	require.ErrorContains(t, err, "--queue-metrics-max-tags")
+}
+
+// In JSON, durations are Go durations, and go-redis's own messages are
+// JSON lines of the same log.
+func TestNewLogger_JSONDurationsAndGoRedis(t *testing.T) {
+	var buf bytes.Buffer
+	log, err := newLogger(config{logLevel: "info", logFormat: "json"}, &buf)
+	require.NoError(t, err)
+	log.Info("took", "elapsed", 1500*time.Millisecond)
+	var line map[string]any
+	require.NoError(t, json.Unmarshal(buf.Bytes(), &line))
+	require.Equal(t, "1.5s", line["elapsed"])
+
+	buf.Reset()
+	redisLogger{log.With("component", "go-redis")}.Printf(context.Background(), "redis: %s", "example")
+	require.NoError(t, json.Unmarshal(buf.Bytes(), &line), buf.String())
+	require.Equal(t, "redis: example", line["msg"])
+	require.Equal(t, "go-redis", line["component"])
+	require.Equal(t, "WARN", line["level"])
+}
+
+// A non-loopback address needs --auth, or --insecure to go without.
+func TestParseFlags_LoopbackUnlessAuthOrInsecure(t *testing.T) {
+	clearEnv(t)
+	for _, args := range [][]string{
+		{"--grpc-addr", ":9090"},
+		{"--http-addr", "0.0.0.0:8080"},
+		{"--grpc-addr", "[::]:9090"},
+		{"--http-addr", "192.0.2.1:8080"},
+		{"--grpc-addr", "tagq.example:9090"},
+	} {
+		_, err := parseFlags(args)
+		require.ErrorContains(t, err, args[0], "the error names the flag")
+		require.ErrorContains(t, err, "--auth")
+		require.ErrorContains(t, err, "--insecure")
+		_, err = parseFlags(append(args, "--auth"))
+		require.NoError(t, err, "%v --auth", args)
+		_, err = parseFlags(append(args, "--insecure"))
+		require.NoError(t, err, "%v --insecure", args)
+	}
+	for _, addr := range []string{"127.0.0.1:1", "127.3.2.1:1", "[::1]:1", "localhost:1"} {
+		_, err := parseFlags([]string{"--grpc-addr", addr})
+		require.NoError(t, err, addr)
+	}
+	t.Setenv("TAGQ_AUTH", "true")
+	c, err := parseFlags([]string{"--grpc-addr", ":1"})
+	require.NoError(t, err)
+	require.True(t, c.auth)
+}
+
+// The bootstrap admin key: the file's content (its line end dropped), else
+// TAGQ_ADMIN_KEY; the file wins.
+func TestAdminKey_FileThenEnvironment(t *testing.T) {
+	clearEnv(t)
+	key, from, err := adminKey(config{})
+	require.NoError(t, err)
+	require.Empty(t, key, "none given")
+	t.Setenv("TAGQ_ADMIN_KEY", "from the environment, 32 characters long")
+	key, from, err = adminKey(config{})
+	require.NoError(t, err)
+	require.Equal(t, "from the environment, 32 characters long", key)
+	require.Equal(t, "TAGQ_ADMIN_KEY", from)
+	f := filepath.Join(t.TempDir(), "admin.key")
+	require.NoError(t, os.WriteFile(f, []byte("from the file, and 32 characters long\r\n"), 0o600))
+	key, from, err = adminKey(config{adminKeyFile: f})
+	require.NoError(t, err)
+	require.Equal(t, "from the file, and 32 characters long", key)
+	require.Equal(t, "--admin-key-file", from)
+	_, _, err = adminKey(config{adminKeyFile: f + ".missing"})
+	require.ErrorContains(t, err, "--admin-key-file")
+}
+
+// Every flag's environment variable is flagEnv's name for it (the config
+// file relies on it to let the environment win).
+func TestFlagEnvNames(t *testing.T) {
+	clearEnv(t)
+	fs := flag.NewFlagSet("tagqd", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	_, err := parseFlagsInto(fs, nil)
+	require.NoError(t, err)
+	n := 0
+	fs.VisitAll(func(f *flag.Flag) {
+		if f.Name == "version" || f.Name == "config" {
+			return
+		}
+		require.Contains(t, f.Usage, flagEnv(f.Name), "flag --%s", f.Name)
+		n++
+	})
+	require.Greater(t, n, 25)
+}
+
+func TestParseFlags_ConfigFile(t *testing.T) {
+	clearEnv(t)
+	dir := t.TempDir()
+	write := func(name, body string) string {
+		p := filepath.Join(dir, name)
+		require.NoError(t, os.WriteFile(p, []byte(body), 0o600))
+		return p
+	}
+	file := write("tagqd.yaml", `
+grpc-addr: 127.0.0.1:7000
+http-addr: 127.0.0.1:7001
+shutdown-timeout: 3s
+queue-metrics-max-tags: 7
+redis-memory-threshold: 0.5
+pprof: true
+`)
+	t.Setenv("TAGQ_HTTP_ADDR", "127.0.0.1:7002")
+	c, err := parseFlags([]string{"--config", file, "--shutdown-timeout", "1m"})
+	require.NoError(t, err)
+	require.Equal(t, "127.0.0.1:7000", c.grpcAddr, "the file over the default")
+	require.Equal(t, "127.0.0.1:7002", c.httpAddr, "the environment over the file")
+	require.Equal(t, time.Minute, c.shutdownTimeout, "the flag over the file")
+	require.Equal(t, 7, c.queueMetricsMaxTags)
+	require.Equal(t, 0.5, c.memThreshold)
+	require.True(t, c.pprof)
+
+	t.Setenv("TAGQ_CONFIG_FILE", file)
+	c, err = parseFlags(nil)
+	require.NoError(t, err)
+	require.Equal(t, "127.0.0.1:7000", c.grpcAddr, "TAGQ_CONFIG_FILE names the file")
+	t.Setenv("TAGQ_CONFIG_FILE", "")
+
+	for body, want := range map[string]string{
+		"grpc-adr: x\n":             `"grpc-adr" is not a flag`,
+		"version: true\n":           `"version" is not a flag`,
+		"pprof: maybe\n":            "pprof",
+		"grpc-addr: [a, b]\n":       "grpc-addr: a []interface {}, not a single value",
+		"shutdown-timeout: soon\n":  "--shutdown-timeout",
+		"- just\n- a list\n":        "not a YAML map",
+		"queue-metrics-max-tags:\n": "queue-metrics-max-tags: no value",
+	} {
+		_, err := parseFlags([]string{"--config", write("bad.yaml", body)})
+		require.ErrorContains(t, err, want, body)
+	}
+	_, err = parseFlags([]string{"--config", filepath.Join(dir, "missing.yaml")})
+	require.ErrorContains(t, err, "--config")
 }

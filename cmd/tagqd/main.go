@@ -7,7 +7,21 @@
 // TAGQ_HTTP_ADDR, TAGQ_REDIS_URL, TAGQ_REDIS_CLUSTER, TAGQ_KEY_PREFIX,
 // TAGQ_LOG_LEVEL, TAGQ_LOG_FORMAT, TAGQ_SHUTDOWN_TIMEOUT, TAGQ_PPROF,
 // TAGQ_TLS_CERT, TAGQ_TLS_KEY, TAGQ_TLS_CLIENT_CA, TAGQ_REDIS_USERNAME,
-// TAGQ_REDIS_PASSWORD, TAGQ_REDIS_TLS, TAGQ_REDIS_CA); a flag wins.
+// TAGQ_REDIS_PASSWORD, TAGQ_REDIS_TLS, TAGQ_REDIS_CA,
+// TAGQ_QUEUE_METRICS_INTERVAL, TAGQ_QUEUE_METRICS_MAX_TAGS,
+// TAGQ_STALLED_READ, TAGQ_HANDLE_KEY_FILE, TAGQ_AUTH, TAGQ_ADMIN_KEY_FILE,
+// TAGQ_INSECURE, ...: TAGQ_ and the flag's name); a flag wins. --config
+// (TAGQ_CONFIG_FILE) reads flag values from a YAML file of flag names and
+// values, below flags and variables. tagqd --version prints its version
+// and exits.
+//
+// Both listen on loopback by default (127.0.0.1:9090, 127.0.0.1:8080).
+// --auth requires credentials and permissions on every call (the access
+// package; README "Security"): a bearer API key, or a client certificate
+// mapped to a principal. --admin-key-file (or the key itself in
+// TAGQ_ADMIN_KEY) is the bootstrap admin key, set on every start as the
+// key "bootstrap" of the admin principal "admin". Without --auth tagqd
+// refuses a non-loopback address unless --insecure is given.
 //
 // TLS: --tls-cert and --tls-key (PEM files) serve TLS on both listeners;
 // the pair is loaded again, without a restart, when the files change
@@ -20,6 +34,12 @@
 // with an ACL user; --redis-username, --redis-password, --redis-tls and
 // --redis-ca do the same for --redis-cluster (and for --redis-url, which
 // keeps the password out of the URL). The password is never logged.
+//
+// Receipt handles: --handle-key-file names a file of signing keys, one a
+// line as id:base64key, the first signing and the rest accepted only
+// (rotation); it is loaded again when it changes (looked at once a second;
+// a file that does not load is logged and the keys in use stay). Without
+// it the key is kept in Redis, shared by every tagqd there.
 //
 // Once both listeners are bound, tagqd logs (to standard error, in the
 // chosen log format, at info level) the addresses it listens on:
@@ -46,12 +66,19 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"os/signal"
 	"runtime/debug"
+	"strconv"
 	"syscall"
 	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/tagq/tagq/internal/version"
+	"github.com/tagq/tagq/server"
 )
 
 type config struct {
@@ -62,12 +89,25 @@ type config struct {
 	shutdownTimeout        time.Duration
 	pprof                  bool
 	testClock              bool
+	version                bool
+	stalledRead            time.Duration
+
+	queueMetricsInterval time.Duration
+	queueMetricsMaxTags  int
 
 	tlsCert, tlsKey, tlsClientCA string
 
 	redisUsername, redisPassword string
 	redisTLS                     bool
 	redisCA                      string
+
+	handleKeyFile  string
+	auth, insecure bool
+	adminKeyFile   string
+
+	memThreshold float64       // share of maxmemory at which sends stop; 0: no watch
+	memLimit     int64         // bytes, for a Redis without maxmemory; 0: none
+	memInterval  time.Duration // between readings of INFO memory
 }
 
 func env(name, def string) string {
@@ -78,10 +118,14 @@ func env(name, def string) string {
 }
 
 func parseFlags(args []string) (config, error) {
+	return parseFlagsInto(flag.NewFlagSet("tagqd", flag.ContinueOnError), args)
+}
+
+// parseFlagsInto defines tagqd's flags on fs and parses args.
+func parseFlagsInto(fs *flag.FlagSet, args []string) (config, error) {
 	var c config
-	fs := flag.NewFlagSet("tagqd", flag.ContinueOnError)
-	fs.StringVar(&c.grpcAddr, "grpc-addr", env("TAGQ_GRPC_ADDR", ":9090"), "gRPC listen address (TAGQ_GRPC_ADDR)")
-	fs.StringVar(&c.httpAddr, "http-addr", env("TAGQ_HTTP_ADDR", ":8080"), "REST listen address (TAGQ_HTTP_ADDR)")
+	fs.StringVar(&c.grpcAddr, "grpc-addr", env("TAGQ_GRPC_ADDR", "127.0.0.1:9090"), "gRPC listen address (TAGQ_GRPC_ADDR)")
+	fs.StringVar(&c.httpAddr, "http-addr", env("TAGQ_HTTP_ADDR", "127.0.0.1:8080"), "REST listen address (TAGQ_HTTP_ADDR)")
 	fs.StringVar(&c.redisURL, "redis-url", env("TAGQ_REDIS_URL", ""), "Redis URL, e.g. redis://127.0.0.1:6379/0 (TAGQ_REDIS_URL); empty: embedded in-memory store")
 	fs.StringVar(&c.redisCluster, "redis-cluster", env("TAGQ_REDIS_CLUSTER", ""), "Redis Cluster seed addresses host:port,... (TAGQ_REDIS_CLUSTER)")
 	fs.StringVar(&c.keyPrefix, "key-prefix", env("TAGQ_KEY_PREFIX", "tagq"), "prefix of every Redis key (TAGQ_KEY_PREFIX)")
@@ -96,16 +140,52 @@ func parseFlags(args []string) (config, error) {
 	fs.StringVar(&c.redisPassword, "redis-password", env("TAGQ_REDIS_PASSWORD", ""), "Redis password; prefer the environment variable (TAGQ_REDIS_PASSWORD)")
 	fs.BoolVar(&c.redisTLS, "redis-tls", env("TAGQ_REDIS_TLS", "") == "true", "talk TLS to Redis (implied by rediss:// and --redis-ca) (TAGQ_REDIS_TLS=true)")
 	fs.StringVar(&c.redisCA, "redis-ca", env("TAGQ_REDIS_CA", ""), "PEM CA certificates to verify Redis's certificate with; default: the system's (TAGQ_REDIS_CA)")
+	memThreshold := env("TAGQ_REDIS_MEMORY_THRESHOLD", "0.9")
+	fs.StringVar(&memThreshold, "redis-memory-threshold", memThreshold, "refuse sends (STORAGE_FULL) while Redis's used_memory is at this share of its maxmemory; 0 turns the memory watch off (TAGQ_REDIS_MEMORY_THRESHOLD)")
+	memLimit := env("TAGQ_REDIS_MEMORY_LIMIT", "0")
+	fs.StringVar(&memLimit, "redis-memory-limit", memLimit, "for a Redis without maxmemory: refuse sends while used_memory is at this many bytes (suffixes kb, mb, gb); 0: no watch of such a Redis (TAGQ_REDIS_MEMORY_LIMIT)")
+	memInterval := env("TAGQ_REDIS_MEMORY_INTERVAL", "1s")
+	fs.StringVar(&memInterval, "redis-memory-interval", memInterval, "how often to read Redis's memory (TAGQ_REDIS_MEMORY_INTERVAL)")
+	fs.BoolVar(&c.version, "version", false, "print the version and exit")
+	maxTags := env("TAGQ_QUEUE_METRICS_MAX_TAGS", strconv.Itoa(server.DefaultQueueMetricsMaxTags))
+	fs.StringVar(&maxTags, "queue-metrics-max-tags", maxTags, "at most this many tags get per-tag series on /metrics, queues in name order (TAGQ_QUEUE_METRICS_MAX_TAGS)")
+	queueMetrics := env("TAGQ_QUEUE_METRICS_INTERVAL", "5s")
+	fs.StringVar(&queueMetrics, "queue-metrics-interval", queueMetrics, "how old per-queue and per-tag series on /metrics may get before a scrape reads them again; 0 turns them off (TAGQ_QUEUE_METRICS_INTERVAL)")
+	fs.StringVar(&c.handleKeyFile, "handle-key-file", env("TAGQ_HANDLE_KEY_FILE", ""), "file of receipt-handle signing keys, lines of id:base64key: the first signs, the rest are accepted (rotation); reloaded when it changes; default: a key kept in Redis (TAGQ_HANDLE_KEY_FILE)")
+	fs.BoolVar(&c.auth, "auth", env("TAGQ_AUTH", "") == "true", "require credentials (API keys, client certificates) and permissions on every call (TAGQ_AUTH=true)")
+	fs.StringVar(&c.adminKeyFile, "admin-key-file", env("TAGQ_ADMIN_KEY_FILE", ""), "file holding the bootstrap admin key (32+ characters), set as the admin principal's key on start; or the key itself in TAGQ_ADMIN_KEY (TAGQ_ADMIN_KEY_FILE)")
+	fs.BoolVar(&c.insecure, "insecure", env("TAGQ_INSECURE", "") == "true", "serve a non-loopback address without --auth (TAGQ_INSECURE=true)")
 	timeout := env("TAGQ_SHUTDOWN_TIMEOUT", "25s")
+	stalled := env("TAGQ_STALLED_READ", "30s")
+	fs.StringVar(&stalled, "stalled-read", stalled, "how long a receive's read may sit unfinished (its tagqd died between its two steps) before any tagqd makes the messages visible again (TAGQ_STALLED_READ)")
 	fs.StringVar(&timeout, "shutdown-timeout", timeout, "how long a graceful shutdown may take (TAGQ_SHUTDOWN_TIMEOUT)")
+	configFile := env("TAGQ_CONFIG_FILE", "")
+	fs.StringVar(&configFile, "config", configFile, "YAML file of flag values (flag name: value); a flag or its TAGQ_* variable wins over the file (TAGQ_CONFIG_FILE)")
 	if err := fs.Parse(args); err != nil {
 		return c, err
+	}
+	if configFile != "" {
+		if err := applyConfigFile(fs, configFile); err != nil {
+			return c, err
+		}
 	}
 	d, err := time.ParseDuration(timeout)
 	if err != nil || d <= 0 {
 		return c, fmt.Errorf("--shutdown-timeout: %q is not a positive duration", timeout)
 	}
 	c.shutdownTimeout = d
+	if err := c.parseMemoryFlags(memThreshold, memLimit, memInterval); err != nil {
+		return c, err
+	}
+	if c.queueMetricsInterval, err = time.ParseDuration(queueMetrics); err != nil || c.queueMetricsInterval < 0 {
+		return c, fmt.Errorf("--queue-metrics-interval: %q is not a duration of 0 or more", queueMetrics)
+	}
+	if c.queueMetricsMaxTags, err = strconv.Atoi(maxTags); err != nil || c.queueMetricsMaxTags < 1 {
+		return c, fmt.Errorf("--queue-metrics-max-tags: %q is not a number of 1 or more", maxTags)
+	}
+	if c.stalledRead, err = time.ParseDuration(stalled); err != nil || c.stalledRead <= 0 {
+		return c, fmt.Errorf("--stalled-read: %q is not a positive duration", stalled)
+	}
 	if c.redisURL != "" && c.redisCluster != "" {
 		return c, errors.New("give --redis-url or --redis-cluster, not both")
 	}
@@ -115,22 +195,45 @@ func parseFlags(args []string) (config, error) {
 	if c.tlsClientCA != "" && c.tlsCert == "" {
 		return c, errors.New("--tls-client-ca needs --tls-cert and --tls-key")
 	}
-	return c, nil
+	if c.adminKeyFile != "" && !c.auth {
+		return c, errAdminKeyWithoutAuth
+	}
+	return c, checkExposure(c)
 }
 
-func newLogger(c config) (*slog.Logger, error) {
+// newLogger makes tagqd's logger, and makes go-redis log through it.
+// Durations are written as Go durations ("1.5s"), in JSON too (where slog
+// would write integer nanoseconds).
+func newLogger(c config, w io.Writer) (*slog.Logger, error) {
 	var level slog.Level
 	if err := level.UnmarshalText([]byte(c.logLevel)); err != nil {
 		return nil, fmt.Errorf("--log-level: %w", err)
 	}
-	opts := &slog.HandlerOptions{Level: level}
+	opts := &slog.HandlerOptions{Level: level, ReplaceAttr: func(_ []string, a slog.Attr) slog.Attr {
+		if a.Value.Kind() == slog.KindDuration {
+			a.Value = slog.StringValue(a.Value.Duration().String())
+		}
+		return a
+	}}
+	var log *slog.Logger
 	switch c.logFormat {
 	case "text":
-		return slog.New(slog.NewTextHandler(os.Stderr, opts)), nil
+		log = slog.New(slog.NewTextHandler(w, opts))
 	case "json":
-		return slog.New(slog.NewJSONHandler(os.Stderr, opts)), nil
+		log = slog.New(slog.NewJSONHandler(w, opts))
+	default:
+		return nil, fmt.Errorf("--log-format: %q is not text or json", c.logFormat)
 	}
-	return nil, fmt.Errorf("--log-format: %q is not text or json", c.logFormat)
+	redis.SetLogger(redisLogger{log.With("component", "go-redis")})
+	return log, nil
+}
+
+// redisLogger writes go-redis's messages (pool and connection trouble) to
+// tagqd's log as warnings, instead of plain text on standard error.
+type redisLogger struct{ log *slog.Logger }
+
+func (l redisLogger) Printf(ctx context.Context, format string, v ...any) {
+	l.log.WarnContext(ctx, fmt.Sprintf(format, v...))
 }
 
 func main() {
@@ -142,7 +245,11 @@ func main() {
 		fmt.Fprintln(os.Stderr, "tagqd:", err)
 		os.Exit(2)
 	}
-	log, err := newLogger(c)
+	if c.version {
+		fmt.Println("tagqd", version.Get())
+		return
+	}
+	log, err := newLogger(c, os.Stderr)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "tagqd:", err)
 		os.Exit(2)

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -12,6 +11,7 @@ import (
 	"net/http/pprof"
 	"time"
 
+	oklog "github.com/oklog/run"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/test/bufconn"
@@ -29,6 +29,11 @@ func run(ctx context.Context, c config, log *slog.Logger, stdout io.Writer) erro
 	if err != nil {
 		return err
 	}
+	if c.handleKeyFile != "" {
+		if _, err := tags.ReadHandleKeyFile(c.handleKeyFile); err != nil {
+			return fmt.Errorf("--handle-key-file: %w", err)
+		}
+	}
 	rc, err := openRedis(c, log)
 	if err != nil {
 		return err
@@ -36,12 +41,41 @@ func run(ctx context.Context, c config, log *slog.Logger, stdout io.Writer) erro
 	defer rc.close() // last: after every actor has stopped
 
 	startCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	store, err := tags.New(startCtx, tags.Config{Client: rc.cmd, Blocking: rc.blocking, Prefix: c.keyPrefix, Logger: log, TestClock: c.testClock})
+	store, err := tags.New(startCtx, tags.Config{Client: rc.cmd, Blocking: rc.blocking, Prefix: c.keyPrefix, Logger: log, TestClock: c.testClock,
+		StalledRead: c.stalledRead, HandleKeyFile: c.handleKeyFile,
+		MemoryLimitRatio: c.memoryRatio(), MemoryLimitBytes: c.memLimit, MemoryCheckInterval: c.memInterval})
 	cancel()
 	if err != nil {
 		return fmt.Errorf("storage: %w", err)
 	}
-	srv, err := server.New(server.Config{Store: store, Logger: log})
+	queueMetrics := c.queueMetricsInterval
+	if queueMetrics == 0 {
+		queueMetrics = -1 // off
+	}
+	acc, err := openAccess(ctx, c, rc.cmd, log)
+	if err != nil {
+		return err
+	}
+	scfg := server.Config{Store: store, Logger: log, QueueMetricsInterval: queueMetrics, QueueMetricsMaxTags: c.queueMetricsMaxTags,
+		Access: acc}
+	if tlsConf != nil {
+		scfg.TLS = tlsConf.Clone() // gRPC's credentials add h2 to its ALPN protocols
+	}
+	tp, err := newTracerProvider(ctx, log)
+	if err != nil {
+		return err
+	}
+	if tp != nil {
+		scfg.TracerProvider = tp
+		defer func() { // after the servers: their last spans go too
+			sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			if err := tp.Shutdown(sctx); err != nil {
+				log.Warn("tracing: spans not exported at shutdown", "err", err)
+			}
+		}()
+	}
+	srv, err := server.New(scfg)
 	if err != nil {
 		return err
 	}
@@ -59,29 +93,24 @@ func run(ctx context.Context, c config, log *slog.Logger, stdout io.Writer) erro
 	// The gateway calls our own gRPC server, so REST requests go through
 	// the same interceptors (errors, metrics, access log). It does so over
 	// an in-process listener: the HTTP listener has already done TLS (and
-	// mTLS) with the REST client, and no port takes plaintext gRPC.
-	gwlis := bufconn.Listen(gatewayBuffer)
-	defer gwlis.Close()
+	// mTLS) with the REST client, and no port takes plaintext gRPC. The
+	// server trusts the client certificate the gateway names only on it.
+	bufl := bufconn.Listen(gatewayBuffer)
+	defer bufl.Close()
+	gwlis := server.GatewayListener(bufl)
 	conn, err := grpc.NewClient("passthrough:///tagqd-gateway",
 		append(srv.GatewayDialOptions(), grpc.WithTransportCredentials(insecure.NewCredentials()),
-			grpc.WithContextDialer(func(ctx context.Context, _ string) (net.Conn, error) { return gwlis.DialContext(ctx) }))...)
+			grpc.WithContextDialer(func(ctx context.Context, _ string) (net.Conn, error) { return bufl.DialContext(ctx) }))...)
 	if err != nil {
 		return fmt.Errorf("gateway connection: %w", err)
 	}
 	defer conn.Close()
-	grpcLis := glis
-	if tlsConf != nil {
-		// gRPC over TLS needs HTTP/2 negotiated by ALPN.
-		gconf := tlsConf.Clone()
-		gconf.NextProtos = []string{"h2"}
-		grpcLis = tls.NewListener(glis, gconf)
-	}
 	handler, err := srv.HTTPHandler(context.WithoutCancel(ctx), conn)
 	if err != nil {
 		return fmt.Errorf("gateway: %w", err)
 	}
 	if c.pprof {
-		handler = withPprof(handler)
+		handler = withPprof(handler, srv.AdminOnly)
 		log.Info("serving Go profiles at /debug/pprof/")
 	}
 	// ReadTimeout bounds a whole request, body included, so a slow body
@@ -98,11 +127,13 @@ func run(ctx context.Context, c config, log *slog.Logger, stdout io.Writer) erro
 	worker := redrive.New(redrive.Config{Store: store, Logger: log})
 	worker.Start()
 
-	// The actors, in shutdown order.
-	var g group
+	// The actors, in shutdown order: oklog.Group interrupts them in the order
+	// they were added once the first returns, so interrupts start their
+	// stop and return, and each execute waits for its stop to finish.
+	var g oklog.Group
 	{ // Signals: the first to return, on SIGINT/SIGTERM.
 		stop, cancel := context.WithCancel(ctx)
-		g.add(func() error {
+		g.Add(func() error {
 			<-stop.Done()
 			if ctx.Err() != nil {
 				log.Info("shutting down", "timeout", c.shutdownTimeout)
@@ -113,7 +144,7 @@ func run(ctx context.Context, c config, log *slog.Logger, stdout io.Writer) erro
 	{ // The engine: NOT_SERVING, then wake every waiting receive (they
 		// return empty) and stop the janitor and the redrive worker.
 		quit, stopped := make(chan struct{}), make(chan struct{})
-		g.add(func() error {
+		g.Add(func() error {
 			<-quit
 			select {
 			case <-stopped:
@@ -133,10 +164,10 @@ func run(ctx context.Context, c config, log *slog.Logger, stdout io.Writer) erro
 	}
 	{ // gRPC: no new calls; calls in progress get the timeout to finish.
 		done := make(chan struct{})
-		g.add(func() error {
+		g.Add(func() error {
 			gwErr := make(chan error, 1)
 			go func() { gwErr <- srv.GRPC().Serve(gwlis) }()
-			if err := srv.GRPC().Serve(grpcLis); err != nil {
+			if err := srv.GRPC().Serve(glis); err != nil {
 				return fmt.Errorf("grpc: %w", err)
 			}
 			<-done
@@ -160,7 +191,7 @@ func run(ctx context.Context, c config, log *slog.Logger, stdout io.Writer) erro
 	}
 	{ // HTTP: the same, for REST.
 		done := make(chan struct{})
-		g.add(func() error {
+		g.Add(func() error {
 			serve := func() error { return hsrv.Serve(hlis) }
 			if tlsConf != nil {
 				// ServeTLS offers HTTP/2 and HTTP/1.1 by ALPN.
@@ -185,11 +216,11 @@ func run(ctx context.Context, c config, log *slog.Logger, stdout io.Writer) erro
 		})
 	}
 
-	log.Info("grpc listening", "addr", glis.Addr().String(), "tls", tlsConf != nil, "mtls", c.tlsClientCA != "")
-	log.Info("http listening", "addr", hlis.Addr().String(), "tls", tlsConf != nil, "mtls", c.tlsClientCA != "")
+	log.Info("grpc listening", "addr", glis.Addr().String(), "tls", tlsConf != nil, "mtls", c.tlsClientCA != "", "auth", c.auth)
+	log.Info("http listening", "addr", hlis.Addr().String(), "tls", tlsConf != nil, "mtls", c.tlsClientCA != "", "auth", c.auth)
 	fmt.Fprintf(stdout, "TAGQ_READY grpc=%s http=%s\n", loopback(glis.Addr()), loopback(hlis.Addr()))
 
-	err = g.run()
+	err = g.Run()
 	if err != nil {
 		log.Error("server failed", "err", err)
 	} else {
@@ -211,12 +242,13 @@ func loopback(addr net.Addr) string {
 	return net.JoinHostPort(host, port)
 }
 
-// withPprof adds Go's profiles at /debug/pprof/ (tagqd --pprof).
-func withPprof(h http.Handler) http.Handler {
+// withPprof adds Go's profiles at /debug/pprof/ (tagqd --pprof), for
+// admin principals only when authentication is on (guard).
+func withPprof(h http.Handler, guard func(http.Handler) http.Handler) http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("/", h)
-	mux.HandleFunc("/debug/pprof/", pprof.Index)
-	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
-	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	mux.Handle("/debug/pprof/", guard(http.HandlerFunc(pprof.Index)))
+	mux.Handle("/debug/pprof/profile", guard(http.HandlerFunc(pprof.Profile)))
+	mux.Handle("/debug/pprof/trace", guard(http.HandlerFunc(pprof.Trace)))
 	return mux
 }

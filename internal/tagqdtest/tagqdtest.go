@@ -5,20 +5,31 @@ package tagqdtest
 import (
 	"bufio"
 	"bytes"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"syscall"
 	"time"
 )
 
-// Build compiles tagqd into dir and returns the binary's path.
+// Build compiles tagqd into dir and returns the binary's path. It builds
+// in the root module of the checkout this package's source lies in
+// (tagqdtest is a module of its own, so that the Go client's tests use it
+// without depending on the server's module).
 func Build(dir string) (string, error) {
 	bin := filepath.Join(dir, "tagqd")
-	out, err := exec.Command("go", "build", "-o", bin, "github.com/tagq/tagq/cmd/tagqd").CombinedOutput()
+	_, src, _, ok := runtime.Caller(0)
+	if !ok {
+		return "", fmt.Errorf("building tagqd: no source path for tagqdtest")
+	}
+	cmd := exec.Command("go", "build", "-o", bin, "./cmd/tagqd")
+	cmd.Dir = filepath.Join(filepath.Dir(src), "..", "..")
+	out, err := cmd.CombinedOutput()
 	if err != nil {
 		return "", fmt.Errorf("building tagqd: %v\n%s", err, out)
 	}
@@ -123,6 +134,26 @@ func (d *Daemon) Stop() (time.Duration, error) {
 	})
 	return d.stopTook, d.stopErr
 }
+
+// Kill ends tagqd with SIGKILL, as a crash would (no shutdown work at
+// all), and waits until it has exited. Stop afterwards returns the same.
+func (d *Daemon) Kill() error {
+	d.stopOnce.Do(func() {
+		if err := d.cmd.Process.Kill(); err != nil {
+			d.stopErr = err
+			return
+		}
+		<-d.exited
+		d.stopErr = errKilled
+	})
+	if d.stopErr == errKilled {
+		return nil
+	}
+	return d.stopErr
+}
+
+// errKilled is Stop's answer for a tagqd that Kill ended.
+var errKilled = errors.New("tagqd was killed (SIGKILL)")
 
 // Binary is the tagqd that Main built, for tests that start more of them
 // (with Start) while Main runs.

@@ -1,5 +1,5 @@
 -- createtag: a consumer group at the start point plus the tag's state.
--- KEYS: 1 meta, 2 tags, 3 stream, 4 n, 5 fa, 6 v, 7 p, 8 x
+-- KEYS: 1 meta, 2 tags, 3 stream, 4 n, 5 fa, 6 v, 7 p, 8 x, 9 b
 -- ARGV: 1 tag, 2 config JSON, 3 start kind (0 now, 1 oldest, 2 at),
 --       4 start ms (kind 2, >= 1), 5 filter JSON or '', 6 visibility ms or -1,
 --       7 max tags
@@ -12,7 +12,8 @@
 -- the stream (admitted); xb admitted messages expired before being read;
 -- xi read messages expired before being deleted; rcv receives; del deletes;
 -- dead dead-letters; h lower bound of the earliest score in v and p;
--- mvd unread dead letters moved back out (the queue is a DLQ); xm the
+-- mvd unread dead letters moved back out (the queue is a DLQ); pc
+-- deliveries in the PEL (see lib.lua); xm the
 -- max receive count the tag's x set was built for; w:<s> in-flight
 -- messages whose id is in second s (see lib.lua).
 local tag = ARGV[1]
@@ -30,7 +31,7 @@ elseif kind == 2 then
 end
 local flt = nil
 if ARGV[5] ~= '' then flt = cjson.decode(ARGV[5]) end
-redis.call('DEL', KEYS[4], KEYS[6], KEYS[7], KEYS[8])
+redis.call('DEL', KEYS[4], KEYS[6], KEYS[7], KEYS[8], KEYS[9])
 redis.call('HDEL', KEYS[5], 'm:' .. tag)
 redis.call('XGROUP', 'CREATE', KEYS[3], tag, startid, 'MKSTREAM')
 local init = 0
@@ -50,7 +51,7 @@ elseif kind ~= 0 then
 end
 local added = redis.call('HGET', KEYS[1], 'added') or 0
 redis.call('HSET', KEYS[4], 'ct', now, 'a0', added, 'init', init, 'con', 0, 'xb', 0, 'xi', 0,
-  'rcv', 0, 'del', 0, 'dead', 0, 'h', fmt(INF), 'vis', ARGV[6])
+  'rcv', 0, 'del', 0, 'dead', 0, 'pc', 0, 'h', fmt(INF), 'vis', ARGV[6])
 if flt then
   redis.call('HSET', KEYS[4], 'flt', ARGV[5])
   redis.call('HSET', KEYS[5], 'f:' .. tag, ARGV[5], 'a:' .. tag, 0)

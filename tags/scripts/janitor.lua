@@ -7,26 +7,34 @@
 -- it is done or expires.
 -- Expired entries a tag had not finished are counted in that tag's state
 -- (xb: never read, xi: read but not deleted), never dropped silently.
--- It also recovers entries a receive read into a tag's PEL and never took
--- out (its tagqd stopped between the two steps): visible again at once,
--- receive count 0, as receive.lua leaves entries it cannot hand out.
--- KEYS: 1 meta, 2 stream, 3 tags, 4 fa, 5 dl, then per tag: n, v, p, x
+-- A queue over a cap with overflow 'drop' loses its oldest entries the
+-- same way, as if expired, until it is within its caps (counted in the
+-- meta's 'dropped' too).
+-- It also recovers entries a receive read into a tag's PEL and never
+-- recorded (its tagqd stopped between the two steps): visible again at
+-- once, receive count 0, as receive.lua leaves entries it cannot hand out.
+-- Deliveries in the PEL (recorded in b, see lib.lua) are the tag's in
+-- flight: trimming stops at the second of the PEL's first id.
+-- KEYS: 1 meta, 2 stream, 3 tags, 4 fa, 5 dl, then per tag: n, v, p, x, b,
+--       then z (sizes), zh
 -- ARGV: 1 max entries to examine, 2 ms a PEL entry must be idle to be
 --       recovered, 3.. every tag name (same order as KEYS)
 -- Returns: {entries removed, 1 if the limit was reached else 0}
 -- Errors: TAGS_CHANGED when ARGV does not list exactly the queue's tags.
 if redis.call('EXISTS', KEYS[1]) == 0 then return {0, 0} end
 if not sametags(KEYS[3], 3) then return redis.error_reply('TAGS_CHANGED') end
-local m = redis.call('HMGET', KEYS[1], 'ret', 'ra')
+local m = redis.call('HMGET', KEYS[1], 'ret', 'ra', 'cmax', 'bmax', 'ovf', 'rb')
 local ret, retain = tonumber(m[1]) * 1000, m[2] == '1'
 local now = nowms()
+local q = sizestate({meta = KEYS[1], z = KEYS[#KEYS - 1], zh = KEYS[#KEYS]}, KEYS[2])
+local over = capexcess(capsof(m, 3), KEYS[2])
 local cur = cursors(KEYS[2])
 local tags = {}
 for i = 3, #ARGV do
-  local k = 5 + (i - 3) * 4
+  local k = 5 + (i - 3) * 5
   local name = ARGV[i]
   local f = redis.call('HGET', KEYS[4], 'f:' .. name)
-  tags[#tags + 1] = {name = name, n = KEYS[k + 1], v = KEYS[k + 2], p = KEYS[k + 3], x = KEYS[k + 4],
+  tags[#tags + 1] = {name = name, n = KEYS[k + 1], v = KEYS[k + 2], p = KEYS[k + 3], x = KEYS[k + 4], b = KEYS[k + 5],
     cursor = cur[name] or '0-0', flt = f and cjson.decode(f),
     w = {}, parked = redis.call('EXISTS', KEYS[k + 3]) == 1}
 end
@@ -47,13 +55,29 @@ local function holds(t, id, f)
   if w or (t.parked and redis.call('ZSCORE', t.p, id)) then return 'held' end
   return nil
 end
+-- A tag's batch ranges, loaded once per pass when needed.
+local function ranges(t)
+  if not t.ranges then t.ranges = branges(t.b) end
+  return t.ranges
+end
 -- Stalled reads: recover, and until then keep them (low water below).
+-- Deliveries (covered by a batch) are idle for as long as they are in
+-- flight: left alone.
 local minidle = tonumber(ARGV[2])
 for _, t in ipairs(tags) do
   local pend = redis.call('XPENDING', KEYS[2], t.name)
   if tonumber(pend[1]) > 0 then
-    for _, pe in ipairs(redis.call('XPENDING', KEYS[2], t.name, 'IDLE', minidle, '-', '+', 100)) do
-      local id = pe[1]
+    local stalled, from = {}, '-'
+    for _ = 1, 10 do -- bounded work per pass
+      local page = redis.call('XPENDING', KEYS[2], t.name, 'IDLE', minidle, from, '+', 100)
+      for _, pe in ipairs(page) do
+        if not covers(ranges(t), pe[1]) then stalled[#stalled + 1] = pe[1] end
+      end
+      if #page < 100 or #stalled >= 100 then break end
+      from = nextid(page[#page][1])
+    end
+    if #stalled > 0 then pelbump(KEYS[1]) end
+    for _, id in ipairs(stalled) do
       local fields = entry(KEYS[2], id)
       if fields then
         local f = fieldmap(fields)
@@ -74,7 +98,7 @@ for _, t in ipairs(tags) do
       redis.call('XACK', KEYS[2], t.name, id)
     end
     pend = redis.call('XPENDING', KEYS[2], t.name)
-    if tonumber(pend[1]) > 0 then t.pmin = pend[2] end
+    if tonumber(pend[1]) > 0 then t.pmin = secstart(pend[2]) end
   end
 end
 local limit = tonumber(ARGV[1])
@@ -101,6 +125,8 @@ if not retain and #tags > 0 then
     if p[2] then lower(fmt(math.max(tonumber(p[2]) - MAXDELAY, 0)) .. '-0') end
   end
   removed = redis.call('XTRIM', KEYS[2], 'MINID', low)
+  over.msgs = over.msgs - removed
+  over.bytes = over.bytes - sizetrim(q, removed, low)
 end
 -- Then entry by entry from the head, for retention: in chunks that grow
 -- from 1, since the head entry usually stays (needed, and not expired).
@@ -114,21 +140,42 @@ while not stop and slow < limit do
     local id = e[1]
     local f = fieldmap(e[2])
     local due = tonumber(f['d']) or idparts(id)
-    if due + ret <= now then
+    local expired = due + ret <= now
+    if expired or over.msgs > 0 or over.bytes > 0 then
+      local needed = retain or #tags == 0
       for _, t in ipairs(tags) do
         local h = holds(t, id, f)
         if h == 'unread' then
+          needed = true
           redis.call('HINCRBY', t.n, 'xb', 1)
         elseif h == 'held' then
           local held = redis.call('ZREM', t.p, id) == 1
           local mem = mayhold(t.n, id) and vfind(t.v, id)
           if mem then
             vremove(t, mem, id)
+            t.w[wfield(id)] = nil -- its second may hold nothing now
             held = true
+          elseif redis.call('XACK', KEYS[2], t.name, id) == 1 then
+            pelbump(KEYS[1])
+            -- The PEL's first entry may have been this one: what the tag
+            -- keeps from its second on (holds) follows the PEL as it is now.
+            local pend = redis.call('XPENDING', KEYS[2], t.name)
+            t.pmin = nil
+            if tonumber(pend[1]) > 0 then t.pmin = secstart(pend[2]) end
+            if covers(ranges(t), id) then
+              redis.call('HINCRBY', t.n, 'pc', -1)
+              held = true
+            else
+              redis.call('HINCRBY', t.n, 'xb', 1) -- read, not yet recorded: unread
+            end
           end
-          if held then redis.call('HINCRBY', t.n, 'xi', 1) end
+          if held then
+            needed = true
+            redis.call('HINCRBY', t.n, 'xi', 1)
+          end
         end
       end
+      if needed and not expired then redis.call('HINCRBY', KEYS[1], 'dropped', 1) end
     else
       if retain or #tags == 0 then
         stop = true
@@ -143,6 +190,8 @@ while not stop and slow < limit do
       if stop then break end
     end
     slow = slow + 1
+    over.msgs = over.msgs - 1
+    over.bytes = over.bytes - sizetrim(q, 1, nextid(id))
   end
 end
 if slow > 0 then

@@ -205,6 +205,102 @@ local function vremove(k, m, id)
   redis.call('ZREM', k.x, m)
 end
 
+-- Stream deliveries stay in the tag's PEL (where XREADGROUP put them)
+-- until settled or due: each has receive count 1, and the receive that
+-- handed them out recorded its batch once in the tag's b zset:
+--   member "<first id> <last id> <first receive ms>" (the ids the batch's
+--          XREADGROUP read: consecutive entries, so batches never overlap;
+--          those not handed out were acknowledged at once),
+--   score  the batch's visibility deadline ms.
+-- n's pc counts these deliveries. A settlement takes one out with XACK
+-- (into v, under member vmember(id, first receive ms), when it stays in
+-- flight); once its batch is due, pelexpire moves what is left into v, so
+-- redeliveries, dead-lettering and counting see one representation.
+-- (PEL idle times follow Redis's wall clock, which neither a nack's delay
+-- nor a test clock can set: XCLAIM clamps a future TIME to now.)
+local function brecord(first, last, fms)
+  return first .. ' ' .. last .. ' ' .. fms
+end
+local function bparse(m)
+  local a, b, f = string.match(m, '^(%S+) (%S+) (%S+)$')
+  return a, b, tonumber(f)
+end
+-- Ids pending in tag's PEL between first and last.
+local function pelids(s, tag, first, last, cap)
+  local out = {}
+  for _, p in ipairs(redis.call('XPENDING', s, tag, first, last, cap)) do out[#out + 1] = p[1] end
+  return out
+end
+-- Moves the deliveries of up to limit batches due at now from the PEL
+-- into v (receive count 1, the batch's deadline; x too when the max
+-- receive count is 1). k: s, n, v, x, b. True when more may be due.
+local function pelexpire(k, tag, now, maxrc, limit)
+  local due = redis.call('ZRANGEBYSCORE', k.b, '-inf', now, 'WITHSCORES', 'LIMIT', 0, limit)
+  for j = 1, #due, 2 do
+    local first, last, fms = bparse(due[j])
+    local at = tonumber(due[j + 1])
+    local ids = pelids(k.s, tag, first, last, 1000)
+    if #ids > 0 then
+      redis.call('XACK', k.s, tag, unpack(ids))
+      local zv, zx, sc = {}, {}, vscore(at, 1)
+      for _, id in ipairs(ids) do
+        local m = vmember(id, fms)
+        zv[#zv + 1] = sc
+        zv[#zv + 1] = m
+        if maxrc == 1 then
+          zx[#zx + 1] = at
+          zx[#zx + 1] = m
+        end
+      end
+      redis.call('ZADD', k.v, unpack(zv))
+      if #zx > 0 then redis.call('ZADD', k.x, unpack(zx)) end
+      vcount(k.n, ids, 1)
+      redis.call('HINCRBY', k.n, 'pc', -#ids)
+    end
+    redis.call('ZREM', k.b, due[j])
+  end
+  return #due == 2 * limit
+end
+-- Every due batch of a tag (for exact counts).
+local function pelexpireall(k, tag, now, maxrc)
+  while pelexpire(k, tag, now, maxrc, 100) do end
+end
+-- A tag's batches as ranges sorted by first id, for covers (rare paths:
+-- telling deliveries from reads whose receive script never ran).
+local function branges(bkey)
+  local r = {}
+  for _, m in ipairs(redis.call('ZRANGE', bkey, 0, -1)) do
+    local a, b = bparse(m)
+    r[#r + 1] = {a, b}
+  end
+  table.sort(r, function(x, y) return idlt(x[1], y[1]) end)
+  return r
+end
+-- Is id in one of the ranges (a delivery, counted in pc)?
+local function covers(ranges, id)
+  local lo, hi, best = 1, #ranges, nil
+  while lo <= hi do
+    local mid = math.floor((lo + hi) / 2)
+    if idlt(id, ranges[mid][1]) then
+      hi = mid - 1
+    else
+      best = mid
+      lo = mid + 1
+    end
+  end
+  return best ~= nil and not idlt(ranges[best][2], id)
+end
+-- Something took entries out of a tag's PEL that a receive may have read
+-- and not yet recorded (see receive.lua's epoch).
+local function pelbump(meta)
+  redis.call('HINCRBY', meta, 'pep', 1)
+end
+-- The start of the second of id: in-flight entries are known to the
+-- janitor per second of id (v's counts in n), PEL ones likewise.
+local function secstart(id)
+  return fmt(math.floor(idms(id) / 1000) * 1000) .. '-0'
+end
+
 -- Stages a message in the queue's dead-letter outbox and removes it from
 -- the tag (an ACK for that tag). fields are the stream entry's fields; m
 -- is its member of the tag's v.
@@ -241,4 +337,85 @@ end
 local function fortag(tag, flt, f)
   if f['only'] then return f['only'] == tag end
   return admits(flt, f['a'])
+end
+
+-- Retained bytes and caps. A queue's z list holds the size of each stream
+-- entry in stream order (every XADD to the stream appends one; sizes as
+-- max_message_bytes counts them); meta 'rb' is their sum. An entry
+-- deleted out of order (a dead letter moved out of its DLQ) stays in z
+-- and is noted in zh as "id:size" (score: the id's ms), its size already
+-- taken off rb, so that trims of the head stay aligned with z. Entries
+-- older than the bookkeeping (a queue made before it) have no size: z
+-- holds fewer sizes than the stream entries, and trims of those take
+-- nothing off (q.unknown counts them; see sizestate).
+-- q: {meta, z, zh} keys.
+
+-- Notes sizes (a table of numbers, in stream order) of entries just added.
+local function sizeadd(q, sizes)
+  if #sizes == 0 then return end
+  local total = 0
+  for _, v in ipairs(sizes) do total = total + v end
+  redis.call('RPUSH', q.z, unpack(sizes))
+  redis.call('HINCRBY', q.meta, 'rb', total)
+end
+
+-- Counts the head entries of stream that have no size in z (q.unknown)
+-- and the holes (q.holes), for sizetrim; call it before the stream is
+-- trimmed.
+local function sizestate(q, stream)
+  q.holes = redis.call('ZCARD', q.zh)
+  q.unknown = math.max(redis.call('XLEN', stream) + q.holes - redis.call('LLEN', q.z), 0)
+  return q
+end
+
+-- Takes n entries trimmed from the head of the stream, every one with an
+-- id below upto, off z and rb; returns their bytes. q went through
+-- sizestate first.
+local function sizetrim(q, n, upto)
+  local nosize = math.min(n, q.unknown)
+  q.unknown = q.unknown - nosize
+  n = n - nosize
+  if n <= 0 then return 0 end
+  local skip, holed = 0, 0
+  if q.holes > 0 then
+    for _, m in ipairs(redis.call('ZRANGEBYSCORE', q.zh, '-inf', idms(upto))) do
+      local id, sz = string.match(m, '^(.*):(%d+)$')
+      if idlt(id, upto) then
+        redis.call('ZREM', q.zh, m)
+        q.holes = q.holes - 1
+        skip = skip + 1
+        holed = holed + tonumber(sz)
+      end
+    end
+  end
+  local sum = 0
+  for _, v in ipairs(redis.call('LPOP', q.z, n + skip) or {}) do sum = sum + tonumber(v) end
+  sum = math.max(sum - holed, 0)
+  if sum > 0 then redis.call('HINCRBY', q.meta, 'rb', -sum) end
+  return sum
+end
+
+-- Notes entry id (of size sz, in z) deleted out of order.
+local function sizehole(q, id, sz)
+  redis.call('ZADD', q.zh, idms(id), id .. ':' .. fmt(sz))
+  if sz > 0 then redis.call('HINCRBY', q.meta, 'rb', -sz) end
+end
+
+-- A queue's caps as its meta holds them: {msgs = max messages (0 none),
+-- bytes = max bytes (0 none), drop = overflow drops the oldest, rb = bytes
+-- retained}, from the values of an HMGET of 'cmax', 'bmax', 'ovf', 'rb'
+-- starting at m[i] (read with other fields in one call).
+local function capsof(m, i)
+  return {msgs = tonumber(m[i]) or 0, bytes = tonumber(m[i + 1]) or 0, drop = m[i + 2] == 'drop',
+    rb = tonumber(m[i + 3]) or 0}
+end
+
+-- How far a queue (caps c, stream) that drops its oldest is over its
+-- caps: {msgs, bytes} (<= 0: within; always so when it does not drop).
+local function capexcess(c, stream)
+  local over = {msgs = 0, bytes = 0}
+  if not c.drop then return over end
+  if c.msgs > 0 then over.msgs = redis.call('XLEN', stream) - c.msgs end
+  if c.bytes > 0 then over.bytes = c.rb - c.bytes end
+  return over
 end

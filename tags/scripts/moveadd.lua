@@ -2,9 +2,11 @@
 -- for one tag only (field only): the tag it died in receives it again, with
 -- a fresh receive count; tags that processed it never see it. Deduplicated
 -- by key, so a move repeated after a crash adds it once.
--- KEYS: 1 meta, 2 stream, 3 dd, 4 fa, 5 tags (all of the source queue)
+-- Never refused for the queue's caps (see dlqadd.lua).
+-- KEYS: 1 meta, 2 stream, 3 dd, 4 fa, 5 tags, 6 z, 7 zh (all of the source queue)
 -- ARGV: 1 dedupe key, 2 tag, 3 body, 4 attributes JSON ('' none),
---       5 original message id, 6 times moved back (this move included)
+--       5 original message id, 6 times moved back (this move included),
+--       7 size (as max_message_bytes counts it)
 -- Returns: 1 added, 0 already added, -1 no such queue, -2 no such tag.
 local ret = redis.call('HGET', KEYS[1], 'ret')
 if not ret then return -1 end
@@ -18,6 +20,7 @@ if ARGV[4] ~= '' then
 end
 redis.call('XADD', unpack(args))
 redis.call('HSET', KEYS[1], 'mvb', 1)
+sizeadd({meta = KEYS[1], z = KEYS[6], zh = KEYS[7]}, {tonumber(ARGV[7])})
 redis.call('HINCRBY', KEYS[4], 'm:' .. ARGV[2], 1)
 redis.call('ZADD', KEYS[3], now, ARGV[1])
 redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', now - tonumber(ret) * 1000)

@@ -1,7 +1,8 @@
 -- moveneeded: which dead letters some tag of the DLQ still needs (holds,
 -- or has yet to read and its filter admits): only those are moved back. A
 -- dead letter every DLQ tag has received and deleted is done with, even
--- before the janitor trims it. A DLQ without tags needs all of them.
+-- before the janitor trims it. A DLQ without tags needs all of them. (A
+-- tag holds a letter in v, in p, or in its PEL.)
 -- KEYS: 1 stream, 2 tags, then per tag: n, v, p
 -- ARGV: 1 number of tags N, 2..N+1 every tag name (same order as KEYS),
 --       then triples: id, attributes JSON ('' none), only ('' none)
@@ -26,7 +27,8 @@ for i = n + 2, #ARGV, 3 do
   for _, t in ipairs(tags) do
     if idlt(t.cursor, id) then
       if fortag(t.name, t.flt, f) then needed = true end
-    elseif redis.call('ZSCORE', t.p, id) or (mayhold(t.n, id) and vfind(t.v, id)) then
+    elseif redis.call('ZSCORE', t.p, id) or (mayhold(t.n, id) and vfind(t.v, id))
+        or #redis.call('XPENDING', KEYS[1], t.name, id, id, 1) > 0 then
       needed = true
     end
     if needed then break end

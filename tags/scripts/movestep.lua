@@ -3,7 +3,8 @@
 -- moved, removes it from the DLQ: from every DLQ tag that holds it or has
 -- yet to read it (counted as mvd, so counters stay exact).
 -- Also advances the task's cursor past entries it skipped.
--- KEYS: 1 meta, 2 stream, 3 tasks, 4 tags, then per tag: n, v, p, x
+-- KEYS: 1 meta, 2 stream, 3 tasks, 4 tags, then per tag: n, v, p, x, b,
+--       then zh (out-of-order deletions, see sizehole)
 -- ARGV: 1 task id, 2 lease owner, 3 cursor (last DLQ id examined),
 --       4 outcome ('moved', 'failed' or 'skip'), 5 failure note,
 --       6.. every DLQ tag name
@@ -23,18 +24,32 @@ if outcome == 'moved' then
     local f = fieldmap(e[1][2])
     local cur = cursors(KEYS[2])
     for i = 6, #ARGV do
-      local tag, b = ARGV[i], 4 + (i - 6) * 4
-      local n, v, p, x = KEYS[b + 1], KEYS[b + 2], KEYS[b + 3], KEYS[b + 4]
+      local tag, b = ARGV[i], 4 + (i - 6) * 5
+      local n, v, p, x, bk = KEYS[b + 1], KEYS[b + 2], KEYS[b + 3], KEYS[b + 4], KEYS[b + 5]
       if idlt(cur[tag] or '0-0', id) then
         local flt = redis.call('HGET', n, 'flt')
         if fortag(tag, flt and cjson.decode(flt), f) then redis.call('HINCRBY', n, 'mvd', 1) end
       else
         redis.call('ZREM', p, id)
         local mem = mayhold(n, id) and vfind(v, id)
-        if mem then vremove({n = n, v = v, x = x}, mem, id) end
+        if mem then
+          vremove({n = n, v = v, x = x}, mem, id)
+        elseif redis.call('XACK', KEYS[2], tag, id) == 1 then
+          -- In the tag's PEL: a delivery (pc), or a read not yet recorded
+          -- (not yet counted as read: counted as moved out unread).
+          pelbump(KEYS[1])
+          if covers(branges(bk), id) then
+            redis.call('HINCRBY', n, 'pc', -1)
+          else
+            redis.call('HINCRBY', n, 'mvd', 1)
+          end
+        end
       end
     end
     redis.call('XDEL', KEYS[2], id)
+    if f['z'] then -- else older than the size bookkeeping: no size in z
+      sizehole({meta = KEYS[1], zh = KEYS[#KEYS]}, id, tonumber(f['z']))
+    end
   end
   task.moved = task.moved + 1
 elseif outcome == 'failed' then

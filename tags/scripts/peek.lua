@@ -1,6 +1,8 @@
 -- peek: the next messages a receive on this tag would return, without
 -- receiving them (no counters, cursors or deadlines change).
--- KEYS: 1 meta, 2 stream, 3 n, 4 v, 5 p
+-- (Deliveries in the tag's PEL whose batch is due move to v first, which
+-- changes how they are kept, not what they are: see lib.lua.)
+-- KEYS: 1 meta, 2 stream, 3 n, 4 v, 5 p, 6 x, 7 b
 -- ARGV: 1 tag, 2 max, 3 max stream entries to scan
 -- Returns: {{id, fields, receive count so far, first receive ms or 0}...}
 -- Errors: QUEUE_NOT_FOUND, TAG_NOT_FOUND.
@@ -8,6 +10,8 @@ local tag, max = ARGV[1], tonumber(ARGV[2])
 local st = redis.call('HMGET', KEYS[3], 'ct', 'flt')
 if not st[1] then return notfound(KEYS[1]) end
 local now = nowms()
+pelexpireall({s = KEYS[2], n = KEYS[3], v = KEYS[4], x = KEYS[6], b = KEYS[7]}, tag, now,
+  tonumber(redis.call('HGET', KEYS[1], 'rpm')) or 0)
 local out = {}
 local function add(id, cnt, first)
   local e = redis.call('XRANGE', KEYS[2], id, id)

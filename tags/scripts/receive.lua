@@ -2,27 +2,37 @@
 -- (visibility expired or nacked), then parked delayed messages now due,
 -- then the new stream entries the caller read just before into the tag's
 -- PEL (XREADGROUP without NOACK: their bodies go straight to the caller,
--- never through Lua, whose strings cost a hash of every byte). This call
--- takes them out of the PEL; any it cannot hand out now (over max) wait
--- in v, visible, with receive count 0. A due message this tag already
--- received max_receive_count times is dead-lettered instead (S7), never
--- handed out again. Never blocks; the caller waits outside Lua.
--- KEYS: 1 meta, 2 stream, 3 n, 4 v, 5 p, 6 wk, 7 x, 8 dlo
+-- never through Lua, whose strings cost a hash of every byte). In PEL
+-- mode the new entries handed out stay in the PEL, recorded once per
+-- batch in b (see lib.lua: no work per message here); otherwise (zset
+-- mode) they go into v one by one. Entries not for the tag, or delayed,
+-- are taken out of the PEL; any over max wait in v, visible, with
+-- receive count 0. A due message this tag already received
+-- max_receive_count times is dead-lettered instead (S7), never handed
+-- out again. Never blocks; the caller waits outside Lua.
+-- KEYS: 1 meta, 2 stream, 3 n, 4 v, 5 p, 6 wk, 7 x, 8 dlo, 9 b
 -- ARGV: 1 tag, 2 max, 3 visibility ms override (-1 none), 4 queue name,
 --       5 '' or the queue's default tag name as the caller believes it
 --       (checked: the caller caches it), 6 1 to hand out due messages
---       from v and p first (0 on a call's later reads: what it handed out
---       with visibility 0 is due again, and must not come twice), 7 N, the
---       new entries read, then per entry: id, due ms ('' = not delayed),
---       the tag it is only for ('' = any), attributes JSON ('' = none);
---       N = -1: read new entries here (NOACK), for small reads
+--       from v, b and p first (0 on a call's later reads: what it handed
+--       out with visibility 0 is due again, and must not come twice),
+--       7 N, the new entries read (-1: read new entries here, for small
+--       reads), 8 1 for PEL mode, 0 for zset mode, 9 the queue's pep
+--       (PEL epoch) read before the XREADGROUP ('' unknown: check every
+--       entry is still pending), 10 first and 11 last id read, then
+--       quadruples: id, due ms ('' = not delayed), the tag it is only for
+--       ('' = any), attributes JSON ('' = none); in zset mode one per new
+--       entry, in PEL mode only for entries with any of the three (the
+--       others are plain: no delay, for any tag, no attributes)
 -- Returns: {now ms, hint ms, the queue's receive_wait_seconds,
 --           dead-lettered count, {{id, fields, receive count, first
---           receive ms}...} (from v and p), {index of each new entry
---           handed out (1-based; receive count 1, first receive now)...},
---           the visibility deadline ms of what this call handed out,
---           1 when N = -1 and the read here was full but handed out
---           fewer than max (read again)}
+--           receive ms}...} (from v and p, and new entries read here),
+--           {ids of the new entries read by the caller that were not
+--           handed out (the rest were: receive count 1, first receive
+--           now)}, the visibility deadline ms of what this call handed
+--           out, 1 when N = -1 and the read here was full but handed out
+--           fewer than max (read again), 1 when element 6 lists instead
+--           the ids that were handed out (else 0)}
 -- Errors: QUEUE_NOT_FOUND, TAG_NOT_FOUND, DEFAULT_TAG_CHANGED.
 local tag, max = ARGV[1], tonumber(ARGV[2])
 local st = redis.call('HMGET', KEYS[3], 'ct', 'vis', 'flt', 'h')
@@ -30,7 +40,8 @@ if not st[1] then return notfound(KEYS[1]) end
 local qm = redis.call('HMGET', KEYS[1], 'vis', 'wait', 'rpq', 'rpm', 'dtag')
 if ARGV[5] ~= '' and qm[5] ~= ARGV[5] then return redis.error_reply('DEFAULT_TAG_CHANGED') end
 local maxrc = tonumber(qm[4]) or 0
-local k = {s = KEYS[2], n = KEYS[3], v = KEYS[4], x = KEYS[7], dlo = KEYS[8]}
+local k = {s = KEYS[2], n = KEYS[3], v = KEYS[4], x = KEYS[7], dlo = KEYS[8], b = KEYS[9]}
+local pelmode = ARGV[8] == '1'
 local vis = tonumber(ARGV[3])
 if vis < 0 then vis = tonumber(st[2]) end
 if vis < 0 then vis = tonumber(qm[1]) * 1000 end
@@ -81,6 +92,8 @@ local function flush()
 end
 
 if hint <= now and ARGV[6] == '1' then
+  -- PEL deliveries now due join v first (bounded: more left keeps the hint due).
+  local pelmore = pelexpire(k, tag, now, maxrc, 20)
   local exhausted = false
   while #out < max do
     local want = max - #out
@@ -123,10 +136,12 @@ if hint <= now and ARGV[6] == '1' then
     exhausted = false
   end
   flush()
-  if exhausted then
+  if exhausted and not pelmore then
     newhint = INF
     local a = redis.call('ZRANGE', KEYS[4], 0, 0, 'WITHSCORES')
     if a[2] then newhint = math.min(newhint, (vdecode(a[2]))) end
+    local c = redis.call('ZRANGE', KEYS[9], 0, 0, 'WITHSCORES')
+    if c[2] then newhint = math.min(newhint, tonumber(c[2])) end
     local b = redis.call('ZRANGE', KEYS[5], 0, 0, 'WITHSCORES')
     if b[2] then newhint = math.min(newhint, tonumber(b[2])) end
   end
@@ -134,86 +149,158 @@ end
 
 local flt = nil
 if st[3] then flt = cjson.decode(st[3]) end
--- The new entries: take them out of the PEL. Normally all were pending;
--- if not (a purge, or the janitor recovered them from a stalled reader),
--- hand out only those still in the stream and not held already.
+-- The new entries: in PEL mode those handed out stay in the PEL (one
+-- batch record for all), the rest leave it; in zset mode all leave it.
 local nnew = tonumber(ARGV[7])
-local con, newout, inmore = 0, {}, 0
+local con, nfresh, pel, inmore = 0, 0, 0, 0
+local pelfirst, pellast = nil, nil -- the ids read (PEL mode: the batch's record)
+local rej = {} -- new entries to take out of the PEL
+local parked = {} -- new entries over max: visible in v at once, count 0
+local skipped, handedids = {}, nil -- caller-read entries not handed out (or, when listed, those handed out)
+-- A new entry admitted for the tag: park it when delayed, else hand it
+-- out (fields: read here), or keep it for later when over max. False when
+-- not handed out.
+local function admitted(id, due, fields)
+  con = con + 1
+  due = tonumber(due)
+  if due and due > now then
+    redis.call('ZADD', KEYS[5], due, id)
+    if due < newhint then newhint = due end
+    rej[#rej + 1] = id
+    return false
+  end
+  if #out + nfresh >= max then
+    parked[#parked + 1] = id
+    rej[#rej + 1] = id
+    return false
+  end
+  if fields then
+    if pelmode then
+      out[#out + 1] = {id, fields, 1, now}
+      pel = pel + 1
+    else
+      deliverfirst(id, fields)
+    end
+    return true
+  end
+  nfresh = nfresh + 1
+  if handedids then handedids[#handedids + 1] = id end
+  if pelmode then
+    pel = pel + 1
+  else
+    fresh[#fresh + 1] = id
+    zv[#zv + 1] = score1
+    zv[#zv + 1] = vmember(id, now)
+    if maxrc == 1 then
+      zx[#zx + 1] = deadline
+      zx[#zx + 1] = zv[#zv]
+    end
+  end
+  return true
+end
 if nnew < 0 then
   -- Small reads (the caller's choice: one round trip matters more than
   -- the bodies' cost in Lua when few messages come at a time): read here.
   local want = max - #out
   if want > 0 then
-    local r = redis.call('XREADGROUP', 'GROUP', tag, 'c', 'COUNT', want, 'NOACK', 'STREAMS', KEYS[2], '>')
+    local r
+    if pelmode then
+      r = redis.call('XREADGROUP', 'GROUP', tag, 'c', 'COUNT', want, 'STREAMS', KEYS[2], '>')
+    else
+      r = redis.call('XREADGROUP', 'GROUP', tag, 'c', 'COUNT', want, 'NOACK', 'STREAMS', KEYS[2], '>')
+    end
     local entries = (r and r[1] and r[1][2]) or {}
     for _, e in ipairs(entries) do
       local id, fields = e[1], e[2]
       local f = fieldmap(fields)
       if fortag(tag, flt, f) then
-        con = con + 1
-        local due = tonumber(f['d'])
-        if due and due > now then
-          redis.call('ZADD', KEYS[5], due, id)
-          if due < newhint then newhint = due end
-        else
-          deliverfirst(id, fields)
-        end
+        admitted(id, f['d'], fields)
+      elseif pelmode then
+        rej[#rej + 1] = id
       end
     end
+    if #entries > 0 then pelfirst, pellast = entries[1][1], entries[#entries][1] end
     if #entries == want and #out < max then inmore = 1 end
   end
 elseif nnew > 0 then
-  local ids = {}
-  for j = 0, nnew - 1 do ids[#ids + 1] = ARGV[8 + j * 4] end
-  local acked = redis.call('XACK', KEYS[2], tag, unpack(ids))
-  local parked = {}
-  for j = 1, nnew do
-    local b = 8 + (j - 1) * 4
-    local id, due, only, attrs = ARGV[b], ARGV[b + 1], ARGV[b + 2], ARGV[b + 3]
-    local ok
-    if only ~= '' then
-      ok = only == tag
-    else
-      ok = not flt or admits(flt, attrs ~= '' and attrs or nil)
-    end
-    if ok and acked < nnew then
-      ok = entry(KEYS[2], id) ~= nil and not redis.call('ZSCORE', KEYS[5], id)
-        and not (mayhold(KEYS[3], id) and vfind(KEYS[4], id))
-    end
-    if ok then
-      con = con + 1
-      due = tonumber(due)
-      if due and due > now then
-        redis.call('ZADD', KEYS[5], due, id)
-        if due < newhint then newhint = due end
-      elseif #out + #newout < max then
-        newout[#newout + 1] = j
-        fresh[#fresh + 1] = id
-        zv[#zv + 1] = score1
-        zv[#zv + 1] = vmember(id, now)
-        if maxrc == 1 then
-          zx[#zx + 1] = deadline
-          zx[#zx + 1] = zv[#zv]
-        end
+  pelfirst, pellast = ARGV[10], ARGV[11]
+  -- Entries listed in ARGV (every entry in zset mode, else those not plain).
+  local listed = {}
+  for b = 12, #ARGV, 4 do listed[ARGV[b]] = b end
+  local plainok = not flt or admits(flt, nil)
+  local function consider(id)
+    local b = listed[id]
+    local ok, due = plainok, nil
+    if b then
+      local only, attrs = ARGV[b + 2], ARGV[b + 3]
+      if only ~= '' then
+        ok = only == tag
       else
-        parked[#parked + 1] = id
+        ok = not flt or admits(flt, attrs ~= '' and attrs or nil)
+      end
+      due = ARGV[b + 1]
+    end
+    if not (ok and admitted(id, due, nil)) then
+      skipped[#skipped + 1] = id
+      if not ok then rej[#rej + 1] = id end
+    end
+  end
+  -- Unless something took entries out of the PEL since the caller read
+  -- (the epoch changed: a purge, or the janitor recovered a stalled read),
+  -- every entry read is pending; else only the pending ones are handed out.
+  local all = ARGV[9] ~= '' and ARGV[9] == (redis.call('HGET', KEYS[1], 'pep') or '0')
+  if not pelmode then
+    local pending = nil
+    if not all then
+      pending = {}
+      for _, id in ipairs(pelids(KEYS[2], tag, pelfirst, pellast, nnew)) do pending[id] = true end
+    end
+    local ids = {}
+    for b = 12, #ARGV, 4 do
+      local id = ARGV[b]
+      ids[#ids + 1] = id
+      if not pending or pending[id] then
+        consider(id)
+      else
+        skipped[#skipped + 1] = id
       end
     end
-  end
-  if #parked > 0 then
-    -- Over max: visible in v at once, never received (count 0).
-    local score0 = vscore(now, 0)
-    for _, id in ipairs(parked) do
-      fresh[#fresh + 1] = id
-      zv[#zv + 1] = score0
-      zv[#zv + 1] = vmember(id, now)
+    redis.call('XACK', KEYS[2], tag, unpack(ids))
+  elseif all and plainok and nnew <= max - #out then
+    local nlisted = 0
+    for b = 12, #ARGV, 4 do
+      nlisted = nlisted + 1
+      consider(ARGV[b])
     end
-    if now < newhint then newhint = now end
+    -- The plain entries: admitted, due, and (the read took at most max)
+    -- within max.
+    con = con + nnew - nlisted
+    nfresh = nfresh + nnew - nlisted
+    pel = pel + nnew - nlisted
+  else
+    -- The caller knows only what it read: tell it what was handed out.
+    handedids = {}
+    for _, id in ipairs(pelids(KEYS[2], tag, pelfirst, pellast, nnew)) do consider(id) end
   end
+end
+if #rej > 0 and pelmode then redis.call('XACK', KEYS[2], tag, unpack(rej)) end
+if #parked > 0 then
+  -- Over max: visible in v at once, never received (count 0).
+  local score0 = vscore(now, 0)
+  for _, id in ipairs(parked) do
+    fresh[#fresh + 1] = id
+    zv[#zv + 1] = score0
+    zv[#zv + 1] = vmember(id, now)
+  end
+  if now < newhint then newhint = now end
+end
+if pel > 0 then
+  redis.call('ZADD', KEYS[9], deadline, brecord(pelfirst, pellast, now))
+  redis.call('HINCRBY', KEYS[3], 'pc', pel)
 end
 
 flush()
-local handed = #out + #newout
+local handed = #out + nfresh
 if handed > 0 and deadline < newhint then newhint = deadline end
 if con > 0 then redis.call('HINCRBY', KEYS[3], 'con', con) end
 if handed > 0 then redis.call('HINCRBY', KEYS[3], 'rcv', handed) end
@@ -221,4 +308,5 @@ if newhint ~= hint then
   redis.call('HSET', KEYS[3], 'h', fmt(newhint))
   if newhint < hint then wake(KEYS[6], tag, newhint) end
 end
-return {now, fmt(newhint), tonumber(qm[2]), dead, out, newout, deadline, inmore}
+if handedids then return {now, fmt(newhint), tonumber(qm[2]), dead, out, handedids, deadline, inmore, 1} end
+return {now, fmt(newhint), tonumber(qm[2]), dead, out, skipped, deadline, inmore, 0}

@@ -5,34 +5,71 @@
 -- the queue is gone or its limits changed under the caller, it removes the
 -- n entries just added (the stream's last n: nothing else ran between,
 -- inside EXEC) and refuses; the caller then sends through send.lua.
--- KEYS: 1 meta, 2 stream, 3 fa
+-- Caps (max_retained_messages/bytes): with overflow 'reject' the entries
+-- beyond the first that does not fit are removed the same way (bodies
+-- read only then) and reported; with 'drop' all stay and the reply says
+-- the queue is over, for the caller to trim its oldest (janitor.lua).
+-- KEYS: 1 meta, 2 stream, 3 fa, 4 z (sizes), 5 zh
 -- ARGV: 1 n entries added, 2 largest size among them, 3 1 = only count
 --       (a repair after this script was missing from Redis's cache: the
---       entries stand, count them), then per entry its attributes JSON
---       ('' = none)
--- Returns: 1.
+--       entries stand, count them), then per entry its size and its
+--       attributes JSON ('' = none)
+-- Returns: {entries kept (the first k; the others were refused as over a
+--           cap), 1 if the queue is now over a cap (overflow 'drop') else
+--           0, messages still free under the cap (-1: no cap; -2: over
+--           it), bytes still free (the same)}.
 -- Errors: QUEUE_NOT_FOUND, STALE_LIMITS (max_message_bytes or
 --         delay_seconds changed), NO_STREAM (nothing was added).
 local n = tonumber(ARGV[1])
+local m = redis.call('HMGET', KEYS[1], 'mmb', 'delay', 'cmax', 'bmax', 'ovf', 'rb')
+local function unadd(count)
+  local last = redis.call('XREVRANGE', KEYS[2], '+', '-', 'COUNT', count)
+  local ids = {}
+  for _, e in ipairs(last) do ids[#ids + 1] = e[1] end
+  if #ids > 0 then redis.call('XDEL', KEYS[2], unpack(ids)) end
+end
 if ARGV[3] ~= '1' then
   if redis.call('EXISTS', KEYS[2]) == 0 then
     if redis.call('EXISTS', KEYS[1]) == 0 then return redis.error_reply('QUEUE_NOT_FOUND') end
     return redis.error_reply('NO_STREAM')
   end
-  local m = redis.call('HMGET', KEYS[1], 'mmb', 'delay')
   if not m[1] or tonumber(ARGV[2]) > tonumber(m[1]) or tonumber(m[2]) ~= 0 then
-    local last = redis.call('XREVRANGE', KEYS[2], '+', '-', 'COUNT', n)
-    local ids = {}
-    for _, e in ipairs(last) do ids[#ids + 1] = e[1] end
-    if #ids > 0 then redis.call('XDEL', KEYS[2], unpack(ids)) end
+    unadd(n)
     if not m[1] then return redis.error_reply('QUEUE_NOT_FOUND') end
     return redis.error_reply('STALE_LIMITS')
   end
 end
-redis.call('HINCRBY', KEYS[1], 'added', n)
-local filters = loadfilters(KEYS[3])
-if #filters > 0 then
-  for i = 4, #ARGV do countadmitted(filters, ARGV[i]) end
-  flushadmitted(KEYS[3], filters)
+local q = {meta = KEYS[1], z = KEYS[4], zh = KEYS[5]}
+local c = capsof(m, 3)
+local len = 0
+if c.msgs > 0 then len = redis.call('XLEN', KEYS[2]) end
+local sizes, keep, bytes = {}, n, c.rb
+for i = 1, n do
+  local sz = tonumber(ARGV[2 + 2 * i])
+  if ARGV[3] ~= '1' and not c.drop and ((c.msgs > 0 and len - n + i > c.msgs) or (c.bytes > 0 and bytes + sz > c.bytes)) then
+    keep = i - 1
+    break
+  end
+  sizes[i] = sz
+  bytes = bytes + sz
 end
-return 1
+if keep < n then
+  unadd(n - keep)
+  len = len - (n - keep)
+end
+sizeadd(q, sizes)
+if keep > 0 then
+  redis.call('HINCRBY', KEYS[1], 'added', keep)
+  local filters = loadfilters(KEYS[3])
+  if #filters > 0 then
+    for i = 1, keep do countadmitted(filters, ARGV[3 + 2 * i]) end
+    flushadmitted(KEYS[3], filters)
+  end
+end
+local over, freem, freeb = 0, -1, -1
+if c.msgs > 0 then freem = c.msgs - len end
+if c.bytes > 0 then freeb = c.bytes - bytes end
+if c.drop and (freem < 0 and c.msgs > 0 or freeb < 0 and c.bytes > 0) then over = 1 end
+if c.msgs > 0 and freem < 0 then freem = -2 end
+if c.bytes > 0 and freeb < 0 then freeb = -2 end
+return {keep, over, freem, freeb}

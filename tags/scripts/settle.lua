@@ -2,25 +2,45 @@
 -- visibility changes (nacks and extends) first, then dead-letterings, then
 -- acks, so a message extended and then acked in the same batch ends acked.
 -- Visibility and dead need the handle of the latest receive (generation =
--- receive count); an ack deletes whatever the generation (S3).
--- KEYS: 1 meta, 2 stream, 3 n, 4 v, 5 x, 6 dlo, 7 wk
+-- receive count); an ack deletes whatever the generation (S3). A delivery
+-- still in the tag's PEL (receive count 1, see lib.lua) is taken out with
+-- XACK; one that stays in flight (a nack or an extend) moves to v under
+-- the member its handle names.
+-- Batch records of the PEL whose deliveries are all settled go at once
+-- (among the oldest few, those below the PEL's first entry), so their
+-- deadlines wake nobody.
+-- KEYS: 1 meta, 2 stream, 3 n, 4 v, 5 x, 6 dlo, 7 wk, 8 b
 -- ARGV: 1 queue name, 2 tag, 3 visibility count V, 4 dead count D,
---       5 ack count A, then V quadruples (message id, first receive ms,
---       generation, ms from now), D quintuples (message id, first receive
---       ms, generation, reason, description), A pairs (message id, first
---       receive ms)
+--       5 ack count A, 6 the least first receive ms of the acks, 7 the
+--       acks' first receive ms, comma-separated in order (read only when
+--       v holds messages), then V quadruples (message id, first receive
+--       ms, generation, ms from now), D quintuples (message id, first
+--       receive ms, generation, reason, description), A message ids
 -- Returns: per settlement in that order: 1 (applied), 0 (stale, or for an
---          ack: already gone), -1 (dead on a queue without a redrive
---          policy: NOT_A_SOURCE_QUEUE).
+--          ack: already gone, or taken out of the PEL: no error either
+--          way), -1 (dead on a queue without a redrive policy:
+--          NOT_A_SOURCE_QUEUE).
 -- Errors: QUEUE_NOT_FOUND, TAG_NOT_FOUND.
 local tag = ARGV[2]
-local h = redis.call('HGET', KEYS[3], 'h')
+local st = redis.call('HMGET', KEYS[3], 'h', 'ct')
+local h = st[1]
 if not h then return notfound(KEYS[1]) end
+local ct = tonumber(st[2])
 local nv, nd, na = tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5])
-local now = nowms()
+local now = 0 -- Redis time, read only when needed (acks need none)
+if nv > 0 or nd > 0 then now = nowms() end
 local res = {}
 local k = {s = KEYS[2], n = KEYS[3], v = KEYS[4], x = KEYS[5], dlo = KEYS[6]}
-local i = 6
+local i = 8
+local pelgone = 0 -- deliveries taken out of the PEL
+
+-- Takes a delivery of this tag (first received at first ms, so not of an
+-- earlier tag of the same name) out of the PEL: true when it was there.
+local function pelout(id, first)
+  if first < ct or redis.call('XACK', KEYS[2], tag, id) == 0 then return false end
+  pelgone = pelgone + 1
+  return true
+end
 
 -- The receive count a member holds in v, or -1 when it is not in flight.
 local function counts(members)
@@ -44,9 +64,18 @@ if nv > 0 then
     members[#members + 1] = vmember(ARGV[b], tonumber(ARGV[b + 1]))
   end
   local cnts = counts(members)
-  local zv, changed, low = {}, {}, INF
+  local zv, changed, low, frompel = {}, {}, INF, {}
   for j, m in ipairs(members) do
     local b = i + (j - 1) * 4
+    if cnts[j] < 0 and ARGV[b + 2] == '1' then
+      if frompel[ARGV[b]] then
+        cnts[j] = 1 -- taken out of the PEL by an earlier change in this batch
+      elseif pelout(ARGV[b], tonumber(ARGV[b + 1])) then
+        cnts[j] = 1
+        frompel[#frompel + 1] = ARGV[b]
+        frompel[ARGV[b]] = true
+      end
+    end
     if cnts[j] >= 0 and cnts[j] == tonumber(ARGV[b + 2]) then
       local at = now + tonumber(ARGV[b + 3])
       zv[#zv + 1] = vscore(at, cnts[j])
@@ -64,8 +93,10 @@ if nv > 0 then
     for _, c in ipairs(changed) do last[#last + 1] = c[1] end
     local xs = redis.call('ZMSCORE', KEYS[5], unpack(last))
     local zx = {}
+    local maxrc1 = #frompel > 0 and redis.call('HGET', KEYS[1], 'rpm') == '1'
+    if #frompel > 0 then vcount(KEYS[3], frompel, 1) end
     for j, c in ipairs(changed) do
-      if xs[j] then
+      if xs[j] or (maxrc1 and frompel[(vparse(c[1]))]) then
         zx[#zx + 1] = c[2]
         zx[#zx + 1] = c[1]
       end
@@ -95,6 +126,8 @@ if nd > 0 then
           fields = entry(KEYS[2], id)
           if not fields then vremove(k, m, id) end -- trimmed under us
         end
+      elseif gen == 1 and pelout(id, tonumber(ARGV[b + 1])) then
+        fields = entry(KEYS[2], id) -- out of the PEL: todeadletter finds it in no v
       end
       if fields then
         todeadletter(k, ARGV[1], tag, id, m, fields, gen, ARGV[b + 3], ARGV[b + 4], now, dlq)
@@ -108,29 +141,65 @@ if nd > 0 then
 end
 
 if na > 0 then
-  local members, ids = {}, {}
-  for j = 0, na - 1 do
-    local b = i + j * 2
-    ids[#ids + 1] = ARGV[b]
-    members[#members + 1] = vmember(ARGV[b], tonumber(ARGV[b + 1]))
-  end
-  local held = redis.call('ZMSCORE', KEYS[4], unpack(members))
-  local gone, goneids, seen = {}, {}, {}
-  for j, m in ipairs(members) do
-    if held[j] and not seen[m] then
-      seen[m] = true
-      gone[#gone + 1] = m
-      goneids[#goneids + 1] = ids[j]
-      res[#res + 1] = 1
-    else
+  local gone, goneids, pel = {}, {}, {}
+  if redis.call('ZCARD', KEYS[4]) == 0 then
+    -- Nothing in v (the usual case on streams): every ack is for the PEL,
+    -- unless its handle is older than the tag (then all go one by one).
+    local firsts = nil
+    if tonumber(ARGV[6]) < ct then
+      firsts = {}
+      for f in string.gmatch(ARGV[7], '[^,]+') do firsts[#firsts + 1] = tonumber(f) end
+    end
+    for j = 1, na do
+      if not firsts or firsts[j] >= ct then pel[#pel + 1] = ARGV[i + j - 1] end
       res[#res + 1] = 0
     end
+  else
+    local members, firsts = {}, {}
+    for f in string.gmatch(ARGV[7], '[^,]+') do firsts[#firsts + 1] = tonumber(f) end
+    for j = 1, na do
+      members[j] = vmember(ARGV[i + j - 1], firsts[j])
+    end
+    local held = redis.call('ZMSCORE', KEYS[4], unpack(members))
+    local seen = {}
+    for j, m in ipairs(members) do
+      local id = ARGV[i + j - 1]
+      if held[j] and not seen[m] then
+        seen[m] = true
+        gone[#gone + 1] = m
+        goneids[#goneids + 1] = id
+        res[#res + 1] = 1
+      else
+        if not held[j] and firsts[j] >= ct then
+          pel[#pel + 1] = id -- in the PEL, or already gone
+        end
+        res[#res + 1] = 0
+      end
+    end
   end
+  local del = #gone
   if #gone > 0 then
     redis.call('ZREM', KEYS[4], unpack(gone))
     redis.call('ZREM', KEYS[5], unpack(gone))
     vcount(KEYS[3], goneids, -1)
-    redis.call('HINCRBY', KEYS[3], 'del', #gone)
   end
+  if #pel > 0 then
+    local n = redis.call('XACK', KEYS[2], tag, unpack(pel))
+    pelgone = pelgone + n
+    del = del + n
+  end
+  if del > 0 then redis.call('HINCRBY', KEYS[3], 'del', del) end
+end
+if pelgone > 0 then
+  redis.call('HINCRBY', KEYS[3], 'pc', -pelgone)
+  -- Settled in order, as usual: a record wholly below the PEL's first
+  -- entry has nothing pending (others go when due, see pelexpire).
+  local p = redis.call('XPENDING', KEYS[2], tag, '-', '+', 1)
+  local gone = {}
+  for _, m in ipairs(redis.call('ZRANGE', KEYS[8], 0, 3)) do
+    local _, last = bparse(m)
+    if not p[1] or idlt(last, p[1][1]) then gone[#gone + 1] = m end
+  end
+  if #gone > 0 then redis.call('ZREM', KEYS[8], unpack(gone)) end
 end
 return res

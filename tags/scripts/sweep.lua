@@ -2,7 +2,9 @@
 -- max_receive_count times whose visibility deadline has passed (S7, eager:
 -- no receive needed). Atomic, so several processes sweeping at once move a
 -- message once. Keeps each tag's x set right when the policy changed.
--- KEYS: 1 meta, 2 stream, 3 dlo, 4 tags, then per tag: n, v, x
+-- With max_receive_count 1, deliveries still in a tag's PEL whose batch
+-- is due move to v first (see lib.lua), so they are found here too.
+-- KEYS: 1 meta, 2 stream, 3 dlo, 4 tags, then per tag: n, v, x, b
 -- ARGV: 1 queue name, 2 max messages per tag, 3.. every tag name
 -- Returns: messages dead-lettered. Errors: TAGS_CHANGED.
 if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
@@ -13,8 +15,8 @@ local now = nowms()
 local limit = tonumber(ARGV[2])
 local moved = 0
 for i = 3, #ARGV do
-  local tag, b = ARGV[i], 4 + (i - 3) * 3
-  local k = {s = KEYS[2], dlo = KEYS[3], n = KEYS[b + 1], v = KEYS[b + 2], x = KEYS[b + 3]}
+  local tag, b = ARGV[i], 4 + (i - 3) * 4
+  local k = {s = KEYS[2], dlo = KEYS[3], n = KEYS[b + 1], v = KEYS[b + 2], x = KEYS[b + 3], b = KEYS[b + 4]}
   if maxrc == 0 then
     redis.call('DEL', k.x)
   else
@@ -28,6 +30,7 @@ for i = 3, #ARGV do
       end
       redis.call('HSET', k.n, 'xm', maxrc)
     end
+    if maxrc == 1 then pelexpireall(k, tag, now, maxrc) end
     for _, mem in ipairs(redis.call('ZRANGEBYSCORE', k.x, '-inf', now, 'LIMIT', 0, limit)) do
       local sc = redis.call('ZSCORE', k.v, mem)
       local at, cnt = -1, -1

@@ -1,5 +1,7 @@
 -- tagstate: a tag's exact counters (S12) at the current time.
--- KEYS: 1 meta, 2 stream, 3 n, 4 v, 5 p, 6 fa, 7 dl, 8 tags, 9 x
+-- Deliveries in the tag's PEL whose batch is due move to v first (see
+-- lib.lua); the rest (pc) are in flight.
+-- KEYS: 1 meta, 2 stream, 3 n, 4 v, 5 p, 6 fa, 7 dl, 8 tags, 9 x, 10 b
 -- ARGV: 1 tag
 -- Returns: {available, in flight, delayed, received, deleted, dead,
 --           expired, oldest available send ms (-1 none), now ms, create ms,
@@ -9,7 +11,10 @@ local tag = ARGV[1]
 local st = redis.call('HMGET', KEYS[3], 'ct', 'a0', 'init', 'con', 'xb', 'xi', 'rcv', 'del', 'dead', 'flt', 'mvd')
 if not st[1] then return notfound(KEYS[1]) end
 local now = nowms()
+pelexpireall({s = KEYS[2], n = KEYS[3], v = KEYS[4], x = KEYS[9], b = KEYS[10]}, tag, now,
+  tonumber(redis.call('HGET', KEYS[1], 'rpm')) or 0)
 local inflight = redis.call('ZCOUNT', KEYS[4], '(' .. vdue(now), '+inf')
+  + tonumber(redis.call('HGET', KEYS[3], 'pc') or 0)
 -- Due messages at their last receive are dead letters, not available.
 local dying = redis.call('ZCOUNT', KEYS[9], '-inf', now)
 local availv = redis.call('ZCOUNT', KEYS[4], '-inf', vdue(now)) - dying

@@ -21,12 +21,16 @@ protoc derives from the proto package ``tagq.v1``. This package is also named
 ``gen/tagq`` is added to this package's ``__path__``: ``tagq.v1`` is then the
 generated package, imported by the stubs and by this wrapper alike, with
 protoc's output left untouched.
+
+Installed with pip (pyproject.toml), the stubs are the subpackage
+``tagq/v1`` itself and there is no ``gen/`` beside the package.
 """
 
 import os as _os
 
-__path__.append(  # noqa: F821 (__path__ is set for a package)
-    _os.path.join(_os.path.dirname(_os.path.dirname(_os.path.abspath(__file__))), "gen", "tagq"))
+_gen = _os.path.join(_os.path.dirname(_os.path.dirname(_os.path.abspath(__file__))), "gen", "tagq")
+if _os.path.isdir(_gen):  # the source tree
+    __path__.append(_gen)  # noqa: F821 (__path__ is set for a package)
 
 from .client import Client  # noqa: E402
 from .consumer import ConsumedMessage, Consumer, Poison, default_backoff  # noqa: E402

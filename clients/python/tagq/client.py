@@ -15,8 +15,10 @@ from typing import Any, Callable, Iterable, Iterator, List, Mapping, Optional, S
 import grpc
 from google.protobuf import field_mask_pb2, timestamp_pb2
 
-from tagq.v1 import message_pb2, message_pb2_grpc, queue_pb2, queue_pb2_grpc, redrive_pb2, redrive_pb2_grpc
+from tagq.v1 import (access_pb2_grpc, message_pb2, message_pb2_grpc, queue_pb2, queue_pb2_grpc, redrive_pb2,
+                     redrive_pb2_grpc)
 
+from .auth import BearerInterceptor
 from .consumer import Consumer
 from .errors import BatchEntryError, BatchError, TagqError, from_rpc_error
 from .models import AttributeValue, Message, attributes_to_proto, body_bytes
@@ -31,7 +33,8 @@ FilterSpec = Union[queue_pb2.TagFilter, Mapping[str, Optional[str]], None]
 _FIXED_QUEUE_ATTRS = frozenset({"dead_letter_queue", "topic_queue", "default_tag_name"})
 _UPDATABLE_QUEUE_ATTRS = frozenset({
     "delay_seconds", "visibility_timeout_seconds", "receive_wait_seconds", "message_retention_seconds",
-    "max_message_bytes", "retain_acked_messages", "user_attributes", "redrive_policy"})
+    "max_message_bytes", "retain_acked_messages", "user_attributes", "redrive_policy",
+    "max_retained_messages", "max_retained_bytes", "overflow_policy"})
 
 # The longest long-poll the server allows; the deadline of a receive whose
 # wait is the queue's default must cover it.
@@ -103,13 +106,18 @@ class Client:
         cert_file, key_file: a PEM client certificate and its key, for a
             tagqd that requires one (``--tls-client-ca``); imply TLS (with
             the system's CA certificates unless ``ca_file`` is given).
+        api_key: an API key for a tagqd with ``--auth``, sent as
+            ``authorization: Bearer <api_key>`` on every call (use TLS
+            except on loopback).
 
-    The raw stubs are there too: ``queues``, ``messages`` and ``redrive``.
+    The raw stubs are there too: ``queues``, ``messages``, ``redrive`` and
+    ``access`` (principals, API keys and permissions).
     """
 
     def __init__(self, target: str = "127.0.0.1:9090", *, timeout: float = 30.0,
                  channel: Optional[grpc.Channel] = None, ca_file: Optional[str] = None,
-                 cert_file: Optional[str] = None, key_file: Optional[str] = None) -> None:
+                 cert_file: Optional[str] = None, key_file: Optional[str] = None,
+                 api_key: Optional[str] = None) -> None:
         # Answers of any size: a receive of 100 messages of 1 MiB is 100 MiB,
         # and refusing it after tagqd handed the messages out would leave
         # them in flight for nothing (grpc's default limit is 4 MiB).
@@ -135,9 +143,13 @@ class Client:
         else:
             self._channel = grpc.insecure_channel(target, options=options)
         self.timeout = timeout
-        self.queues = queue_pb2_grpc.QueueServiceStub(self._channel)
-        self.messages = message_pb2_grpc.MessageServiceStub(self._channel)
-        self.redrive = redrive_pb2_grpc.RedriveServiceStub(self._channel)
+        calls = self._channel
+        if api_key:
+            calls = grpc.intercept_channel(self._channel, BearerInterceptor(api_key))
+        self.queues = queue_pb2_grpc.QueueServiceStub(calls)
+        self.messages = message_pb2_grpc.MessageServiceStub(calls)
+        self.redrive = redrive_pb2_grpc.RedriveServiceStub(calls)
+        self.access = access_pb2_grpc.AccessServiceStub(calls)
 
     def close(self) -> None:
         """Closes the channel."""
@@ -157,8 +169,11 @@ class Client:
 
     # ---- queues
 
-    def create_queue(self, name: str, **attrs: Any) -> queue_pb2.Queue:
-        """Creates a queue and its default tag; returns it.
+    def create_queue(self, name: str, no_default_tag: bool = False, **attrs: Any) -> queue_pb2.Queue:
+        """Creates a queue and, unless ``no_default_tag``, its default tag;
+        returns it. Make a queue read only by named tags with
+        ``no_default_tag=True``: a default tag nobody reads holds every
+        message until its retention expires.
 
         ``attrs`` are ``tagq.v1.Queue`` fields: ``delay_seconds``,
         ``visibility_timeout_seconds``, ``receive_wait_seconds``,
@@ -168,10 +183,15 @@ class Client:
         ``redrive_policy``: a ``RedrivePolicy``, a dict
         ``{"dead_letter_queue": ..., "max_receive_count": ...}`` or a tuple
         ``(dead_letter_queue, max_receive_count)``. The dead-letter queue must
-        exist, created with ``dead_letter_queue=True``.
+        exist, created with ``dead_letter_queue=True``. Caps:
+        ``max_retained_messages``, ``max_retained_bytes`` and
+        ``overflow_policy`` (``queue_pb2.OVERFLOW_POLICY_REJECT_NEW``, the
+        default: sends beyond a cap fail with QUEUE_FULL, or
+        ``queue_pb2.OVERFLOW_POLICY_DROP_OLDEST``).
         """
         q = _queue(name, attrs, _FIXED_QUEUE_ATTRS | _UPDATABLE_QUEUE_ATTRS)
-        return self._call(self.queues.CreateQueue, queue_pb2.CreateQueueRequest(queue=q)).queue
+        req = queue_pb2.CreateQueueRequest(queue=q, no_default_tag=no_default_tag)
+        return self._call(self.queues.CreateQueue, req).queue
 
     def get_queue(self, name: str) -> queue_pb2.Queue:
         """A queue's attributes and state (``.state.default_tag`` counters)."""

@@ -216,7 +216,7 @@ class ErrorTest(ServerTest):
         c = self.c
         with self.assertRaises(TagqError) as e:
             c.receive(self.name("missing"))
-        self.assertTagqError(e.exception, grpc.StatusCode.NOT_FOUND, "QUEUE_NOT_FOUND")
+        self.assertTagqError(e.exception, grpc.StatusCode.NOT_FOUND, "QUEUE_NOT_FOUND", "queue")
         self.assertIn("queue", e.exception.metadata)
 
         q = self.name("nack")
@@ -243,7 +243,24 @@ class ErrorTest(ServerTest):
         c.delete_queue(dlq, force=True)
         with self.assertRaises(TagqError) as e:
             c.get_queue(dlq)
-        self.assertEqual(e.exception.reason, "QUEUE_NOT_FOUND")
+        self.assertTagqError(e.exception, grpc.StatusCode.NOT_FOUND, "QUEUE_NOT_FOUND", "name")
+
+    def test_not_found_names_the_request_field(self) -> None:
+        """The field is the request's, so a caller can tell a missing tag
+        from a missing queue, and which argument named it."""
+        c, q = self.c, self.name("nf")
+        c.create_queue(q)
+        with self.assertRaises(TagqError) as e:
+            c.get_tag(q, "missing")
+        self.assertTagqError(e.exception, grpc.StatusCode.NOT_FOUND, "TAG_NOT_FOUND", "name")
+        self.assertEqual(e.exception.metadata.get("tag"), "missing")
+        for call in (lambda: c.receive(q, tag="missing"), lambda: c.peek(q, tag="missing")):
+            with self.assertRaises(TagqError) as e:
+                call()
+            self.assertTagqError(e.exception, grpc.StatusCode.NOT_FOUND, "TAG_NOT_FOUND", "tag")
+        with self.assertRaises(TagqError) as e:
+            c.get_tag(self.name("missing"), "t")
+        self.assertTagqError(e.exception, grpc.StatusCode.NOT_FOUND, "QUEUE_NOT_FOUND", "queue")
 
     def test_client_side_and_transport_errors(self) -> None:
         with self.assertRaises(TypeError):
@@ -299,6 +316,24 @@ class FeatureTest(ServerTest):
         self.assertEqual(c.purge_queue(q), 1)
         c.delete_queue(q)
         self.assertNotIn(q, [x.name for x in c.list_queues(prefix="py-attrs-")])
+
+    def test_no_default_tag_and_caps(self) -> None:
+        c = self.c
+        q = self.name("capped")
+        got = c.create_queue(q, no_default_tag=True, max_retained_messages=1)
+        self.assertEqual((got.default_tag_name, got.max_retained_messages, got.overflow_policy),
+                         ("", 1, queue_pb2.OVERFLOW_POLICY_REJECT_NEW))
+        c.send(q, "one")
+        with self.assertRaises(TagqError) as e:
+            c.send(q, "two")
+        self.assertEqual((e.exception.reason, e.exception.code), ("QUEUE_FULL", grpc.StatusCode.RESOURCE_EXHAUSTED))
+        with self.assertRaises(TagqError) as e:
+            c.receive(q)
+        self.assertEqual((e.exception.reason, e.exception.field), ("TAG_NOT_FOUND", "tag"))
+        c.update_queue(q, overflow_policy=queue_pb2.OVERFLOW_POLICY_DROP_OLDEST)
+        c.send(q, "three")
+        self.assertEqual(c.get_queue(q).state.dropped_total, 1)
+        c.delete_queue(q)
 
     def test_batch_start_filter_peek_and_delay(self) -> None:
         c = self.c

@@ -1,7 +1,7 @@
 """Tests of the Python client's TLS options against real tagqds serving TLS
 (``--tls-cert``/``--tls-key``) and requiring client certificates
 (``--tls-client-ca``). The certificates come from
-``go run ./internal/tagqdtest/gencerts``.
+``go run github.com/tagq/tagq/internal/tagqdtest/gencerts`` in the root module.
 """
 
 from __future__ import annotations
@@ -50,7 +50,7 @@ def setUpModule() -> None:
         subprocess.run([go, "build", "-o", binary, "./cmd/tagqd"], cwd=ROOT, check=True)
     CERTS = os.path.join(_tmp.name, "certs")
     os.mkdir(CERTS)
-    subprocess.run([go, "run", "./internal/tagqdtest/gencerts", CERTS], cwd=ROOT, check=True)
+    subprocess.run([go, "run", "github.com/tagq/tagq/internal/tagqdtest/gencerts", CERTS], cwd=ROOT, check=True)
     server = ["--tls-cert", cert("server.pem"), "--tls-key", cert("server-key.pem")]
     TLS = _start(binary, *server)
     MTLS = _start(binary, *server, "--tls-client-ca", cert("tagq-ca.pem"))

@@ -23,14 +23,20 @@
  * `google.rpc.ErrorInfo` reason (QUEUE_NOT_FOUND, RECEIPT_HANDLE_STALE, ...)
  * and the request field at fault.
  *
+ * What the calls return can be given to `JSON.stringify`: each message has
+ * a toJSON giving its protobuf JSON (int64 counters such as
+ * `tag.state.available`, bigint in code, as decimal strings; Timestamps as
+ * RFC 3339 strings).
+ *
  * @module
  */
 import { create } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
-import { Code, createClient, type Client } from "@connectrpc/connect";
+import { Code, createClient, type Client, type Interceptor } from "@connectrpc/connect";
 import { createGrpcTransport, Http2SessionManager, type GrpcTransportOptions } from "@connectrpc/connect-node";
 
 import { Consumer, type ConsumeOptions } from "./consumer.js";
+import { AccessService, Permission } from "./gen/tagq/v1/access_pb.js";
 import { call, toAttributes, toBytes, type Attributes, type Body } from "./core.js";
 import type { ErrorInfo } from "./gen/google/rpc/error_details_pb.js";
 import {
@@ -41,8 +47,10 @@ import {
   type MessageAttribute,
 } from "./gen/tagq/v1/message_pb.js";
 import { CancellingSessionManager } from "./h2.js";
+import { jsonFriendlyAnswers } from "./json.js";
 import { Publisher, type PublisherOptions } from "./publisher.js";
 import {
+  OverflowPolicy,
   QueueSchema,
   QueueService,
   TagFilter_Operator,
@@ -70,7 +78,7 @@ export {
   type RunOptions,
 } from "./consumer.js";
 export { Publisher, type PublishOptions, type PublisherOptions } from "./publisher.js";
-export { Code, MessageMoveTask_State, MessageService, QueueService, RedriveService, TagFilter_Operator };
+export { AccessService, Code, MessageMoveTask_State, MessageService, OverflowPolicy, Permission, QueueService, RedriveService, TagFilter_Operator };
 export type {
   BatchResultError,
   DeadLetter,
@@ -129,6 +137,15 @@ export interface QueueAttributes {
   userAttributes?: Record<string, string>;
   /** Name of the tag created with the queue (default "default"). */
   defaultTagName?: string;
+  /** Most messages the queue holds (0n: no cap). See overflowPolicy. */
+  maxRetainedMessages?: bigint;
+  /** Most bytes of messages the queue holds (0n: no cap), at least maxMessageBytes. */
+  maxRetainedBytes?: bigint;
+  /**
+   * Beyond a cap: refuse sends with QUEUE_FULL (OverflowPolicy.REJECT_NEW,
+   * the default) or drop the oldest messages (OverflowPolicy.DROP_OLDEST).
+   */
+  overflowPolicy?: OverflowPolicy;
 }
 
 /** The attributes {@link TagqClient.updateQueue} can change; `redrivePolicy: null` removes the policy. */
@@ -142,6 +159,9 @@ export type QueueUpdate = Partial<
     | "maxMessageBytes"
     | "retainAckedMessages"
     | "userAttributes"
+    | "maxRetainedMessages"
+    | "maxRetainedBytes"
+    | "overflowPolicy"
   >
 > & { redrivePolicy?: QueueAttributes["redrivePolicy"] | null };
 
@@ -248,8 +268,24 @@ export interface MessageMoveOptions {
   maxMessagesPerSecond?: number;
 }
 
-/** Options of the client: connect-node's gRPC transport options, less baseUrl. */
-export type TagqClientOptions = Omit<GrpcTransportOptions, "baseUrl">;
+/** Options of the client: connect-node's gRPC transport options, less baseUrl, and an API key. */
+export type TagqClientOptions = Omit<GrpcTransportOptions, "baseUrl"> & {
+  /**
+   * An API key for a tagqd started with --auth, sent as
+   * `authorization: Bearer <apiKey>` on every call, streams included. Use
+   * https:// except on loopback: over plaintext the key crosses the
+   * network in the clear.
+   */
+  apiKey?: string;
+};
+
+/** An interceptor that sends the API key with every call. */
+function bearer(apiKey: string): Interceptor {
+  return (next) => (req) => {
+    req.header.set("authorization", `Bearer ${apiKey}`);
+    return next(req);
+  };
+}
 
 /**
  * A connection to a tagqd's gRPC port. Calls share one HTTP/2 connection,
@@ -262,15 +298,20 @@ export class TagqClient {
   readonly messages: Client<typeof MessageService>;
   /** The generated RedriveService client. */
   readonly redrive: Client<typeof RedriveService>;
+  /** The generated AccessService client: principals, API keys and permissions. */
+  readonly access: Client<typeof AccessService>;
   private readonly sessionManager: Http2SessionManager | undefined;
 
   /**
    * @param baseUrl tagqd's gRPC address, e.g. "http://127.0.0.1:9090"
    *   (https:// for TLS).
    * @param options connect-node gRPC transport options: interceptors,
-   *   nodeOptions (TLS), pingIntervalMs, defaultTimeoutMs, ...
+   *   nodeOptions (TLS), pingIntervalMs, defaultTimeoutMs, ...; and apiKey.
    */
   constructor(baseUrl = "http://127.0.0.1:9090", options: TagqClientOptions = {}) {
+    const { apiKey, ...transportOptions } = options;
+    if (apiKey) options = { ...transportOptions, interceptors: [...(transportOptions.interceptors ?? []), bearer(apiKey)] };
+    else options = transportOptions;
     if (!options.sessionManager) {
       this.sessionManager = new CancellingSessionManager(
         baseUrl,
@@ -283,10 +324,17 @@ export class TagqClient {
         options.nodeOptions,
       );
     }
-    const transport = createGrpcTransport({ ...options, baseUrl, sessionManager: options.sessionManager ?? this.sessionManager });
+    const transport = createGrpcTransport({
+      ...options,
+      baseUrl,
+      sessionManager: options.sessionManager ?? this.sessionManager,
+      // What the calls answer can be given to JSON.stringify (int64 as strings).
+      interceptors: [...(options.interceptors ?? []), jsonFriendlyAnswers],
+    });
     this.queues = createClient(QueueService, transport);
     this.messages = createClient(MessageService, transport);
     this.redrive = createClient(RedriveService, transport);
+    this.access = createClient(AccessService, transport);
   }
 
   /**
@@ -300,8 +348,10 @@ export class TagqClient {
   // Queues and tags.
 
   /** Creates a queue and its default tag. Errors: INVALID_NAME, QUEUE_ALREADY_EXISTS, ... */
-  async createQueue(name: string, attrs: QueueAttributes = {}): Promise<Queue> {
-    return (await call(this.queues.createQueue({ queue: queueMessage(name, attrs) }))).queue!;
+  async createQueue(name: string, attrs: QueueAttributes & { noDefaultTag?: boolean } = {}): Promise<Queue> {
+    const { noDefaultTag, ...rest } = attrs;
+    return (await call(this.queues.createQueue({ queue: queueMessage(name, rest), noDefaultTag: noDefaultTag ?? false })))
+      .queue!;
   }
 
   /** Returns a queue's attributes and state. Errors: QUEUE_NOT_FOUND. */

@@ -4,7 +4,11 @@ import assert from "node:assert/strict";
 import { setTimeout as sleep } from "node:timers/promises";
 import { after, before, describe, test } from "node:test";
 
-import { Code, MessageMoveTask_State, TagqClient, TagqError, attributesOf, textOf, type Message } from "../src/index.js";
+import { equals, fromJson } from "@bufbuild/protobuf";
+import { timestampMs } from "@bufbuild/protobuf/wkt";
+
+import { TagSchema } from "../src/gen/tagq/v1/queue_pb.js";
+import { Code, MessageMoveTask_State, OverflowPolicy, TagqClient, TagqError, attributesOf, textOf, type Message } from "../src/index.js";
 import { startTagqd, type Tagqd } from "../testing/tagqd.js";
 
 let tagqd: Tagqd | undefined;
@@ -183,6 +187,23 @@ describe("two tags and a dead-letter queue", () => {
   });
 });
 
+describe("bounded memory", () => {
+  test("a queue without a default tag and with a cap refuses sends beyond it", async () => {
+    const q = await c.createQueue("ts-capped", { noDefaultTag: true, maxRetainedMessages: 1n });
+    assert.equal(q.defaultTagName, "");
+    assert.equal(q.maxRetainedMessages, 1n);
+    assert.equal(q.overflowPolicy, OverflowPolicy.REJECT_NEW);
+    await c.send("ts-capped", "one");
+    await rejectsWith(c.send("ts-capped", "two"), "QUEUE_FULL", { code: Code.ResourceExhausted });
+    await rejectsWith(c.receive("ts-capped"), "TAG_NOT_FOUND", { field: "tag", code: Code.NotFound });
+    const u = await c.updateQueue("ts-capped", { overflowPolicy: OverflowPolicy.DROP_OLDEST });
+    assert.equal(u.overflowPolicy, OverflowPolicy.DROP_OLDEST);
+    await c.send("ts-capped", "three");
+    assert.equal((await c.getQueue("ts-capped")).state?.droppedTotal, 1n);
+    await c.deleteQueue("ts-capped");
+  });
+});
+
 describe("errors", () => {
   test("a queue name with a space: INVALID_NAME on queue.name", async () => {
     const e = await rejectsWith(c.createQueue("has space"), "INVALID_NAME", { field: "queue.name", code: Code.InvalidArgument });
@@ -242,7 +263,38 @@ describe("queues and tags", () => {
 
     assert.equal(await c.purgeQueue(q), 2n);
     await c.deleteTag(q, "late");
-    await rejectsWith(c.getTag(q, "late"), "TAG_NOT_FOUND", { code: Code.NotFound });
+    await rejectsWith(c.getTag(q, "late"), "TAG_NOT_FOUND", { code: Code.NotFound, field: "name" });
+  });
+
+  test("JSON.stringify of what the calls return: int64 counters as strings", async () => {
+    const q = "ts-json";
+    await c.createQueue(q);
+    await c.createTag(q, "t", { startTime: "oldest" });
+    await c.send(q, "a");
+    await c.send(q, "b");
+    const [m] = await receiveN(q, "t", 1);
+    const tag = await c.getTag(q, "t");
+    assert.equal(typeof tag.state!.available, "bigint"); // still bigint in code: JSON.stringify alone would throw
+
+    const json = JSON.parse(JSON.stringify(tag));
+    assert.equal(json.name, "t");
+    assert.deepEqual(
+      [json.state.available, json.state.inFlight, json.state.receivedTotal, json.state.deadTotal],
+      ["1", "1", "1", "0"], // exact, zeros included
+    );
+    assert.equal(Date.parse(json.createTime), timestampMs(tag.createTime!));
+    assert.ok(equals(TagSchema, fromJson(TagSchema, json), tag), "the JSON reads back as the same tag");
+    // Nested messages, lists and the other answers too.
+    assert.equal(JSON.parse(JSON.stringify(tag.state)).available, "1");
+    const mj = JSON.parse(JSON.stringify(m));
+    assert.equal(mj.messageId, m.messageId);
+    assert.equal(Buffer.from(mj.body, "base64").toString(), "a");
+    assert.equal(Date.parse(mj.sendTime), timestampMs(m.sendTime!));
+    assert.equal(JSON.parse(JSON.stringify(await c.listTags(q))).length, 2);
+    assert.equal(JSON.parse(JSON.stringify(await c.getQueue(q))).name, q);
+    assert.deepEqual(JSON.parse(JSON.stringify(await c.peek(q, { tag: "t", maxMessages: 10 }))).map((x: { body: string }) => x.body), [
+      Buffer.from("b").toString("base64"),
+    ]);
   });
 });
 

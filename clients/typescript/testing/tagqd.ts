@@ -21,8 +21,8 @@ export interface Tagqd {
   stop(): Promise<number | null>;
 }
 
-/** Builds (unless TAGQD_BIN) and starts tagqd on free loopback ports; resolves once it is ready. */
-export async function startTagqd(): Promise<Tagqd> {
+/** Builds (unless TAGQD_BIN) and starts tagqd on free loopback ports, with extra flags; resolves once it is ready. */
+export async function startTagqd(...args: string[]): Promise<Tagqd> {
   let bin = process.env.TAGQD_BIN ?? "";
   let tmp = "";
   if (!bin) {
@@ -30,7 +30,7 @@ export async function startTagqd(): Promise<Tagqd> {
     bin = join(tmp, "tagqd");
     execFileSync("go", ["build", "-o", bin, "./cmd/tagqd"], { cwd: repoRoot, stdio: "inherit", timeout: 300_000 });
   }
-  const p = spawn(bin, ["--grpc-addr", "127.0.0.1:0", "--http-addr", "127.0.0.1:0"], { stdio: ["ignore", "pipe", "pipe"] });
+  const p = spawn(bin, ["--grpc-addr", "127.0.0.1:0", "--http-addr", "127.0.0.1:0", ...args], { stdio: ["ignore", "pipe", "pipe"] });
   let stderr = "";
   p.stderr!.on("data", (d: Buffer) => (stderr = (stderr + d.toString()).slice(-4000)));
   const cleanup = () => tmp && rmSync(tmp, { recursive: true, force: true });

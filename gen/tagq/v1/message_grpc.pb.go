@@ -43,10 +43,14 @@ const (
 type MessageServiceClient interface {
 	// SendMessage stores one message. Errors: NOT_FOUND (QUEUE_NOT_FOUND),
 	// INVALID_ARGUMENT (MESSAGE_TOO_LARGE, INVALID_ATTRIBUTE,
-	// RESERVED_ATTRIBUTE, INVALID_ARGUMENT_RANGE).
+	// RESERVED_ATTRIBUTE, INVALID_ARGUMENT_RANGE), RESOURCE_EXHAUSTED
+	// (QUEUE_FULL: the queue is at a cap and refuses new sends; STORAGE_FULL:
+	// Redis is near its memory limit).
 	SendMessage(ctx context.Context, in *SendMessageRequest, opts ...grpc.CallOption) (*SendMessageResponse, error)
 	// SendMessageBatch checks every entry, reports the invalid ones and stores
-	// the valid ones in one atomic step.
+	// the valid ones in one atomic step. On a queue at a cap that refuses new
+	// sends, the entries that fit are stored (in order) and the others fail
+	// with QUEUE_FULL. STORAGE_FULL fails the whole call, nothing stored.
 	SendMessageBatch(ctx context.Context, in *SendMessageBatchRequest, opts ...grpc.CallOption) (*SendMessageBatchResponse, error)
 	// ReceiveMessage hands out up to max_messages messages for one tag, waiting
 	// up to wait_seconds for the first.
@@ -238,10 +242,14 @@ type MessageService_ConsumeClient = grpc.BidiStreamingClient[ConsumeRequest, Con
 type MessageServiceServer interface {
 	// SendMessage stores one message. Errors: NOT_FOUND (QUEUE_NOT_FOUND),
 	// INVALID_ARGUMENT (MESSAGE_TOO_LARGE, INVALID_ATTRIBUTE,
-	// RESERVED_ATTRIBUTE, INVALID_ARGUMENT_RANGE).
+	// RESERVED_ATTRIBUTE, INVALID_ARGUMENT_RANGE), RESOURCE_EXHAUSTED
+	// (QUEUE_FULL: the queue is at a cap and refuses new sends; STORAGE_FULL:
+	// Redis is near its memory limit).
 	SendMessage(context.Context, *SendMessageRequest) (*SendMessageResponse, error)
 	// SendMessageBatch checks every entry, reports the invalid ones and stores
-	// the valid ones in one atomic step.
+	// the valid ones in one atomic step. On a queue at a cap that refuses new
+	// sends, the entries that fit are stored (in order) and the others fail
+	// with QUEUE_FULL. STORAGE_FULL fails the whole call, nothing stored.
 	SendMessageBatch(context.Context, *SendMessageBatchRequest) (*SendMessageBatchResponse, error)
 	// ReceiveMessage hands out up to max_messages messages for one tag, waiting
 	// up to wait_seconds for the first.

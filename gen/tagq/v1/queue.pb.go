@@ -23,6 +23,65 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
+// OverflowPolicy says what happens to a send beyond max_retained_messages
+// or max_retained_bytes (RabbitMQ's overflow, NATS's discard policy).
+type OverflowPolicy int32
+
+const (
+	// On create: OVERFLOW_POLICY_REJECT_NEW.
+	OverflowPolicy_OVERFLOW_POLICY_UNSPECIFIED OverflowPolicy = 0
+	// The send is refused: RESOURCE_EXHAUSTED with reason QUEUE_FULL (per
+	// entry in a batch: the entries that fit, in order, are stored). Nothing
+	// stored is lost.
+	OverflowPolicy_OVERFLOW_POLICY_REJECT_NEW OverflowPolicy = 1
+	// The send is stored and the oldest messages are removed until the queue
+	// is within its caps; each tag that had not finished (deleted or
+	// dead-lettered) a removed message counts it in its expired_total, and
+	// the queue counts it in dropped_total.
+	OverflowPolicy_OVERFLOW_POLICY_DROP_OLDEST OverflowPolicy = 2
+)
+
+// Enum value maps for OverflowPolicy.
+var (
+	OverflowPolicy_name = map[int32]string{
+		0: "OVERFLOW_POLICY_UNSPECIFIED",
+		1: "OVERFLOW_POLICY_REJECT_NEW",
+		2: "OVERFLOW_POLICY_DROP_OLDEST",
+	}
+	OverflowPolicy_value = map[string]int32{
+		"OVERFLOW_POLICY_UNSPECIFIED": 0,
+		"OVERFLOW_POLICY_REJECT_NEW":  1,
+		"OVERFLOW_POLICY_DROP_OLDEST": 2,
+	}
+)
+
+func (x OverflowPolicy) Enum() *OverflowPolicy {
+	p := new(OverflowPolicy)
+	*p = x
+	return p
+}
+
+func (x OverflowPolicy) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (OverflowPolicy) Descriptor() protoreflect.EnumDescriptor {
+	return file_tagq_v1_queue_proto_enumTypes[0].Descriptor()
+}
+
+func (OverflowPolicy) Type() protoreflect.EnumType {
+	return &file_tagq_v1_queue_proto_enumTypes[0]
+}
+
+func (x OverflowPolicy) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use OverflowPolicy.Descriptor instead.
+func (OverflowPolicy) EnumDescriptor() ([]byte, []int) {
+	return file_tagq_v1_queue_proto_rawDescGZIP(), []int{0}
+}
+
 // How conditions combine.
 type TagFilter_Operator int32
 
@@ -60,11 +119,11 @@ func (x TagFilter_Operator) String() string {
 }
 
 func (TagFilter_Operator) Descriptor() protoreflect.EnumDescriptor {
-	return file_tagq_v1_queue_proto_enumTypes[0].Descriptor()
+	return file_tagq_v1_queue_proto_enumTypes[1].Descriptor()
 }
 
 func (TagFilter_Operator) Type() protoreflect.EnumType {
-	return &file_tagq_v1_queue_proto_enumTypes[0]
+	return &file_tagq_v1_queue_proto_enumTypes[1]
 }
 
 func (x TagFilter_Operator) Number() protoreflect.EnumNumber {
@@ -106,7 +165,9 @@ type Queue struct {
 	RetainAckedMessages bool `protobuf:"varint,10,opt,name=retain_acked_messages,json=retainAckedMessages,proto3" json:"retain_acked_messages,omitempty"`
 	// Free-form labels.
 	UserAttributes map[string]string `protobuf:"bytes,11,rep,name=user_attributes,json=userAttributes,proto3" json:"user_attributes,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
-	// Name of the tag created with the queue. Default "default". Fixed at creation.
+	// Name of the tag created with the queue, which a receive naming no tag
+	// reads. Default "default". Fixed at creation. Empty in output when the
+	// queue was created with no_default_tag.
 	DefaultTagName string `protobuf:"bytes,12,opt,name=default_tag_name,json=defaultTagName,proto3" json:"default_tag_name,omitempty"`
 	// Output only.
 	CreateTime *timestamppb.Timestamp `protobuf:"bytes,13,opt,name=create_time,json=createTime,proto3" json:"create_time,omitempty"`
@@ -116,9 +177,21 @@ type Queue struct {
 	State *QueueState `protobuf:"bytes,15,opt,name=state,proto3" json:"state,omitempty"`
 	// Output only: for a dead-letter queue, the queues whose redrive policy
 	// names it.
-	SourceQueues  []string `protobuf:"bytes,16,rep,name=source_queues,json=sourceQueues,proto3" json:"source_queues,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	SourceQueues []string `protobuf:"bytes,16,rep,name=source_queues,json=sourceQueues,proto3" json:"source_queues,omitempty"`
+	// Most messages the queue's stream may hold (retained_messages), counting
+	// every message some tag may still need. 0 or unset: no cap (default);
+	// else 1-1000000000. What happens to a send beyond it: overflow_policy.
+	MaxRetainedMessages *int64 `protobuf:"varint,17,opt,name=max_retained_messages,json=maxRetainedMessages,proto3,oneof" json:"max_retained_messages,omitempty"`
+	// Most bytes of messages the queue may hold (retained_bytes: each
+	// message's size as max_message_bytes counts it, body plus attribute
+	// names and values). 0 or unset: no cap (default); else at least
+	// max_message_bytes and at most 1125899906842624 (1 PiB).
+	MaxRetainedBytes *int64 `protobuf:"varint,18,opt,name=max_retained_bytes,json=maxRetainedBytes,proto3,oneof" json:"max_retained_bytes,omitempty"`
+	// What a send does when it would take the queue over a cap. Unspecified
+	// on create: OVERFLOW_POLICY_REJECT_NEW.
+	OverflowPolicy OverflowPolicy `protobuf:"varint,19,opt,name=overflow_policy,json=overflowPolicy,proto3,enum=tagq.v1.OverflowPolicy" json:"overflow_policy,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *Queue) Reset() {
@@ -263,6 +336,27 @@ func (x *Queue) GetSourceQueues() []string {
 	return nil
 }
 
+func (x *Queue) GetMaxRetainedMessages() int64 {
+	if x != nil && x.MaxRetainedMessages != nil {
+		return *x.MaxRetainedMessages
+	}
+	return 0
+}
+
+func (x *Queue) GetMaxRetainedBytes() int64 {
+	if x != nil && x.MaxRetainedBytes != nil {
+		return *x.MaxRetainedBytes
+	}
+	return 0
+}
+
+func (x *Queue) GetOverflowPolicy() OverflowPolicy {
+	if x != nil {
+		return x.OverflowPolicy
+	}
+	return OverflowPolicy_OVERFLOW_POLICY_UNSPECIFIED
+}
+
 // RedrivePolicy moves a message that one tag received max_receive_count
 // times to a dead-letter queue.
 type RedrivePolicy struct {
@@ -327,8 +421,14 @@ type QueueState struct {
 	RetainedMessages int64 `protobuf:"varint,1,opt,name=retained_messages,json=retainedMessages,proto3" json:"retained_messages,omitempty"`
 	// Number of tags.
 	TagCount int32 `protobuf:"varint,2,opt,name=tag_count,json=tagCount,proto3" json:"tag_count,omitempty"`
-	// State of the default tag.
-	DefaultTag    *TagState `protobuf:"bytes,3,opt,name=default_tag,json=defaultTag,proto3" json:"default_tag,omitempty"`
+	// State of the default tag (unset when the queue has none).
+	DefaultTag *TagState `protobuf:"bytes,3,opt,name=default_tag,json=defaultTag,proto3" json:"default_tag,omitempty"`
+	// Bytes of the messages held in the stream (each message's size as
+	// max_message_bytes counts it).
+	RetainedBytes int64 `protobuf:"varint,4,opt,name=retained_bytes,json=retainedBytes,proto3" json:"retained_bytes,omitempty"`
+	// Messages removed by OVERFLOW_POLICY_DROP_OLDEST since the queue was
+	// created.
+	DroppedTotal  int64 `protobuf:"varint,5,opt,name=dropped_total,json=droppedTotal,proto3" json:"dropped_total,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -382,6 +482,20 @@ func (x *QueueState) GetDefaultTag() *TagState {
 		return x.DefaultTag
 	}
 	return nil
+}
+
+func (x *QueueState) GetRetainedBytes() int64 {
+	if x != nil {
+		return x.RetainedBytes
+	}
+	return 0
+}
+
+func (x *QueueState) GetDroppedTotal() int64 {
+	if x != nil {
+		return x.DroppedTotal
+	}
+	return 0
 }
 
 // Tag is an independent reader of a queue with its own cursor, in-flight
@@ -706,8 +820,14 @@ func (x *TagState) GetOldestAvailableAgeSeconds() int64 {
 }
 
 type CreateQueueRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Queue         *Queue                 `protobuf:"bytes,1,opt,name=queue,proto3" json:"queue,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Queue *Queue                 `protobuf:"bytes,1,opt,name=queue,proto3" json:"queue,omitempty"`
+	// Create the queue with no default tag: only the tags created for it read
+	// it, and a receive that names no tag is NOT_FOUND (TAG_NOT_FOUND). Use it
+	// when every reader names its tag: a default tag nobody reads holds every
+	// message until its retention expires. Over REST, a query parameter:
+	// POST /v1/queues?no_default_tag=true.
+	NoDefaultTag  bool `protobuf:"varint,2,opt,name=no_default_tag,json=noDefaultTag,proto3" json:"no_default_tag,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -747,6 +867,13 @@ func (x *CreateQueueRequest) GetQueue() *Queue {
 		return x.Queue
 	}
 	return nil
+}
+
+func (x *CreateQueueRequest) GetNoDefaultTag() bool {
+	if x != nil {
+		return x.NoDefaultTag
+	}
+	return false
 }
 
 type CreateQueueResponse struct {
@@ -1003,7 +1130,8 @@ type UpdateQueueRequest struct {
 	Queue *Queue `protobuf:"bytes,1,opt,name=queue,proto3" json:"queue,omitempty"`
 	// Updatable: delay_seconds, visibility_timeout_seconds,
 	// receive_wait_seconds, message_retention_seconds, max_message_bytes,
-	// retain_acked_messages, user_attributes, redrive_policy.
+	// retain_acked_messages, user_attributes, redrive_policy,
+	// max_retained_messages, max_retained_bytes, overflow_policy.
 	UpdateMask    *fieldmaskpb.FieldMask `protobuf:"bytes,2,opt,name=update_mask,json=updateMask,proto3" json:"update_mask,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -1674,7 +1802,7 @@ var File_tagq_v1_queue_proto protoreflect.FileDescriptor
 
 const file_tagq_v1_queue_proto_rawDesc = "" +
 	"\n" +
-	"\x13tagq/v1/queue.proto\x12\atagq.v1\x1a google/protobuf/field_mask.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xf3\a\n" +
+	"\x13tagq/v1/queue.proto\x12\atagq.v1\x1a google/protobuf/field_mask.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xd2\t\n" +
 	"\x05Queue\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12(\n" +
 	"\rdelay_seconds\x18\x02 \x01(\x05H\x00R\fdelaySeconds\x88\x01\x01\x12A\n" +
@@ -1695,7 +1823,10 @@ const file_tagq_v1_queue_proto_rawDesc = "" +
 	"\vupdate_time\x18\x0e \x01(\v2\x1a.google.protobuf.TimestampR\n" +
 	"updateTime\x12)\n" +
 	"\x05state\x18\x0f \x01(\v2\x13.tagq.v1.QueueStateR\x05state\x12#\n" +
-	"\rsource_queues\x18\x10 \x03(\tR\fsourceQueues\x1aA\n" +
+	"\rsource_queues\x18\x10 \x03(\tR\fsourceQueues\x127\n" +
+	"\x15max_retained_messages\x18\x11 \x01(\x03H\x05R\x13maxRetainedMessages\x88\x01\x01\x121\n" +
+	"\x12max_retained_bytes\x18\x12 \x01(\x03H\x06R\x10maxRetainedBytes\x88\x01\x01\x12@\n" +
+	"\x0foverflow_policy\x18\x13 \x01(\x0e2\x17.tagq.v1.OverflowPolicyR\x0eoverflowPolicy\x1aA\n" +
 	"\x13UserAttributesEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01B\x10\n" +
@@ -1703,16 +1834,20 @@ const file_tagq_v1_queue_proto_rawDesc = "" +
 	"\x1b_visibility_timeout_secondsB\x17\n" +
 	"\x15_receive_wait_secondsB\x1c\n" +
 	"\x1a_message_retention_secondsB\x14\n" +
-	"\x12_max_message_bytes\"g\n" +
+	"\x12_max_message_bytesB\x18\n" +
+	"\x16_max_retained_messagesB\x15\n" +
+	"\x13_max_retained_bytes\"g\n" +
 	"\rRedrivePolicy\x12*\n" +
 	"\x11dead_letter_queue\x18\x01 \x01(\tR\x0fdeadLetterQueue\x12*\n" +
-	"\x11max_receive_count\x18\x02 \x01(\x05R\x0fmaxReceiveCount\"\x8a\x01\n" +
+	"\x11max_receive_count\x18\x02 \x01(\x05R\x0fmaxReceiveCount\"\xd6\x01\n" +
 	"\n" +
 	"QueueState\x12+\n" +
 	"\x11retained_messages\x18\x01 \x01(\x03R\x10retainedMessages\x12\x1b\n" +
 	"\ttag_count\x18\x02 \x01(\x05R\btagCount\x122\n" +
 	"\vdefault_tag\x18\x03 \x01(\v2\x11.tagq.v1.TagStateR\n" +
-	"defaultTag\"\xd6\x03\n" +
+	"defaultTag\x12%\n" +
+	"\x0eretained_bytes\x18\x04 \x01(\x03R\rretainedBytes\x12#\n" +
+	"\rdropped_total\x18\x05 \x01(\x03R\fdroppedTotal\"\xd6\x03\n" +
 	"\x03Tag\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x129\n" +
 	"\n" +
@@ -1749,9 +1884,10 @@ const file_tagq_v1_queue_proto_rawDesc = "" +
 	"\n" +
 	"dead_total\x18\x06 \x01(\x03R\tdeadTotal\x12#\n" +
 	"\rexpired_total\x18\a \x01(\x03R\fexpiredTotal\x12?\n" +
-	"\x1coldest_available_age_seconds\x18\b \x01(\x03R\x19oldestAvailableAgeSeconds\":\n" +
+	"\x1coldest_available_age_seconds\x18\b \x01(\x03R\x19oldestAvailableAgeSeconds\"`\n" +
 	"\x12CreateQueueRequest\x12$\n" +
-	"\x05queue\x18\x01 \x01(\v2\x0e.tagq.v1.QueueR\x05queue\";\n" +
+	"\x05queue\x18\x01 \x01(\v2\x0e.tagq.v1.QueueR\x05queue\x12$\n" +
+	"\x0eno_default_tag\x18\x02 \x01(\bR\fnoDefaultTag\";\n" +
 	"\x13CreateQueueResponse\x12$\n" +
 	"\x05queue\x18\x01 \x01(\v2\x0e.tagq.v1.QueueR\x05queue\"%\n" +
 	"\x0fGetQueueRequest\x12\x12\n" +
@@ -1801,7 +1937,11 @@ const file_tagq_v1_queue_proto_rawDesc = "" +
 	"\x10DeleteTagRequest\x12\x14\n" +
 	"\x05queue\x18\x01 \x01(\tR\x05queue\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\"\x13\n" +
-	"\x11DeleteTagResponse2\xbf\x05\n" +
+	"\x11DeleteTagResponse*r\n" +
+	"\x0eOverflowPolicy\x12\x1f\n" +
+	"\x1bOVERFLOW_POLICY_UNSPECIFIED\x10\x00\x12\x1e\n" +
+	"\x1aOVERFLOW_POLICY_REJECT_NEW\x10\x01\x12\x1f\n" +
+	"\x1bOVERFLOW_POLICY_DROP_OLDEST\x10\x022\xbf\x05\n" +
 	"\fQueueService\x12H\n" +
 	"\vCreateQueue\x12\x1b.tagq.v1.CreateQueueRequest\x1a\x1c.tagq.v1.CreateQueueResponse\x12?\n" +
 	"\bGetQueue\x12\x18.tagq.v1.GetQueueRequest\x1a\x19.tagq.v1.GetQueueResponse\x12E\n" +
@@ -1830,92 +1970,94 @@ func file_tagq_v1_queue_proto_rawDescGZIP() []byte {
 	return file_tagq_v1_queue_proto_rawDescData
 }
 
-var file_tagq_v1_queue_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
+var file_tagq_v1_queue_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
 var file_tagq_v1_queue_proto_msgTypes = make([]protoimpl.MessageInfo, 29)
 var file_tagq_v1_queue_proto_goTypes = []any{
-	(TagFilter_Operator)(0),       // 0: tagq.v1.TagFilter.Operator
-	(*Queue)(nil),                 // 1: tagq.v1.Queue
-	(*RedrivePolicy)(nil),         // 2: tagq.v1.RedrivePolicy
-	(*QueueState)(nil),            // 3: tagq.v1.QueueState
-	(*Tag)(nil),                   // 4: tagq.v1.Tag
-	(*TagFilter)(nil),             // 5: tagq.v1.TagFilter
-	(*AttributeCondition)(nil),    // 6: tagq.v1.AttributeCondition
-	(*TagState)(nil),              // 7: tagq.v1.TagState
-	(*CreateQueueRequest)(nil),    // 8: tagq.v1.CreateQueueRequest
-	(*CreateQueueResponse)(nil),   // 9: tagq.v1.CreateQueueResponse
-	(*GetQueueRequest)(nil),       // 10: tagq.v1.GetQueueRequest
-	(*GetQueueResponse)(nil),      // 11: tagq.v1.GetQueueResponse
-	(*ListQueuesRequest)(nil),     // 12: tagq.v1.ListQueuesRequest
-	(*ListQueuesResponse)(nil),    // 13: tagq.v1.ListQueuesResponse
-	(*UpdateQueueRequest)(nil),    // 14: tagq.v1.UpdateQueueRequest
-	(*UpdateQueueResponse)(nil),   // 15: tagq.v1.UpdateQueueResponse
-	(*DeleteQueueRequest)(nil),    // 16: tagq.v1.DeleteQueueRequest
-	(*DeleteQueueResponse)(nil),   // 17: tagq.v1.DeleteQueueResponse
-	(*PurgeQueueRequest)(nil),     // 18: tagq.v1.PurgeQueueRequest
-	(*PurgeQueueResponse)(nil),    // 19: tagq.v1.PurgeQueueResponse
-	(*CreateTagRequest)(nil),      // 20: tagq.v1.CreateTagRequest
-	(*CreateTagResponse)(nil),     // 21: tagq.v1.CreateTagResponse
-	(*GetTagRequest)(nil),         // 22: tagq.v1.GetTagRequest
-	(*GetTagResponse)(nil),        // 23: tagq.v1.GetTagResponse
-	(*ListTagsRequest)(nil),       // 24: tagq.v1.ListTagsRequest
-	(*ListTagsResponse)(nil),      // 25: tagq.v1.ListTagsResponse
-	(*DeleteTagRequest)(nil),      // 26: tagq.v1.DeleteTagRequest
-	(*DeleteTagResponse)(nil),     // 27: tagq.v1.DeleteTagResponse
-	nil,                           // 28: tagq.v1.Queue.UserAttributesEntry
-	nil,                           // 29: tagq.v1.Tag.UserAttributesEntry
-	(*timestamppb.Timestamp)(nil), // 30: google.protobuf.Timestamp
-	(*fieldmaskpb.FieldMask)(nil), // 31: google.protobuf.FieldMask
+	(OverflowPolicy)(0),           // 0: tagq.v1.OverflowPolicy
+	(TagFilter_Operator)(0),       // 1: tagq.v1.TagFilter.Operator
+	(*Queue)(nil),                 // 2: tagq.v1.Queue
+	(*RedrivePolicy)(nil),         // 3: tagq.v1.RedrivePolicy
+	(*QueueState)(nil),            // 4: tagq.v1.QueueState
+	(*Tag)(nil),                   // 5: tagq.v1.Tag
+	(*TagFilter)(nil),             // 6: tagq.v1.TagFilter
+	(*AttributeCondition)(nil),    // 7: tagq.v1.AttributeCondition
+	(*TagState)(nil),              // 8: tagq.v1.TagState
+	(*CreateQueueRequest)(nil),    // 9: tagq.v1.CreateQueueRequest
+	(*CreateQueueResponse)(nil),   // 10: tagq.v1.CreateQueueResponse
+	(*GetQueueRequest)(nil),       // 11: tagq.v1.GetQueueRequest
+	(*GetQueueResponse)(nil),      // 12: tagq.v1.GetQueueResponse
+	(*ListQueuesRequest)(nil),     // 13: tagq.v1.ListQueuesRequest
+	(*ListQueuesResponse)(nil),    // 14: tagq.v1.ListQueuesResponse
+	(*UpdateQueueRequest)(nil),    // 15: tagq.v1.UpdateQueueRequest
+	(*UpdateQueueResponse)(nil),   // 16: tagq.v1.UpdateQueueResponse
+	(*DeleteQueueRequest)(nil),    // 17: tagq.v1.DeleteQueueRequest
+	(*DeleteQueueResponse)(nil),   // 18: tagq.v1.DeleteQueueResponse
+	(*PurgeQueueRequest)(nil),     // 19: tagq.v1.PurgeQueueRequest
+	(*PurgeQueueResponse)(nil),    // 20: tagq.v1.PurgeQueueResponse
+	(*CreateTagRequest)(nil),      // 21: tagq.v1.CreateTagRequest
+	(*CreateTagResponse)(nil),     // 22: tagq.v1.CreateTagResponse
+	(*GetTagRequest)(nil),         // 23: tagq.v1.GetTagRequest
+	(*GetTagResponse)(nil),        // 24: tagq.v1.GetTagResponse
+	(*ListTagsRequest)(nil),       // 25: tagq.v1.ListTagsRequest
+	(*ListTagsResponse)(nil),      // 26: tagq.v1.ListTagsResponse
+	(*DeleteTagRequest)(nil),      // 27: tagq.v1.DeleteTagRequest
+	(*DeleteTagResponse)(nil),     // 28: tagq.v1.DeleteTagResponse
+	nil,                           // 29: tagq.v1.Queue.UserAttributesEntry
+	nil,                           // 30: tagq.v1.Tag.UserAttributesEntry
+	(*timestamppb.Timestamp)(nil), // 31: google.protobuf.Timestamp
+	(*fieldmaskpb.FieldMask)(nil), // 32: google.protobuf.FieldMask
 }
 var file_tagq_v1_queue_proto_depIdxs = []int32{
-	2,  // 0: tagq.v1.Queue.redrive_policy:type_name -> tagq.v1.RedrivePolicy
-	28, // 1: tagq.v1.Queue.user_attributes:type_name -> tagq.v1.Queue.UserAttributesEntry
-	30, // 2: tagq.v1.Queue.create_time:type_name -> google.protobuf.Timestamp
-	30, // 3: tagq.v1.Queue.update_time:type_name -> google.protobuf.Timestamp
-	3,  // 4: tagq.v1.Queue.state:type_name -> tagq.v1.QueueState
-	7,  // 5: tagq.v1.QueueState.default_tag:type_name -> tagq.v1.TagState
-	30, // 6: tagq.v1.Tag.start_time:type_name -> google.protobuf.Timestamp
-	5,  // 7: tagq.v1.Tag.filter:type_name -> tagq.v1.TagFilter
-	29, // 8: tagq.v1.Tag.user_attributes:type_name -> tagq.v1.Tag.UserAttributesEntry
-	30, // 9: tagq.v1.Tag.create_time:type_name -> google.protobuf.Timestamp
-	7,  // 10: tagq.v1.Tag.state:type_name -> tagq.v1.TagState
-	0,  // 11: tagq.v1.TagFilter.operator:type_name -> tagq.v1.TagFilter.Operator
-	6,  // 12: tagq.v1.TagFilter.conditions:type_name -> tagq.v1.AttributeCondition
-	1,  // 13: tagq.v1.CreateQueueRequest.queue:type_name -> tagq.v1.Queue
-	1,  // 14: tagq.v1.CreateQueueResponse.queue:type_name -> tagq.v1.Queue
-	1,  // 15: tagq.v1.GetQueueResponse.queue:type_name -> tagq.v1.Queue
-	1,  // 16: tagq.v1.ListQueuesResponse.queues:type_name -> tagq.v1.Queue
-	1,  // 17: tagq.v1.UpdateQueueRequest.queue:type_name -> tagq.v1.Queue
-	31, // 18: tagq.v1.UpdateQueueRequest.update_mask:type_name -> google.protobuf.FieldMask
-	1,  // 19: tagq.v1.UpdateQueueResponse.queue:type_name -> tagq.v1.Queue
-	4,  // 20: tagq.v1.CreateTagRequest.tag:type_name -> tagq.v1.Tag
-	4,  // 21: tagq.v1.CreateTagResponse.tag:type_name -> tagq.v1.Tag
-	4,  // 22: tagq.v1.GetTagResponse.tag:type_name -> tagq.v1.Tag
-	4,  // 23: tagq.v1.ListTagsResponse.tags:type_name -> tagq.v1.Tag
-	8,  // 24: tagq.v1.QueueService.CreateQueue:input_type -> tagq.v1.CreateQueueRequest
-	10, // 25: tagq.v1.QueueService.GetQueue:input_type -> tagq.v1.GetQueueRequest
-	12, // 26: tagq.v1.QueueService.ListQueues:input_type -> tagq.v1.ListQueuesRequest
-	14, // 27: tagq.v1.QueueService.UpdateQueue:input_type -> tagq.v1.UpdateQueueRequest
-	16, // 28: tagq.v1.QueueService.DeleteQueue:input_type -> tagq.v1.DeleteQueueRequest
-	18, // 29: tagq.v1.QueueService.PurgeQueue:input_type -> tagq.v1.PurgeQueueRequest
-	20, // 30: tagq.v1.QueueService.CreateTag:input_type -> tagq.v1.CreateTagRequest
-	22, // 31: tagq.v1.QueueService.GetTag:input_type -> tagq.v1.GetTagRequest
-	24, // 32: tagq.v1.QueueService.ListTags:input_type -> tagq.v1.ListTagsRequest
-	26, // 33: tagq.v1.QueueService.DeleteTag:input_type -> tagq.v1.DeleteTagRequest
-	9,  // 34: tagq.v1.QueueService.CreateQueue:output_type -> tagq.v1.CreateQueueResponse
-	11, // 35: tagq.v1.QueueService.GetQueue:output_type -> tagq.v1.GetQueueResponse
-	13, // 36: tagq.v1.QueueService.ListQueues:output_type -> tagq.v1.ListQueuesResponse
-	15, // 37: tagq.v1.QueueService.UpdateQueue:output_type -> tagq.v1.UpdateQueueResponse
-	17, // 38: tagq.v1.QueueService.DeleteQueue:output_type -> tagq.v1.DeleteQueueResponse
-	19, // 39: tagq.v1.QueueService.PurgeQueue:output_type -> tagq.v1.PurgeQueueResponse
-	21, // 40: tagq.v1.QueueService.CreateTag:output_type -> tagq.v1.CreateTagResponse
-	23, // 41: tagq.v1.QueueService.GetTag:output_type -> tagq.v1.GetTagResponse
-	25, // 42: tagq.v1.QueueService.ListTags:output_type -> tagq.v1.ListTagsResponse
-	27, // 43: tagq.v1.QueueService.DeleteTag:output_type -> tagq.v1.DeleteTagResponse
-	34, // [34:44] is the sub-list for method output_type
-	24, // [24:34] is the sub-list for method input_type
-	24, // [24:24] is the sub-list for extension type_name
-	24, // [24:24] is the sub-list for extension extendee
-	0,  // [0:24] is the sub-list for field type_name
+	3,  // 0: tagq.v1.Queue.redrive_policy:type_name -> tagq.v1.RedrivePolicy
+	29, // 1: tagq.v1.Queue.user_attributes:type_name -> tagq.v1.Queue.UserAttributesEntry
+	31, // 2: tagq.v1.Queue.create_time:type_name -> google.protobuf.Timestamp
+	31, // 3: tagq.v1.Queue.update_time:type_name -> google.protobuf.Timestamp
+	4,  // 4: tagq.v1.Queue.state:type_name -> tagq.v1.QueueState
+	0,  // 5: tagq.v1.Queue.overflow_policy:type_name -> tagq.v1.OverflowPolicy
+	8,  // 6: tagq.v1.QueueState.default_tag:type_name -> tagq.v1.TagState
+	31, // 7: tagq.v1.Tag.start_time:type_name -> google.protobuf.Timestamp
+	6,  // 8: tagq.v1.Tag.filter:type_name -> tagq.v1.TagFilter
+	30, // 9: tagq.v1.Tag.user_attributes:type_name -> tagq.v1.Tag.UserAttributesEntry
+	31, // 10: tagq.v1.Tag.create_time:type_name -> google.protobuf.Timestamp
+	8,  // 11: tagq.v1.Tag.state:type_name -> tagq.v1.TagState
+	1,  // 12: tagq.v1.TagFilter.operator:type_name -> tagq.v1.TagFilter.Operator
+	7,  // 13: tagq.v1.TagFilter.conditions:type_name -> tagq.v1.AttributeCondition
+	2,  // 14: tagq.v1.CreateQueueRequest.queue:type_name -> tagq.v1.Queue
+	2,  // 15: tagq.v1.CreateQueueResponse.queue:type_name -> tagq.v1.Queue
+	2,  // 16: tagq.v1.GetQueueResponse.queue:type_name -> tagq.v1.Queue
+	2,  // 17: tagq.v1.ListQueuesResponse.queues:type_name -> tagq.v1.Queue
+	2,  // 18: tagq.v1.UpdateQueueRequest.queue:type_name -> tagq.v1.Queue
+	32, // 19: tagq.v1.UpdateQueueRequest.update_mask:type_name -> google.protobuf.FieldMask
+	2,  // 20: tagq.v1.UpdateQueueResponse.queue:type_name -> tagq.v1.Queue
+	5,  // 21: tagq.v1.CreateTagRequest.tag:type_name -> tagq.v1.Tag
+	5,  // 22: tagq.v1.CreateTagResponse.tag:type_name -> tagq.v1.Tag
+	5,  // 23: tagq.v1.GetTagResponse.tag:type_name -> tagq.v1.Tag
+	5,  // 24: tagq.v1.ListTagsResponse.tags:type_name -> tagq.v1.Tag
+	9,  // 25: tagq.v1.QueueService.CreateQueue:input_type -> tagq.v1.CreateQueueRequest
+	11, // 26: tagq.v1.QueueService.GetQueue:input_type -> tagq.v1.GetQueueRequest
+	13, // 27: tagq.v1.QueueService.ListQueues:input_type -> tagq.v1.ListQueuesRequest
+	15, // 28: tagq.v1.QueueService.UpdateQueue:input_type -> tagq.v1.UpdateQueueRequest
+	17, // 29: tagq.v1.QueueService.DeleteQueue:input_type -> tagq.v1.DeleteQueueRequest
+	19, // 30: tagq.v1.QueueService.PurgeQueue:input_type -> tagq.v1.PurgeQueueRequest
+	21, // 31: tagq.v1.QueueService.CreateTag:input_type -> tagq.v1.CreateTagRequest
+	23, // 32: tagq.v1.QueueService.GetTag:input_type -> tagq.v1.GetTagRequest
+	25, // 33: tagq.v1.QueueService.ListTags:input_type -> tagq.v1.ListTagsRequest
+	27, // 34: tagq.v1.QueueService.DeleteTag:input_type -> tagq.v1.DeleteTagRequest
+	10, // 35: tagq.v1.QueueService.CreateQueue:output_type -> tagq.v1.CreateQueueResponse
+	12, // 36: tagq.v1.QueueService.GetQueue:output_type -> tagq.v1.GetQueueResponse
+	14, // 37: tagq.v1.QueueService.ListQueues:output_type -> tagq.v1.ListQueuesResponse
+	16, // 38: tagq.v1.QueueService.UpdateQueue:output_type -> tagq.v1.UpdateQueueResponse
+	18, // 39: tagq.v1.QueueService.DeleteQueue:output_type -> tagq.v1.DeleteQueueResponse
+	20, // 40: tagq.v1.QueueService.PurgeQueue:output_type -> tagq.v1.PurgeQueueResponse
+	22, // 41: tagq.v1.QueueService.CreateTag:output_type -> tagq.v1.CreateTagResponse
+	24, // 42: tagq.v1.QueueService.GetTag:output_type -> tagq.v1.GetTagResponse
+	26, // 43: tagq.v1.QueueService.ListTags:output_type -> tagq.v1.ListTagsResponse
+	28, // 44: tagq.v1.QueueService.DeleteTag:output_type -> tagq.v1.DeleteTagResponse
+	35, // [35:45] is the sub-list for method output_type
+	25, // [25:35] is the sub-list for method input_type
+	25, // [25:25] is the sub-list for extension type_name
+	25, // [25:25] is the sub-list for extension extendee
+	0,  // [0:25] is the sub-list for field type_name
 }
 
 func init() { file_tagq_v1_queue_proto_init() }
@@ -1931,7 +2073,7 @@ func file_tagq_v1_queue_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_tagq_v1_queue_proto_rawDesc), len(file_tagq_v1_queue_proto_rawDesc)),
-			NumEnums:      1,
+			NumEnums:      2,
 			NumMessages:   29,
 			NumExtensions: 0,
 			NumServices:   1,

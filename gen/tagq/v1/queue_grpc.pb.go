@@ -41,8 +41,9 @@ const (
 // such as QUEUE_NOT_FOUND, INVALID_NAME or INVALID_ARGUMENT_RANGE; the
 // metadata key "field" names the offending request field.
 type QueueServiceClient interface {
-	// CreateQueue creates a queue and its default tag. Errors: INVALID_ARGUMENT
-	// (INVALID_NAME, INVALID_ARGUMENT_RANGE), ALREADY_EXISTS (QUEUE_ALREADY_EXISTS).
+	// CreateQueue creates a queue and, unless no_default_tag, its default tag.
+	// Errors: INVALID_ARGUMENT (INVALID_NAME, INVALID_ARGUMENT_RANGE),
+	// ALREADY_EXISTS (QUEUE_ALREADY_EXISTS).
 	CreateQueue(ctx context.Context, in *CreateQueueRequest, opts ...grpc.CallOption) (*CreateQueueResponse, error)
 	// GetQueue returns a queue's attributes and state. Errors: NOT_FOUND (QUEUE_NOT_FOUND).
 	GetQueue(ctx context.Context, in *GetQueueRequest, opts ...grpc.CallOption) (*GetQueueResponse, error)
@@ -184,8 +185,9 @@ func (c *queueServiceClient) DeleteTag(ctx context.Context, in *DeleteTagRequest
 // such as QUEUE_NOT_FOUND, INVALID_NAME or INVALID_ARGUMENT_RANGE; the
 // metadata key "field" names the offending request field.
 type QueueServiceServer interface {
-	// CreateQueue creates a queue and its default tag. Errors: INVALID_ARGUMENT
-	// (INVALID_NAME, INVALID_ARGUMENT_RANGE), ALREADY_EXISTS (QUEUE_ALREADY_EXISTS).
+	// CreateQueue creates a queue and, unless no_default_tag, its default tag.
+	// Errors: INVALID_ARGUMENT (INVALID_NAME, INVALID_ARGUMENT_RANGE),
+	// ALREADY_EXISTS (QUEUE_ALREADY_EXISTS).
 	CreateQueue(context.Context, *CreateQueueRequest) (*CreateQueueResponse, error)
 	// GetQueue returns a queue's attributes and state. Errors: NOT_FOUND (QUEUE_NOT_FOUND).
 	GetQueue(context.Context, *GetQueueRequest) (*GetQueueResponse, error)

@@ -3,7 +3,7 @@
 // server-key.pem (for 127.0.0.1, ::1 and localhost), client.pem and
 // client-key.pem (a client certificate of the same CA).
 //
-//	go run ./internal/tagqdtest/gencerts DIR
+//	go run github.com/tagq/tagq/internal/tagqdtest/gencerts DIR
 package main
 
 import (

@@ -88,7 +88,9 @@ class MessageServiceServicer(object):
     def SendMessage(self, request, context):
         """SendMessage stores one message. Errors: NOT_FOUND (QUEUE_NOT_FOUND),
         INVALID_ARGUMENT (MESSAGE_TOO_LARGE, INVALID_ATTRIBUTE,
-        RESERVED_ATTRIBUTE, INVALID_ARGUMENT_RANGE).
+        RESERVED_ATTRIBUTE, INVALID_ARGUMENT_RANGE), RESOURCE_EXHAUSTED
+        (QUEUE_FULL: the queue is at a cap and refuses new sends; STORAGE_FULL:
+        Redis is near its memory limit).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -96,7 +98,9 @@ class MessageServiceServicer(object):
 
     def SendMessageBatch(self, request, context):
         """SendMessageBatch checks every entry, reports the invalid ones and stores
-        the valid ones in one atomic step.
+        the valid ones in one atomic step. On a queue at a cap that refuses new
+        sends, the entries that fit are stored (in order) and the others fail
+        with QUEUE_FULL. STORAGE_FULL fails the whole call, nothing stored.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')

@@ -80,8 +80,9 @@ class QueueServiceServicer(object):
     """
 
     def CreateQueue(self, request, context):
-        """CreateQueue creates a queue and its default tag. Errors: INVALID_ARGUMENT
-        (INVALID_NAME, INVALID_ARGUMENT_RANGE), ALREADY_EXISTS (QUEUE_ALREADY_EXISTS).
+        """CreateQueue creates a queue and, unless no_default_tag, its default tag.
+        Errors: INVALID_ARGUMENT (INVALID_NAME, INVALID_ARGUMENT_RANGE),
+        ALREADY_EXISTS (QUEUE_ALREADY_EXISTS).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')

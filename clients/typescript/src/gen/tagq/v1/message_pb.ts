@@ -1316,7 +1316,9 @@ export const MessageService: GenService<{
   /**
    * SendMessage stores one message. Errors: NOT_FOUND (QUEUE_NOT_FOUND),
    * INVALID_ARGUMENT (MESSAGE_TOO_LARGE, INVALID_ATTRIBUTE,
-   * RESERVED_ATTRIBUTE, INVALID_ARGUMENT_RANGE).
+   * RESERVED_ATTRIBUTE, INVALID_ARGUMENT_RANGE), RESOURCE_EXHAUSTED
+   * (QUEUE_FULL: the queue is at a cap and refuses new sends; STORAGE_FULL:
+   * Redis is near its memory limit).
    *
    * @generated from rpc tagq.v1.MessageService.SendMessage
    */
@@ -1327,7 +1329,9 @@ export const MessageService: GenService<{
   },
   /**
    * SendMessageBatch checks every entry, reports the invalid ones and stores
-   * the valid ones in one atomic step.
+   * the valid ones in one atomic step. On a queue at a cap that refuses new
+   * sends, the entries that fit are stored (in order) and the others fail
+   * with QUEUE_FULL. STORAGE_FULL fails the whole call, nothing stored.
    *
    * @generated from rpc tagq.v1.MessageService.SendMessageBatch
    */

@@ -12,7 +12,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file tagq/v1/queue.proto.
  */
 export const file_tagq_v1_queue: GenFile = /*@__PURE__*/
-  fileDesc("ChN0YWdxL3YxL3F1ZXVlLnByb3RvEgd0YWdxLnYxIu0FCgVRdWV1ZRIMCgRuYW1lGAEgASgJEhoKDWRlbGF5X3NlY29uZHMYAiABKAVIAIgBARInChp2aXNpYmlsaXR5X3RpbWVvdXRfc2Vjb25kcxgDIAEoBUgBiAEBEiEKFHJlY2VpdmVfd2FpdF9zZWNvbmRzGAQgASgFSAKIAQESJgoZbWVzc2FnZV9yZXRlbnRpb25fc2Vjb25kcxgFIAEoBUgDiAEBEh4KEW1heF9tZXNzYWdlX2J5dGVzGAYgASgFSASIAQESLgoOcmVkcml2ZV9wb2xpY3kYByABKAsyFi50YWdxLnYxLlJlZHJpdmVQb2xpY3kSGQoRZGVhZF9sZXR0ZXJfcXVldWUYCCABKAgSEwoLdG9waWNfcXVldWUYCSABKAgSHQoVcmV0YWluX2Fja2VkX21lc3NhZ2VzGAogASgIEjsKD3VzZXJfYXR0cmlidXRlcxgLIAMoCzIiLnRhZ3EudjEuUXVldWUuVXNlckF0dHJpYnV0ZXNFbnRyeRIYChBkZWZhdWx0X3RhZ19uYW1lGAwgASgJEi8KC2NyZWF0ZV90aW1lGA0gASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIvCgt1cGRhdGVfdGltZRgOIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASIgoFc3RhdGUYDyABKAsyEy50YWdxLnYxLlF1ZXVlU3RhdGUSFQoNc291cmNlX3F1ZXVlcxgQIAMoCRo1ChNVc2VyQXR0cmlidXRlc0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAFCEAoOX2RlbGF5X3NlY29uZHNCHQobX3Zpc2liaWxpdHlfdGltZW91dF9zZWNvbmRzQhcKFV9yZWNlaXZlX3dhaXRfc2Vjb25kc0IcChpfbWVzc2FnZV9yZXRlbnRpb25fc2Vjb25kc0IUChJfbWF4X21lc3NhZ2VfYnl0ZXMiRQoNUmVkcml2ZVBvbGljeRIZChFkZWFkX2xldHRlcl9xdWV1ZRgBIAEoCRIZChFtYXhfcmVjZWl2ZV9jb3VudBgCIAEoBSJiCgpRdWV1ZVN0YXRlEhkKEXJldGFpbmVkX21lc3NhZ2VzGAEgASgDEhEKCXRhZ19jb3VudBgCIAEoBRImCgtkZWZhdWx0X3RhZxgDIAEoCzIRLnRhZ3EudjEuVGFnU3RhdGUi9AIKA1RhZxIMCgRuYW1lGAEgASgJEi4KCnN0YXJ0X3RpbWUYAiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEiIKBmZpbHRlchgDIAEoCzISLnRhZ3EudjEuVGFnRmlsdGVyEicKGnZpc2liaWxpdHlfdGltZW91dF9zZWNvbmRzGAQgASgFSACIAQESOQoPdXNlcl9hdHRyaWJ1dGVzGAUgAygLMiAudGFncS52MS5UYWcuVXNlckF0dHJpYnV0ZXNFbnRyeRIvCgtjcmVhdGVfdGltZRgGIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASIAoFc3RhdGUYByABKAsyES50YWdxLnYxLlRhZ1N0YXRlGjUKE1VzZXJBdHRyaWJ1dGVzRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4AUIdChtfdmlzaWJpbGl0eV90aW1lb3V0X3NlY29uZHMitAEKCVRhZ0ZpbHRlchItCghvcGVyYXRvchgBIAEoDjIbLnRhZ3EudjEuVGFnRmlsdGVyLk9wZXJhdG9yEi8KCmNvbmRpdGlvbnMYAiADKAsyGy50YWdxLnYxLkF0dHJpYnV0ZUNvbmRpdGlvbiJHCghPcGVyYXRvchIYChRPUEVSQVRPUl9VTlNQRUNJRklFRBAAEhAKDE9QRVJBVE9SX0FORBABEg8KC09QRVJBVE9SX09SEAIiTgoSQXR0cmlidXRlQ29uZGl0aW9uEgwKBG5hbWUYASABKAkSGQoMc3RyaW5nX3ZhbHVlGAIgASgJSACIAQFCDwoNX3N0cmluZ192YWx1ZSLBAQoIVGFnU3RhdGUSEQoJYXZhaWxhYmxlGAEgASgDEhEKCWluX2ZsaWdodBgCIAEoAxIPCgdkZWxheWVkGAMgASgDEhYKDnJlY2VpdmVkX3RvdGFsGAQgASgDEhUKDWRlbGV0ZWRfdG90YWwYBSABKAMSEgoKZGVhZF90b3RhbBgGIAEoAxIVCg1leHBpcmVkX3RvdGFsGAcgASgDEiQKHG9sZGVzdF9hdmFpbGFibGVfYWdlX3NlY29uZHMYCCABKAMiMwoSQ3JlYXRlUXVldWVSZXF1ZXN0Eh0KBXF1ZXVlGAEgASgLMg4udGFncS52MS5RdWV1ZSI0ChNDcmVhdGVRdWV1ZVJlc3BvbnNlEh0KBXF1ZXVlGAEgASgLMg4udGFncS52MS5RdWV1ZSIfCg9HZXRRdWV1ZVJlcXVlc3QSDAoEbmFtZRgBIAEoCSIxChBHZXRRdWV1ZVJlc3BvbnNlEh0KBXF1ZXVlGAEgASgLMg4udGFncS52MS5RdWV1ZSJKChFMaXN0UXVldWVzUmVxdWVzdBIOCgZwcmVmaXgYASABKAkSEQoJcGFnZV9zaXplGAIgASgFEhIKCnBhZ2VfdG9rZW4YAyABKAkiTQoSTGlzdFF1ZXVlc1Jlc3BvbnNlEh4KBnF1ZXVlcxgBIAMoCzIOLnRhZ3EudjEuUXVldWUSFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJImQKElVwZGF0ZVF1ZXVlUmVxdWVzdBIdCgVxdWV1ZRgBIAEoCzIOLnRhZ3EudjEuUXVldWUSLwoLdXBkYXRlX21hc2sYAiABKAsyGi5nb29nbGUucHJvdG9idWYuRmllbGRNYXNrIjQKE1VwZGF0ZVF1ZXVlUmVzcG9uc2USHQoFcXVldWUYASABKAsyDi50YWdxLnYxLlF1ZXVlIjEKEkRlbGV0ZVF1ZXVlUmVxdWVzdBIMCgRuYW1lGAEgASgJEg0KBWZvcmNlGAIgASgIIhUKE0RlbGV0ZVF1ZXVlUmVzcG9uc2UiIQoRUHVyZ2VRdWV1ZVJlcXVlc3QSDAoEbmFtZRgBIAEoCSItChJQdXJnZVF1ZXVlUmVzcG9uc2USFwoPcHVyZ2VkX21lc3NhZ2VzGAEgASgDIjwKEENyZWF0ZVRhZ1JlcXVlc3QSDQoFcXVldWUYASABKAkSGQoDdGFnGAIgASgLMgwudGFncS52MS5UYWciLgoRQ3JlYXRlVGFnUmVzcG9uc2USGQoDdGFnGAEgASgLMgwudGFncS52MS5UYWciLAoNR2V0VGFnUmVxdWVzdBINCgVxdWV1ZRgBIAEoCRIMCgRuYW1lGAIgASgJIisKDkdldFRhZ1Jlc3BvbnNlEhkKA3RhZxgBIAEoCzIMLnRhZ3EudjEuVGFnIkcKD0xpc3RUYWdzUmVxdWVzdBINCgVxdWV1ZRgBIAEoCRIRCglwYWdlX3NpemUYAiABKAUSEgoKcGFnZV90b2tlbhgDIAEoCSJHChBMaXN0VGFnc1Jlc3BvbnNlEhoKBHRhZ3MYASADKAsyDC50YWdxLnYxLlRhZxIXCg9uZXh0X3BhZ2VfdG9rZW4YAiABKAkiLwoQRGVsZXRlVGFnUmVxdWVzdBINCgVxdWV1ZRgBIAEoCRIMCgRuYW1lGAIgASgJIhMKEURlbGV0ZVRhZ1Jlc3BvbnNlMr8FCgxRdWV1ZVNlcnZpY2USSAoLQ3JlYXRlUXVldWUSGy50YWdxLnYxLkNyZWF0ZVF1ZXVlUmVxdWVzdBocLnRhZ3EudjEuQ3JlYXRlUXVldWVSZXNwb25zZRI/CghHZXRRdWV1ZRIYLnRhZ3EudjEuR2V0UXVldWVSZXF1ZXN0GhkudGFncS52MS5HZXRRdWV1ZVJlc3BvbnNlEkUKCkxpc3RRdWV1ZXMSGi50YWdxLnYxLkxpc3RRdWV1ZXNSZXF1ZXN0GhsudGFncS52MS5MaXN0UXVldWVzUmVzcG9uc2USSAoLVXBkYXRlUXVldWUSGy50YWdxLnYxLlVwZGF0ZVF1ZXVlUmVxdWVzdBocLnRhZ3EudjEuVXBkYXRlUXVldWVSZXNwb25zZRJICgtEZWxldGVRdWV1ZRIbLnRhZ3EudjEuRGVsZXRlUXVldWVSZXF1ZXN0GhwudGFncS52MS5EZWxldGVRdWV1ZVJlc3BvbnNlEkUKClB1cmdlUXVldWUSGi50YWdxLnYxLlB1cmdlUXVldWVSZXF1ZXN0GhsudGFncS52MS5QdXJnZVF1ZXVlUmVzcG9uc2USQgoJQ3JlYXRlVGFnEhkudGFncS52MS5DcmVhdGVUYWdSZXF1ZXN0GhoudGFncS52MS5DcmVhdGVUYWdSZXNwb25zZRI5CgZHZXRUYWcSFi50YWdxLnYxLkdldFRhZ1JlcXVlc3QaFy50YWdxLnYxLkdldFRhZ1Jlc3BvbnNlEj8KCExpc3RUYWdzEhgudGFncS52MS5MaXN0VGFnc1JlcXVlc3QaGS50YWdxLnYxLkxpc3RUYWdzUmVzcG9uc2USQgoJRGVsZXRlVGFnEhkudGFncS52MS5EZWxldGVUYWdSZXF1ZXN0GhoudGFncS52MS5EZWxldGVUYWdSZXNwb25zZWIGcHJvdG8z", [file_google_protobuf_field_mask, file_google_protobuf_timestamp]);
+  fileDesc("ChN0YWdxL3YxL3F1ZXVlLnByb3RvEgd0YWdxLnYxIpUHCgVRdWV1ZRIMCgRuYW1lGAEgASgJEhoKDWRlbGF5X3NlY29uZHMYAiABKAVIAIgBARInChp2aXNpYmlsaXR5X3RpbWVvdXRfc2Vjb25kcxgDIAEoBUgBiAEBEiEKFHJlY2VpdmVfd2FpdF9zZWNvbmRzGAQgASgFSAKIAQESJgoZbWVzc2FnZV9yZXRlbnRpb25fc2Vjb25kcxgFIAEoBUgDiAEBEh4KEW1heF9tZXNzYWdlX2J5dGVzGAYgASgFSASIAQESLgoOcmVkcml2ZV9wb2xpY3kYByABKAsyFi50YWdxLnYxLlJlZHJpdmVQb2xpY3kSGQoRZGVhZF9sZXR0ZXJfcXVldWUYCCABKAgSEwoLdG9waWNfcXVldWUYCSABKAgSHQoVcmV0YWluX2Fja2VkX21lc3NhZ2VzGAogASgIEjsKD3VzZXJfYXR0cmlidXRlcxgLIAMoCzIiLnRhZ3EudjEuUXVldWUuVXNlckF0dHJpYnV0ZXNFbnRyeRIYChBkZWZhdWx0X3RhZ19uYW1lGAwgASgJEi8KC2NyZWF0ZV90aW1lGA0gASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIvCgt1cGRhdGVfdGltZRgOIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASIgoFc3RhdGUYDyABKAsyEy50YWdxLnYxLlF1ZXVlU3RhdGUSFQoNc291cmNlX3F1ZXVlcxgQIAMoCRIiChVtYXhfcmV0YWluZWRfbWVzc2FnZXMYESABKANIBYgBARIfChJtYXhfcmV0YWluZWRfYnl0ZXMYEiABKANIBogBARIwCg9vdmVyZmxvd19wb2xpY3kYEyABKA4yFy50YWdxLnYxLk92ZXJmbG93UG9saWN5GjUKE1VzZXJBdHRyaWJ1dGVzRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4AUIQCg5fZGVsYXlfc2Vjb25kc0IdChtfdmlzaWJpbGl0eV90aW1lb3V0X3NlY29uZHNCFwoVX3JlY2VpdmVfd2FpdF9zZWNvbmRzQhwKGl9tZXNzYWdlX3JldGVudGlvbl9zZWNvbmRzQhQKEl9tYXhfbWVzc2FnZV9ieXRlc0IYChZfbWF4X3JldGFpbmVkX21lc3NhZ2VzQhUKE19tYXhfcmV0YWluZWRfYnl0ZXMiRQoNUmVkcml2ZVBvbGljeRIZChFkZWFkX2xldHRlcl9xdWV1ZRgBIAEoCRIZChFtYXhfcmVjZWl2ZV9jb3VudBgCIAEoBSKRAQoKUXVldWVTdGF0ZRIZChFyZXRhaW5lZF9tZXNzYWdlcxgBIAEoAxIRCgl0YWdfY291bnQYAiABKAUSJgoLZGVmYXVsdF90YWcYAyABKAsyES50YWdxLnYxLlRhZ1N0YXRlEhYKDnJldGFpbmVkX2J5dGVzGAQgASgDEhUKDWRyb3BwZWRfdG90YWwYBSABKAMi9AIKA1RhZxIMCgRuYW1lGAEgASgJEi4KCnN0YXJ0X3RpbWUYAiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEiIKBmZpbHRlchgDIAEoCzISLnRhZ3EudjEuVGFnRmlsdGVyEicKGnZpc2liaWxpdHlfdGltZW91dF9zZWNvbmRzGAQgASgFSACIAQESOQoPdXNlcl9hdHRyaWJ1dGVzGAUgAygLMiAudGFncS52MS5UYWcuVXNlckF0dHJpYnV0ZXNFbnRyeRIvCgtjcmVhdGVfdGltZRgGIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASIAoFc3RhdGUYByABKAsyES50YWdxLnYxLlRhZ1N0YXRlGjUKE1VzZXJBdHRyaWJ1dGVzRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4AUIdChtfdmlzaWJpbGl0eV90aW1lb3V0X3NlY29uZHMitAEKCVRhZ0ZpbHRlchItCghvcGVyYXRvchgBIAEoDjIbLnRhZ3EudjEuVGFnRmlsdGVyLk9wZXJhdG9yEi8KCmNvbmRpdGlvbnMYAiADKAsyGy50YWdxLnYxLkF0dHJpYnV0ZUNvbmRpdGlvbiJHCghPcGVyYXRvchIYChRPUEVSQVRPUl9VTlNQRUNJRklFRBAAEhAKDE9QRVJBVE9SX0FORBABEg8KC09QRVJBVE9SX09SEAIiTgoSQXR0cmlidXRlQ29uZGl0aW9uEgwKBG5hbWUYASABKAkSGQoMc3RyaW5nX3ZhbHVlGAIgASgJSACIAQFCDwoNX3N0cmluZ192YWx1ZSLBAQoIVGFnU3RhdGUSEQoJYXZhaWxhYmxlGAEgASgDEhEKCWluX2ZsaWdodBgCIAEoAxIPCgdkZWxheWVkGAMgASgDEhYKDnJlY2VpdmVkX3RvdGFsGAQgASgDEhUKDWRlbGV0ZWRfdG90YWwYBSABKAMSEgoKZGVhZF90b3RhbBgGIAEoAxIVCg1leHBpcmVkX3RvdGFsGAcgASgDEiQKHG9sZGVzdF9hdmFpbGFibGVfYWdlX3NlY29uZHMYCCABKAMiSwoSQ3JlYXRlUXVldWVSZXF1ZXN0Eh0KBXF1ZXVlGAEgASgLMg4udGFncS52MS5RdWV1ZRIWCg5ub19kZWZhdWx0X3RhZxgCIAEoCCI0ChNDcmVhdGVRdWV1ZVJlc3BvbnNlEh0KBXF1ZXVlGAEgASgLMg4udGFncS52MS5RdWV1ZSIfCg9HZXRRdWV1ZVJlcXVlc3QSDAoEbmFtZRgBIAEoCSIxChBHZXRRdWV1ZVJlc3BvbnNlEh0KBXF1ZXVlGAEgASgLMg4udGFncS52MS5RdWV1ZSJKChFMaXN0UXVldWVzUmVxdWVzdBIOCgZwcmVmaXgYASABKAkSEQoJcGFnZV9zaXplGAIgASgFEhIKCnBhZ2VfdG9rZW4YAyABKAkiTQoSTGlzdFF1ZXVlc1Jlc3BvbnNlEh4KBnF1ZXVlcxgBIAMoCzIOLnRhZ3EudjEuUXVldWUSFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJImQKElVwZGF0ZVF1ZXVlUmVxdWVzdBIdCgVxdWV1ZRgBIAEoCzIOLnRhZ3EudjEuUXVldWUSLwoLdXBkYXRlX21hc2sYAiABKAsyGi5nb29nbGUucHJvdG9idWYuRmllbGRNYXNrIjQKE1VwZGF0ZVF1ZXVlUmVzcG9uc2USHQoFcXVldWUYASABKAsyDi50YWdxLnYxLlF1ZXVlIjEKEkRlbGV0ZVF1ZXVlUmVxdWVzdBIMCgRuYW1lGAEgASgJEg0KBWZvcmNlGAIgASgIIhUKE0RlbGV0ZVF1ZXVlUmVzcG9uc2UiIQoRUHVyZ2VRdWV1ZVJlcXVlc3QSDAoEbmFtZRgBIAEoCSItChJQdXJnZVF1ZXVlUmVzcG9uc2USFwoPcHVyZ2VkX21lc3NhZ2VzGAEgASgDIjwKEENyZWF0ZVRhZ1JlcXVlc3QSDQoFcXVldWUYASABKAkSGQoDdGFnGAIgASgLMgwudGFncS52MS5UYWciLgoRQ3JlYXRlVGFnUmVzcG9uc2USGQoDdGFnGAEgASgLMgwudGFncS52MS5UYWciLAoNR2V0VGFnUmVxdWVzdBINCgVxdWV1ZRgBIAEoCRIMCgRuYW1lGAIgASgJIisKDkdldFRhZ1Jlc3BvbnNlEhkKA3RhZxgBIAEoCzIMLnRhZ3EudjEuVGFnIkcKD0xpc3RUYWdzUmVxdWVzdBINCgVxdWV1ZRgBIAEoCRIRCglwYWdlX3NpemUYAiABKAUSEgoKcGFnZV90b2tlbhgDIAEoCSJHChBMaXN0VGFnc1Jlc3BvbnNlEhoKBHRhZ3MYASADKAsyDC50YWdxLnYxLlRhZxIXCg9uZXh0X3BhZ2VfdG9rZW4YAiABKAkiLwoQRGVsZXRlVGFnUmVxdWVzdBINCgVxdWV1ZRgBIAEoCRIMCgRuYW1lGAIgASgJIhMKEURlbGV0ZVRhZ1Jlc3BvbnNlKnIKDk92ZXJmbG93UG9saWN5Eh8KG09WRVJGTE9XX1BPTElDWV9VTlNQRUNJRklFRBAAEh4KGk9WRVJGTE9XX1BPTElDWV9SRUpFQ1RfTkVXEAESHwobT1ZFUkZMT1dfUE9MSUNZX0RST1BfT0xERVNUEAIyvwUKDFF1ZXVlU2VydmljZRJICgtDcmVhdGVRdWV1ZRIbLnRhZ3EudjEuQ3JlYXRlUXVldWVSZXF1ZXN0GhwudGFncS52MS5DcmVhdGVRdWV1ZVJlc3BvbnNlEj8KCEdldFF1ZXVlEhgudGFncS52MS5HZXRRdWV1ZVJlcXVlc3QaGS50YWdxLnYxLkdldFF1ZXVlUmVzcG9uc2USRQoKTGlzdFF1ZXVlcxIaLnRhZ3EudjEuTGlzdFF1ZXVlc1JlcXVlc3QaGy50YWdxLnYxLkxpc3RRdWV1ZXNSZXNwb25zZRJICgtVcGRhdGVRdWV1ZRIbLnRhZ3EudjEuVXBkYXRlUXVldWVSZXF1ZXN0GhwudGFncS52MS5VcGRhdGVRdWV1ZVJlc3BvbnNlEkgKC0RlbGV0ZVF1ZXVlEhsudGFncS52MS5EZWxldGVRdWV1ZVJlcXVlc3QaHC50YWdxLnYxLkRlbGV0ZVF1ZXVlUmVzcG9uc2USRQoKUHVyZ2VRdWV1ZRIaLnRhZ3EudjEuUHVyZ2VRdWV1ZVJlcXVlc3QaGy50YWdxLnYxLlB1cmdlUXVldWVSZXNwb25zZRJCCglDcmVhdGVUYWcSGS50YWdxLnYxLkNyZWF0ZVRhZ1JlcXVlc3QaGi50YWdxLnYxLkNyZWF0ZVRhZ1Jlc3BvbnNlEjkKBkdldFRhZxIWLnRhZ3EudjEuR2V0VGFnUmVxdWVzdBoXLnRhZ3EudjEuR2V0VGFnUmVzcG9uc2USPwoITGlzdFRhZ3MSGC50YWdxLnYxLkxpc3RUYWdzUmVxdWVzdBoZLnRhZ3EudjEuTGlzdFRhZ3NSZXNwb25zZRJCCglEZWxldGVUYWcSGS50YWdxLnYxLkRlbGV0ZVRhZ1JlcXVlc3QaGi50YWdxLnYxLkRlbGV0ZVRhZ1Jlc3BvbnNlYgZwcm90bzM", [file_google_protobuf_field_mask, file_google_protobuf_timestamp]);
 
 /**
  * Queue is a stream of messages read by one or more tags.
@@ -103,7 +103,9 @@ export type Queue = Message<"tagq.v1.Queue"> & {
   userAttributes: { [key: string]: string };
 
   /**
-   * Name of the tag created with the queue. Default "default". Fixed at creation.
+   * Name of the tag created with the queue, which a receive naming no tag
+   * reads. Default "default". Fixed at creation. Empty in output when the
+   * queue was created with no_default_tag.
    *
    * @generated from field: string default_tag_name = 12;
    */
@@ -137,6 +139,33 @@ export type Queue = Message<"tagq.v1.Queue"> & {
    * @generated from field: repeated string source_queues = 16;
    */
   sourceQueues: string[];
+
+  /**
+   * Most messages the queue's stream may hold (retained_messages), counting
+   * every message some tag may still need. 0 or unset: no cap (default);
+   * else 1-1000000000. What happens to a send beyond it: overflow_policy.
+   *
+   * @generated from field: optional int64 max_retained_messages = 17;
+   */
+  maxRetainedMessages?: bigint | undefined;
+
+  /**
+   * Most bytes of messages the queue may hold (retained_bytes: each
+   * message's size as max_message_bytes counts it, body plus attribute
+   * names and values). 0 or unset: no cap (default); else at least
+   * max_message_bytes and at most 1125899906842624 (1 PiB).
+   *
+   * @generated from field: optional int64 max_retained_bytes = 18;
+   */
+  maxRetainedBytes?: bigint | undefined;
+
+  /**
+   * What a send does when it would take the queue over a cap. Unspecified
+   * on create: OVERFLOW_POLICY_REJECT_NEW.
+   *
+   * @generated from field: tagq.v1.OverflowPolicy overflow_policy = 19;
+   */
+  overflowPolicy: OverflowPolicy;
 };
 
 /**
@@ -197,11 +226,27 @@ export type QueueState = Message<"tagq.v1.QueueState"> & {
   tagCount: number;
 
   /**
-   * State of the default tag.
+   * State of the default tag (unset when the queue has none).
    *
    * @generated from field: tagq.v1.TagState default_tag = 3;
    */
   defaultTag?: TagState | undefined;
+
+  /**
+   * Bytes of the messages held in the stream (each message's size as
+   * max_message_bytes counts it).
+   *
+   * @generated from field: int64 retained_bytes = 4;
+   */
+  retainedBytes: bigint;
+
+  /**
+   * Messages removed by OVERFLOW_POLICY_DROP_OLDEST since the queue was
+   * created.
+   *
+   * @generated from field: int64 dropped_total = 5;
+   */
+  droppedTotal: bigint;
 };
 
 /**
@@ -441,6 +486,17 @@ export type CreateQueueRequest = Message<"tagq.v1.CreateQueueRequest"> & {
    * @generated from field: tagq.v1.Queue queue = 1;
    */
   queue?: Queue | undefined;
+
+  /**
+   * Create the queue with no default tag: only the tags created for it read
+   * it, and a receive that names no tag is NOT_FOUND (TAG_NOT_FOUND). Use it
+   * when every reader names its tag: a default tag nobody reads holds every
+   * message until its retention expires. Over REST, a query parameter:
+   * POST /v1/queues?no_default_tag=true.
+   *
+   * @generated from field: bool no_default_tag = 2;
+   */
+  noDefaultTag: boolean;
 };
 
 /**
@@ -572,7 +628,8 @@ export type UpdateQueueRequest = Message<"tagq.v1.UpdateQueueRequest"> & {
   /**
    * Updatable: delay_seconds, visibility_timeout_seconds,
    * receive_wait_seconds, message_retention_seconds, max_message_bytes,
-   * retain_acked_messages, user_attributes, redrive_policy.
+   * retain_acked_messages, user_attributes, redrive_policy,
+   * max_retained_messages, max_retained_bytes, overflow_policy.
    *
    * @generated from field: google.protobuf.FieldMask update_mask = 2;
    */
@@ -843,6 +900,46 @@ export const DeleteTagResponseSchema: GenMessage<DeleteTagResponse> = /*@__PURE_
   messageDesc(file_tagq_v1_queue, 26);
 
 /**
+ * OverflowPolicy says what happens to a send beyond max_retained_messages
+ * or max_retained_bytes (RabbitMQ's overflow, NATS's discard policy).
+ *
+ * @generated from enum tagq.v1.OverflowPolicy
+ */
+export enum OverflowPolicy {
+  /**
+   * On create: OVERFLOW_POLICY_REJECT_NEW.
+   *
+   * @generated from enum value: OVERFLOW_POLICY_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * The send is refused: RESOURCE_EXHAUSTED with reason QUEUE_FULL (per
+   * entry in a batch: the entries that fit, in order, are stored). Nothing
+   * stored is lost.
+   *
+   * @generated from enum value: OVERFLOW_POLICY_REJECT_NEW = 1;
+   */
+  REJECT_NEW = 1,
+
+  /**
+   * The send is stored and the oldest messages are removed until the queue
+   * is within its caps; each tag that had not finished (deleted or
+   * dead-lettered) a removed message counts it in its expired_total, and
+   * the queue counts it in dropped_total.
+   *
+   * @generated from enum value: OVERFLOW_POLICY_DROP_OLDEST = 2;
+   */
+  DROP_OLDEST = 2,
+}
+
+/**
+ * Describes the enum tagq.v1.OverflowPolicy.
+ */
+export const OverflowPolicySchema: GenEnum<OverflowPolicy> = /*@__PURE__*/
+  enumDesc(file_tagq_v1_queue, 0);
+
+/**
  * QueueService manages queues and their tags (independent readers).
  *
  * Every error carries a google.rpc.ErrorInfo with domain "tagq" and a reason
@@ -853,8 +950,9 @@ export const DeleteTagResponseSchema: GenMessage<DeleteTagResponse> = /*@__PURE_
  */
 export const QueueService: GenService<{
   /**
-   * CreateQueue creates a queue and its default tag. Errors: INVALID_ARGUMENT
-   * (INVALID_NAME, INVALID_ARGUMENT_RANGE), ALREADY_EXISTS (QUEUE_ALREADY_EXISTS).
+   * CreateQueue creates a queue and, unless no_default_tag, its default tag.
+   * Errors: INVALID_ARGUMENT (INVALID_NAME, INVALID_ARGUMENT_RANGE),
+   * ALREADY_EXISTS (QUEUE_ALREADY_EXISTS).
    *
    * @generated from rpc tagq.v1.QueueService.CreateQueue
    */

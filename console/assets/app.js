@@ -1,0 +1,193 @@
+// The console's shell: hash routes, sign-in, theme, polling.
+import { auth, forget, hooks, session, whoami } from './api.js';
+import { add, clear, errorBox, h, toast } from './dom.js';
+import { queuesPage, newQueuePage } from './queues.js';
+import { queuePage, tagPage } from './queue.js';
+import { peekPage, deadPage } from './messages.js';
+import { movesPage } from './moves.js';
+import { go } from './nav.js';
+
+const main = document.getElementById('main');
+
+// Routes: #/path/segments?query. Names in segments are URI-encoded.
+const routes = [
+  [/^\/queues$/, queuesPage, 'queues'],
+  [/^\/new-queue$/, newQueuePage, 'new-queue'],
+  [/^\/queue\/([^/]+)$/, queuePage, 'queues'],
+  [/^\/queue\/([^/]+)\/tag\/([^/]+)$/, tagPage, 'queues'],
+  [/^\/queue\/([^/]+)\/peek$/, peekPage, 'queues'],
+  [/^\/queue\/([^/]+)\/dead$/, deadPage, 'queues'],
+  [/^\/queue\/([^/]+)\/moves$/, movesPage, 'queues'],
+];
+
+// The current page's lifetime: polls stop and late answers are dropped
+// when the route changes.
+let page = null;
+
+class Page {
+  constructor(params, query) {
+    this.params = params;
+    this.query = query;
+    this.live = true;
+    this.timers = [];
+  }
+
+  // every runs fn now and then every ms while the page is shown (and the
+  // tab visible); a call still running is not started again.
+  // The first run's error is the caller's (the page shows it); a later
+  // one is shown once as a toast until a run succeeds again.
+  every(ms, fn) {
+    let running = false;
+    let failing = false;
+    const tick = async (first) => {
+      if (!this.live || running || (!first && document.hidden)) return;
+      running = true;
+      try {
+        await fn();
+        failing = false;
+      } catch (e) {
+        if (first) throw e;
+        if (!failing && this.live && e.httpStatus !== 401) toast(`Refresh failed: ${e.reason || e.message}`, true);
+        failing = true;
+      } finally { running = false; }
+    };
+    this.timers.push(setInterval(() => tick(false), ms));
+    return tick(true);
+  }
+
+  stop() { this.live = false; this.timers.forEach(clearInterval); }
+}
+
+async function render() {
+  if (page) page.stop();
+  const raw = location.hash.replace(/^#/, '') || '/queues';
+  const [path, qs] = raw.split('?');
+  const query = Object.fromEntries(new URLSearchParams(qs || ''));
+  if (path === '/signin' || (!session.key && auth.mode !== 'off' && !auth.cert)) {
+    if (auth.mode === 'unknown' && !session.key) {
+      // Perhaps no key is needed: authentication is off, or the browser
+      // sent a client certificate tagqd maps to a principal (mTLS).
+      try {
+        await whoami();
+        auth.cert = auth.mode !== 'off';
+      } catch { /* 401: sign in */ }
+      if (auth.mode !== 'unknown' && path !== '/signin') return render();
+    }
+    return signinPage(path === '/signin' ? query.next : raw);
+  }
+  if (auth.mode === 'unknown') {
+    try { await whoami(); } catch (e) {
+      if (e.httpStatus === 401) return; // onUnauthenticated went to sign-in
+      clear(main).append(errorBox(e));
+      return;
+    }
+  }
+  showWho();
+  forget();
+  let route = null; let m = null;
+  for (const r of routes) { m = path.match(r[0]); if (m) { route = r; break; } }
+  for (const a of document.querySelectorAll('[data-nav]')) {
+    if (route && a.dataset.nav === route[2]) a.setAttribute('aria-current', 'page'); else a.removeAttribute('aria-current');
+  }
+  clear(main);
+  if (!route) {
+    main.append(h('h1', { tabindex: '-1' }, 'Not found'), h('p', {}, h('a', { href: '#/queues' }, 'Queues')));
+    return;
+  }
+  page = new Page(m.slice(1).map(decodeURIComponent), query);
+  try {
+    await route[1](main, page);
+  } catch (e) {
+    if (page.live) main.append(errorBox(e));
+  }
+  const h1 = main.querySelector('h1');
+  if (h1 && document.activeElement === document.body) { h1.tabIndex = -1; h1.focus({ preventScroll: true }); }
+}
+
+function showWho() {
+  const who = document.getElementById('who');
+  const out = document.getElementById('signout');
+  if (auth.mode === 'off') { who.textContent = 'authentication off'; out.hidden = true; return; }
+  who.textContent = `${auth.cert && !session.key ? 'client certificate' : 'signed in'}${auth.mode === 'admin' ? ': admin' : auth.principal ? `: ${auth.principal}` : ''}`;
+  out.hidden = !session.key;
+}
+
+function signinPage(next, problem) {
+  if (page) page.stop();
+  clear(main);
+  document.getElementById('who').textContent = '';
+  document.getElementById('signout').hidden = true;
+  const input = h('input', { type: 'password', id: 'apikey', autocomplete: 'off', required: true, spellcheck: 'false', placeholder: 'tagq_…' });
+  const msg = h('div', { 'aria-live': 'polite' });
+  if (problem) msg.append(errorBox(problem));
+  const form = h('form', { id: 'signin-form' },
+    h('label', { for: 'apikey' }, 'API key', input),
+    h('p', { class: 'muted' }, 'The key stays in this tab (sessionStorage) and is sent only to this tagqd, as Authorization: Bearer.'),
+    h('button', { type: 'submit' }, 'Sign in'), msg);
+  form.addEventListener('submit', async (e) => {
+    e.preventDefault();
+    session.set(input.value.trim());
+    auth.mode = 'unknown';
+    clear(msg);
+    try {
+      await whoami();
+    } catch (err) {
+      session.clear();
+      auth.mode = 'unknown';
+      msg.append(errorBox(err));
+      return;
+    }
+    showWho();
+    const want = next && next !== '/signin' ? `#${next}` : '#/queues';
+    if (location.hash === want) render(); else location.hash = want;
+  });
+  add(main, h('section', { class: 'signin panel' }, h('h1', {}, 'Sign in to tagq'), form));
+  input.focus();
+}
+
+hooks.onUnauthenticated = (err) => {
+  if (document.getElementById('signin-form')) return; // the form shows it
+  session.clear();
+  auth.mode = 'unknown'; auth.cert = false;
+  const raw = location.hash.replace(/^#/, '');
+  signinPage(raw.startsWith('/signin') ? '/queues' : raw, err);
+};
+
+document.getElementById('signout').addEventListener('click', () => {
+  session.clear();
+  auth.mode = 'unknown'; auth.cert = false;
+  location.hash = '#/signin';
+});
+
+// Theme: the system's, until chosen; the choice is kept in localStorage.
+const THEME = 'tagq.theme';
+function applyTheme(t) {
+  const dark = t ? t === 'dark' : matchMedia('(prefers-color-scheme: dark)').matches;
+  document.documentElement.dataset.theme = dark ? 'dark' : 'light';
+}
+applyTheme(localStorage.getItem(THEME));
+function toggleTheme() {
+  const next = document.documentElement.dataset.theme === 'dark' ? 'light' : 'dark';
+  localStorage.setItem(THEME, next);
+  applyTheme(next);
+}
+document.getElementById('theme').addEventListener('click', toggleTheme);
+
+// Keys: "/" finds (the page's search field), "t" switches the theme,
+// "g" then "q" goes to the queues, "n" to a new queue. Not while typing.
+let pendingG = false;
+document.addEventListener('keydown', (e) => {
+  if (e.ctrlKey || e.metaKey || e.altKey) return;
+  const t = e.target;
+  if (t instanceof HTMLInputElement || t instanceof HTMLTextAreaElement || t instanceof HTMLSelectElement || document.querySelector('dialog[open]')) return;
+  if (e.key === '/') {
+    const f = main.querySelector('[data-search]');
+    if (f) { e.preventDefault(); f.focus(); }
+  } else if (e.key === 't') toggleTheme();
+  else if (pendingG && e.key === 'q') go('/queues');
+  else if (e.key === 'n') go('/new-queue');
+  pendingG = e.key === 'g';
+});
+
+window.addEventListener('hashchange', render);
+render();

@@ -1,0 +1,522 @@
+package console_test
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/require"
+
+	"github.com/tagq/tagq/internal/tagqdtest"
+)
+
+// The browser test drives Debian's headless Chromium through the console
+// of a real tagqd with authentication on. It runs with
+// TAGQ_BROWSER_TESTS=1 (CI sets it; without Chromium it then fails rather
+// than skips); TAGQ_CHROMIUM names the browser (default: chromium on
+// PATH). Screenshots of every page go to $TAGQ_CONSOLE_SCREENSHOTS, else
+// to the test's artifact directory (kept with go test -artifacts).
+
+const adminKey = "console browser test bootstrap admin key 0123456789"
+
+func chromiumPath(t *testing.T) string {
+	t.Helper()
+	if os.Getenv("TAGQ_BROWSER_TESTS") != "1" {
+		t.Skip("set TAGQ_BROWSER_TESTS=1 to run the browser tests (needs Debian's chromium)")
+	}
+	if p := os.Getenv("TAGQ_CHROMIUM"); p != "" {
+		return p
+	}
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	t.Fatal("TAGQ_BROWSER_TESTS=1 but no chromium on PATH (apt-get install chromium) and no TAGQ_CHROMIUM")
+	return ""
+}
+
+// api calls tagqd's REST API as a client would.
+type api struct {
+	t    *testing.T
+	base string
+	key  string
+}
+
+func (a api) call(method, path string, body any) map[string]any {
+	a.t.Helper()
+	out, code := a.try(method, path, body)
+	require.Less(a.t, code, 300, "%s %s: %v", method, path, out)
+	return out
+}
+
+func (a api) try(method, path string, body any) (map[string]any, int) {
+	a.t.Helper()
+	var rd io.Reader
+	if body != nil {
+		b, err := json.Marshal(body)
+		require.NoError(a.t, err)
+		rd = strings.NewReader(string(b))
+	}
+	req, err := http.NewRequest(method, a.base+path, rd)
+	require.NoError(a.t, err)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", "Bearer "+a.key)
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(a.t, err)
+	defer resp.Body.Close()
+	out := map[string]any{}
+	require.NoError(a.t, json.NewDecoder(resp.Body).Decode(&out))
+	return out, resp.StatusCode
+}
+
+// tab is one browser tab on the console.
+type tab struct {
+	t     *testing.T
+	ctx   context.Context
+	base  string
+	shots string
+
+	mu       sync.Mutex
+	problems []string // exceptions and CSP violations the page reported
+}
+
+const waitFor = 30 * time.Second
+
+func newTab(t *testing.T, parent context.Context, base, shots string) *tab {
+	ctx, cancel := chromedp.NewContext(parent)
+	t.Cleanup(cancel)
+	tb := &tab{t: t, ctx: ctx, base: base, shots: shots}
+	require.NoError(t, chromedp.Do(ctx, chromedp.EmulateViewport(1280, 800)))
+	msgs := chromedp.Console(ctx)
+	go func() {
+		for m, err := range msgs {
+			if err != nil {
+				return
+			}
+			if m.IsException() || strings.Contains(m.Text, "Content Security Policy") || strings.Contains(m.Text, "Refused to") {
+				tb.mu.Lock()
+				tb.problems = append(tb.problems, m.String())
+				tb.mu.Unlock()
+			}
+		}
+	}()
+	t.Cleanup(func() {
+		tb.mu.Lock()
+		defer tb.mu.Unlock()
+		require.Empty(t, tb.problems, "the page reported errors")
+	})
+	return tb
+}
+
+func (b *tab) do(steps ...chromedp.Action[chromedp.Void]) {
+	b.t.Helper()
+	ctx, cancel := context.WithTimeout(b.ctx, waitFor)
+	defer cancel()
+	require.NoError(b.t, chromedp.Do(ctx, steps...))
+}
+
+// until polls a JavaScript condition until it is true or waitFor passes.
+func (b *tab) until(what, cond string) {
+	b.t.Helper()
+	ctx, cancel := context.WithTimeout(b.ctx, waitFor+5*time.Second)
+	defer cancel()
+	_, err := chromedp.Run(ctx, chromedp.Poll[chromedp.Void](cond, chromedp.WithPollingInterval(100*time.Millisecond), chromedp.WithPollingTimeout(waitFor)))
+	if err != nil {
+		html, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`document.getElementById('main').innerText`))
+		b.shot("failed-" + strings.ReplaceAll(what, " ", "-"))
+		b.t.Fatalf("waiting for %s (%s): %v\npage text:\n%s", what, cond, err, html)
+	}
+}
+
+func (b *tab) eval(expr string) string {
+	b.t.Helper()
+	ctx, cancel := context.WithTimeout(b.ctx, waitFor)
+	defer cancel()
+	s, err := chromedp.Run(ctx, chromedp.Evaluate[string](expr))
+	require.NoError(b.t, err, expr)
+	return s
+}
+
+func (b *tab) open(hash string) {
+	b.t.Helper()
+	b.do(chromedp.Evaluate[chromedp.Void](fmt.Sprintf(`location.hash = %q`, hash)))
+}
+
+// shot writes a PNG of the whole page to the screenshot folder.
+func (b *tab) shot(name string) {
+	b.t.Helper()
+	ctx, cancel := context.WithTimeout(b.ctx, waitFor)
+	defer cancel()
+	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+	require.NoError(b.t, err)
+	require.NoError(b.t, os.WriteFile(filepath.Join(b.shots, name+".png"), png, 0o644))
+}
+
+// submit submits the form of the element a CSS selector finds, as the
+// Enter key or a submit button does (form.submit() would skip the
+// page's submit handler).
+func submit(sel string) chromedp.Action[chromedp.Void] {
+	return chromedp.Evaluate[chromedp.Void](fmt.Sprintf(`(e => (e.form || e).requestSubmit())(document.querySelector(%q))`, sel))
+}
+
+// setValue sets a form field's value as typing or choosing would (input
+// and change events).
+func setValue(sel, v string) chromedp.Action[chromedp.Void] {
+	return chromedp.Evaluate[chromedp.Void](fmt.Sprintf(
+		`(e => { e.value = %q; e.dispatchEvent(new Event('input', {bubbles: true})); e.dispatchEvent(new Event('change', {bubbles: true})); })(document.querySelector(%q))`, v, sel))
+}
+
+// text is the text of the element a CSS selector finds ("" if none).
+func text(sel string) string {
+	return fmt.Sprintf(`(document.querySelector(%q)?.textContent ?? '').trim()`, sel)
+}
+
+func dropPrefix(t *testing.T, url, prefix string) {
+	opt, err := redis.ParseURL(url)
+	require.NoError(t, err)
+	c := redis.NewClient(opt)
+	defer c.Close()
+	ctx := context.Background()
+	iter := c.Scan(ctx, 0, prefix+":*", 1000).Iterator()
+	for iter.Next(ctx) {
+		require.NoError(t, c.Del(ctx, iter.Val()).Err())
+	}
+	require.NoError(t, iter.Err())
+}
+
+var (
+	buildOnce sync.Once
+	tagqdBin  string
+	buildErr  error
+)
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if tagqdBin != "" {
+		_ = os.RemoveAll(filepath.Dir(tagqdBin))
+	}
+	os.Exit(code)
+}
+
+// env is a tagqd (built once per test binary) and a headless Chromium.
+type env struct {
+	base, shots string
+	browser     context.Context
+	admin       api
+}
+
+// start runs tagqd with args (on TAGQ_TEST_REDIS_URL's Redis when set,
+// under a key prefix of the test's own) and a browser.
+func start(t *testing.T, args ...string) env {
+	t.Helper()
+	chromium := chromiumPath(t)
+	shots := os.Getenv("TAGQ_CONSOLE_SCREENSHOTS")
+	if shots == "" {
+		shots = t.ArtifactDir()
+	}
+	require.NoError(t, os.MkdirAll(shots, 0o755))
+	t.Logf("screenshots in %s", shots)
+	buildOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "tagq-console-test")
+		if err != nil {
+			buildErr = err
+			return
+		}
+		tagqdBin, buildErr = tagqdtest.Build(dir)
+	})
+	require.NoError(t, buildErr)
+
+	if url := os.Getenv("TAGQ_TEST_REDIS_URL"); url != "" {
+		var b [6]byte
+		_, _ = rand.Read(b[:])
+		prefix := "tagqconsole-" + hex.EncodeToString(b[:])
+		args = append(args, "--redis-url", url, "--key-prefix", prefix)
+		t.Cleanup(func() { dropPrefix(t, url, prefix) })
+	}
+	d, err := tagqdtest.Start(tagqdBin, args...)
+	require.NoError(t, err)
+	t.Cleanup(func() { _, _ = d.Stop() })
+	base := "http://" + d.HTTP
+
+	alloc, cancel := chromedp.NewExecAllocator(context.Background(), append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(chromium), chromedp.NoSandbox, chromedp.WindowSize(1280, 800),
+		chromedp.Flag("disable-gpu", true))...)
+	t.Cleanup(cancel)
+	browser, cancelBrowser := chromedp.NewContext(alloc)
+	t.Cleanup(cancelBrowser)
+	require.NoError(t, chromedp.Do(browser)) // start it
+	return env{base: base, shots: shots, browser: browser, admin: api{t: t, base: base, key: adminKey}}
+}
+
+func TestBrowser_ConsoleScenario(t *testing.T) {
+	keyFile := filepath.Join(t.TempDir(), "admin.key")
+	require.NoError(t, os.WriteFile(keyFile, []byte(adminKey+"\n"), 0o600))
+	e := start(t, "--auth", "--admin-key-file", keyFile)
+	base, shots, browser, admin := e.base, e.shots, e.browser, e.admin
+
+	b := newTab(t, browser, base, shots)
+
+	// / goes to the console, which asks for a key; a wrong one is refused.
+	b.do(chromedp.Navigate(base + "/"))
+	b.until("the sign-in form", `!!document.querySelector('#apikey')`)
+	require.Equal(t, base+"/ui/", b.eval(`location.href`), "/ redirects to the console")
+	b.shot("01-signin")
+	b.do(chromedp.SendKeys(chromedp.CSS("#apikey"), "tagq_wrong_key"), submit("#signin-form"))
+	b.until("the refusal", `document.querySelector('#signin-form .error')?.textContent.includes('UNAUTHENTICATED')`)
+	require.Empty(t, b.eval(`sessionStorage.getItem('tagq.apiKey') ?? ''`), "a refused key is not kept")
+	b.do(setValue("#apikey", ""), chromedp.SendKeys(chromedp.CSS("#apikey"), adminKey), submit("#signin-form"))
+	b.until("the queues page", `document.querySelector('#queue-table .empty')?.textContent === 'No queues.'`)
+	require.Equal(t, "signed in: admin", b.eval(text("#who")))
+	require.Equal(t, adminKey, b.eval(`sessionStorage.getItem('tagq.apiKey')`), "the key is in sessionStorage")
+	require.Empty(t, b.eval(`document.cookie`), "and in no cookie")
+	require.NotContains(t, b.eval(`location.href`), "key")
+
+	// A dead-letter queue, then a queue that dead-letters to it, from the form.
+	b.open("#/new-queue")
+	b.until("the new queue form", `!!document.querySelector('#new-queue-form')`)
+	b.do(chromedp.SendKeys(chromedp.CSS("#f-name"), "orders-dlq"), chromedp.Click(chromedp.CSS("#f-dead_letter_queue")),
+		submit("#new-queue-form"))
+	b.until("the DLQ's page", `location.hash === '#/queue/orders-dlq' && !!document.querySelector('#tag-table')`)
+	b.open("#/new-queue")
+	b.until("the new queue form", `!!document.querySelector('#new-queue-form') && document.querySelector('#f-name').value === ''`)
+	b.shot("02-new-queue")
+	b.do(chromedp.SendKeys(chromedp.CSS("#f-name"), "orders"), chromedp.SendKeys(chromedp.CSS("#f-rp-dlq"), "orders-dlq"),
+		chromedp.SendKeys(chromedp.CSS("#f-rp-max"), "3"), submit("#new-queue-form"))
+	b.until("the queue's page", `location.hash === '#/queue/orders' && !!document.querySelector('#tag-table [data-tag="default"]')`)
+	q := admin.call("GET", "/v1/queues/orders", nil)["queue"].(map[string]any)
+	require.Equal(t, map[string]any{"dead_letter_queue": "orders-dlq", "max_receive_count": float64(3)}, q["redrive_policy"])
+
+	// Two tags, from the new tag form.
+	for _, tag := range []string{"billing", "shipping"} {
+		b.do(chromedp.Evaluate[chromedp.Void](`document.querySelector('#new-tag').open = true`),
+			chromedp.SendKeys(chromedp.CSS("#t-name"), tag), submit("#new-tag-form"))
+		b.until("tag "+tag, fmt.Sprintf(`!!document.querySelector('#tag-table [data-tag=%q]')`, tag))
+	}
+
+	// Edit an attribute: the update names only what changed.
+	b.do(chromedp.Evaluate[chromedp.Void](`document.querySelector('#edit-queue').open = true`))
+	b.until("the edit form", `document.querySelector('#f-visibility_timeout_seconds')?.value === '30'`)
+	b.do(setValue("#f-visibility_timeout_seconds", "45"), submit("#f-visibility_timeout_seconds"))
+	b.until("the saved attribute", `document.querySelector('#queue-attributes')?.textContent.includes('Visibility timeout seconds45')`)
+	q = admin.call("GET", "/v1/queues/orders", nil)["queue"].(map[string]any)
+	require.Equal(t, float64(45), q["visibility_timeout_seconds"])
+	require.NotNil(t, q["redrive_policy"], "fields not changed stay")
+
+	// Messages sent through the API show on the queues page.
+	admin.call("POST", "/v1/queues/orders/messages:batchSend", map[string]any{"entries": []map[string]any{
+		{"id": "1", "body": "eyJvcmRlciI6IDEsICJ0b3RhbCI6IDQyfQ=="}, // {"order": 1, "total": 42}
+		{"id": "2", "body": "b3JkZXIgMg==", "attributes": map[string]any{"region": map[string]any{"string_value": "eu"}}},
+		{"id": "3", "body": "AAECA/8="},
+	}})
+	b.open("#/queues")
+	avail := func(tag string) string {
+		return fmt.Sprintf(`document.querySelector('[data-tag=%q] [data-col="available"]')?.textContent`, tag)
+	}
+	b.until("depths of 3", avail("orders/billing")+` === '3' && `+avail("orders/shipping")+` === '3'`)
+	b.shot("03-queues")
+	// Keyboard: "/" finds. (A keydown only: the protocol's separate char
+	// event would type the "/" too, which a real keypress does not.)
+	b.do(chromedp.Evaluate[chromedp.Void](`document.activeElement.blur(); document.body.dispatchEvent(new KeyboardEvent('keydown', {key: '/', bubbles: true, cancelable: true}))`))
+	b.until("the search field focused", `document.activeElement?.id === 'queue-search'`)
+
+	// Billing dead-letters one message.
+	recv := admin.call("POST", "/v1/queues/orders/messages:receive", map[string]any{"tag": "billing", "max_messages": 1})
+	msg := recv["messages"].([]any)[0].(map[string]any)
+	admin.call("POST", "/v1/queues/orders/messages:dead", map[string]any{"receipt_handle": msg["receipt_handle"],
+		"reason": "BAD_ACCOUNT", "description": "no such account"})
+	b.until("billing's depth down to 2", avail("orders/billing")+` === '2' && `+avail("orders/shipping")+` === '3'`)
+	b.until("the dead letter counted", `document.querySelector('[data-tag="orders/billing"] [data-col="dead"]')?.textContent === '1'`)
+
+	// The queue and the tag pages.
+	b.open("#/queue/orders")
+	b.until("the queue page's tags", `document.querySelector('#tag-table [data-tag="billing"] [data-col="dead_total"]')?.textContent === '1'`)
+	require.Contains(t, b.eval(text("#queue-attributes")), "orders-dlq")
+	b.shot("04-queue")
+	// Destructive actions are confirmed; Escape cancels, and nothing is purged.
+	b.do(chromedp.Focus(chromedp.CSS("#purge")), chromedp.KeyEvent("\r"))
+	b.until("the purge confirmation", `document.querySelector('#confirm').open && document.activeElement?.id === 'confirm-type'`)
+	require.Equal(t, "true", b.eval(`String(document.querySelector('#confirm-ok').disabled)`), "purge waits for the queue's name")
+	b.do(chromedp.KeyEvent("\x1b"))
+	b.until("the confirmation closed", `!document.querySelector('#confirm').open`)
+	require.Equal(t, "3", fmt.Sprint(admin.call("GET", "/v1/queues/orders", nil)["queue"].(map[string]any)["state"].(map[string]any)["retained_messages"]))
+	// A tag with a start time and a filter, from the form.
+	b.do(chromedp.Evaluate[chromedp.Void](`document.querySelector('#new-tag').open = true`),
+		chromedp.SendKeys(chromedp.CSS("#t-name"), "eu-only"), setValue("#t-start", "all"),
+		setValue("#t-filter", "region=eu"), submit("#new-tag-form"))
+	b.until("tag eu-only with the one eu message", `document.querySelector('#tag-table [data-tag="eu-only"] [data-col="available"]')?.textContent === '1'`)
+	tag := admin.call("GET", "/v1/queues/orders/tags/eu-only", nil)["tag"].(map[string]any)
+	require.Equal(t, "1970-01-01T00:00:00Z", tag["start_time"])
+	require.Equal(t, []any{map[string]any{"name": "region", "string_value": "eu"}}, tag["filter"].(map[string]any)["conditions"])
+	b.open("#/queue/orders/tag/eu-only")
+	b.until("its settings", `document.querySelector('#tag-info')?.textContent.includes('region = "eu"') && document.querySelector('#tag-info').textContent.includes('every retained message')`)
+
+	b.open("#/queue/orders/tag/billing")
+	b.until("the tag's counters", `document.querySelector('[data-counter="dead_total"] .v')?.textContent === '1' && !!document.querySelector('#tag-chart svg.chart')`)
+	// Rates need two readings or more: then the chart has its four lines.
+	b.until("the tag's rates chart", `document.querySelectorAll('#tag-chart svg.chart polyline').length === 4`)
+	b.shot("05-tag")
+
+	// Peek at shipping's messages: JSON, text, hex.
+	b.open("#/queue/orders/peek?tag=shipping")
+	b.until("three peeked messages", `document.querySelectorAll('#peeked .msg').length === 3`)
+	require.Contains(t, b.eval(text("#peeked .msg:nth-child(1) pre")), `"total": 42`, "a JSON body is shown as JSON")
+	require.Equal(t, "order 2", b.eval(text("#peeked .msg:nth-child(2) pre")))
+	require.Contains(t, b.eval(text("#peeked .msg:nth-child(2) .attrs")), "eu")
+	require.Contains(t, b.eval(text("#peeked .msg:nth-child(3) pre")), "00 01 02 03 ff", "a binary body is shown in hex")
+	b.shot("06-peek")
+
+	// The dead-letter queue's page names its source queues.
+	b.open("#/queue/orders-dlq")
+	b.until("the DLQ's source queues", `document.querySelector('#queue-attributes')?.textContent.includes('Source queuesorders') && !!document.querySelector('a[href="#/queue/orders-dlq/dead"]')`)
+	b.shot("07-dlq")
+
+	// The dead letter, with its origin and reason; filter by source.
+	b.open("#/queue/orders-dlq/dead")
+	b.until("the dead letter", `document.querySelector('#dead-table [data-col="reason"]')?.textContent === 'BAD_ACCOUNT'`)
+	row := b.eval(text("#dead-table tbody tr"))
+	require.Contains(t, row, "orders / billing")
+	require.Contains(t, row, "no such account")
+	b.do(setValue("#dead-source", "orders"), submit("#dead-source"))
+	b.until("the filtered list", `document.querySelectorAll('#dead-table tbody tr[data-message]').length === 1`)
+	b.shot("08-dead-letters")
+
+	// Move it back: the move page, confirmed, runs to completion.
+	b.do(chromedp.Click(chromedp.CSS("#move-back")))
+	b.until("the moves page", `location.hash.startsWith('#/queue/orders-dlq/moves') && document.querySelector('#m-source')?.value === 'orders'`)
+	b.do(chromedp.Click(chromedp.CSS("#start-move-button")))
+	b.until("the confirmation", `document.querySelector('#confirm').open`)
+	b.shot("09-confirm-move")
+	b.do(chromedp.Click(chromedp.CSS("#confirm-ok")))
+	b.until("the move done", `document.querySelector('#moves-table .badge')?.textContent === 'completed' && document.querySelector('#moves-table [data-col="moved"]')?.textContent === '1'`)
+	b.shot("10-moves")
+
+	// Billing has it again; shipping never lost it.
+	b.open("#/queues")
+	b.until("billing's depth back to 3", avail("orders/billing")+` === '3' && `+avail("orders/shipping")+` === '3'`)
+	b.until("the queue's sparkline", `document.querySelectorAll('[data-queue="orders"] svg.spark polyline').length === 2`)
+
+	// Phone width, dark.
+	b.do(chromedp.EmulateViewport(390, 844))
+	b.open("#/queue/orders")
+	b.until("the queue page", `!!document.querySelector('#tag-table [data-tag="billing"]')`)
+	b.do(chromedp.KeyEvent("t"))
+	b.until("the dark theme", `document.documentElement.dataset.theme === 'dark'`)
+	require.Equal(t, "true", b.eval(`String(document.documentElement.scrollWidth <= 390)`), "no sideways scrolling of the page at phone width")
+	b.shot("11-queue-phone-dark")
+	b.open("#/queues")
+	b.until("the queues page", avail("orders/billing")+` === '3'`)
+	require.Equal(t, "true", b.eval(`String(document.documentElement.scrollWidth <= 390)`), "no sideways scrolling of the page at phone width")
+	b.shot("11-queues-phone-dark")
+	b.do(chromedp.EmulateViewport(1280, 800))
+	b.open("#/queues")
+	b.until("the queues page", avail("orders/billing")+` === '3'`)
+	b.shot("12-queues-dark")
+
+	// A slow move (1 a second) of ten dead letters, cancelled while it runs.
+	entries := []map[string]any{}
+	for i := range 10 {
+		entries = append(entries, map[string]any{"id": fmt.Sprint(i), "body": "c2xvdw=="})
+	}
+	admin.call("POST", "/v1/queues/orders/messages:batchSend", map[string]any{"entries": entries})
+	var dead []map[string]any
+	for len(dead) < 10 {
+		got := admin.call("POST", "/v1/queues/orders/messages:receive", map[string]any{"tag": "shipping", "max_messages": 10 - len(dead)})
+		for _, m := range got["messages"].([]any) {
+			dead = append(dead, map[string]any{"id": fmt.Sprint(len(dead)), "receipt_handle": m.(map[string]any)["receipt_handle"], "reason": "SLOW"})
+		}
+	}
+	admin.call("POST", "/v1/queues/orders/messages:batchDead", map[string]any{"entries": dead})
+	b.open("#/queue/orders-dlq/moves?source=orders&stag=shipping")
+	b.until("the move form", `document.querySelector('#m-tag')?.value === 'shipping'`)
+	b.do(setValue("#m-rate", "1"), chromedp.Click(chromedp.CSS("#start-move-button")))
+	b.until("the confirmation", `document.querySelector('#confirm').open`)
+	b.do(chromedp.Click(chromedp.CSS("#confirm-ok")))
+	b.until("the running move", `!!document.querySelector('#moves-table tr[data-task] button')`)
+	b.do(chromedp.Click(chromedp.CSS("#moves-table tr[data-task] button")))
+	b.until("the confirmation", `document.querySelector('#confirm').open`)
+	b.do(chromedp.Click(chromedp.CSS("#confirm-ok")))
+	b.until("the move cancelled", `[...document.querySelectorAll('#moves-table .badge')].some(e => e.textContent === 'cancelled')`)
+	tasks := admin.call("GET", "/v1/queues/orders-dlq/messageMoves", nil)["tasks"].([]any)
+	cancelled := 0
+	for _, tk := range tasks {
+		if tk := tk.(map[string]any); tk["state"] == "STATE_CANCELLED" {
+			cancelled++
+			require.Equal(t, "shipping", tk["source_tag"])
+			require.Equal(t, float64(1), tk["max_messages_per_second"])
+		}
+	}
+	require.Equal(t, 1, cancelled)
+	b.shot("13-move-cancelled")
+
+	// Paging: 60 more queues, 25 a page, forward and back.
+	for i := range 60 {
+		admin.call("POST", "/v1/queues", map[string]any{"name": fmt.Sprintf("bulk-%03d", i)})
+	}
+	first := `document.querySelector('#queue-table tbody tr[data-queue]')?.dataset.queue`
+	rows := `document.querySelectorAll('#queue-table tbody tr[data-queue]').length`
+	b.open("#/queues?prefix=bulk-&size=25")
+	b.until("page 1", first+` === 'bulk-000' && `+rows+` === 25`)
+	b.do(chromedp.Click(chromedp.CSS("#next-page")))
+	b.until("page 2", first+` === 'bulk-025' && `+rows+` === 25`)
+	b.do(chromedp.Click(chromedp.CSS("#next-page")))
+	b.until("page 3", first+` === 'bulk-050' && `+rows+` === 10 && document.querySelector('#next-page').disabled`)
+	b.do(chromedp.Click(chromedp.CSS("#prev-page")))
+	b.until("page 2 again", first+` === 'bulk-025'`)
+	b.shot("14-queues-paged")
+
+	// A principal that may only look at orders is offered nothing else.
+	admin.call("POST", "/v1/principals", map[string]any{"name": "viewer"})
+	admin.call("POST", "/v1/permissions", map[string]any{"principal": "viewer", "queue": "orders", "permission": "PERMISSION_GET_QUEUE_INFO"})
+	viewerKey := admin.call("POST", "/v1/principals/viewer/keys", map[string]any{})["api_key"].(string)
+	v := newTab(t, browser, base, shots)
+	v.do(chromedp.Navigate(base + "/ui/"))
+	v.until("the sign-in form", `!!document.querySelector('#apikey')`)
+	v.do(chromedp.SendKeys(chromedp.CSS("#apikey"), viewerKey), submit("#signin-form"))
+	v.until("the viewer's queues", `!!document.querySelector('#queues a[href="#/queue/orders"]')`)
+	require.Equal(t, "signed in: viewer", v.eval(text("#who")))
+	v.shot("15-viewer-queues")
+	v.open("#/queue/orders")
+	v.until("the queue page", `!!document.querySelector('#tag-table [data-tag="billing"]')`)
+	for _, sel := range []string{"#purge", "#delete-queue", "#new-tag", "#edit-queue", "#send", `a[href^="#/queue/orders/peek"]`, "#tag-table button"} {
+		require.Equal(t, "false", v.eval(fmt.Sprintf(`String(!!document.querySelector(%q))`, sel)), "a viewer is not offered %s", sel)
+	}
+	v.shot("16-viewer-queue")
+	v.do(chromedp.Click(chromedp.CSS("#signout")))
+	v.until("the sign-in form", `!!document.querySelector('#apikey') && sessionStorage.length === 0`)
+}
+
+// Without --auth there is nothing to sign in with: the console opens on
+// the queues and offers everything.
+func TestBrowser_AuthOff(t *testing.T) {
+	e := start(t)
+	b := newTab(t, e.browser, e.base, e.shots)
+	b.do(chromedp.Navigate(e.base + "/ui/"))
+	b.until("the queues page", `document.querySelector('#queue-table .empty')?.textContent === 'No queues.'`)
+	require.Equal(t, "authentication off", b.eval(text("#who")))
+	require.Equal(t, "true", b.eval(`String(document.querySelector('#signout').hidden)`))
+	b.open("#/new-queue")
+	b.until("the new queue form", `!!document.querySelector('#new-queue-form')`)
+	b.do(chromedp.SendKeys(chromedp.CSS("#f-name"), "plain"), submit("#new-queue-form"))
+	b.until("the queue's page", `location.hash === '#/queue/plain' && !!document.querySelector('#purge') && !!document.querySelector('#new-tag')`)
+	// Send a message from the form; peek at it.
+	b.do(chromedp.Evaluate[chromedp.Void](`document.querySelector('#send').open = true`),
+		setValue("#s-body", "héllo"), setValue("#s-attrs", "kind=greeting"), submit("#send-form"))
+	b.until("the message counted", `document.querySelector('#tag-table [data-tag="default"] [data-col="available"]')?.textContent === '1'`)
+	b.shot("auth-off-queue")
+	b.open("#/queue/plain/peek")
+	b.until("the message", `document.querySelector('#peeked .msg pre')?.textContent === 'héllo' && document.querySelector('#peeked .attrs')?.textContent.includes('greeting')`)
+}

@@ -1,0 +1,3 @@
+module github.com/tagq/tagq/internal/tagqdtest
+
+go 1.21

@@ -1,0 +1,365 @@
+package tags
+
+import (
+	"bytes"
+	"encoding/base64"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// legacyHandle is a handle as tagq made it before key ids (version 2):
+// the same fields without the key id, signed with key.
+func legacyHandle(key []byte, h handle) string {
+	ms, seq, _ := parseID(h.ID)
+	b := appendHandleFields([]byte{handleVersionNoKeyID}, h, ms, seq)
+	b = newRingKey(HandleKey{Key: key}).sign(b)
+	return base64.RawURLEncoding.EncodeToString(b)
+}
+
+// handleKeyID is the key id a handle names.
+func handleKeyID(t *testing.T, s string) string {
+	t.Helper()
+	b, err := base64.RawURLEncoding.DecodeString(s)
+	require.NoError(t, err)
+	require.Equal(t, byte(handleVersion), b[0])
+	return string(b[2 : 2+b[1]])
+}
+
+var (
+	keyA = HandleKey{ID: "A", Key: []byte("key A: 32 bytes of key material!")}
+	keyB = HandleKey{ID: "B", Key: []byte("key B: 32 bytes of key material!")}
+)
+
+func TestHandleCodec_RotationAndLegacy(t *testing.T) {
+	h := handle{Queue: "q", Tag: "t", ID: "1763800000000-3", Gen: 2, FirstMs: 1763800000100}
+	c := newHandleCodec(keyA)
+	byA := c.encode(h)
+	require.Equal(t, "A", handleKeyID(t, byA))
+	legacy := legacyHandle(keyA.Key, h)
+
+	c.set([]HandleKey{keyB, keyA}) // rotate: B signs, A verifies only
+	for _, s := range []string{byA, legacy} {
+		got, err := c.decode(s)
+		require.NoError(t, err)
+		require.Equal(t, h, got)
+	}
+	byB := c.encode(h)
+	require.Equal(t, "B", handleKeyID(t, byB))
+
+	c.set([]HandleKey{keyB}) // A retired
+	for _, s := range []string{byA, legacy} {
+		_, err := c.decode(s)
+		require.ErrorIs(t, err, errBadHandle)
+	}
+	_, err := c.decode(byB)
+	require.NoError(t, err)
+
+	// A handle naming B but signed by A (its id rewritten) is refused even
+	// while both keys are listed: the id picks the key.
+	c.set([]HandleKey{keyB, keyA})
+	raw, _ := base64.RawURLEncoding.DecodeString(byA)
+	raw[2] = 'B'
+	_, err = c.decode(base64.RawURLEncoding.EncodeToString(raw))
+	require.ErrorIs(t, err, errBadHandle)
+}
+
+// A ring of several keys costs no allocation per handle over a ring of
+// one: signing and checking are per message (the hot path).
+func TestHandleCodec_RingAddsNoAllocation(t *testing.T) {
+	if raceEnabled {
+		t.Skip("allocation counts are not stable under the race detector")
+	}
+	h := handle{Queue: "orders", Tag: "billing", ID: "1763800000000-0", Gen: 1, FirstMs: 1763800000123}
+	allocs := func(keys ...HandleKey) (enc, dec float64) {
+		c := newHandleCodec(keys...)
+		s := c.encode(h)
+		enc = testing.AllocsPerRun(200, func() { _ = c.encode(h) })
+		dec = testing.AllocsPerRun(200, func() {
+			if _, err := c.decode(s); err != nil {
+				t.Fatal(err)
+			}
+		})
+		return enc, dec
+	}
+	enc1, dec1 := allocs(keyA)
+	others := []HandleKey{{ID: "x1", Key: []byte("0123456789abcdef")}, {ID: "x2", Key: []byte("fedcba9876543210")}}
+	encN, decN := allocs(append([]HandleKey{keyA}, others...)...)
+	require.Equal(t, enc1, encN)
+	require.Equal(t, dec1, decN)
+	// Checking with the ring's last key (a handle from before a rotation).
+	c := newHandleCodec(append(others, keyA)...)
+	c.set([]HandleKey{keyA})
+	s := c.encode(h)
+	c.set(append(others, keyA))
+	require.Equal(t, dec1, testing.AllocsPerRun(200, func() { _, _ = c.decode(s) }))
+	// Fewer than before key ids (4 and 6: each MAC sum escaped): encode the
+	// buffer, base64 and its string; decode the bytes and the strings.
+	t.Logf("allocations: encode %v, decode %v", enc1, dec1)
+	require.LessOrEqual(t, enc1, 3.0)
+	require.LessOrEqual(t, dec1, 5.0)
+}
+
+func TestParseHandleKeys(t *testing.T) {
+	k32 := base64.StdEncoding.EncodeToString([]byte("0123456789abcdef0123456789abcdef"))
+	k16url := base64.RawURLEncoding.EncodeToString([]byte{0xfb, 0xff, 0xfe, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15})
+	keys, err := ParseHandleKeys([]byte("# rotated 2026-11-23\n\n2026-11: " + k32 + "\n  old_1:" + k16url + "  \n"))
+	require.NoError(t, err)
+	require.Equal(t, []HandleKey{
+		{ID: "2026-11", Key: []byte("0123456789abcdef0123456789abcdef")},
+		{ID: "old_1", Key: []byte{0xfb, 0xff, 0xfe, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15}},
+	}, keys)
+
+	short := base64.StdEncoding.EncodeToString([]byte("too short"))
+	for name, c := range map[string]struct{ file, want string }{
+		"empty":         {"", "no key in the file"},
+		"comments only": {"# nothing\n", "no key in the file"},
+		"no colon":      {k32 + "\n", "line 1: not id:base64key"},
+		"bad id":        {"a b:" + k32, `line 1: key id "a b" is not`},
+		"long id":       {strings.Repeat("i", 17) + ":" + k32, "is not 1-16"},
+		"not base64":    {"a:" + k32 + "!", "line 1 (key a): the key is not base64"},
+		"short key":     {"a:" + k32 + "\nb:" + short, "line 2 (key b): the key is 9 bytes, at least 16"},
+		"duplicate id":  {"a:" + k32 + "\na:" + k32, "line 2: key id a is used twice"},
+		"too many":      {strings.Repeat("x:"+k32+"\n", 1) + manyKeys(maxRingKeys, k32), "more than 16 keys"},
+	} {
+		_, err := ParseHandleKeys([]byte(c.file))
+		require.ErrorContains(t, err, c.want, name)
+		require.NotContains(t, err.Error(), k32, "%s: the key is never in an error", name)
+	}
+}
+
+func manyKeys(n int, key string) string {
+	var b strings.Builder
+	for i := range n {
+		b.WriteString("k" + string(rune('a'+i)) + ":" + key + "\n")
+	}
+	return b.String()
+}
+
+// logBuffer collects a Store's log lines.
+type logBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (l *logBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.Write(p)
+}
+
+func (l *logBuffer) take() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	s := l.buf.String()
+	l.buf.Reset()
+	return s
+}
+
+func (l *logBuffer) logger() *slog.Logger { return slog.New(slog.NewTextHandler(l, nil)) }
+
+func writeKeyFile(t *testing.T, path string, keys ...HandleKey) {
+	t.Helper()
+	var b strings.Builder
+	for _, k := range keys {
+		b.WriteString(k.ID + ":" + base64.StdEncoding.EncodeToString(k.Key) + "\n")
+	}
+	// As an operator should: a new file renamed over the old one.
+	tmp := path + ".tmp"
+	require.NoError(t, os.WriteFile(tmp, []byte(b.String()), 0o600))
+	require.NoError(t, os.Rename(tmp, path))
+}
+
+// Rotation through the key file: handles signed with A keep working while
+// A is listed verify-only, new ones are B's, and once A is removed its
+// handles are INVALID_RECEIPT_HANDLE. A file that does not load changes
+// nothing.
+func TestHandleKeyFile_Rotation(t *testing.T) {
+	eachBackend(t, func(t *testing.T, b *bundle) {
+		path := filepath.Join(t.TempDir(), "keys")
+		writeKeyFile(t, path, keyA)
+		var logs logBuffer
+		s, err := New(b.ctx, Config{Client: b.rdb, Prefix: b.prefix, JanitorInterval: -1, HandleKeyFile: path, Logger: logs.logger()})
+		require.NoError(t, err)
+		defer s.Close()
+		require.Contains(t, logs.take(), "signing_key_id=A")
+		b.queue("q")
+		b.send("q", "1", "2", "3", "4")
+		recv := func(n int) []Message {
+			t.Helper()
+			msgs, err := s.Receive(b.ctx, "q", "", ReceiveOptions{MaxMessages: n, WaitSeconds: i32(0)})
+			require.NoError(t, err)
+			require.Len(t, msgs, n)
+			return msgs
+		}
+		byA := recv(3)
+		require.Equal(t, "A", handleKeyID(t, byA[0].ReceiptHandle))
+		tokA := s.PageToken("queues?prefix=", "q")
+
+		writeKeyFile(t, path, keyB, keyA)
+		s.reloadHandleKeyFile()
+		require.Contains(t, logs.take(), `handle key file reloaded`)
+		errs, err := s.Delete(b.ctx, "q", []string{byA[0].ReceiptHandle})
+		require.NoError(t, err)
+		require.NoError(t, errs[0], "A's handle while A verifies")
+		after, err := s.PageAfter("queues?prefix=", tokA)
+		require.NoError(t, err, "A's page token while A verifies")
+		require.Equal(t, "q", after)
+		byB := recv(1)
+		require.Equal(t, "B", handleKeyID(t, byB[0].ReceiptHandle))
+
+		// A file that does not load leaves the ring as it was.
+		require.NoError(t, os.WriteFile(path, []byte("B:"+base64.StdEncoding.EncodeToString([]byte("short"))+"\n"), 0o600))
+		s.reloadHandleKeyFile()
+		require.Contains(t, logs.take(), "does not load")
+		errs, err = s.Delete(b.ctx, "q", []string{byA[1].ReceiptHandle})
+		require.NoError(t, err)
+		require.NoError(t, errs[0])
+
+		writeKeyFile(t, path, keyB)
+		s.reloadHandleKeyFile()
+		errs, err = s.ChangeVisibility(b.ctx, "q", []VisibilityChange{{ReceiptHandle: byA[2].ReceiptHandle}, {ReceiptHandle: byB[0].ReceiptHandle, VisibilitySeconds: 30}})
+		require.NoError(t, err)
+		requireInvalid(t, errs[0], ReasonInvalidReceiptHandle, "receipt_handle")
+		require.NoError(t, errs[1], "B's handle")
+		_, err = s.PageAfter("queues?prefix=", tokA)
+		requireInvalid(t, err, ReasonInvalidArgumentRange, "page_token")
+		require.Equal(t, TagState{InFlight: 2, ReceivedTotal: 4, DeletedTotal: 2},
+			b.state("q", "default"), "the refused handle changed nothing")
+
+		// Upgrading from the key in Redis to a file: a handle of the version
+		// before key ids, signed by the key Redis holds, still works; one of
+		// today's signed by that key does not (it is not in the file).
+		b.send("q", "5")
+		viaRedisKey := b.receive("q", "", 1)[0].ReceiptHandle
+		parsed, err := b.s.handles.decode(viaRedisKey)
+		require.NoError(t, err)
+		redisKey, err := b.rdb.Get(b.ctx, b.s.handleKeyName()).Bytes()
+		require.NoError(t, err)
+		errs, err = s.ChangeVisibility(b.ctx, "q", []VisibilityChange{
+			{ReceiptHandle: viaRedisKey, VisibilitySeconds: 30}, {ReceiptHandle: legacyHandle(redisKey, parsed), VisibilitySeconds: 30}})
+		require.NoError(t, err)
+		requireInvalid(t, errs[0], ReasonInvalidReceiptHandle, "receipt_handle")
+		require.NoError(t, errs[1], "an in-flight handle from before the upgrade")
+	})
+}
+
+func TestHandleKeyFile_BadFileFailsNew(t *testing.T) {
+	eachBackend(t, func(t *testing.T, b *bundle) {
+		path := filepath.Join(t.TempDir(), "keys")
+		_, err := New(b.ctx, Config{Client: b.rdb, Prefix: b.prefix, HandleKeyFile: path, Logger: testLogger(t)})
+		require.ErrorContains(t, err, "handle key file:")
+		require.ErrorIs(t, err, os.ErrNotExist)
+		require.NoError(t, os.WriteFile(path, []byte("A:bm90IGEga2V5\n"), 0o600))
+		_, err = New(b.ctx, Config{Client: b.rdb, Prefix: b.prefix, HandleKeyFile: path, Logger: testLogger(t)})
+		require.ErrorContains(t, err, "line 1 (key A): the key is 9 bytes")
+		_, err = New(b.ctx, Config{Client: b.rdb, Prefix: b.prefix, HandleKeyFile: path, HandleKey: keyA.Key})
+		require.ErrorContains(t, err, "not both")
+
+		require.NoError(t, b.rdb.Del(b.ctx, b.s.handleKeyName()).Err())
+		writeKeyFile(t, path, keyA)
+		s, err := New(b.ctx, Config{Client: b.rdb, Prefix: b.prefix, HandleKeyFile: path, Logger: testLogger(t)})
+		require.NoError(t, err)
+		defer s.Close()
+		require.Empty(t, b.keys(b.s.handleKeyName()), "a Store on a key file does not make Redis's key")
+	})
+}
+
+// Two Stores on one Redis, on the key kept there: a handle either signs
+// works on the other; after Redis loses the key the first to look writes
+// its own back (logged) and nothing changes for handles; a replica that
+// started while the key was gone made another key (logged), and the old
+// replicas switch to it (logged), still taking their own earlier handles.
+func TestHandleKey_RedisKeyIsNeverReplacedSilently(t *testing.T) {
+	eachBackend(t, func(t *testing.T, b *bundle) {
+		var logs1, logs2, logs3 logBuffer
+		open := func(l *logBuffer) *Store {
+			s, err := New(b.ctx, Config{Client: b.rdb, Prefix: b.prefix, JanitorInterval: -1, Logger: l.logger()})
+			require.NoError(t, err)
+			t.Cleanup(func() { _ = s.Close() })
+			return s
+		}
+		s1, s2 := open(&logs1), open(&logs2) // b.s made the key
+		require.Empty(t, logs1.take()+logs2.take(), "the key existed: nothing to say")
+		b.queue("q")
+		b.send("q", "1", "2", "3", "4", "5")
+		recv := func(s *Store) string {
+			t.Helper()
+			msgs, err := s.Receive(b.ctx, "q", "", ReceiveOptions{MaxMessages: 1, WaitSeconds: i32(0)})
+			require.NoError(t, err)
+			require.Len(t, msgs, 1)
+			return msgs[0].ReceiptHandle
+		}
+		accepts := func(s *Store, h string) error {
+			t.Helper()
+			errs, err := s.ChangeVisibility(b.ctx, "q", []VisibilityChange{{ReceiptHandle: h, VisibilitySeconds: 30}})
+			require.NoError(t, err)
+			return errs[0]
+		}
+		h1 := recv(s1)
+		require.NoError(t, accepts(s2, h1))
+		key1, err := b.rdb.Get(b.ctx, b.s.handleKeyName()).Bytes()
+		require.NoError(t, err)
+		legacy := legacyHandle(key1, handle{Queue: "q", Tag: "default", ID: "1-0", Gen: 1, FirstMs: 1})
+		_, err = s2.handles.decode(legacy)
+		require.NoError(t, err, "a handle from before key ids still verifies after the upgrade")
+
+		// Redis loses the key; s2 looks first and writes its key back.
+		require.NoError(t, b.rdb.Del(b.ctx, b.s.handleKeyName()).Err())
+		require.NoError(t, s2.checkHandleKey(b.ctx))
+		require.Contains(t, logs2.take(), "was gone from Redis")
+		require.NoError(t, s1.checkHandleKey(b.ctx))
+		require.Empty(t, logs1.take(), "the key in Redis is s1's own")
+		got, err := b.rdb.Get(b.ctx, b.s.handleKeyName()).Bytes()
+		require.NoError(t, err)
+		require.Equal(t, key1, got)
+
+		// Lost again, and a new replica starts before anyone looks: it makes
+		// a new key, and says so.
+		require.NoError(t, b.rdb.Del(b.ctx, b.s.handleKeyName()).Err())
+		s3 := open(&logs3)
+		require.Contains(t, logs3.take(), "made a new one")
+		h3 := recv(s3)
+		require.Error(t, accepts(s1, h3), "s1 does not know s3's key yet")
+		require.NoError(t, s1.checkHandleKey(b.ctx))
+		require.Contains(t, logs1.take(), "is not this tagqd's")
+		require.NoError(t, s2.checkHandleKey(b.ctx))
+		require.Contains(t, logs2.take(), "is not this tagqd's")
+		h1b := recv(s1)
+		for _, s := range []*Store{s1, s2, s3} {
+			require.NoError(t, accepts(s, h3), "everyone signs with s3's key now")
+			require.NoError(t, accepts(s, h1b))
+		}
+		require.NoError(t, accepts(s1, h1), "s1 still takes the handles it signed before")
+		requireInvalid(t, accepts(s3, h1), ReasonInvalidReceiptHandle, "receipt_handle")
+		require.NoError(t, s1.checkHandleKey(b.ctx))
+		require.Empty(t, logs1.take(), "settled: nothing more to say")
+	})
+}
+
+// Start runs the check: a started Store puts a lost key back by itself,
+// and Close stops it.
+func TestHandleKey_StartedStoreWritesALostKeyBack(t *testing.T) {
+	eachBackend(t, func(t *testing.T, b *bundle) {
+		var logs logBuffer
+		s, err := New(b.ctx, Config{Client: b.rdb, Prefix: b.prefix, JanitorInterval: -1, HandleKeyCheck: 10 * time.Millisecond,
+			Logger: logs.logger()})
+		require.NoError(t, err)
+		want, err := b.rdb.Get(b.ctx, b.s.handleKeyName()).Bytes()
+		require.NoError(t, err)
+		s.Start()
+		require.NoError(t, b.rdb.Del(b.ctx, b.s.handleKeyName()).Err())
+		require.Eventually(t, func() bool {
+			got, err := b.rdb.Get(b.ctx, b.s.handleKeyName()).Bytes()
+			return err == nil && bytes.Equal(got, want)
+		}, 10*time.Second, 10*time.Millisecond, "the key is back")
+		require.NoError(t, s.Close())
+		require.Contains(t, logs.take(), "was gone from Redis")
+	})
+}

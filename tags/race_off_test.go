@@ -1,0 +1,5 @@
+//go:build !race
+
+package tags
+
+const raceEnabled = false

@@ -1,0 +1,7 @@
+//go:build race
+
+package tags
+
+// raceEnabled: the race detector makes sync.Pool drop items at random, so
+// allocation counts mean nothing.
+const raceEnabled = true
