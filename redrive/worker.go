@@ -128,7 +128,18 @@ func (w *Worker) run(ctx context.Context, p *pass, now time.Time) error {
 		if p.idle != nil && !p.idle.Due(q, now) {
 			continue
 		}
-		n, err := s.SweepDead(ctx, q)
+		var n int
+		var err error
+		if p.idle == nil {
+			n, err = s.SweepDead(ctx, q)
+		} else {
+			var held time.Duration
+			n, held, err = s.SweepDeadLeased(ctx, q, p.idle.IdleGap(q)+tags.LeaseGrace)
+			if held > 0 { // another process sweeps q: look again when its lease would lapse
+				p.idle.Until(q, now.Add(held))
+				continue
+			}
+		}
 		if n > 0 {
 			w.cfg.Logger.Debug("dead-lettered", "queue", q, "messages", n)
 		}

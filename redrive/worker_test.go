@@ -80,3 +80,55 @@ func cleanup(rdb redis.UniversalClient, prefix string) {
 		rdb.Del(ctx, keys...)
 	}
 }
+
+// DESIGN §8: with two replicas' background workers, one sweeps a queue
+// (the holder of its sweeper lease); the other looks again only when that
+// lease would lapse, and then takes the work over.
+func TestWorker_OneReplicaSweepsAQueue(t *testing.T) {
+	for name, rdb := range clients(t) {
+		t.Run(name, func(t *testing.T) {
+			ctx := context.Background()
+			prefix := "tagqtest-redrive-lease-" + name + time.Now().Format("150405.000000")
+			t.Cleanup(func() { cleanup(rdb, prefix) })
+			a, err := tags.New(ctx, tags.Config{Client: rdb, Prefix: prefix, JanitorInterval: -1, TestClock: true})
+			require.NoError(t, err)
+			b, err := tags.New(ctx, tags.Config{Client: rdb, Prefix: prefix, JanitorInterval: -1, TestClock: true})
+			require.NoError(t, err)
+			_, err = a.CreateQueue(ctx, tags.QueueConfig{Name: "dlq", DeadLetterQueue: true})
+			require.NoError(t, err)
+			_, err = a.CreateQueue(ctx, tags.QueueConfig{Name: "q", VisibilityTimeoutSeconds: i32(1),
+				RedrivePolicy: &tags.RedrivePolicy{DeadLetterQueue: "dlq", MaxReceiveCount: 1}})
+			require.NoError(t, err)
+			clock := time.Now().UnixMilli()
+			setClock := func(ms int64) { require.NoError(t, rdb.HSet(ctx, prefix+":{q}:m", "test_clock_ms", ms).Err()) }
+			setClock(clock)
+
+			wa, wb := New(Config{Store: a}), New(Config{Store: b})
+			pa := &pass{idle: tags.NewIdle(time.Second, sweepIdleMax)}
+			pb := &pass{idle: tags.NewIdle(time.Second, sweepIdleMax)}
+			now := time.Now()
+			require.NoError(t, wa.run(ctx, pa, now)) // a takes q's lease: 1 s idle gap + LeaseGrace
+			_, err = a.Send(ctx, "q", []tags.OutMessage{{Body: []byte("m")}})
+			require.NoError(t, err)
+			got, err := a.Receive(ctx, "q", "", tags.ReceiveOptions{MaxMessages: 1, WaitSeconds: i32(0)})
+			require.NoError(t, err)
+			require.Len(t, got, 1)
+			setClock(clock + 2000) // past the 1 s visibility, within a's lease
+
+			require.NoError(t, wb.run(ctx, pb, now))
+			dead := func() int64 {
+				tg, err := a.GetTag(ctx, "q", "default")
+				require.NoError(t, err)
+				return tg.State.DeadTotal
+			}
+			require.Zero(t, dead(), "b swept a queue a holds")
+			require.False(t, pb.idle.Due("q", now.Add(time.Second)), "b looks again before a's lease lapses")
+			require.True(t, pb.idle.Due("q", now.Add(tags.LeaseGrace)))
+
+			// a stops. Past its lease, b's next due pass sweeps.
+			setClock(clock + 5000)
+			require.NoError(t, wb.run(ctx, pb, now.Add(tags.LeaseGrace)))
+			require.EqualValues(t, 1, dead())
+		})
+	}
+}

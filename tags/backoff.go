@@ -46,6 +46,31 @@ func (b *Idle) Done(q string, now time.Time, busy bool) {
 	b.next[q] = st
 }
 
+// IdleGap is the wait Done(q, _, false) would set: how long q may go
+// unvisited if this visit finds nothing to do.
+func (b *Idle) IdleGap(q string) time.Duration {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	st := b.next[q]
+	if st.gap == 0 {
+		return b.min
+	}
+	return min(2*st.gap, b.max)
+}
+
+// Until sets q's next visit at t (another process's lease on q's work
+// runs until then), keeping its backoff as it was.
+func (b *Idle) Until(q string, t time.Time) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	st := b.next[q]
+	if st.gap == 0 {
+		st.gap = b.min
+	}
+	st.at = t
+	b.next[q] = st
+}
+
 // Forget drops what is known of queues not in keep (deleted ones).
 func (b *Idle) Forget(keep []string) {
 	in := make(map[string]bool, len(keep))

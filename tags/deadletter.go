@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -48,22 +49,45 @@ func (s *Store) DeadLetter(ctx context.Context, queue string, reqs []DeadRequest
 // received max_receive_count times whose visibility deadline has passed,
 // then relays them. Safe to run on several processes at once.
 func (s *Store) SweepDead(ctx context.Context, queue string) (int, error) {
+	n, _, err := s.sweepDead(ctx, queue, "", 0)
+	return n, err
+}
+
+// SweepDeadLeased is SweepDead by the holder of the queue's sweeper lease
+// (DESIGN §8: one process sweeps a queue at a time): it takes or renews
+// the lease for lease and sweeps, or, when another process holds it,
+// sweeps nothing and says how long that lease has left. See LeaseGrace.
+func (s *Store) SweepDeadLeased(ctx context.Context, queue string, lease time.Duration) (int, time.Duration, error) {
+	return s.sweepDead(ctx, queue, s.owner, lease)
+}
+
+func (s *Store) sweepDead(ctx context.Context, queue, owner string, lease time.Duration) (int, time.Duration, error) {
 	k := s.qkeys(queue)
 	total := 0
 	for {
 		moved := 0
+		var held time.Duration
 		err := s.withTags(ctx, queue, func(names, _ []string) error {
 			keys := []string{k.meta, k.stream, k.outbox, k.tags}
 			for _, n := range names {
 				tk := k.tag(n)
 				keys = append(keys, tk.state, tk.visible, tk.last, tk.batches)
 			}
-			n, err := scriptSweep.Run(ctx, s.rdb, keys, append([]any{queue, sweepBatch}, toAny(names)...)...).Int()
-			moved = n
-			return mapErr(err, queue, "")
+			args := append([]any{queue, sweepBatch, owner, lease.Milliseconds()}, toAny(names)...)
+			res, err := scriptSweep.Run(ctx, s.rdb, keys, args...).Int64Slice()
+			if err != nil {
+				return mapErr(err, queue, "")
+			}
+			if len(res) == 2 {
+				moved, held = int(res[0]), time.Duration(res[1])*time.Millisecond
+			}
+			return nil
 		})
 		if err != nil {
-			return total, err
+			return total, 0, err
+		}
+		if held > 0 {
+			return total, held, nil
 		}
 		total += moved
 		if moved < sweepBatch {
@@ -72,10 +96,10 @@ func (s *Store) SweepDead(ctx context.Context, queue string) (int, error) {
 	}
 	if total > 0 {
 		if _, err := s.RelayOutbox(ctx, queue); err != nil {
-			return total, err
+			return total, 0, err
 		}
 	}
-	return total, nil
+	return total, 0, nil
 }
 
 // relayFault, when set (tests only), is called at each step of relaying a

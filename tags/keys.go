@@ -3,10 +3,11 @@ package tags
 // Key layout. Every key of queue Q is "<prefix>:{Q}:…", so all of a queue's
 // keys share one cluster slot (queue names cannot contain braces).
 //
-//	<prefix>:{Q}:m       hash    queue attributes, the "added" and "dropped" counters, "rb" (bytes retained), and
+//	<prefix>:{Q}:m       hash    queue attributes, the "added" and "dropped" counters, "rb" (bytes retained),
 //	                             pep (PEL epoch): bumped whenever what a
 //	                             receive read may leave a tag's PEL before its script records it (stalled-read
-//	                             recovery, expiry, moves, purge, tag deletion), so the script knows when to check
+//	                             recovery, expiry, moves, purge, tag deletion), so the script knows when to check,
+//	                             and the leases on Q's background work, "owner expiry-ms": lj (janitor), lw (sweeper)
 //	<prefix>:{Q}:tags    hash    tag name -> tag config (JSON)
 //	<prefix>:{Q}:s       stream  messages; fields b (body), a (attributes JSON), d (due ms, delayed only)
 //	group T on :s                tag T's cursor, and in its PEL (consumer "c") the stream deliveries T

@@ -17,21 +17,28 @@
 -- flight: trimming stops at the second of the PEL's first id.
 -- KEYS: 1 meta, 2 stream, 3 tags, 4 fa, 5 dl, then per tag: n, v, p, x, b,
 --       then z (sizes), zh
+-- One process at a time does this for a queue: the janitor lease (meta
+-- field 'lj', see lease in lib.lua). A call that finds another owner's
+-- lease does nothing and says how long it has left.
 -- ARGV: 1 max entries to examine, 2 ms a PEL entry must be idle to be
---       recovered, 3.. every tag name (same order as KEYS)
--- Returns: {entries removed, 1 if the limit was reached else 0}
+--       recovered, 3 lease owner ('' = none: run regardless), 4 lease ms,
+--       5.. every tag name (same order as KEYS)
+-- Returns: {entries removed, 1 if the limit was reached else 0, ms left
+--           on another owner's lease (0: this call did the work)}
 -- Errors: TAGS_CHANGED when ARGV does not list exactly the queue's tags.
-if redis.call('EXISTS', KEYS[1]) == 0 then return {0, 0} end
-if not sametags(KEYS[3], 3) then return redis.error_reply('TAGS_CHANGED') end
+if redis.call('EXISTS', KEYS[1]) == 0 then return {0, 0, 0} end
+if not sametags(KEYS[3], 5) then return redis.error_reply('TAGS_CHANGED') end
+local now = nowms()
+local held = lease(KEYS[1], 'lj', ARGV[3], tonumber(ARGV[4]), now)
+if held > 0 then return {0, 0, held} end
 local m = redis.call('HMGET', KEYS[1], 'ret', 'ra', 'cmax', 'bmax', 'ovf', 'rb')
 local ret, retain = tonumber(m[1]) * 1000, m[2] == '1'
-local now = nowms()
 local q = sizestate({meta = KEYS[1], z = KEYS[#KEYS - 1], zh = KEYS[#KEYS]}, KEYS[2])
 local over = capexcess(capsof(m, 3), KEYS[2])
 local cur = cursors(KEYS[2])
 local tags = {}
-for i = 3, #ARGV do
-  local k = 5 + (i - 3) * 5
+for i = 5, #ARGV do
+  local k = 5 + (i - 5) * 5
   local name = ARGV[i]
   local f = redis.call('HGET', KEYS[4], 'f:' .. name)
   tags[#tags + 1] = {name = name, n = KEYS[k + 1], v = KEYS[k + 2], p = KEYS[k + 3], x = KEYS[k + 4], b = KEYS[k + 5],
@@ -200,4 +207,4 @@ end
 redis.call('ZREMRANGEBYSCORE', KEYS[5], '-inf', now)
 local more = 0
 if slow == limit then more = 1 end
-return {removed + slow, more}
+return {removed + slow, more, 0}

@@ -290,6 +290,22 @@ local function covers(ranges, id)
   end
   return best ~= nil and not idlt(ranges[best][2], id)
 end
+-- A queue's lease on one kind of background work (janitor, sweeper): the
+-- meta hash's field holds "owner expiry-ms" (server time, nowms). Held by
+-- another owner until its expiry: returns the ms left, and the caller
+-- does nothing. Otherwise (free, lapsed, or owner's own) it is taken or
+-- renewed for ms and 0 returned. Owner '' (a pass a caller asked for
+-- explicitly) neither checks nor takes it.
+local function lease(meta, field, owner, ms, now)
+  if owner == '' then return 0 end
+  local cur = redis.call('HGET', meta, field)
+  if cur then
+    local o, exp = string.match(cur, '^(%S+) (%d+)$')
+    if o and o ~= owner and tonumber(exp) > now then return tonumber(exp) - now end
+  end
+  redis.call('HSET', meta, field, owner .. ' ' .. fmt(now + ms))
+  return 0
+end
 -- Something took entries out of a tag's PEL that a receive may have read
 -- and not yet recorded (see receive.lua's epoch).
 local function pelbump(meta)

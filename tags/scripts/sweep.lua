@@ -5,17 +5,23 @@
 -- With max_receive_count 1, deliveries still in a tag's PEL whose batch
 -- is due move to v first (see lib.lua), so they are found here too.
 -- KEYS: 1 meta, 2 stream, 3 dlo, 4 tags, then per tag: n, v, x, b
--- ARGV: 1 queue name, 2 max messages per tag, 3.. every tag name
--- Returns: messages dead-lettered. Errors: TAGS_CHANGED.
-if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
-if not sametags(KEYS[4], 3) then return redis.error_reply('TAGS_CHANGED') end
+-- One process at a time sweeps a queue: the sweeper lease (meta field
+-- 'lw', see lease in lib.lua).
+-- ARGV: 1 queue name, 2 max messages per tag, 3 lease owner ('' = none:
+--       sweep regardless), 4 lease ms, 5.. every tag name
+-- Returns: {messages dead-lettered, ms left on another owner's lease (0:
+--           this call swept)}. Errors: TAGS_CHANGED.
+if redis.call('EXISTS', KEYS[1]) == 0 then return {0, 0} end
+if not sametags(KEYS[4], 5) then return redis.error_reply('TAGS_CHANGED') end
+local now = nowms()
+local held = lease(KEYS[1], 'lw', ARGV[3], tonumber(ARGV[4]), now)
+if held > 0 then return {0, held} end
 local m = redis.call('HMGET', KEYS[1], 'rpq', 'rpm')
 local maxrc = tonumber(m[2]) or 0
-local now = nowms()
 local limit = tonumber(ARGV[2])
 local moved = 0
-for i = 3, #ARGV do
-  local tag, b = ARGV[i], 4 + (i - 3) * 4
+for i = 5, #ARGV do
+  local tag, b = ARGV[i], 4 + (i - 5) * 4
   local k = {s = KEYS[2], dlo = KEYS[3], n = KEYS[b + 1], v = KEYS[b + 2], x = KEYS[b + 3], b = KEYS[b + 4]}
   if maxrc == 0 then
     redis.call('DEL', k.x)
@@ -51,4 +57,4 @@ for i = 3, #ARGV do
     end
   end
 end
-return moved
+return {moved, 0}

@@ -1,0 +1,179 @@
+package tags
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// DESIGN §8: background work is leased per queue, so N replicas do it
+// once, and a stopped replica's lease passes on. Two Stores on one backend
+// are two replicas; the queue's test clock drives the lease.
+
+func otherReplica(t *testing.T, b *bundle) *Store {
+	t.Helper()
+	s, err := New(b.ctx, Config{Client: b.rdb, Prefix: b.prefix, JanitorInterval: -1, Logger: testLogger(t), TestClock: true})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = s.Close() })
+	require.NotEqual(t, b.s.owner, s.owner)
+	return s
+}
+
+func streamLen(t *testing.T, b *bundle, q string) int64 {
+	t.Helper()
+	n, err := b.rdb.XLen(b.ctx, b.s.qkeys(q).stream).Result()
+	require.NoError(t, err)
+	return n
+}
+
+func TestLease_JanitorWorkIsDoneByOneReplicaAndPassesOn(t *testing.T) {
+	eachBackend(t, func(t *testing.T, b *bundle) {
+		a, other := b.s, otherReplica(t, b)
+		b.queue("q", func(c *QueueConfig) { c.MessageRetentionSeconds = i32(60) })
+		b.advance("q", 0)
+		b.send("q", "m1", "m2")
+
+		// a takes the lease for 10 minutes; nothing has expired yet.
+		n, held, err := a.trimQueueLeased(b.ctx, "q", a.owner, 10*time.Minute)
+		require.NoError(t, err)
+		require.Zero(t, n)
+		require.Zero(t, held)
+
+		// Two minutes on, both messages' retention has passed. The other
+		// replica finds a's lease and leaves the work to it.
+		b.advance("q", 2*time.Minute)
+		n, held, err = other.trimQueueLeased(b.ctx, "q", other.owner, 10*time.Minute)
+		require.NoError(t, err)
+		require.Zero(t, n)
+		require.Equal(t, 8*time.Minute, held)
+		require.EqualValues(t, 2, streamLen(t, b, "q"), "the replica without the lease trimmed nothing")
+
+		// a renews it and does the work.
+		n, held, err = a.trimQueueLeased(b.ctx, "q", a.owner, 10*time.Minute)
+		require.NoError(t, err)
+		require.EqualValues(t, 2, n)
+		require.Zero(t, held)
+		require.EqualValues(t, 2, b.state("q", "default").ExpiredTotal)
+
+		// a stops (it visits no more). Once its lease lapses, the other
+		// replica takes the work over.
+		b.send("q", "m3", "m4")
+		b.advance("q", 9*time.Minute) // 1 minute before a's lease ends
+		_, held, err = other.trimQueueLeased(b.ctx, "q", other.owner, 10*time.Minute)
+		require.NoError(t, err)
+		require.Equal(t, time.Minute, held)
+		b.advance("q", time.Minute+time.Millisecond)
+		n, held, err = other.trimQueueLeased(b.ctx, "q", other.owner, 10*time.Minute)
+		require.NoError(t, err)
+		require.EqualValues(t, 2, n)
+		require.Zero(t, held)
+		require.EqualValues(t, 4, b.state("q", "default").ExpiredTotal)
+
+		// Now a is the one that waits.
+		_, held, err = a.trimQueueLeased(b.ctx, "q", a.owner, time.Minute)
+		require.NoError(t, err)
+		require.Equal(t, 10*time.Minute, held)
+
+		// An explicit pass (RunJanitor) takes no lease and runs regardless.
+		b.send("q", "m5")
+		b.advance("q", 2*time.Minute)
+		require.NoError(t, a.RunJanitor(b.ctx))
+		require.EqualValues(t, 0, streamLen(t, b, "q"))
+		require.EqualValues(t, 5, b.state("q", "default").ExpiredTotal)
+	})
+}
+
+// The background janitor of a replica without the lease looks at the
+// queue again only when the lease would lapse, not every interval.
+func TestLease_JanitorPassWaitsForTheHoldersLease(t *testing.T) {
+	eachBackend(t, func(t *testing.T, b *bundle) {
+		a, other := b.s, otherReplica(t, b)
+		b.queue("q")
+		b.advance("q", 0)
+		_, held, err := a.trimQueueLeased(b.ctx, "q", a.owner, 10*time.Minute)
+		require.NoError(t, err)
+		require.Zero(t, held)
+
+		idle := NewIdle(time.Second, 30*time.Second)
+		before := time.Now()
+		require.NoError(t, other.janitorPass(b.ctx, idle))
+		require.False(t, idle.Due("q", before.Add(9*time.Minute)), "visited again while the lease holds")
+		require.True(t, idle.Due("q", time.Now().Add(10*time.Minute)), "not visited once the lease would lapse")
+
+		// The holder's own pass renews the lease for its next idle gap
+		// and LeaseGrace, and schedules itself by its backoff.
+		own := NewIdle(time.Second, 30*time.Second)
+		require.NoError(t, a.janitorPass(b.ctx, own))
+		require.True(t, own.Due("q", time.Now().Add(time.Second)))
+		lease, err := b.rdb.HGet(b.ctx, b.s.qkeys("q").meta, "lj").Result()
+		require.NoError(t, err)
+		require.Contains(t, lease, a.owner+" ")
+	})
+}
+
+func TestLease_SweepIsDoneByOneReplicaAndPassesOn(t *testing.T) {
+	eachBackend(t, func(t *testing.T, b *bundle) {
+		a, other := b.s, otherReplica(t, b)
+		b.queue("dlq", func(c *QueueConfig) { c.DeadLetterQueue = true })
+		b.queue("q", func(c *QueueConfig) {
+			c.RedrivePolicy = &RedrivePolicy{DeadLetterQueue: "dlq", MaxReceiveCount: 1}
+		})
+		b.advance("q", 0)
+		b.send("q", "poison")
+		require.Len(t, b.receive("q", "", 1), 1)
+
+		n, held, err := a.SweepDeadLeased(b.ctx, "q", 5*time.Minute)
+		require.NoError(t, err)
+		require.Zero(t, n, "not due yet")
+		require.Zero(t, held)
+
+		b.advance("q", time.Minute) // past the 30 s visibility timeout
+		n, held, err = other.SweepDeadLeased(b.ctx, "q", 5*time.Minute)
+		require.NoError(t, err)
+		require.Zero(t, n)
+		require.Equal(t, 4*time.Minute, held)
+		require.EqualValues(t, 0, b.state("q", "default").DeadTotal)
+
+		n, held, err = a.SweepDeadLeased(b.ctx, "q", 5*time.Minute)
+		require.NoError(t, err)
+		require.Equal(t, 1, n)
+		require.Zero(t, held)
+		require.EqualValues(t, 1, b.state("q", "default").DeadTotal)
+		require.EqualValues(t, 1, b.state("dlq", "default").Available)
+
+		// a stops; after its lease, the other replica sweeps.
+		b.send("q", "poison 2")
+		require.Len(t, b.receive("q", "", 1), 1)
+		b.advance("q", 5*time.Minute+time.Millisecond)
+		n, held, err = other.SweepDeadLeased(b.ctx, "q", 5*time.Minute)
+		require.NoError(t, err)
+		require.Equal(t, 1, n)
+		require.Zero(t, held)
+		require.EqualValues(t, 2, b.state("dlq", "default").Available)
+
+		// SweepDead (an explicit sweep) ignores the lease.
+		b.send("q", "poison 3")
+		require.Len(t, b.receive("q", "", 1), 1)
+		b.advance("q", time.Minute)
+		n, err = a.SweepDead(b.ctx, "q")
+		require.NoError(t, err)
+		require.Equal(t, 1, n)
+	})
+}
+
+func TestIdle_UntilAndIdleGap(t *testing.T) {
+	i := NewIdle(time.Second, 8*time.Second)
+	now := time.Unix(1000, 0)
+	require.Equal(t, time.Second, i.IdleGap("q"))
+	i.Done("q", now, false)
+	require.Equal(t, 2*time.Second, i.IdleGap("q"))
+	i.Until("q", now.Add(time.Minute))
+	require.False(t, i.Due("q", now.Add(59*time.Second)))
+	require.True(t, i.Due("q", now.Add(time.Minute)))
+	require.Equal(t, 2*time.Second, i.IdleGap("q"), "Until keeps the backoff")
+	i.Done("q", now, false)
+	i.Done("q", now, false)
+	i.Done("q", now, false)
+	require.Equal(t, 8*time.Second, i.IdleGap("q"))
+}
