@@ -136,9 +136,7 @@ func notFound(reason, format string, args ...any) error {
 	return &tags.Error{Kind: tags.KindNotFound, Reason: reason, Message: fmt.Sprintf(format, args...)}
 }
 
-func unavailable(err error) error {
-	return &tags.Error{Kind: tags.KindUnavailable, Reason: tags.ReasonBackendUnavailable, Message: "storage backend unavailable", Cause: err}
-}
+func unavailable(err error) error { return tags.StorageError(err) }
 
 func checkName(field, s string) error {
 	if !nameRe.MatchString(s) {

@@ -72,8 +72,10 @@ func withField(err error, prefix string) error {
 //   - a status keeps its code and message (ErrorInfo added if missing);
 //   - context.Canceled / DeadlineExceeded become CANCELLED /
 //     DEADLINE_EXCEEDED;
-//   - anything else is a storage failure (a Redis network error, say):
-//     UNAVAILABLE / BACKEND_UNAVAILABLE.
+//   - anything else is judged by tags.StorageError: a failure to reach
+//     the storage (a Redis network error, say) is UNAVAILABLE /
+//     BACKEND_UNAVAILABLE; an error nothing expected is INTERNAL (a bug:
+//     clients should not retry it), logged with its cause.
 //
 // Clients never see the failure behind an error (an engine error's Cause,
 // a storage error's text: they name internal addresses); the status
@@ -102,7 +104,8 @@ func toStatus(err error) error {
 	case errors.Is(err, context.DeadlineExceeded):
 		return statusWith(codes.DeadlineExceeded, codeReasons[codes.DeadlineExceeded], "the request's deadline passed", "", nil)
 	}
-	return withCause(statusWith(codes.Unavailable, tags.ReasonBackendUnavailable, "storage backend unavailable", "", nil), err)
+	e := tags.StorageError(err)
+	return withCause(statusWith(kindCodes[e.Kind], e.Reason, e.Text(), "", nil), err)
 }
 
 // causedError is a status error that also holds the failure behind it,

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
+	"syscall"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -43,8 +45,10 @@ func TestToStatus(t *testing.T) {
 			codes.NotFound, tags.ReasonTagNotFound, nil},
 		{"canceled", context.Canceled, codes.Canceled, "CANCELLED", nil},
 		{"deadline", fmt.Errorf("x: %w", context.DeadlineExceeded), codes.DeadlineExceeded, "DEADLINE_EXCEEDED", nil},
-		{"redis network error", errors.New("dial tcp 127.0.0.1:6379: connect: connection refused"),
+		{"redis network error", &net.OpError{Op: "dial", Net: "tcp", Err: syscall.ECONNREFUSED},
 			codes.Unavailable, tags.ReasonBackendUnavailable, nil},
+		{"an error nothing expected (a bug, not the backend)", errors.New("redis: can't parse reply"),
+			codes.Internal, tags.ReasonInternal, nil},
 		{"bare status", status.Error(codes.Unimplemented, "method X not implemented"), codes.Unimplemented, "UNIMPLEMENTED", nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

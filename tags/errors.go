@@ -1,9 +1,16 @@
 package tags
 
 import (
+	"crypto/tls"
 	"errors"
 	"fmt"
+	"io"
+	"net"
+	"strings"
+	"syscall"
 	"unicode/utf8"
+
+	"github.com/redis/go-redis/v9"
 )
 
 // Kind classifies an Error the way a gRPC status code would.
@@ -146,11 +153,67 @@ func noDefaultTag(q string) *Error {
 		Metadata: map[string]string{"queue": q, "tag": ""}}
 }
 
-// unavailable is BACKEND_UNAVAILABLE for a failure to reach the storage:
-// clients learn no more than that; the failure (which names addresses)
-// is the Cause, for the server's log.
-func unavailable(err error) *Error {
-	return &Error{Kind: KindUnavailable, Reason: ReasonBackendUnavailable, Message: "storage backend unavailable", Cause: err}
+// unavailable is the engine's error for a failed storage call (see
+// StorageError).
+func unavailable(err error) *Error { return StorageError(err) }
+
+// StorageError is the error for a failed call to Redis. A failure to reach
+// or use the storage that may pass (BackendFailure) is UNAVAILABLE /
+// BACKEND_UNAVAILABLE: clients retry it. Anything else (a script error, a
+// reply of a type the code did not expect) is a bug in tagq, not the
+// backend's state: INTERNAL, so that clients do not retry it forever and
+// the log shows it. Clients learn no more than that; the failure (which
+// may name addresses) is the Cause, for the server's log.
+func StorageError(err error) *Error {
+	if BackendFailure(err) {
+		return &Error{Kind: KindUnavailable, Reason: ReasonBackendUnavailable, Message: "storage backend unavailable", Cause: err}
+	}
+	return &Error{Kind: KindInternal, Reason: ReasonInternal, Message: "internal error", Cause: err}
+}
+
+// Redis error replies that mean the backend cannot serve now or was set
+// up wrong (as opposed to a bug in a script or a wrong command).
+var unavailablePrefixes = []string{"OOM", "LOADING", "BUSY", "MASTERDOWN", "READONLY", "CLUSTERDOWN",
+	"TRYAGAIN", "NOREPLICAS", "MISCONF", "NOAUTH", "WRONGPASS", "NOPERM", "MOVED", "ASK"}
+
+// BackendFailure says whether err, from a Redis call, is a failure to reach
+// or use the storage: a network or TLS error, a closed, exhausted or timed
+// out connection pool, a connection that ended, or a Redis reply saying it
+// cannot serve now (loading, out of memory, failing over, cluster down,
+// refused credentials).
+func BackendFailure(err error) bool {
+	var ne net.Error
+	var rerr redis.Error
+	var cve *tls.CertificateVerificationError
+	var rhe tls.RecordHeaderError
+	var errno syscall.Errno
+	switch {
+	case err == nil:
+		return false
+	case errors.As(err, &ne), errors.As(err, &cve), errors.As(err, &rhe), errors.As(err, &errno),
+		errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, net.ErrClosed),
+		errors.Is(err, redis.ErrClosed), errors.Is(err, redis.ErrPoolTimeout), errors.Is(err, redis.ErrPoolExhausted):
+		return true
+	case errors.As(err, &rerr):
+		msg := strings.TrimPrefix(rerr.Error(), "ERR ")
+		for _, p := range unavailablePrefixes {
+			if strings.HasPrefix(msg, p+" ") || msg == p {
+				return true
+			}
+		}
+		return false
+	}
+	// go-redis's own connection-state errors ("redis: connection not
+	// available", "redis: connection pool: …", "redis: cluster has no
+	// nodes") have no exported value to compare with.
+	msg := err.Error()
+	for _, p := range []string{"redis: connection", "redis: cluster", "redis: all sentinels", "redis: client is closed",
+		"redis: timed out", "redis: autopipeline"} {
+		if strings.HasPrefix(msg, p) {
+			return true
+		}
+	}
+	return false
 }
 
 // KindUnimplemented marks a feature of the API that is not built yet.

@@ -250,11 +250,6 @@ func isScriptReply(err error) bool {
 // errTagsChanged: the tag list a multi-tag script was given is stale.
 var errTagsChanged = errors.New("TAGS_CHANGED")
 
-// Redis error replies that mean the backend cannot serve now (as opposed to
-// a bug in a script or a wrong command).
-var unavailablePrefixes = []string{"OOM", "LOADING", "BUSY", "MASTERDOWN", "READONLY", "CLUSTERDOWN",
-	"TRYAGAIN", "NOREPLICAS", "MISCONF"}
-
 // mapErr turns a Redis or script error into the engine's error for queue q
 // and tag t.
 func mapErr(err error, q, t string) error {
@@ -288,16 +283,7 @@ func mapErr(err error, q, t string) error {
 	case strings.HasPrefix(msg, "TAGS_CHANGED"):
 		return errTagsChanged
 	}
-	var rerr redis.Error
-	if errors.As(err, &rerr) {
-		for _, p := range unavailablePrefixes {
-			if strings.HasPrefix(msg, p) {
-				return unavailable(err)
-			}
-		}
-		return &Error{Kind: KindInternal, Reason: ReasonInternal, Message: "storage error", Cause: err}
-	}
-	return unavailable(err)
+	return StorageError(err)
 }
 
 func notASourceQueue(q string) *Error {
