@@ -71,7 +71,7 @@ func TestConsumer_DeletesWhatItHandles(t *testing.T) {
 			}
 			return nil
 		})))
-	<-all
+	recv(t, all, "all 20 messages handled")
 	stop()
 	_, inflight, deleted, _ := tagState(t, c, "c-ok", "default")
 	require.EqualValues(t, 20, deleted)
@@ -95,9 +95,9 @@ func TestConsumer_NacksWithBackoffAndRetries(t *testing.T) {
 			}
 			return nil
 		})))
-	require.EqualValues(t, 1, <-counts)
-	require.EqualValues(t, 2, <-counts)
-	require.EqualValues(t, 3, <-counts)
+	require.EqualValues(t, 1, recv(t, counts, "the first receive"))
+	require.EqualValues(t, 2, recv(t, counts, "the second receive"))
+	require.EqualValues(t, 3, recv(t, counts, "the third receive"))
 	stop()
 	require.Equal(t, []int{1, 2}, backoffs, "the backoff is asked for with the receive count")
 	_, _, deleted, _ := tagState(t, c, "c-retry", "default")
@@ -117,7 +117,7 @@ func TestConsumer_PoisonIsDeadLettered(t *testing.T) {
 			defer close(handled)
 			return tagq.PoisonError("SCHEMA_MISMATCH", errors.New("field x missing"))
 		})))
-	<-handled
+	recv(t, handled, "the poison message handled")
 	stop()
 	_, _, _, dead := tagState(t, c, "c-poison", "default")
 	require.EqualValues(t, 1, dead)
@@ -141,7 +141,7 @@ func TestConsumer_ExtendsVisibilityWhileTheHandlerRuns(t *testing.T) {
 			<-release
 			return nil
 		})))
-	<-started
+	recv(t, started, "the handler started")
 	// Past the 1 s visibility several times over: renewals keep it hidden.
 	deadline := time.Now().Add(2500 * time.Millisecond)
 	for time.Now().Before(deadline) {
@@ -170,7 +170,7 @@ func TestConsumer_StopLetsHandlersFinish(t *testing.T) {
 			return nil
 		}))
 	stop := run(t, co)
-	<-started
+	recv(t, started, "the handler started")
 	go func() {
 		// Release the handler once the stop has begun (not before: the
 		// point is that the stop waits for it).
