@@ -511,3 +511,36 @@ func TestE2E_Connect_BufCurl(t *testing.T) {
 	require.Contains(t, errOut, `"reason": "QUEUE_NOT_FOUND"`)
 	require.Contains(t, errOut, `"field": "queue"`)
 }
+
+// TestE2E_Connect_StreamsEndOnShutdown: on SIGTERM, Connect streams end as
+// gRPC ones do, UNAVAILABLE / SERVER_SHUTTING_DOWN with ErrorInfo (the
+// Consume stream having had its drain grace), and tagqd exits promptly.
+func TestE2E_Connect_StreamsEndOnShutdown(t *testing.T) {
+	t.Parallel()
+	d := start(t, backend{name: "embedded"})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	h2, _ := h2cClient()
+	_, err := tagqv1connect.NewQueueServiceClient(h2, "http://"+d.http).
+		CreateQueue(ctx, connect.NewRequest(&tagqv1.CreateQueueRequest{Queue: &tagqv1.Queue{Name: "bye"}}))
+	require.NoError(t, err)
+	_, err = d.m.SendMessage(ctx, &tagqv1.SendMessageRequest{Queue: "bye", Body: []byte("x")})
+	require.NoError(t, err)
+	m := tagqv1connect.NewMessageServiceClient(h2, "http://"+d.http)
+	con := m.Consume(ctx)
+	require.NoError(t, con.Send(&tagqv1.ConsumeRequest{Open: &tagqv1.ConsumeOpen{Queue: "bye"}}))
+	cr, err := con.Receive()
+	require.NoError(t, err)
+	require.Len(t, cr.GetMessages(), 1)
+
+	took, err := d.stop()
+	require.NoError(t, err)
+	require.Less(t, took, maxShutdown)
+	for err == nil {
+		_, err = con.Receive()
+	}
+	code, info := connectErr(t, err)
+	require.Equal(t, connect.CodeUnavailable, code, "%v", err)
+	require.Equal(t, "SERVER_SHUTTING_DOWN", info.GetReason())
+	require.NoError(t, con.CloseResponse())
+}
