@@ -13,12 +13,13 @@ $(BUF): tools/package.json tools/package-lock.json
 	touch $(BUF)
 
 # Regenerate gen/ from proto/: Go messages and gRPC (gen/tagq, a module of
-# its own: keep its go.mod), the gateway (gen/gateway) and OpenAPI.
+# its own: keep its go.mod), the gateway (gen/gateway), Connect handlers
+# (gen/connect) and OpenAPI.
 # protoc-gen-openapiv2 writes Swagger 2.0; tools/openapi3 turns it into the
 # OpenAPI 3 document tagqd serves, and the 2.0 one is dropped.
 generate: $(BUF)
 	find gen/tagq -name '*.go' -delete
-	rm -rf gen/gateway gen/openapi/*.json
+	rm -rf gen/gateway gen/connect gen/openapi/*.json
 	$(BUF) generate
 	go run ./tools/openapi3 -o gen/openapi/tagq.openapi.json gen/openapi/tagq.swagger.json
 	rm gen/openapi/tagq.swagger.json

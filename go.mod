@@ -3,6 +3,7 @@ module github.com/tagq/tagq
 go 1.26.8
 
 tool (
+	connectrpc.com/connect/cmd/protoc-gen-connect-go
 	github.com/grpc-ecosystem/grpc-gateway/v2/protoc-gen-grpc-gateway
 	github.com/grpc-ecosystem/grpc-gateway/v2/protoc-gen-openapiv2
 	google.golang.org/grpc/cmd/protoc-gen-go-grpc
@@ -10,6 +11,7 @@ tool (
 )
 
 require (
+	connectrpc.com/connect v1.21.1
 	github.com/alicebob/miniredis/v2 v2.40.0
 	github.com/chromedp/chromedp v0.23.0
 	github.com/getkin/kin-openapi v0.152.0

@@ -46,7 +46,7 @@ func init() {
 var unaryRequests = func() map[protoreflect.FullName]bool {
 	out := map[protoreflect.FullName]bool{}
 	for _, fd := range []protoreflect.FileDescriptor{tagqv1.File_tagq_v1_queue_proto,
-		tagqv1.File_tagq_v1_message_proto, tagqv1.File_tagq_v1_redrive_proto} {
+		tagqv1.File_tagq_v1_message_proto, tagqv1.File_tagq_v1_redrive_proto, tagqv1.File_tagq_v1_access_proto} {
 		for i := 0; i < fd.Services().Len(); i++ {
 			methods := fd.Services().Get(i).Methods()
 			for j := 0; j < methods.Len(); j++ {
@@ -68,6 +68,13 @@ func (c requestCodec) Unmarshal(data mem.BufferSlice, v any) error {
 	if err == nil {
 		return nil
 	}
+	return markUnreadable(v, err)
+}
+
+// markUnreadable leaves v, a unary tagq request that failed to decode with
+// err, empty but for the mark checkReadable refuses, and returns nil; any
+// other message it leaves alone, returning err.
+func markUnreadable(v any, err error) error {
 	m, ok := v.(proto.Message)
 	if !ok || !unaryRequests[m.ProtoReflect().Descriptor().FullName()] {
 		return err

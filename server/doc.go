@@ -1,5 +1,5 @@
 // Package server implements tagq's gRPC services over the tags engine and
-// the REST gateway in front of them.
+// the REST gateway and Connect handlers in front of them.
 //
 //   - queue_service.go, message_service.go, redrive_service.go: the
 //     services, with convert.go mapping proto and engine types and
@@ -13,5 +13,8 @@
 //   - gateway.go: grpc-gateway (snake_case JSON, unknown fields refused)
 //     over a connection to the server's own gRPC listener, with
 //     /openapi.json, /healthz, /readyz and /metrics.
+//   - connect.go: the services in the Connect, gRPC-Web and gRPC protocols
+//     on the HTTP listener (connect-go handlers), each call forwarded over
+//     the gateway's connection.
 //   - server.go: Config and New, the health service and reflection.
 package server

@@ -34,7 +34,8 @@ var jsonMarshaler = &runtime.HTTPBodyMarshaler{Marshaler: &runtime.JSONPb{
 // HTTPHandler serves the REST API (grpc-gateway over conn, a client
 // connection to this server's gRPC listener dialled with
 // GatewayDialOptions, so every REST call goes through the same
-// interceptors), /openapi.json, /healthz, /readyz, /metrics, and the web
+// interceptors), the tagq services in the Connect, gRPC-Web and gRPC
+// protocols (over conn too: connect.go), /openapi.json, /healthz, /readyz, /metrics, and the web
 // console at /ui/ (/ redirects there). Every error answer
 // is grpc-gateway's JSON status with an ErrorInfo detail.
 func (s *Server) HTTPHandler(ctx context.Context, conn *grpc.ClientConn) (http.Handler, error) {
@@ -58,6 +59,10 @@ func (s *Server) HTTPHandler(ctx context.Context, conn *grpc.ClientConn) (http.H
 	}
 	mux := http.NewServeMux()
 	mux.Handle("/", s.restGuard(gw, gw))
+	// Connect, gRPC-Web and gRPC at /tagq.v1.<Service>/ (connect.go).
+	for path, h := range s.connectHandlers(conn) {
+		mux.Handle(path, h)
+	}
 	// The web console: public assets; its pages call the API above.
 	mux.Handle("GET "+console.Prefix, console.Handler())
 	mux.Handle("GET /{$}", http.RedirectHandler(console.Prefix, http.StatusFound))

@@ -122,6 +122,12 @@ func run(ctx context.Context, c config, log *slog.Logger, stdout io.Writer) erro
 	// answer slowly; a long poll may take 20 s and more under load.
 	hsrv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 60 * time.Second,
 		WriteTimeout: 2 * time.Minute, IdleTimeout: 2 * time.Minute}
+	// HTTP/2 without TLS too (h2c, prior knowledge): Connect and gRPC
+	// streams (Publish, Consume) need HTTP/2.
+	hsrv.Protocols = new(http.Protocols)
+	hsrv.Protocols.SetHTTP1(true)
+	hsrv.Protocols.SetHTTP2(true)
+	hsrv.Protocols.SetUnencryptedHTTP2(true)
 
 	store.Start()
 	worker := redrive.New(redrive.Config{Store: store, Logger: log})

@@ -37,6 +37,7 @@ from .consumer import ConsumedMessage, Consumer, Poison, default_backoff  # noqa
 from .errors import BatchEntryError, BatchError, TagqError  # noqa: E402
 from .models import AttributeValue, DeadLetter, Message  # noqa: E402
 from .publisher import Publisher  # noqa: E402
+from .tracing import SpanContext, producer_span_context  # noqa: E402
 
 __all__ = ["AttributeValue", "BatchEntryError", "BatchError", "Client", "ConsumedMessage", "Consumer", "DeadLetter",
-           "Message", "Poison", "Publisher", "TagqError", "default_backoff"]
+           "Message", "Poison", "Publisher", "SpanContext", "TagqError", "default_backoff", "producer_span_context"]

@@ -22,6 +22,7 @@ from .auth import BearerInterceptor
 from .consumer import Consumer
 from .errors import BatchEntryError, BatchError, TagqError, from_rpc_error
 from .models import AttributeValue, Message, attributes_to_proto, body_bytes
+from .tracing import _outgoing
 from .publisher import Publisher
 
 Body = Union[bytes, str]
@@ -273,7 +274,7 @@ class Client:
              delay_seconds: Optional[int] = None) -> str:
         """Sends one message; returns its id. Attribute values are str or bytes."""
         req = message_pb2.SendMessageRequest(queue=queue, body=body_bytes(body),
-                                             attributes=attributes_to_proto(attributes))
+                                             attributes=attributes_to_proto(_outgoing(attributes)))
         if delay_seconds is not None:
             req.delay_seconds = delay_seconds
         return self._call(self.messages.SendMessage, req).message_id
@@ -292,7 +293,7 @@ class Client:
         for i, item in enumerate(bodies):
             body, attrs = item if isinstance(item, tuple) else (item, None)
             entries.append(message_pb2.SendMessageBatchEntry(
-                id=str(i), body=body_bytes(body), attributes=attributes_to_proto(attrs)))
+                id=str(i), body=body_bytes(body), attributes=attributes_to_proto(_outgoing(attrs))))
         r = self._call(self.messages.SendMessageBatch,
                        message_pb2.SendMessageBatchRequest(queue=queue, entries=entries))
         ids = [""] * len(entries)

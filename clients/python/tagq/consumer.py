@@ -33,6 +33,7 @@ from tagq.v1 import message_pb2
 
 from .errors import TagqError, from_rpc_error
 from .models import Message
+from .tracing import _processing
 
 _log = logging.getLogger("tagq")
 
@@ -452,7 +453,8 @@ class Consumer:
             if m is None:
                 return
             try:
-                handler(m)
+                with _processing(self.queue, m):  # the consumer span (tagq.tracing)
+                    handler(m)
             except Poison as p:
                 _log.info("tagq consumer: poison message %s dead-lettered: %s", m.id, p)
                 m.dead(p.reason, p.description)

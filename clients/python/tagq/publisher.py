@@ -32,6 +32,7 @@ from tagq.v1 import message_pb2
 
 from .errors import TagqError, from_rpc_error
 from .models import AttributeValue, attributes_to_proto, body_bytes
+from .tracing import _outgoing
 
 _log = logging.getLogger("tagq")
 
@@ -129,7 +130,8 @@ class Publisher:
         :class:`TagqError`: for this message (e.g. INVALID_ARGUMENT
         MESSAGE_TOO_LARGE, field ``body``), or for its whole frame (e.g.
         NOT_FOUND QUEUE_NOT_FOUND). Bad argument types raise TypeError here."""
-        entry = message_pb2.SendMessageBatchEntry(body=body_bytes(body), attributes=attributes_to_proto(attributes))
+        entry = message_pb2.SendMessageBatchEntry(body=body_bytes(body),
+                                                  attributes=attributes_to_proto(_outgoing(attributes)))
         if delay_seconds is not None:
             entry.delay_seconds = delay_seconds
         size = entry.ByteSize() + 8

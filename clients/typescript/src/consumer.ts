@@ -5,6 +5,7 @@ import { timestampDate, type Timestamp } from "@bufbuild/protobuf/wkt";
 import { Code } from "@connectrpc/connect";
 
 import { ERROR_DOMAIN, TagqError, type Attributes } from "./core.js";
+import { inProcessSpan } from "./tracing.js";
 import {
   ConsumeOperation,
   type ConsumeConfirmation,
@@ -795,7 +796,7 @@ export class Worker {
     let ok = false;
     let err: unknown;
     try {
-      await this.handler(m);
+      await inProcessSpan(m, () => this.handler(m));
       ok = true;
     } catch (e) {
       err = e;

@@ -19,6 +19,12 @@
  * `consumer.run(handler, { concurrency })`) and {@link TagqClient.publisher}
  * (batched publishing).
  *
+ * Tracing: with `@opentelemetry/api` installed (an optional peer
+ * dependency) and an OpenTelemetry setup, sends carry the active span's W3C
+ * trace context in each message's attributes, and a worker runs each
+ * handler in a consumer span linked to the producer's (see
+ * {@link producerSpanContext}).
+ *
  * Every server error is thrown as a {@link TagqError}: the gRPC code, the
  * `google.rpc.ErrorInfo` reason (QUEUE_NOT_FOUND, RECEIPT_HANDLE_STALE, ...)
  * and the request field at fault.
@@ -38,6 +44,7 @@ import { createGrpcTransport, Http2SessionManager, type GrpcTransportOptions } f
 import { Consumer, type ConsumeOptions } from "./consumer.js";
 import { AccessService, Permission } from "./gen/tagq/v1/access_pb.js";
 import { call, toAttributes, toBytes, type Attributes, type Body } from "./core.js";
+import { withTrace } from "./tracing.js";
 import type { ErrorInfo } from "./gen/google/rpc/error_details_pb.js";
 import {
   MessageService,
@@ -78,6 +85,7 @@ export {
   type RunOptions,
 } from "./consumer.js";
 export { Publisher, type PublishOptions, type PublisherOptions } from "./publisher.js";
+export { producerSpanContext, TRACER_NAME, type ProducerSpanContext } from "./tracing.js";
 export { AccessService, Code, MessageMoveTask_State, MessageService, OverflowPolicy, Permission, QueueService, RedriveService, TagFilter_Operator };
 export type {
   BatchResultError,
@@ -441,7 +449,7 @@ export class TagqClient {
   /** Sends one message; returns its id. Errors: QUEUE_NOT_FOUND, MESSAGE_TOO_LARGE, INVALID_ATTRIBUTE, ... */
   async send(queue: string, body: Body, opts: SendOptions = {}): Promise<string> {
     const r = await call(
-      this.messages.sendMessage({ queue, body: toBytes(body), attributes: toAttributes(opts.attributes), ...defined({ delaySeconds: opts.delaySeconds }) }),
+      this.messages.sendMessage({ queue, body: toBytes(body), attributes: toAttributes(withTrace(opts.attributes)), ...defined({ delaySeconds: opts.delaySeconds }) }),
     );
     return r.messageId;
   }
@@ -456,7 +464,7 @@ export class TagqClient {
         queue,
         entries: entries.map((e, i) => {
           const o = typeof e === "string" || e instanceof Uint8Array ? { body: e } : e;
-          return { id: String(i), body: toBytes(o.body), attributes: toAttributes(o.attributes), ...defined({ delaySeconds: o.delaySeconds }) };
+          return { id: String(i), body: toBytes(o.body), attributes: toAttributes(withTrace(o.attributes)), ...defined({ delaySeconds: o.delaySeconds }) };
         }),
       }),
     );

@@ -3,6 +3,7 @@ import type { MessageInitShape } from "@bufbuild/protobuf";
 import { Code } from "@connectrpc/connect";
 
 import { ERROR_DOMAIN, TagqError, toAttributes, toBytes, type Attributes, type Body } from "./core.js";
+import { withTrace } from "./tracing.js";
 import type { PublishRequestSchema, PublishResponse, SendMessageBatchEntrySchema } from "./gen/tagq/v1/message_pb.js";
 import type { TagqClient } from "./index.js";
 import { Outbox } from "./outbox.js";
@@ -136,10 +137,11 @@ export class Publisher {
       return Promise.reject(new TagqError({ code: Code.FailedPrecondition, message: "the publisher is closed" }));
     }
     const bytes = toBytes(body);
-    const init: EntryInit = { id: "", body: bytes, attributes: toAttributes(opts.attributes) };
+    const attributes = withTrace(opts.attributes);
+    const init: EntryInit = { id: "", body: bytes, attributes: toAttributes(attributes) };
     if (opts.delaySeconds !== undefined) init.delaySeconds = opts.delaySeconds;
     let size = bytes.length + 8;
-    for (const [k, v] of Object.entries(opts.attributes ?? {})) size += k.length + (typeof v === "string" ? Buffer.byteLength(v) : v.length) + 8;
+    for (const [k, v] of Object.entries(attributes ?? {})) size += k.length + (typeof v === "string" ? Buffer.byteLength(v) : v.length) + 8;
 
     let b = this.filling.get(queue);
     if (b && b.entries.length > 0 && b.bytes + size > this.maxBytes) {
