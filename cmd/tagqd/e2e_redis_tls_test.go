@@ -184,6 +184,43 @@ func TestE2E_Redis_TLSAndACLUser(t *testing.T) {
 	})
 }
 
+// A Redis that requires client certificates (tls-auth-clients yes): tagqd
+// presents --redis-cert/--redis-key; without them the handshake fails and
+// tagqd stops at start-up naming TLS.
+func TestE2E_Redis_ClientCertificate(t *testing.T) {
+	t.Parallel()
+	certs := newCerts(t)
+	port := freePort(t)
+	startRedis(t, "--port", "0", "--tls-port", strconv.Itoa(port),
+		"--tls-cert-file", certs.Server.CertFile, "--tls-key-file", certs.Server.KeyFile,
+		"--tls-ca-cert-file", certs.CA.File, "--tls-auth-clients", "yes")
+	admin := redis.NewClient(&redis.Options{Addr: fmt.Sprintf("localhost:%d", port),
+		TLSConfig: &tls.Config{RootCAs: certs.CA.Pool, ServerName: "localhost", Certificates: []tls.Certificate{certs.Client.TLS}}})
+	t.Cleanup(func() { _ = admin.Close() })
+	url := fmt.Sprintf("rediss://localhost:%d/0", port)
+
+	d := startProc(t, "--redis-url", url, "--redis-ca", certs.CA.File, "--redis-cert", certs.Client.CertFile,
+		"--redis-key", certs.Client.KeyFile, "--key-prefix", "clientcert", "--log-level", "info")
+	checkWorks(t, d.GRPC)
+	require.Positive(t, keysUnder(t, admin, "clientcert"), "tagqd wrote to the Redis that checks client certificates")
+	require.Contains(t, d.Stderr(), "client_cert=true")
+
+	out, err := runTagqd("--grpc-addr", "127.0.0.1:0", "--http-addr", "127.0.0.1:0", "--redis-url", url,
+		"--redis-ca", certs.CA.File)
+	require.Equal(t, 1, exitCode(err), out)
+	require.Contains(t, strings.ToLower(out), "certificate", "no client certificate: the handshake is refused")
+
+	out, err = runTagqd("--redis-url", url, "--redis-cert", certs.Client.CertFile)
+	require.Equal(t, 2, exitCode(err), out) // a usage error
+	require.Contains(t, out, "--redis-cert and --redis-key")
+	out, err = runTagqd("--redis-url", url, "--redis-cert", "/nonexistent/c.pem", "--redis-key", certs.Client.KeyFile)
+	require.Equal(t, 1, exitCode(err), out)
+	require.Contains(t, out, "--redis-cert")
+	out, err = runTagqd("--redis-cert", certs.Client.CertFile, "--redis-key", certs.Client.KeyFile)
+	require.Equal(t, 2, exitCode(err), out)
+	require.Contains(t, out, "embedded store")
+}
+
 func TestE2E_Redis_ClusterFlagsWithTLSAndACLUser(t *testing.T) {
 	t.Parallel()
 	certs := newCerts(t)

@@ -33,7 +33,9 @@
 // Redis: a rediss:// URL speaks TLS, and user:password@ in the URL logs in
 // with an ACL user; --redis-username, --redis-password, --redis-tls and
 // --redis-ca do the same for --redis-cluster (and for --redis-url, which
-// keeps the password out of the URL). The password is never logged.
+// keeps the password out of the URL); --redis-cert and --redis-key present
+// a client certificate to a Redis that asks for one. The password is never
+// logged.
 //
 // Receipt handles: --handle-key-file names a file of signing keys, one a
 // line as id:base64key, the first signing and the rest accepted only
@@ -100,6 +102,7 @@ type config struct {
 	redisUsername, redisPassword string
 	redisTLS                     bool
 	redisCA                      string
+	redisCert, redisKey          string
 
 	handleKeyFile  string
 	auth, insecure bool
@@ -140,6 +143,8 @@ func parseFlagsInto(fs *flag.FlagSet, args []string) (config, error) {
 	fs.StringVar(&c.redisPassword, "redis-password", env("TAGQ_REDIS_PASSWORD", ""), "Redis password; prefer the environment variable (TAGQ_REDIS_PASSWORD)")
 	fs.BoolVar(&c.redisTLS, "redis-tls", env("TAGQ_REDIS_TLS", "") == "true", "talk TLS to Redis (implied by rediss:// and --redis-ca) (TAGQ_REDIS_TLS=true)")
 	fs.StringVar(&c.redisCA, "redis-ca", env("TAGQ_REDIS_CA", ""), "PEM CA certificates to verify Redis's certificate with; default: the system's (TAGQ_REDIS_CA)")
+	fs.StringVar(&c.redisCert, "redis-cert", env("TAGQ_REDIS_CERT", ""), "PEM client certificate (chain) to present to Redis (tls-auth-clients); implies --redis-tls; reloaded when it changes (TAGQ_REDIS_CERT)")
+	fs.StringVar(&c.redisKey, "redis-key", env("TAGQ_REDIS_KEY", ""), "PEM private key of --redis-cert (TAGQ_REDIS_KEY)")
 	memThreshold := env("TAGQ_REDIS_MEMORY_THRESHOLD", "0.9")
 	fs.StringVar(&memThreshold, "redis-memory-threshold", memThreshold, "refuse sends (STORAGE_FULL) while Redis's used_memory is at this share of its maxmemory; 0 turns the memory watch off (TAGQ_REDIS_MEMORY_THRESHOLD)")
 	memLimit := env("TAGQ_REDIS_MEMORY_LIMIT", "0")
@@ -191,6 +196,12 @@ func parseFlagsInto(fs *flag.FlagSet, args []string) (config, error) {
 	}
 	if (c.tlsCert == "") != (c.tlsKey == "") {
 		return c, errors.New("give both --tls-cert and --tls-key, or neither")
+	}
+	if (c.redisCert == "") != (c.redisKey == "") {
+		return c, errors.New("give both --redis-cert and --redis-key, or neither")
+	}
+	if c.redisCert != "" && c.redisURL == "" && c.redisCluster == "" {
+		return c, errors.New("--redis-cert needs --redis-url or --redis-cluster (the embedded store takes no certificate)")
 	}
 	if c.tlsClientCA != "" && c.tlsCert == "" {
 		return c, errors.New("--tls-client-ca needs --tls-cert and --tls-key")

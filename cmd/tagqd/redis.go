@@ -48,7 +48,7 @@ func openRedis(c config, log *slog.Logger) (*redisClients, error) {
 	switch {
 	case c.redisCluster != "":
 		addrs := strings.Split(c.redisCluster, ",")
-		tlsConf, err := redisTLS(c, nil)
+		tlsConf, err := redisTLS(c, nil, log)
 		if err != nil {
 			return nil, err
 		}
@@ -59,7 +59,7 @@ func openRedis(c config, log *slog.Logger) (*redisClients, error) {
 		cmd, blocking := mk(0), mk(blockingPoolSize)
 		b.cmd, b.blocking = cmd, blocking
 		b.closers = append(b.closers, func() { _ = cmd.Close() }, func() { _ = blocking.Close() })
-		log.Info("using Redis Cluster", "seeds", addrs, "tls", tlsConf != nil, "user", c.redisUsername,
+		log.Info("using Redis Cluster", "seeds", addrs, "tls", tlsConf != nil, "client_cert", c.redisCert != "", "user", c.redisUsername,
 			"password", c.redisPassword != "")
 	case c.redisURL != "":
 		opt, err := redis.ParseURL(c.redisURL)
@@ -83,11 +83,11 @@ func openRedis(c config, log *slog.Logger) (*redisClients, error) {
 			}
 			opt.Password = c.redisPassword
 		}
-		if opt.TLSConfig, err = redisTLS(c, opt.TLSConfig); err != nil {
+		if opt.TLSConfig, err = redisTLS(c, opt.TLSConfig, log); err != nil {
 			return nil, err
 		}
 		b.open(opt)
-		log.Info("using Redis", "addr", opt.Addr, "db", opt.DB, "tls", opt.TLSConfig != nil, "user", opt.Username,
+		log.Info("using Redis", "addr", opt.Addr, "db", opt.DB, "tls", opt.TLSConfig != nil, "client_cert", c.redisCert != "", "user", opt.Username,
 			"password", opt.Password != "")
 	default:
 		m := miniredis.NewMiniRedis()
@@ -111,11 +111,14 @@ func openRedis(c config, log *slog.Logger) (*redisClients, error) {
 }
 
 // redisTLS is the TLS configuration to Redis: base (a rediss:// URL's),
-// turned on by --redis-tls or --redis-ca, with --redis-ca's roots; nil for
-// plaintext. Without a ServerName each connection verifies the host it
-// dials (each node of a cluster its own).
-func redisTLS(c config, base *tls.Config) (*tls.Config, error) {
-	if base == nil && !c.redisTLS && c.redisCA == "" {
+// turned on by --redis-tls, --redis-ca or --redis-cert, with --redis-ca's
+// roots and --redis-cert/--redis-key as the client certificate (for a
+// Redis with tls-auth-clients; reloaded when the files change, like the
+// listeners' certificate, for new connections); nil for plaintext. Without
+// a ServerName each connection verifies the host it dials (each node of a
+// cluster its own).
+func redisTLS(c config, base *tls.Config, log *slog.Logger) (*tls.Config, error) {
+	if base == nil && !c.redisTLS && c.redisCA == "" && c.redisCert == "" {
 		return nil, nil
 	}
 	if base == nil {
@@ -127,6 +130,15 @@ func redisTLS(c config, base *tls.Config) (*tls.Config, error) {
 			return nil, fmt.Errorf("--redis-ca: %w", err)
 		}
 		base.RootCAs = pool
+	}
+	if c.redisCert != "" {
+		r, err := newCertReloaderOf("--redis-cert", c.redisCert, "--redis-key", c.redisKey, log)
+		if err != nil {
+			return nil, err
+		}
+		base.GetClientCertificate = func(*tls.CertificateRequestInfo) (*tls.Certificate, error) {
+			return r.GetCertificate(nil)
+		}
 	}
 	return base, nil
 }

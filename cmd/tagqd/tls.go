@@ -22,6 +22,7 @@ const certReloadInterval = time.Second
 // certificate in use stays.
 type certReloader struct {
 	certFile, keyFile string
+	flags             [2]string // the flags that named the files, for errors
 	log               *slog.Logger
 	now               func() time.Time
 
@@ -31,16 +32,23 @@ type certReloader struct {
 	lastCheck time.Time
 }
 
-// newCertReloader loads the pair once: an error names the flag at fault.
+// newCertReloader loads the pair of --tls-cert and --tls-key once: an
+// error names the flag at fault.
 func newCertReloader(certFile, keyFile string, log *slog.Logger) (*certReloader, error) {
-	r := &certReloader{certFile: certFile, keyFile: keyFile, log: log, now: time.Now}
+	return newCertReloaderOf("--tls-cert", certFile, "--tls-key", keyFile, log)
+}
+
+// newCertReloaderOf is newCertReloader for the pair named by certFlag and
+// keyFlag.
+func newCertReloaderOf(certFlag, certFile, keyFlag, keyFile string, log *slog.Logger) (*certReloader, error) {
+	r := &certReloader{certFile: certFile, keyFile: keyFile, flags: [2]string{certFlag, keyFlag}, log: log, now: time.Now}
 	infos, err := r.stat()
 	if err != nil {
 		return nil, err
 	}
 	cert, err := tls.LoadX509KeyPair(certFile, keyFile)
 	if err != nil {
-		return nil, fmt.Errorf("--tls-cert/--tls-key: %w", err)
+		return nil, fmt.Errorf("%s/%s: %w", certFlag, keyFlag, err)
 	}
 	r.cert, r.seen, r.lastCheck = &cert, infos, r.now()
 	return r, nil
@@ -48,7 +56,7 @@ func newCertReloader(certFile, keyFile string, log *slog.Logger) (*certReloader,
 
 func (r *certReloader) stat() ([2]os.FileInfo, error) {
 	var infos [2]os.FileInfo
-	for i, f := range []struct{ flag, path string }{{"--tls-cert", r.certFile}, {"--tls-key", r.keyFile}} {
+	for i, f := range []struct{ flag, path string }{{r.flags[0], r.certFile}, {r.flags[1], r.keyFile}} {
 		fi, err := os.Stat(f.path)
 		if err != nil {
 			return infos, fmt.Errorf("%s: %w", f.flag, err)
