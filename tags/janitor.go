@@ -84,7 +84,8 @@ func (s *Store) trimQueueCount(ctx context.Context, q string) (int64, error) {
 	for range 100 { // bounded work per pass
 		more := false
 		err := s.withTags(ctx, q, func(names, tagKeys []string) error {
-			keys := append(append([]string{k.meta, k.stream, k.tags, k.filters, k.delayed}, tagKeys...), k.sizes, k.holes)
+			keys := append(append([]string{k.meta, k.stream, k.tags, k.filters, k.delayed}, tagKeys...), k.sizes, k.holes,
+				k.sendDedup, k.sendDedupExp)
 			args := append([]any{janitorBatch, s.stalledRead.Milliseconds()}, toAny(names)...)
 			res, err := scriptJanitor.Run(ctx, s.rdb, keys, args...).Int64Slice()
 			if err != nil {

@@ -15,8 +15,10 @@
 -- once, receive count 0, as receive.lua leaves entries it cannot hand out.
 -- Deliveries in the PEL (recorded in b, see lib.lua) are the tag's in
 -- flight: trimming stops at the second of the PEL's first id.
+-- It prunes up to 1000 send deduplication ids past their window too (send.lua
+-- prunes only when sent ids; this bounds what a queue that stopped keeps).
 -- KEYS: 1 meta, 2 stream, 3 tags, 4 fa, 5 dl, then per tag: n, v, p, x, b,
---       then z (sizes), zh
+--       then z (sizes), zh, sd, sdx
 -- ARGV: 1 max entries to examine, 2 ms a PEL entry must be idle to be
 --       recovered, 3.. every tag name (same order as KEYS)
 -- Returns: {entries removed, 1 if the limit was reached else 0}
@@ -26,7 +28,12 @@ if not sametags(KEYS[3], 3) then return redis.error_reply('TAGS_CHANGED') end
 local m = redis.call('HMGET', KEYS[1], 'ret', 'ra', 'cmax', 'bmax', 'ovf', 'rb')
 local ret, retain = tonumber(m[1]) * 1000, m[2] == '1'
 local now = nowms()
-local q = sizestate({meta = KEYS[1], z = KEYS[#KEYS - 1], zh = KEYS[#KEYS]}, KEYS[2])
+local q = sizestate({meta = KEYS[1], z = KEYS[#KEYS - 3], zh = KEYS[#KEYS - 2]}, KEYS[2])
+local past = redis.call('ZRANGEBYSCORE', KEYS[#KEYS], '-inf', now, 'LIMIT', 0, 1000)
+if #past > 0 then
+  redis.call('ZREM', KEYS[#KEYS], unpack(past))
+  redis.call('HDEL', KEYS[#KEYS - 1], unpack(past))
+end
 local over = capexcess(capsof(m, 3), KEYS[2])
 local cur = cursors(KEYS[2])
 local tags = {}
