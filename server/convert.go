@@ -38,7 +38,9 @@ func toQueue(q *tags.Queue) *tagqv1.Queue {
 		MaxRetainedBytes:         &q.MaxRetainedBytes,
 		OverflowPolicy:           tagqv1.OverflowPolicy(q.Overflow),
 		State: &tagqv1.QueueState{RetainedMessages: q.RetainedMessages, TagCount: int32(q.TagCount),
-			RetainedBytes: q.RetainedBytes, DroppedTotal: q.DroppedTotal},
+			RetainedBytes: q.RetainedBytes, DroppedTotal: q.DroppedTotal, DeduplicatedTotal: q.DeduplicatedTotal},
+
+		ContentBasedDeduplication: q.ContentBasedDeduplication,
 	}
 	if p := q.RedrivePolicy; p != nil {
 		out.RedrivePolicy = &tagqv1.RedrivePolicy{DeadLetterQueue: p.DeadLetterQueue, MaxReceiveCount: p.MaxReceiveCount}

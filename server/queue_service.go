@@ -34,6 +34,8 @@ func (s *queueService) CreateQueue(ctx context.Context, req *tagqv1.CreateQueueR
 		MaxRetainedMessages:      q.MaxRetainedMessages,
 		MaxRetainedBytes:         q.MaxRetainedBytes,
 		Overflow:                 tags.Overflow(q.GetOverflowPolicy()),
+
+		ContentBasedDeduplication: q.GetContentBasedDeduplication(),
 	}
 	created, err := s.store.CreateQueue(ctx, cfg)
 	if err != nil {
@@ -124,6 +126,9 @@ func (s *queueService) UpdateQueue(ctx context.Context, req *tagqv1.UpdateQueueR
 		case "retain_acked_messages":
 			v := q.GetRetainAckedMessages()
 			u.RetainAckedMessages = &v
+		case "content_based_deduplication":
+			v := q.GetContentBasedDeduplication()
+			u.ContentBasedDeduplication = &v
 		case "user_attributes":
 			u.SetUserAttributes, u.UserAttributes = true, q.GetUserAttributes()
 		case "redrive_policy":

@@ -46,6 +46,8 @@ var (
 		"Running message moves out of this dead-letter queue.", queueLabels, nil)
 	descMovesRemaining = prometheus.NewDesc("tagq_queue_moves_remaining_messages",
 		"Dead letters the running moves out of this DLQ still have to move (estimated).", queueLabels, nil)
+	descQueueDeduplicated = prometheus.NewDesc("tagq_queue_deduplicated_total",
+		"Sends answered as duplicates of a message stored under the same deduplication id within 5 minutes (nothing stored).", queueLabels, nil)
 	descAvailable = prometheus.NewDesc("tagq_tag_messages_available",
 		"Messages the tag can receive now (its backlog).", tagLabels, nil)
 	descInFlight = prometheus.NewDesc("tagq_tag_messages_in_flight",
@@ -121,6 +123,7 @@ func (c *queueCollector) refresh(now time.Time) {
 		gauge(descQueueOutbox, float64(q.Outbox), q.Name)
 		gauge(descMovesRunning, float64(q.MovesRunning), q.Name)
 		gauge(descMovesRemaining, float64(q.MovesRemaining), q.Name)
+		counter(descQueueDeduplicated, q.Deduplicated, q.Name)
 		for _, t := range q.Tags {
 			st := t.State
 			gauge(descAvailable, float64(st.Available), q.Name, t.Name)

@@ -262,3 +262,43 @@ func redisCost(b *testing.B, s *Store) (cpu, scriptUs float64) {
 	}
 	return cpu, scriptUs
 }
+
+// BenchmarkSend is sending alone, batches of 10 messages of 1 KiB (the
+// queue is purged as it grows): plain (the fast path), with a
+// deduplication id per message, and on a queue with content-based
+// deduplication (both through send.lua, which checks and records the ids).
+func BenchmarkSend(b *testing.B) {
+	for _, mode := range []string{"plain", "ids", "content"} {
+		b.Run(mode, func(b *testing.B) {
+			s, ctx := benchStore(b, "bench")
+			if _, err := s.CreateQueue(ctx, QueueConfig{Name: "bench", ContentBasedDeduplication: mode == "content"}); err != nil {
+				b.Fatal(err)
+			}
+			msgs := make([]OutMessage, 10)
+			b.SetBytes(10 * 1024)
+			b.ResetTimer()
+			for n := range b.N {
+				for i := range msgs {
+					body := make([]byte, 1024)
+					copy(body, fmt.Sprintf("%d-%d", n, i)) // distinct, for content-based ids
+					msgs[i] = OutMessage{Body: body}
+					if mode == "ids" {
+						id := fmt.Sprintf("id-%d-%d", n, i)
+						msgs[i].DeduplicationID = &id
+					}
+				}
+				if _, err := s.Send(ctx, "bench", msgs); err != nil {
+					b.Fatal(err)
+				}
+				if n%1000 == 999 {
+					b.StopTimer()
+					if _, err := s.PurgeQueue(ctx, "bench"); err != nil {
+						b.Fatal(err)
+					}
+					b.StartTimer()
+				}
+			}
+			b.ReportMetric(float64(b.N*10)/b.Elapsed().Seconds(), "msg/s")
+		})
+	}
+}

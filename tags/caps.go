@@ -138,16 +138,17 @@ func (s *Store) noteRoom(queue string, msgs, bytes int64) {
 	s.rooms.Store(queue, room{msgs: norm(msgs), bytes: norm(bytes)})
 }
 
-// roomFor says how many of a batch's n entries (args as send.lua takes
-// them), from the first, a queue with OverflowRejectNew has room for.
+// roomFor says how many of a batch's entries, from the first, a queue
+// with OverflowRejectNew has room for.
 // While the cached room takes the whole batch it asks Redis nothing (the
 // send's sendpost.lua has the last word); otherwise it reads the queue's
 // fill in one round trip, with no body sent.
-func (s *Store) roomFor(ctx context.Context, queue string, args []any, n int) (int, error) {
+func (s *Store) roomFor(ctx context.Context, queue string, entries []sendEntry) (int, error) {
+	n := len(entries)
 	fits := func(r room) int {
 		var bytes int64
-		for j := range n {
-			bytes += int64(args[1+4*j].(int))
+		for j, e := range entries {
+			bytes += int64(e.size)
 			if int64(j+1) > r.msgs || bytes > r.bytes {
 				return j
 			}

@@ -108,7 +108,8 @@ func (s *Store) trimQueueLeased(ctx context.Context, q, owner string, lease time
 		more := false
 		var held time.Duration
 		err := s.withTags(ctx, q, func(names, tagKeys []string) error {
-			keys := append(append([]string{k.meta, k.stream, k.tags, k.filters, k.delayed}, tagKeys...), k.sizes, k.holes)
+			keys := append(append([]string{k.meta, k.stream, k.tags, k.filters, k.delayed}, tagKeys...), k.sizes, k.holes,
+				k.sendDedup, k.sendDedupExp)
 			args := append([]any{janitorBatch, s.stalledRead.Milliseconds(), owner, lease.Milliseconds()}, toAny(names)...)
 			res, err := scriptJanitor.Run(ctx, s.rdb, keys, args...).Int64Slice()
 			if err != nil {

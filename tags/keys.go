@@ -3,7 +3,8 @@ package tags
 // Key layout. Every key of queue Q is "<prefix>:{Q}:…", so all of a queue's
 // keys share one cluster slot (queue names cannot contain braces).
 //
-//	<prefix>:{Q}:m       hash    queue attributes, the "added" and "dropped" counters, "rb" (bytes retained),
+//	<prefix>:{Q}:m       hash    queue attributes, the "added", "dropped" and "ddn" (sends deduplicated) counters,
+//	                             "rb" (bytes retained),
 //	                             pep (PEL epoch): bumped whenever what a
 //	                             receive read may leave a tag's PEL before its script records it (stalled-read
 //	                             recovery, expiry, moves, purge, tag deletion), so the script knows when to check,
@@ -32,11 +33,14 @@ package tags
 //	<prefix>:{Q}:mv      hash    move task id -> task JSON (Q is a DLQ; see move.go)
 //	<prefix>:{Q}:z       list    size of each entry of s, in stream order (sum: "rb"; see scripts/lib.lua)
 //	<prefix>:{Q}:zh      zset    "id:size" of entries of s deleted out of order, still in z -> id ms
+//	<prefix>:{Q}:sd      hash    send deduplication id -> id of the message first stored under it (see scripts/send.lua)
+//	<prefix>:{Q}:sdx     zset    send deduplication id -> ms its window ends (first store + DeduplicationWindow); the
+//	                             ids of sd, pruned once past (send.lua, janitor.lua); purge keeps both, as SQS does
 //	<prefix>:queues      zset    every queue name, score 0 (lexicographic index for ListQueues)
 //	<prefix>:handlekey   string  the key that signs receipt handles, without a key file (see handlekeys.go)
 type queueKeys struct {
 	meta, tags, stream, filters, delayed, wake, sources, outbox, dedupe, moves string
-	sizes, holes                                                               string
+	sizes, holes, sendDedup, sendDedupExp                                      string
 	base                                                                       string
 }
 
@@ -60,6 +64,9 @@ func (s *Store) qkeys(q string) queueKeys {
 		sizes:   b + "z",
 		holes:   b + "zh",
 		base:    b,
+
+		sendDedup:    b + "sd",
+		sendDedupExp: b + "sdx",
 	}
 }
 

@@ -89,6 +89,8 @@ func (s *Store) CreateQueue(ctx context.Context, cfg QueueConfig) (*Queue, error
 		DefaultTagName:           dtag,
 		RedrivePolicy:            cfg.RedrivePolicy,
 		Overflow:                 cfg.Overflow,
+
+		ContentBasedDeduplication: cfg.ContentBasedDeduplication,
 	}
 	if q.Overflow == OverflowUnspecified {
 		q.Overflow = OverflowRejectNew
@@ -146,7 +148,7 @@ func encodeMeta(q *Queue) []any {
 		"delay", q.DelaySeconds, "vis", q.VisibilityTimeoutSeconds, "wait", q.ReceiveWaitSeconds,
 		"ret", q.MessageRetentionSeconds, "mmb", q.MaxMessageBytes, "dlq", boolStr(q.DeadLetterQueue),
 		"topic", boolStr(q.TopicQueue), "ra", boolStr(q.RetainAckedMessages), "ua", string(ua),
-		"dtag", q.DefaultTagName,
+		"dtag", q.DefaultTagName, "cbd", boolStr(q.ContentBasedDeduplication),
 	}
 	fields = append(fields, capFields(&q.MaxRetainedMessages, &q.MaxRetainedBytes, &q.Overflow)...)
 	if p := q.RedrivePolicy; p != nil {
@@ -171,7 +173,10 @@ func decodeMeta(name string, m map[string]string) *Queue {
 		DefaultTagName:           m["dtag"],
 		CreateTime:               ms("ct"),
 		UpdateTime:               ms("ut"),
+
+		ContentBasedDeduplication: m["cbd"] == "1",
 	}
+	q.DeduplicatedTotal, _ = strconv.ParseInt(m["ddn"], 10, 64)
 	q.RedrivePolicy = decodePolicy(m)
 	decodeCaps(q, m)
 	if ua := m["ua"]; ua != "" && ua != "null" {
@@ -452,6 +457,9 @@ func (s *Store) UpdateQueue(ctx context.Context, name string, u QueueUpdate) (*Q
 	if u.RetainAckedMessages != nil {
 		set = append(set, "ra", boolStr(*u.RetainAckedMessages))
 	}
+	if u.ContentBasedDeduplication != nil {
+		set = append(set, "cbd", boolStr(*u.ContentBasedDeduplication))
+	}
 	set = append(set, capFields(u.MaxRetainedMessages, u.MaxRetainedBytes, u.Overflow)...)
 	if u.SetUserAttributes {
 		ua, _ := json.Marshal(u.UserAttributes)
@@ -541,7 +549,7 @@ func (s *Store) DeleteQueue(ctx context.Context, name string, force bool) error 
 	}
 	err = s.withTags(ctx, name, func(names, tagKeys []string) error {
 		keys := append([]string{k.meta, k.stream, k.tags, k.filters, k.delayed, k.wake, k.sources, k.outbox, k.dedupe, k.moves,
-			k.sizes, k.holes}, tagKeys...)
+			k.sizes, k.holes, k.sendDedup, k.sendDedupExp}, tagKeys...)
 		return mapErr(scriptDeleteQueue.Run(ctx, s.rdb, keys, toAny(names)...).Err(), name, "")
 	})
 	if err != nil {

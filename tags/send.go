@@ -2,6 +2,8 @@ package tags
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"strconv"
 	"sync"
 	"time"
@@ -13,9 +15,11 @@ import (
 // the invalid ones get an error in their result and are not stored, the
 // valid ones are all stored — but on a queue at a cap with
 // OverflowRejectNew, where the entries from the first that does not fit
-// on get QUEUE_FULL. The error return is for the whole call (queue not
-// found, backend unavailable, Redis memory near full): then nothing was
-// stored.
+// on get QUEUE_FULL, and but for duplicates (a deduplication id seen
+// within DeduplicationWindow), which store nothing and answer with the
+// first message's id (SendResult.Duplicate). The error return is for the
+// whole call (queue not found, backend unavailable, Redis memory near
+// full): then nothing was stored.
 func (s *Store) Send(ctx context.Context, queue string, msgs []OutMessage) ([]SendResult, error) {
 	if e := checkName("queue", "queue", queue); e != nil {
 		return nil, e
@@ -27,12 +31,16 @@ func (s *Store) Send(ctx context.Context, queue string, msgs []OutMessage) ([]Se
 		return nil, e
 	}
 	results := make([]SendResult, len(msgs))
-	args := make([]any, 1, 1+4*len(msgs))
+	entries := make([]sendEntry, 0, len(msgs))
 	sent := make([]int, 0, len(msgs))
+	withIDs := false
 	for i, m := range msgs {
 		size, e := checkMessageAttributes(m.Attributes)
 		if e == nil {
 			e = checkRange("delay_seconds", m.DelaySeconds, 0, MaxDelaySeconds)
+		}
+		if e == nil {
+			e = checkDeduplicationID(m.DeduplicationID)
 		}
 		size += len(m.Body)
 		if e == nil && size == 0 {
@@ -49,19 +57,26 @@ func (s *Store) Send(ctx context.Context, queue string, msgs []OutMessage) ([]Se
 		if m.DelaySeconds != nil {
 			delay = *m.DelaySeconds
 		}
-		args = append(args, size, delay, m.Body, encodeAttrs(m.Attributes))
+		entry := sendEntry{size: size, delay: delay, body: m.Body, attrs: encodeAttrs(m.Attributes)}
+		if m.DeduplicationID != nil {
+			entry.dedupID, withIDs = *m.DeduplicationID, true
+		}
+		entries = append(entries, entry)
 		sent = append(sent, i)
 	}
 	if len(sent) == 0 {
 		return results, nil
 	}
-	args[0] = len(sent)
-	done, over, err := s.sendFast(ctx, queue, args, sent, results)
-	if err != nil {
-		return nil, err
+	done, over := false, false
+	if !withIDs { // deduplication happens in send.lua only
+		var err error
+		if done, over, err = s.sendFast(ctx, queue, entries, sent, results); err != nil {
+			return nil, err
+		}
 	}
 	if !done {
-		if over, err = s.sendSlow(ctx, queue, args, sent, results); err != nil {
+		var err error
+		if over, err = s.sendSlow(ctx, queue, entries, sent, results); err != nil {
 			return nil, err
 		}
 	}
@@ -75,13 +90,57 @@ func (s *Store) Send(ctx context.Context, queue string, msgs []OutMessage) ([]Se
 	return results, nil
 }
 
-// sendSlow stores a checked batch through send.lua and says whether the
-// queue is now over a cap it drops the oldest for.
-func (s *Store) sendSlow(ctx context.Context, queue string, args []any, sent []int, results []SendResult) (bool, error) {
+// sendEntry is one checked message of a batch, as the send scripts take it.
+type sendEntry struct {
+	size    int   // counted against max_message_bytes
+	delay   int32 // -1: the queue's default
+	body    []byte
+	attrs   string // attributes JSON, "" for none
+	dedupID string // the sender's deduplication id, "" for none
+}
+
+// contentDedupID is the deduplication id of a body on a queue with
+// content-based deduplication: its SHA-256 in hex (as SQS makes it).
+func contentDedupID(body []byte) string {
+	sum := sha256.Sum256(body)
+	return hex.EncodeToString(sum[:])
+}
+
+// sendArgs are send.lua's ARGV for entries; with contentBased, an entry
+// without a deduplication id gets its body's.
+func sendArgs(entries []sendEntry, contentBased bool) []any {
+	args := make([]any, 0, 3+5*len(entries))
+	args = append(args, len(entries), DeduplicationWindow.Milliseconds(), boolStr(contentBased))
+	for _, e := range entries {
+		id := e.dedupID
+		if id == "" && contentBased {
+			id = contentDedupID(e.body)
+		}
+		args = append(args, e.size, e.delay, e.body, e.attrs, id)
+	}
+	return args
+}
+
+// sendSlow stores a checked batch through send.lua (which deduplicates) and
+// says whether the queue is now over a cap it drops the oldest for.
+func (s *Store) sendSlow(ctx context.Context, queue string, entries []sendEntry, sent []int, results []SendResult) (bool, error) {
 	k := s.qkeys(queue)
-	reply, err := scriptSend.Run(ctx, s.rdb, []string{k.meta, k.stream, k.filters, k.delayed, k.sizes, k.holes}, args...).Slice()
-	if err != nil {
-		return false, mapErr(err, queue, "")
+	keys := []string{k.meta, k.stream, k.filters, k.delayed, k.sizes, k.holes, k.sendDedup, k.sendDedupExp}
+	var reply []any
+	for attempt := 0; ; attempt++ {
+		// Content-based deduplication as this process knows it; send.lua
+		// refuses the call, storing nothing, when the queue says otherwise.
+		lim, _ := s.limitsOf(ctx, queue)
+		var err error
+		reply, err = scriptSend.Run(ctx, s.rdb, keys, sendArgs(entries, lim.contentDedup)...).Slice()
+		if err != nil && redis.HasErrorPrefix(err, "STALE_LIMITS") && attempt < 3 {
+			s.limits.Delete(queue)
+			continue
+		}
+		if err != nil {
+			return false, mapErr(err, queue, "")
+		}
+		break
 	}
 	res, _ := reply[0].([]any)
 	for j, r := range res {
@@ -93,9 +152,11 @@ func (s *Store) sendSlow(ctx context.Context, queue string, args []any, sent []i
 		case len(parts) == 1:
 			id, _ := parts[0].(string)
 			results[i] = SendResult{ID: id, SendTime: idTime(id)}
+		case parts[0] == "DUPLICATE":
+			id, _ := parts[1].(string)
+			results[i] = SendResult{ID: id, SendTime: idTime(id), Duplicate: true}
 		default:
-			size, _ := args[1+4*j].(int)
-			results[i].Err = tooLarge(size, int(asInt64(parts[1])))
+			results[i].Err = tooLarge(entries[j].size, int(asInt64(parts[1])))
 		}
 	}
 	return asInt64(reply[1]) == 1, nil
@@ -112,52 +173,52 @@ func tooLarge(size, limit int) *Error {
 // cached per queue; sendpost.lua refuses a send made against stale ones.
 // (Caps it checks itself, whatever the cache says.)
 type sendLimits struct {
-	maxBytes int
-	delay    int
-	reject   bool // the queue has a cap and refuses sends beyond it
+	maxBytes     int
+	delay        int
+	reject       bool // the queue has a cap and refuses sends beyond it
+	contentDedup bool // content_based_deduplication: every send goes through send.lua
 }
 
 func (s *Store) limitsOf(ctx context.Context, queue string) (sendLimits, bool) {
 	if v, ok := s.limits.Load(queue); ok {
 		return v.(sendLimits), true
 	}
-	m, err := s.rdb.HMGet(ctx, s.qkeys(queue).meta, "mmb", "delay", "cmax", "bmax", "ovf").Result()
-	if err != nil || len(m) != 5 || m[0] == nil || m[1] == nil {
+	m, err := s.rdb.HMGet(ctx, s.qkeys(queue).meta, "mmb", "delay", "cmax", "bmax", "ovf", "cbd").Result()
+	if err != nil || len(m) != 6 || m[0] == nil || m[1] == nil {
 		return sendLimits{}, false // the slow path tells what is wrong
 	}
 	str := func(v any) string { x, _ := v.(string); return x }
 	mmb, _ := strconv.Atoi(str(m[0]))
 	delay, _ := strconv.Atoi(str(m[1]))
 	capped := (str(m[2]) != "" && str(m[2]) != "0") || (str(m[3]) != "" && str(m[3]) != "0")
-	l := sendLimits{maxBytes: mmb, delay: delay, reject: capped && str(m[4]) != "drop"}
+	l := sendLimits{maxBytes: mmb, delay: delay, reject: capped && str(m[4]) != "drop", contentDedup: str(m[5]) == "1"}
 	s.limits.Store(queue, l)
 	return l, true
 }
 
-// sendFast stores a checked batch (args as send.lua takes them, sent the
-// entries they hold) with plain XADDs followed by sendpost.lua in one
-// MULTI, so no body passes through Lua. It does so only on the production
-// clock, for undelayed messages within the queue's cached limits; it
-// reports false (not done), having stored nothing, when send.lua must do
-// it. Batches sent concurrently (Publish frames, SendMessageBatch calls)
+// sendFast stores a checked batch (entries, sent the indexes of their
+// results) with plain XADDs followed by sendpost.lua in one MULTI, so no
+// body passes through Lua. It does so only on the production clock, for
+// undelayed messages within the queue's cached limits on a queue without
+// content-based deduplication; it reports false (not done), having stored
+// nothing, when send.lua must do it. Batches sent concurrently (Publish frames, SendMessageBatch calls)
 // share one round trip: see sendCoalescer. over: the queue is now over a
 // cap it drops the oldest for.
-func (s *Store) sendFast(ctx context.Context, queue string, args []any, sent []int, results []SendResult) (done, over bool, err error) {
+func (s *Store) sendFast(ctx context.Context, queue string, entries []sendEntry, sent []int, results []SendResult) (done, over bool, err error) {
 	if s.rdb.testClock {
 		return false, false, nil
 	}
 	lim, ok := s.limitsOf(ctx, queue)
-	if !ok || lim.delay != 0 {
+	if !ok || lim.delay != 0 || lim.contentDedup {
 		return false, false, nil
 	}
-	for j := range sent {
-		size, delay := args[1+4*j].(int), args[2+4*j].(int32)
-		if delay > 0 || size > lim.maxBytes {
+	for _, e := range entries {
+		if e.delay > 0 || e.size > lim.maxBytes {
 			return false, false, nil // delayed, or (by the cache) too large: send.lua decides
 		}
 	}
 	if lim.reject {
-		keep, err := s.roomFor(ctx, queue, args, len(sent))
+		keep, err := s.roomFor(ctx, queue, entries)
 		if err != nil {
 			return true, false, err
 		}
@@ -167,11 +228,11 @@ func (s *Store) sendFast(ctx context.Context, queue string, args []any, sent []i
 		if keep == 0 {
 			return true, false, nil
 		}
-		// A copy: should send.lua have to do it after all, it decides
-		// for every entry again.
-		sent, args = sent[:keep], append([]any{keep}, args[1:1+4*keep]...)
+		// Should send.lua have to do it after all, it decides for every
+		// entry again.
+		sent, entries = sent[:keep], entries[:keep]
 	}
-	f := &fastSend{queue: queue, args: args, sent: sent, results: results, done: make(chan struct{})}
+	f := &fastSend{queue: queue, entries: entries, sent: sent, results: results, done: make(chan struct{})}
 	s.sends.submit(s, f)
 	select {
 	case <-f.done:
@@ -186,7 +247,7 @@ func (s *Store) sendFast(ctx context.Context, queue string, args []any, sent []i
 // fastSend is one batch on the fast path, and its outcome.
 type fastSend struct {
 	queue   string
-	args    []any
+	entries []sendEntry
 	sent    []int
 	results []SendResult
 	adds    []*redis.StringCmd
@@ -268,15 +329,14 @@ func (s *Store) execSends(ctx context.Context, batch []*fastSend) {
 		f.post = make([]any, 0, 3+2*len(f.sent))
 		f.post = append(f.post, len(f.sent), 0, 0)
 		f.adds = make([]*redis.StringCmd, len(f.sent))
-		for j := range f.sent {
-			largest = max(largest, f.args[1+4*j].(int))
-			values := []any{"b", f.args[3+4*j]}
-			attrs := f.args[4+4*j].(string)
-			if attrs != "" {
-				values = append(values, "a", attrs)
+		for j, e := range f.entries {
+			largest = max(largest, e.size)
+			values := []any{"b", e.body}
+			if e.attrs != "" {
+				values = append(values, "a", e.attrs)
 			}
 			f.adds[j] = pipe.XAdd(ctx, &redis.XAddArgs{Stream: k.stream, NoMkStream: true, Values: values})
-			f.post = append(f.post, f.args[1+4*j], attrs)
+			f.post = append(f.post, e.size, e.attrs)
 		}
 		f.post[1] = largest
 		f.check = post.EvalSha(ctx, pipe, []string{k.meta, k.stream, k.filters, k.sizes, k.holes}, f.post...)

@@ -3,6 +3,7 @@ package tags
 import (
 	"context"
 	"sort"
+	"strconv"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -21,7 +22,9 @@ type QueueStats struct {
 	// DLQ (zero for other queues): how many, and how many dead letters
 	// they still have to move.
 	MovesRunning, MovesRemaining int64
-	Tags                         []*Tag
+	// Deduplicated counts the sends answered as duplicates (Queue.DeduplicatedTotal).
+	Deduplicated int64
+	Tags         []*Tag
 }
 
 // statsBatch is how many queues one pair of pipelined round trips reads.
@@ -61,15 +64,16 @@ func (s *Store) Stats(ctx context.Context, maxTags int) (out []QueueStats, trunc
 // meanwhile are left out.
 func (s *Store) statsOf(ctx context.Context, names []string) ([]QueueStats, error) {
 	type reads struct {
-		exists, messages, outbox *redis.IntCmd
-		tags                     *redis.StringSliceCmd
-		moves                    *redis.StringSliceCmd
+		meta             *redis.SliceCmd // ct (set on every queue), ddn
+		messages, outbox *redis.IntCmd
+		tags             *redis.StringSliceCmd
+		moves            *redis.StringSliceCmd
 	}
 	rs := make([]reads, len(names))
 	pipe := s.rdb.Pipeline()
 	for i, q := range names {
 		k := s.qkeys(q)
-		rs[i] = reads{exists: pipe.Exists(ctx, k.meta), messages: pipe.XLen(ctx, k.stream), outbox: pipe.XLen(ctx, k.outbox),
+		rs[i] = reads{meta: pipe.HMGet(ctx, k.meta, "ct", "ddn"), messages: pipe.XLen(ctx, k.stream), outbox: pipe.XLen(ctx, k.outbox),
 			tags: pipe.HKeys(ctx, k.tags), moves: pipe.HVals(ctx, k.moves)}
 	}
 	if len(names) > 0 {
@@ -82,10 +86,13 @@ func (s *Store) statsOf(ctx context.Context, names []string) ([]QueueStats, erro
 	type ref struct{ queue, tag int }
 	var refs []ref
 	for i, q := range names {
-		if rs[i].exists.Val() == 0 {
+		meta := rs[i].meta.Val()
+		if len(meta) != 2 || meta[0] == nil {
 			continue
 		}
+		ddn, _ := meta[1].(string)
 		st := QueueStats{Name: q, Messages: rs[i].messages.Val(), Outbox: rs[i].outbox.Val()}
+		st.Deduplicated, _ = strconv.ParseInt(ddn, 10, 64)
 		for _, raw := range rs[i].moves.Val() {
 			t, err := decodeTask(q, raw)
 			if err == nil && t.State == MoveRunning {

@@ -29,7 +29,16 @@ const (
 	// queue may set (0 is no cap).
 	MaxRetainedMessagesLimit = 1_000_000_000
 	MaxRetainedBytesLimit    = 1 << 50
+	// MaxDeduplicationIDLen bounds a send's deduplication id (1-128
+	// characters of printable ASCII, as in SQS).
+	MaxDeduplicationIDLen = 128
 )
+
+// DeduplicationWindow is how long a queue remembers a deduplication id
+// from the first store of a message under it (not renewed by duplicates):
+// within it, a send with the same id stores nothing and answers with the
+// first message's id and send time. SQS's and Yandex MQ's 5 minutes.
+const DeduplicationWindow = 5 * time.Minute
 
 // Overflow says what a send does when it would take a queue over
 // MaxRetainedMessages or MaxRetainedBytes.
@@ -71,6 +80,9 @@ type QueueConfig struct {
 	MaxRetainedMessages *int64
 	MaxRetainedBytes    *int64
 	Overflow            Overflow
+	// ContentBasedDeduplication gives a message sent without a
+	// deduplication id the SHA-256 of its body (hex) as one.
+	ContentBasedDeduplication bool
 }
 
 // RedrivePolicy names a dead-letter queue and how many receives by one tag
@@ -102,13 +114,18 @@ type Queue struct {
 	MaxRetainedMessages int64
 	MaxRetainedBytes    int64
 	Overflow            Overflow
+	// ContentBasedDeduplication: see QueueConfig.
+	ContentBasedDeduplication bool
 
 	// State; filled by GetQueue and ListQueues.
 	RetainedMessages int64
 	RetainedBytes    int64
 	// DroppedTotal counts messages removed by OverflowDropOldest.
 	DroppedTotal int64
-	TagCount     int
+	// DeduplicatedTotal counts sends answered as duplicates within the
+	// deduplication window (nothing stored).
+	DeduplicatedTotal int64
+	TagCount          int
 	// DefaultTag is nil when the queue has no default tag.
 	DefaultTag *TagState
 }
@@ -130,6 +147,8 @@ type QueueUpdate struct {
 	MaxRetainedMessages *int64
 	MaxRetainedBytes    *int64
 	Overflow            *Overflow
+	// ContentBasedDeduplication turns content-based deduplication on or off.
+	ContentBasedDeduplication *bool
 }
 
 // StartKind says where a new tag starts reading.
@@ -206,13 +225,24 @@ type OutMessage struct {
 	Attributes map[string]Attribute
 	// DelaySeconds overrides the queue's delay when non-nil.
 	DelaySeconds *int32
+	// DeduplicationID, when non-nil (1-128 characters of printable ASCII,
+	// '!' to '~'; "" is refused), makes the send idempotent for
+	// DeduplicationWindow: a send with an id the queue stored a message
+	// under within the window stores nothing and answers with that
+	// message's id and send time. Nil on a queue with
+	// ContentBasedDeduplication: the SHA-256 of Body (hex), attributes
+	// not included.
+	DeduplicationID *string
 }
 
 // SendResult is the outcome of one sent message: ID and SendTime, or Err.
 type SendResult struct {
 	ID       string
 	SendTime time.Time
-	Err      error
+	// Duplicate: nothing was stored; ID and SendTime are those of the
+	// message first stored under the same deduplication id.
+	Duplicate bool
+	Err       error
 }
 
 // Message is a received or peeked message.

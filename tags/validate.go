@@ -101,3 +101,20 @@ func checkFilter(f *Filter) *Error {
 	}
 	return nil
 }
+
+// checkDeduplicationID validates a send's deduplication id (nil: none).
+func checkDeduplicationID(p *string) *Error {
+	if p == nil {
+		return nil
+	}
+	id := *p
+	ok := id != "" && len(id) <= MaxDeduplicationIDLen
+	for i := 0; ok && i < len(id); i++ {
+		ok = id[i] >= '!' && id[i] <= '~'
+	}
+	if !ok {
+		return invalid(ReasonInvalidArgumentRange, "deduplication_id",
+			"deduplication_id must be 1-%d characters of printable ASCII ('!' to '~'), got %q", MaxDeduplicationIDLen, echo(id))
+	}
+	return nil
+}

@@ -213,6 +213,20 @@ type Outgoing struct {
 	Attributes map[string]string
 	// Delay overrides the queue's delay when non-zero.
 	Delay time.Duration
+	// DeduplicationID, when set (1-128 characters of printable ASCII),
+	// makes the send idempotent for 5 minutes: a send with an id the queue
+	// stored a message under within that time stores nothing and returns
+	// that message's id. Set it to send again safely after an error whose
+	// outcome is unknown (a timeout, a lost connection).
+	DeduplicationID string
+}
+
+// dedupID is the API's form of Outgoing.DeduplicationID (nil: none).
+func dedupID(id string) *string {
+	if id == "" {
+		return nil
+	}
+	return &id
 }
 
 func attrs(m map[string]string) map[string]*tagqv1.MessageAttribute {
@@ -229,7 +243,7 @@ func attrs(m map[string]string) map[string]*tagqv1.MessageAttribute {
 // Send sends one message and returns its id.
 func (c *Client) Send(ctx context.Context, queue string, m Outgoing) (string, error) {
 	r, err := c.Messages.SendMessage(ctx, &tagqv1.SendMessageRequest{Queue: queue, Body: m.Body,
-		Attributes: withTrace(ctx, attrs(m.Attributes)), DelaySeconds: secs(m.Delay)})
+		Attributes: withTrace(ctx, attrs(m.Attributes)), DelaySeconds: secs(m.Delay), DeduplicationId: dedupID(m.DeduplicationID)})
 	return r.GetMessageId(), wrap(err)
 }
 
@@ -240,7 +254,7 @@ func (c *Client) SendBatch(ctx context.Context, queue string, msgs ...Outgoing) 
 	entries := make([]*tagqv1.SendMessageBatchEntry, len(msgs))
 	for i, m := range msgs {
 		entries[i] = &tagqv1.SendMessageBatchEntry{Id: fmt.Sprint(i), Body: m.Body, Attributes: withTrace(ctx, attrs(m.Attributes)),
-			DelaySeconds: secs(m.Delay)}
+			DelaySeconds: secs(m.Delay), DeduplicationId: dedupID(m.DeduplicationID)}
 	}
 	r, err := c.Messages.SendMessageBatch(ctx, &tagqv1.SendMessageBatchRequest{Queue: queue, Entries: entries})
 	if err != nil {

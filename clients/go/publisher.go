@@ -3,6 +3,7 @@ package tagq
 import (
 	"cmp"
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"io"
@@ -43,6 +44,14 @@ type PublisherConfig struct {
 	MaxPendingBytes int64
 	// Logger. Default slog.Default().
 	Logger *slog.Logger
+	// DeduplicateRetries gives each message published without a
+	// DeduplicationID a random one, kept when its frame is sent again, so
+	// a frame stored before its answer was lost is answered, not stored
+	// twice (within the server's 5-minute deduplication window): exactly
+	// once instead of at least once. On a queue with
+	// content_based_deduplication the random id replaces the body's.
+	// Default false.
+	DeduplicateRetries bool
 }
 
 // ErrPublisherStopped is the error of a message published after Stop, or
@@ -88,7 +97,9 @@ func (r *PublishResult) set(id string, err error) {
 // or is shutting down), the frames not yet answered are sent again on a
 // new stream. A frame the server had stored but whose answer was lost is
 // then stored twice (two message ids for one Publish; the result carries
-// the second). Frames are stored concurrently, so messages of different
+// the second) — unless its messages carry deduplication ids (Outgoing's,
+// or PublisherConfig.DeduplicateRetries), which make the resent frame's
+// answer that of the first store. Frames are stored concurrently, so messages of different
 // frames, even of one queue, may be stored out of order.
 type Publisher struct {
 	c   *Client
@@ -204,8 +215,12 @@ func (p *Publisher) Publish(ctx context.Context, queue string, m Outgoing) *Publ
 			}
 		})
 	}
+	id := m.DeduplicationID
+	if id == "" && p.cfg.DeduplicateRetries {
+		id = rand.Text() // 26 characters of base32, 130 bits
+	}
 	b.entries = append(b.entries, &tagqv1.SendMessageBatchEntry{Id: strconv.Itoa(len(b.entries)), Body: m.Body,
-		Attributes: withTrace(ctx, attrs(m.Attributes)), DelaySeconds: secs(m.Delay)})
+		Attributes: withTrace(ctx, attrs(m.Attributes)), DelaySeconds: secs(m.Delay), DeduplicationId: dedupID(id)})
 	b.results = append(b.results, r)
 	b.bytes += n
 	if len(b.entries) >= p.cfg.MaxMessages {

@@ -283,3 +283,68 @@ func TestPublisher_ResendsWhenTheStreamBreaks(t *testing.T) {
 	bodies := drain(t, c, "p-resend")
 	require.Len(t, bodies, len(all), "every message stored (some maybe twice)")
 }
+
+// With DeduplicateRetries, frames sent again after the stream broke are
+// answered, not stored again: every message is stored exactly once, under
+// the id its result carries.
+func TestPublisher_DeduplicateRetriesStoresOnce(t *testing.T) {
+	c := client(t)
+	queue(t, c, "p-dedup", tagq.QueueOptions{})
+	px := newProxy(t, addr)
+	logs := &logRecorder{}
+	p := dial(t, px.Addr()).NewPublisher(tagq.PublisherConfig{MaxMessages: 10, MaxInFlight: 8, Logger: slog.New(logs),
+		DeduplicateRetries: true})
+	var all []*tagq.PublishResult
+	for round := 0; round < 20 && !logs.has("sending its unanswered frames again"); round++ {
+		var rs []*tagq.PublishResult
+		for i := range 400 {
+			rs = append(rs, p.Publish(context.Background(), "p-dedup", tagq.Outgoing{Body: fmt.Appendf(nil, "r%d-%d", round, i)}))
+		}
+		_, err := get(t, rs[50])
+		require.NoError(t, err)
+		px.cut()
+		all = append(all, rs...)
+	}
+	require.True(t, logs.has("sending its unanswered frames again"), "a stream broke with frames in flight")
+	ids := map[string]bool{}
+	for _, r := range all {
+		id, err := get(t, r)
+		require.NoError(t, err)
+		ids[id] = true
+	}
+	stopPublisher(t, p)
+	require.Len(t, ids, len(all), "an id per message")
+	stored := map[string]bool{}
+	for {
+		msgs, err := c.Receive(context.Background(), "p-dedup", tagq.ReceiveOptions{Max: 100, Visibility: time.Minute})
+		require.NoError(t, err)
+		if len(msgs) == 0 {
+			break
+		}
+		for _, m := range msgs {
+			require.False(t, stored[string(m.GetBody())], "%s stored twice", m.GetBody())
+			stored[string(m.GetBody())] = true
+			require.True(t, ids[m.GetMessageId()], "stored under an id no result carries")
+		}
+	}
+	require.Len(t, stored, len(all), "every message stored once")
+}
+
+// Client.Send and SendBatch carry DeduplicationID: a repeat answers with
+// the first message's id and stores nothing.
+func TestClient_SendWithDeduplicationID(t *testing.T) {
+	c := client(t)
+	queue(t, c, "c-dedup", tagq.QueueOptions{})
+	ctx := context.Background()
+	first, err := c.Send(ctx, "c-dedup", tagq.Outgoing{Body: []byte("a"), DeduplicationID: "order-7"})
+	require.NoError(t, err)
+	again, err := c.Send(ctx, "c-dedup", tagq.Outgoing{Body: []byte("a"), DeduplicationID: "order-7"})
+	require.NoError(t, err)
+	require.Equal(t, first, again)
+	ids, err := c.SendBatch(ctx, "c-dedup", tagq.Outgoing{Body: []byte("a"), DeduplicationID: "order-7"},
+		tagq.Outgoing{Body: []byte("b")})
+	require.NoError(t, err)
+	require.Equal(t, first, ids[0])
+	require.NotEqual(t, first, ids[1])
+	require.Equal(t, map[string]int{"a": 1, "b": 1}, drain(t, c, "c-dedup"))
+}

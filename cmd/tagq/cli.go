@@ -467,12 +467,13 @@ func parseAttrs(kv []string) (map[string]string, error) {
 func (c *cli) sendCmd() *cobra.Command {
 	var attrKV []string
 	var delay time.Duration
-	var file string
+	var file, dedupID string
 	cmd := &cobra.Command{
 		Use:   "send QUEUE [BODY... | --file PATH]",
 		Short: "Send messages: each BODY argument, or each line of standard input, or one whole file",
 		Example: "  tagq send orders '{\"id\": 1}' '{\"id\": 2}'\n  cat orders.jsonl | tagq send orders --attr source=import\n" +
-			"  tagq send images --file photo.jpg\n  gzip -c report.csv | tagq send reports --file -",
+			"  tagq send images --file photo.jpg\n  gzip -c report.csv | tagq send reports --file -\n" +
+			"  tagq send orders --dedup-id order-1 '{\"id\": 1}'   # again within 5 minutes: the same id, nothing stored",
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) < 1 {
 				return usageError{errors.New("expected QUEUE [BODY...]")}
@@ -488,7 +489,7 @@ func (c *cli) sendCmd() *cobra.Command {
 				if len(args) > 1 {
 					return usageError{errors.New("give BODY arguments or --file, not both")}
 				}
-				return c.sendFile(cmd.Context(), args[0], file, tagq.Outgoing{Attributes: attrs, Delay: delay})
+				return c.sendFile(cmd.Context(), args[0], file, tagq.Outgoing{Attributes: attrs, Delay: delay, DeduplicationID: dedupID})
 			}
 			bodies := args[1:]
 			if len(bodies) == 0 {
@@ -501,12 +502,15 @@ func (c *cli) sendCmd() *cobra.Command {
 					return err
 				}
 			}
+			if dedupID != "" && len(bodies) != 1 {
+				return usageError{fmt.Errorf("--dedup-id names one message: give one BODY (or --file), not %d", len(bodies))}
+			}
 			sent := 0
 			for len(bodies) > 0 {
 				n := min(len(bodies), 100)
 				batch := make([]tagq.Outgoing, n)
 				for i, b := range bodies[:n] {
-					batch[i] = tagq.Outgoing{Body: []byte(b), Attributes: attrs, Delay: delay}
+					batch[i] = tagq.Outgoing{Body: []byte(b), Attributes: attrs, Delay: delay, DeduplicationID: dedupID}
 				}
 				ids, err := c.client.SendBatch(cmd.Context(), args[0], batch...)
 				for _, id := range ids {
@@ -530,6 +534,8 @@ func (c *cli) sendCmd() *cobra.Command {
 	cmd.Flags().StringArrayVar(&attrKV, "attr", nil, "attribute name=value on every message; repeatable")
 	cmd.Flags().DurationVar(&delay, "delay", 0, "deliver after this delay (up to 15m)")
 	cmd.Flags().StringVar(&file, "file", "", "send this file's bytes as one message ('-': all of standard input)")
+	cmd.Flags().StringVar(&dedupID, "dedup-id", "",
+		"deduplication id of the one message: a send with an id the queue stored a message under in the last 5 minutes stores nothing and prints that message's id")
 	return cmd
 }
 

@@ -166,3 +166,22 @@ func TestCLI_Version(t *testing.T) {
 	require.Equal(t, 0, code, errb.String())
 	require.Regexp(t, `^tagq version \S+ \(revision \S+, go[0-9.]+\S*\)\n$`, out.String())
 }
+
+// send --dedup-id: a repeat within the window prints the first message's
+// id and stores nothing; the flag names one message.
+func TestCLI_SendDedupID(t *testing.T) {
+	t.Cleanup(func() { runTagq(t, "", "queue", "delete", "cli-dedup") })
+	ok(t, "queue", "create", "cli-dedup")
+	first := strings.TrimSpace(ok(t, "send", "cli-dedup", "--dedup-id", "order-1", "a"))
+	require.NotEmpty(t, first)
+	require.Equal(t, first, strings.TrimSpace(ok(t, "send", "cli-dedup", "--dedup-id", "order-1", "a, again")))
+	_, errs, code := runTagq(t, "", "send", "cli-dedup", "--dedup-id", "order-2", "x", "y")
+	require.Equal(t, 2, code, "a usage error: %s", errs)
+	require.Contains(t, errs, "--dedup-id")
+	_, errs, code = runTagq(t, "", "send", "cli-dedup", "--dedup-id", "no spaces", "x")
+	require.Equal(t, 1, code)
+	require.Contains(t, errs, "deduplication_id")
+	got := jsonLines(t, ok(t, "receive", "cli-dedup", "--max", "10", "-o", "json"))
+	require.Len(t, got, 1)
+	require.Equal(t, first, got[0]["message_id"])
+}

@@ -15,8 +15,10 @@
 -- once, receive count 0, as receive.lua leaves entries it cannot hand out.
 -- Deliveries in the PEL (recorded in b, see lib.lua) are the tag's in
 -- flight: trimming stops at the second of the PEL's first id.
+-- It prunes up to 1000 send deduplication ids past their window too (send.lua
+-- prunes only when sent ids; this bounds what a queue that stopped keeps).
 -- KEYS: 1 meta, 2 stream, 3 tags, 4 fa, 5 dl, then per tag: n, v, p, x, b,
---       then z (sizes), zh
+--       then z (sizes), zh, sd, sdx
 -- One process at a time does this for a queue: the janitor lease (meta
 -- field 'lj', see lease in lib.lua). A call that finds another owner's
 -- lease does nothing and says how long it has left.
@@ -33,7 +35,12 @@ local held = lease(KEYS[1], 'lj', ARGV[3], tonumber(ARGV[4]), now)
 if held > 0 then return {0, 0, held} end
 local m = redis.call('HMGET', KEYS[1], 'ret', 'ra', 'cmax', 'bmax', 'ovf', 'rb')
 local ret, retain = tonumber(m[1]) * 1000, m[2] == '1'
-local q = sizestate({meta = KEYS[1], z = KEYS[#KEYS - 1], zh = KEYS[#KEYS]}, KEYS[2])
+local q = sizestate({meta = KEYS[1], z = KEYS[#KEYS - 3], zh = KEYS[#KEYS - 2]}, KEYS[2])
+local past = redis.call('ZRANGEBYSCORE', KEYS[#KEYS], '-inf', now, 'LIMIT', 0, 1000)
+if #past > 0 then
+  redis.call('ZREM', KEYS[#KEYS], unpack(past))
+  redis.call('HDEL', KEYS[#KEYS - 1], unpack(past))
+end
 local over = capexcess(capsof(m, 3), KEYS[2])
 local cur = cursors(KEYS[2])
 local tags = {}

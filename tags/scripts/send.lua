@@ -1,15 +1,31 @@
 -- send: append messages; one call per batch, all or nothing per entry.
--- KEYS: 1 meta, 2 stream, 3 fa, 4 dl, 5 z (sizes), 6 zh
--- ARGV: 1 entry count N, then per entry 4 values: size (bytes counted
---       against max_message_bytes), delay seconds (-1 = queue default),
---       body, attributes JSON ('' = none)
--- Returns: {per entry {id} or {'MESSAGE_TOO_LARGE', limit} or
---           {'QUEUE_FULL'} (a cap with overflow 'reject': this entry and
---           every later one), 1 if the queue is now over a cap (overflow
---           'drop': the caller trims its oldest) else 0}.
--- Errors: QUEUE_NOT_FOUND.
-local m = redis.call('HMGET', KEYS[1], 'mmb', 'delay', 'cmax', 'bmax', 'ovf', 'rb')
+-- Deduplication: an entry with a deduplication id the queue stored a
+-- message under less than the window ago (sdx: id -> window end ms; sd:
+-- id -> message id) stores nothing, whatever the queue's limits, and
+-- answers with that message's id; a stored entry with an id records it
+-- for the window (from now: a duplicate does not extend it). Entries are
+-- taken in order, so a second entry of the batch with the id of a first
+-- is its duplicate. An entry refused (too large, queue full) records
+-- nothing. Calls with ids first prune up to N+100 ids past their window.
+-- KEYS: 1 meta, 2 stream, 3 fa, 4 dl, 5 z (sizes), 6 zh, 7 sd, 8 sdx
+-- ARGV: 1 entry count N, 2 deduplication window ms, 3 '1' when the caller
+--       made content-based ids (it knows the queue has
+--       content_based_deduplication) else '0', then per entry 5 values:
+--       size (bytes counted against max_message_bytes), delay seconds
+--       (-1 = queue default), body, attributes JSON ('' = none),
+--       deduplication id ('' = none)
+-- Returns: {per entry {id} or {'DUPLICATE', id of the message first
+--           stored under its deduplication id} or {'MESSAGE_TOO_LARGE',
+--           limit} or {'QUEUE_FULL'} (a cap with overflow 'reject': this
+--           entry and every later one not a duplicate), 1 if the queue is
+--           now over a cap (overflow 'drop': the caller trims its oldest)
+--           else 0}.
+-- Errors: QUEUE_NOT_FOUND; STALE_LIMITS (the queue's
+--         content_based_deduplication is not what ARGV[3] says: nothing
+--         stored, the caller reads the queue again).
+local m = redis.call('HMGET', KEYS[1], 'mmb', 'delay', 'cmax', 'bmax', 'ovf', 'rb', 'cbd')
 if not m[1] then return redis.error_reply('QUEUE_NOT_FOUND') end
+if (m[7] == '1') ~= (ARGV[3] == '1') then return redis.error_reply('STALE_LIMITS') end
 local mmb, qdelay = tonumber(m[1]), tonumber(m[2])
 local now = nowms()
 local id0 = idarg(KEYS[1], now)
@@ -22,10 +38,29 @@ local bytes = c.rb
 local full = false
 local out, added, sizes = {}, 0, {}
 local n = tonumber(ARGV[1])
+local window, dups = tonumber(ARGV[2]), 0
 for i = 1, n do
-  local b = 2 + (i - 1) * 4
-  local size, delay, body, attrs = tonumber(ARGV[b]), tonumber(ARGV[b + 1]), ARGV[b + 2], ARGV[b + 3]
-  if size > mmb then
+  if ARGV[8 + (i - 1) * 5] ~= '' then
+    local past = redis.call('ZRANGEBYSCORE', KEYS[8], '-inf', now, 'LIMIT', 0, n + 100)
+    if #past > 0 then
+      redis.call('ZREM', KEYS[8], unpack(past))
+      redis.call('HDEL', KEYS[7], unpack(past))
+    end
+    break
+  end
+end
+for i = 1, n do
+  local b = 4 + (i - 1) * 5
+  local size, delay, body, attrs, did = tonumber(ARGV[b]), tonumber(ARGV[b + 1]), ARGV[b + 2], ARGV[b + 3], ARGV[b + 4]
+  local first = nil
+  if did ~= '' then
+    local ends = redis.call('ZSCORE', KEYS[8], did)
+    if ends and tonumber(ends) > now then first = redis.call('HGET', KEYS[7], did) end
+  end
+  if first then
+    out[i] = {'DUPLICATE', first}
+    dups = dups + 1
+  elseif size > mmb then
     out[i] = {'MESSAGE_TOO_LARGE', mmb}
   elseif full or (not c.drop and ((c.msgs > 0 and len + 1 > c.msgs) or (c.bytes > 0 and bytes + size > c.bytes))) then
     full = true
@@ -45,6 +80,10 @@ for i = 1, n do
     end
     local id = redis.call('XADD', unpack(args))
     if due > 0 then redis.call('ZADD', KEYS[4], due, id) end
+    if did ~= '' then
+      redis.call('ZADD', KEYS[8], fmt(now + window), did)
+      redis.call('HSET', KEYS[7], did, id)
+    end
     countadmitted(filters, attrs)
     added = added + 1
     sizes[#sizes + 1] = size
@@ -55,6 +94,9 @@ for i = 1, n do
 end
 if added > 0 then
   redis.call('HINCRBY', KEYS[1], 'added', added)
+end
+if dups > 0 then
+  redis.call('HINCRBY', KEYS[1], 'ddn', dups)
 end
 sizeadd({meta = KEYS[1], z = KEYS[5], zh = KEYS[6]}, sizes)
 flushadmitted(KEYS[3], filters)

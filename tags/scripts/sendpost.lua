@@ -19,9 +19,10 @@
 --           0, messages still free under the cap (-1: no cap; -2: over
 --           it), bytes still free (the same)}.
 -- Errors: QUEUE_NOT_FOUND, STALE_LIMITS (max_message_bytes or
---         delay_seconds changed), NO_STREAM (nothing was added).
+--         delay_seconds changed, or content_based_deduplication is on: its
+--         sends go through send.lua), NO_STREAM (nothing was added).
 local n = tonumber(ARGV[1])
-local m = redis.call('HMGET', KEYS[1], 'mmb', 'delay', 'cmax', 'bmax', 'ovf', 'rb')
+local m = redis.call('HMGET', KEYS[1], 'mmb', 'delay', 'cmax', 'bmax', 'ovf', 'rb', 'cbd')
 local function unadd(count)
   local last = redis.call('XREVRANGE', KEYS[2], '+', '-', 'COUNT', count)
   local ids = {}
@@ -33,7 +34,7 @@ if ARGV[3] ~= '1' then
     if redis.call('EXISTS', KEYS[1]) == 0 then return redis.error_reply('QUEUE_NOT_FOUND') end
     return redis.error_reply('NO_STREAM')
   end
-  if not m[1] or tonumber(ARGV[2]) > tonumber(m[1]) or tonumber(m[2]) ~= 0 then
+  if not m[1] or tonumber(ARGV[2]) > tonumber(m[1]) or tonumber(m[2]) ~= 0 or m[7] == '1' then
     unadd(n)
     if not m[1] then return redis.error_reply('QUEUE_NOT_FOUND') end
     return redis.error_reply('STALE_LIMITS')

@@ -35,7 +35,7 @@ _FIXED_QUEUE_ATTRS = frozenset({"dead_letter_queue", "topic_queue", "default_tag
 _UPDATABLE_QUEUE_ATTRS = frozenset({
     "delay_seconds", "visibility_timeout_seconds", "receive_wait_seconds", "message_retention_seconds",
     "max_message_bytes", "retain_acked_messages", "user_attributes", "redrive_policy",
-    "max_retained_messages", "max_retained_bytes", "overflow_policy"})
+    "max_retained_messages", "max_retained_bytes", "overflow_policy", "content_based_deduplication"})
 
 # The longest long-poll the server allows; the deadline of a receive whose
 # wait is the queue's default must cover it.
@@ -271,12 +271,20 @@ class Client:
     # ---- messages
 
     def send(self, queue: str, body: Body, attributes: Optional[Mapping[str, AttributeValue]] = None,
-             delay_seconds: Optional[int] = None) -> str:
-        """Sends one message; returns its id. Attribute values are str or bytes."""
+             delay_seconds: Optional[int] = None, deduplication_id: Optional[str] = None) -> str:
+        """Sends one message; returns its id. Attribute values are str or bytes.
+
+        With ``deduplication_id`` (1-128 printable ASCII characters) the send
+        is idempotent for 5 minutes: a send with an id the queue stored a
+        message under in that time stores nothing and returns that
+        message's id, so a send whose outcome is unknown can be repeated.
+        """
         req = message_pb2.SendMessageRequest(queue=queue, body=body_bytes(body),
                                              attributes=attributes_to_proto(_outgoing(attributes)))
         if delay_seconds is not None:
             req.delay_seconds = delay_seconds
+        if deduplication_id is not None:
+            req.deduplication_id = deduplication_id
         return self._call(self.messages.SendMessage, req).message_id
 
     def send_batch(self, queue: str,

@@ -335,6 +335,26 @@ class FeatureTest(ServerTest):
         self.assertEqual(c.get_queue(q).state.dropped_total, 1)
         c.delete_queue(q)
 
+    def test_deduplication(self) -> None:
+        """A deduplication_id, or the body on a queue with
+        content_based_deduplication, stores one message; repeats return its id."""
+        c = self.c
+        q = self.name("dedup")
+        c.create_queue(q)
+        first = c.send(q, "a", deduplication_id="order-1")
+        self.assertEqual(c.send(q, "a again", deduplication_id="order-1"), first)
+        with c.publisher() as p:
+            self.assertEqual(p.publish(q, "b", deduplication_id="order-1").result(timeout=10), first)
+        with self.assertRaises(TagqError) as e:
+            c.send(q, "x", deduplication_id="no spaces")
+        self.assertEqual((e.exception.reason, e.exception.field), ("INVALID_ARGUMENT_RANGE", "deduplication_id"))
+        got = c.get_queue(q)
+        self.assertEqual((got.state.retained_messages, got.state.deduplicated_total), (1, 2))
+        c.update_queue(q, content_based_deduplication=True)
+        self.assertTrue(c.get_queue(q).content_based_deduplication)
+        self.assertEqual(c.send(q, "same"), c.send(q, "same"))
+        c.delete_queue(q)
+
     def test_batch_start_filter_peek_and_delay(self) -> None:
         c = self.c
         q = self.name("batch")

@@ -597,6 +597,14 @@ export interface components {
             /** Format: byte */
             body?: string;
             /**
+             * @description Makes the send idempotent for 5 minutes: a send with an id the queue
+             *     stored a message under less than 5 minutes before stores nothing and
+             *     answers with that message's id and send time. 1-128 characters of
+             *     printable ASCII ('!' to '~'). Unset on a queue with
+             *     content_based_deduplication: the SHA-256 of the body.
+             */
+            deduplication_id?: string;
+            /**
              * Format: int32
              * @description 0-900 s; unset: the queue's delay_seconds.
              */
@@ -996,6 +1004,13 @@ export interface components {
         /** @description Queue is a stream of messages read by one or more tags. */
         v1Queue: {
             /**
+             * @description A message sent without a deduplication_id gets the SHA-256 of its body
+             *     (hex) as one: a send with the body of a message stored less than 5
+             *     minutes before stores nothing and answers with that message's id.
+             *     Attributes are not part of it. Default false.
+             */
+            content_based_deduplication?: boolean;
+            /**
              * Format: date-time
              * @description Output only.
              */
@@ -1085,6 +1100,13 @@ export interface components {
         };
         /** @description QueueState is a snapshot of a queue's storage. */
         v1QueueState: {
+            /**
+             * Format: int64
+             * @description Sends answered as duplicates (a deduplication_id, or the body with
+             *     content_based_deduplication, seen within 5 minutes), which stored
+             *     nothing, since the queue was created.
+             */
+            deduplicated_total?: string;
             /** @description State of the default tag (unset when the queue has none). */
             default_tag?: components["schemas"]["v1TagState"] | null;
             /**
@@ -1142,6 +1164,11 @@ export interface components {
             };
             /** Format: byte */
             body?: string;
+            /**
+             * @description As in SendMessageRequest. An entry with the id of an earlier entry of
+             *     the same batch is that entry's duplicate.
+             */
+            deduplication_id?: string;
             /** Format: int32 */
             delay_seconds?: number;
             /** @description Unique within the batch: [A-Za-z0-9_-]{1,80}. */
@@ -1793,6 +1820,13 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
+                    /**
+                     * @description A message sent without a deduplication_id gets the SHA-256 of its body
+                     *     (hex) as one: a send with the body of a message stored less than 5
+                     *     minutes before stores nothing and answers with that message's id.
+                     *     Attributes are not part of it. Default false.
+                     */
+                    content_based_deduplication?: boolean;
                     /**
                      * Format: date-time
                      * @description Output only.

@@ -154,6 +154,11 @@ export interface QueueAttributes {
    * the default) or drop the oldest messages (OverflowPolicy.DROP_OLDEST).
    */
   overflowPolicy?: OverflowPolicy;
+  /**
+   * A message sent without a deduplicationId gets its body's SHA-256 as
+   * one: the same body within 5 minutes is stored once (attributes aside).
+   */
+  contentBasedDeduplication?: boolean;
 }
 
 /** The attributes {@link TagqClient.updateQueue} can change; `redrivePolicy: null` removes the policy. */
@@ -170,6 +175,7 @@ export type QueueUpdate = Partial<
     | "maxRetainedMessages"
     | "maxRetainedBytes"
     | "overflowPolicy"
+    | "contentBasedDeduplication"
   >
 > & { redrivePolicy?: QueueAttributes["redrivePolicy"] | null };
 
@@ -206,6 +212,12 @@ export interface SendOptions {
   attributes?: Attributes;
   /** 0-900 s; unset: the queue's delay. */
   delaySeconds?: number;
+  /**
+   * 1-128 printable ASCII characters: a send with an id the queue stored a
+   * message under in the last 5 minutes stores nothing and returns that
+   * message's id, so a send whose outcome is unknown can be repeated.
+   */
+  deduplicationId?: string;
 }
 
 /** One entry of {@link TagqClient.sendBatch}: a body, or a body with options. */
@@ -449,7 +461,7 @@ export class TagqClient {
   /** Sends one message; returns its id. Errors: QUEUE_NOT_FOUND, MESSAGE_TOO_LARGE, INVALID_ATTRIBUTE, ... */
   async send(queue: string, body: Body, opts: SendOptions = {}): Promise<string> {
     const r = await call(
-      this.messages.sendMessage({ queue, body: toBytes(body), attributes: toAttributes(withTrace(opts.attributes)), ...defined({ delaySeconds: opts.delaySeconds }) }),
+      this.messages.sendMessage({ queue, body: toBytes(body), attributes: toAttributes(withTrace(opts.attributes)), ...defined({ delaySeconds: opts.delaySeconds, deduplicationId: opts.deduplicationId }) }),
     );
     return r.messageId;
   }
@@ -464,7 +476,7 @@ export class TagqClient {
         queue,
         entries: entries.map((e, i) => {
           const o = typeof e === "string" || e instanceof Uint8Array ? { body: e } : e;
-          return { id: String(i), body: toBytes(o.body), attributes: toAttributes(withTrace(o.attributes)), ...defined({ delaySeconds: o.delaySeconds }) };
+          return { id: String(i), body: toBytes(o.body), attributes: toAttributes(withTrace(o.attributes)), ...defined({ delaySeconds: o.delaySeconds, deduplicationId: o.deduplicationId }) };
         }),
       }),
     );

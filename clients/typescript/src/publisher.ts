@@ -39,6 +39,8 @@ export interface PublishOptions {
   attributes?: Attributes;
   /** 0-900 s; unset: the queue's delay. */
   delaySeconds?: number;
+  /** Deduplication id (1-128 printable ASCII; see TagqClient.send), kept when the frame is sent again. */
+  deduplicationId?: string;
 }
 
 interface Entry {
@@ -140,6 +142,7 @@ export class Publisher {
     const attributes = withTrace(opts.attributes);
     const init: EntryInit = { id: "", body: bytes, attributes: toAttributes(attributes) };
     if (opts.delaySeconds !== undefined) init.delaySeconds = opts.delaySeconds;
+    if (opts.deduplicationId !== undefined) init.deduplicationId = opts.deduplicationId;
     let size = bytes.length + 8;
     for (const [k, v] of Object.entries(attributes ?? {})) size += k.length + (typeof v === "string" ? Buffer.byteLength(v) : v.length) + 8;
 

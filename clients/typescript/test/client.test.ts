@@ -357,3 +357,28 @@ describe("iterate", () => {
     for (const m of rest) assert.equal(m.receiveCount, 2);
   });
 });
+
+describe("deduplication", () => {
+  test("a deduplicationId, or the body with contentBasedDeduplication, stores one message", async () => {
+    const q = "ts-dedup";
+    await c.createQueue(q);
+    const first = await c.send(q, "a", { deduplicationId: "order-1" });
+    assert.equal(await c.send(q, "a again", { deduplicationId: "order-1" }), first);
+    const batch = await c.sendBatch(q, [{ body: "b", deduplicationId: "order-1" }, "c"]);
+    assert.equal(batch.messageIds[0], first);
+    const pub = c.publisher();
+    assert.equal(await pub.publish(q, "d", { deduplicationId: "order-1" }), first);
+    await pub.close();
+    await rejectsWith(c.send(q, "x", { deduplicationId: "no spaces" }), "INVALID_ARGUMENT_RANGE", {
+      field: "deduplication_id",
+      code: Code.InvalidArgument,
+    });
+    let got = await c.getQueue(q);
+    assert.equal(got.state?.retainedMessages, 2n);
+    assert.equal(got.state?.deduplicatedTotal, 3n);
+    got = await c.updateQueue(q, { contentBasedDeduplication: true });
+    assert.equal(got.contentBasedDeduplication, true);
+    assert.equal(await c.send(q, "same"), await c.send(q, "same"));
+    await c.deleteQueue(q);
+  });
+});

@@ -393,9 +393,15 @@ type SendMessageRequest struct {
 	// (reserved); at most 32.
 	Attributes map[string]*MessageAttribute `protobuf:"bytes,3,rep,name=attributes,proto3" json:"attributes,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
 	// 0-900 s; unset: the queue's delay_seconds.
-	DelaySeconds  *int32 `protobuf:"varint,4,opt,name=delay_seconds,json=delaySeconds,proto3,oneof" json:"delay_seconds,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	DelaySeconds *int32 `protobuf:"varint,4,opt,name=delay_seconds,json=delaySeconds,proto3,oneof" json:"delay_seconds,omitempty"`
+	// Makes the send idempotent for 5 minutes: a send with an id the queue
+	// stored a message under less than 5 minutes before stores nothing and
+	// answers with that message's id and send time. 1-128 characters of
+	// printable ASCII ('!' to '~'). Unset on a queue with
+	// content_based_deduplication: the SHA-256 of the body.
+	DeduplicationId *string `protobuf:"bytes,5,opt,name=deduplication_id,json=deduplicationId,proto3,oneof" json:"deduplication_id,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
 }
 
 func (x *SendMessageRequest) Reset() {
@@ -456,6 +462,13 @@ func (x *SendMessageRequest) GetDelaySeconds() int32 {
 	return 0
 }
 
+func (x *SendMessageRequest) GetDeduplicationId() string {
+	if x != nil && x.DeduplicationId != nil {
+		return *x.DeduplicationId
+	}
+	return ""
+}
+
 type SendMessageResponse struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	MessageId     string                 `protobuf:"bytes,1,opt,name=message_id,json=messageId,proto3" json:"message_id,omitempty"`
@@ -511,12 +524,15 @@ func (x *SendMessageResponse) GetSendTime() *timestamppb.Timestamp {
 type SendMessageBatchEntry struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Unique within the batch: [A-Za-z0-9_-]{1,80}.
-	Id            string                       `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
-	Body          []byte                       `protobuf:"bytes,2,opt,name=body,proto3" json:"body,omitempty"`
-	Attributes    map[string]*MessageAttribute `protobuf:"bytes,3,rep,name=attributes,proto3" json:"attributes,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
-	DelaySeconds  *int32                       `protobuf:"varint,4,opt,name=delay_seconds,json=delaySeconds,proto3,oneof" json:"delay_seconds,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Id           string                       `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	Body         []byte                       `protobuf:"bytes,2,opt,name=body,proto3" json:"body,omitempty"`
+	Attributes   map[string]*MessageAttribute `protobuf:"bytes,3,rep,name=attributes,proto3" json:"attributes,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	DelaySeconds *int32                       `protobuf:"varint,4,opt,name=delay_seconds,json=delaySeconds,proto3,oneof" json:"delay_seconds,omitempty"`
+	// As in SendMessageRequest. An entry with the id of an earlier entry of
+	// the same batch is that entry's duplicate.
+	DeduplicationId *string `protobuf:"bytes,5,opt,name=deduplication_id,json=deduplicationId,proto3,oneof" json:"deduplication_id,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
 }
 
 func (x *SendMessageBatchEntry) Reset() {
@@ -575,6 +591,13 @@ func (x *SendMessageBatchEntry) GetDelaySeconds() int32 {
 		return *x.DelaySeconds
 	}
 	return 0
+}
+
+func (x *SendMessageBatchEntry) GetDeduplicationId() string {
+	if x != nil && x.DeduplicationId != nil {
+		return *x.DeduplicationId
+	}
+	return ""
 }
 
 type SendMessageBatchRequest struct {
@@ -2664,33 +2687,37 @@ const file_tagq_v1_message_proto_rawDesc = "" +
 	"\x13original_message_id\x18\x04 \x01(\tR\x11originalMessageId\x124\n" +
 	"\x16original_receive_count\x18\x05 \x01(\x05R\x14originalReceiveCount\x12\x16\n" +
 	"\x06reason\x18\x06 \x01(\tR\x06reason\x12 \n" +
-	"\vdescription\x18\a \x01(\tR\vdescription\"\xa1\x02\n" +
+	"\vdescription\x18\a \x01(\tR\vdescription\"\xe6\x02\n" +
 	"\x12SendMessageRequest\x12\x14\n" +
 	"\x05queue\x18\x01 \x01(\tR\x05queue\x12\x12\n" +
 	"\x04body\x18\x02 \x01(\fR\x04body\x12K\n" +
 	"\n" +
 	"attributes\x18\x03 \x03(\v2+.tagq.v1.SendMessageRequest.AttributesEntryR\n" +
 	"attributes\x12(\n" +
-	"\rdelay_seconds\x18\x04 \x01(\x05H\x00R\fdelaySeconds\x88\x01\x01\x1aX\n" +
+	"\rdelay_seconds\x18\x04 \x01(\x05H\x00R\fdelaySeconds\x88\x01\x01\x12.\n" +
+	"\x10deduplication_id\x18\x05 \x01(\tH\x01R\x0fdeduplicationId\x88\x01\x01\x1aX\n" +
 	"\x0fAttributesEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12/\n" +
 	"\x05value\x18\x02 \x01(\v2\x19.tagq.v1.MessageAttributeR\x05value:\x028\x01B\x10\n" +
-	"\x0e_delay_seconds\"m\n" +
+	"\x0e_delay_secondsB\x13\n" +
+	"\x11_deduplication_id\"m\n" +
 	"\x13SendMessageResponse\x12\x1d\n" +
 	"\n" +
 	"message_id\x18\x01 \x01(\tR\tmessageId\x127\n" +
-	"\tsend_time\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampR\bsendTime\"\xa1\x02\n" +
+	"\tsend_time\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampR\bsendTime\"\xe6\x02\n" +
 	"\x15SendMessageBatchEntry\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
 	"\x04body\x18\x02 \x01(\fR\x04body\x12N\n" +
 	"\n" +
 	"attributes\x18\x03 \x03(\v2..tagq.v1.SendMessageBatchEntry.AttributesEntryR\n" +
 	"attributes\x12(\n" +
-	"\rdelay_seconds\x18\x04 \x01(\x05H\x00R\fdelaySeconds\x88\x01\x01\x1aX\n" +
+	"\rdelay_seconds\x18\x04 \x01(\x05H\x00R\fdelaySeconds\x88\x01\x01\x12.\n" +
+	"\x10deduplication_id\x18\x05 \x01(\tH\x01R\x0fdeduplicationId\x88\x01\x01\x1aX\n" +
 	"\x0fAttributesEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12/\n" +
 	"\x05value\x18\x02 \x01(\v2\x19.tagq.v1.MessageAttributeR\x05value:\x028\x01B\x10\n" +
-	"\x0e_delay_seconds\"i\n" +
+	"\x0e_delay_secondsB\x13\n" +
+	"\x11_deduplication_id\"i\n" +
 	"\x17SendMessageBatchRequest\x12\x14\n" +
 	"\x05queue\x18\x01 \x01(\tR\x05queue\x128\n" +
 	"\aentries\x18\x02 \x03(\v2\x1e.tagq.v1.SendMessageBatchEntryR\aentries\"\x80\x01\n" +

@@ -190,8 +190,13 @@ type Queue struct {
 	// What a send does when it would take the queue over a cap. Unspecified
 	// on create: OVERFLOW_POLICY_REJECT_NEW.
 	OverflowPolicy OverflowPolicy `protobuf:"varint,19,opt,name=overflow_policy,json=overflowPolicy,proto3,enum=tagq.v1.OverflowPolicy" json:"overflow_policy,omitempty"`
-	unknownFields  protoimpl.UnknownFields
-	sizeCache      protoimpl.SizeCache
+	// A message sent without a deduplication_id gets the SHA-256 of its body
+	// (hex) as one: a send with the body of a message stored less than 5
+	// minutes before stores nothing and answers with that message's id.
+	// Attributes are not part of it. Default false.
+	ContentBasedDeduplication bool `protobuf:"varint,20,opt,name=content_based_deduplication,json=contentBasedDeduplication,proto3" json:"content_based_deduplication,omitempty"`
+	unknownFields             protoimpl.UnknownFields
+	sizeCache                 protoimpl.SizeCache
 }
 
 func (x *Queue) Reset() {
@@ -357,6 +362,13 @@ func (x *Queue) GetOverflowPolicy() OverflowPolicy {
 	return OverflowPolicy_OVERFLOW_POLICY_UNSPECIFIED
 }
 
+func (x *Queue) GetContentBasedDeduplication() bool {
+	if x != nil {
+		return x.ContentBasedDeduplication
+	}
+	return false
+}
+
 // RedrivePolicy moves a message that one tag received max_receive_count
 // times to a dead-letter queue.
 type RedrivePolicy struct {
@@ -428,9 +440,13 @@ type QueueState struct {
 	RetainedBytes int64 `protobuf:"varint,4,opt,name=retained_bytes,json=retainedBytes,proto3" json:"retained_bytes,omitempty"`
 	// Messages removed by OVERFLOW_POLICY_DROP_OLDEST since the queue was
 	// created.
-	DroppedTotal  int64 `protobuf:"varint,5,opt,name=dropped_total,json=droppedTotal,proto3" json:"dropped_total,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	DroppedTotal int64 `protobuf:"varint,5,opt,name=dropped_total,json=droppedTotal,proto3" json:"dropped_total,omitempty"`
+	// Sends answered as duplicates (a deduplication_id, or the body with
+	// content_based_deduplication, seen within 5 minutes), which stored
+	// nothing, since the queue was created.
+	DeduplicatedTotal int64 `protobuf:"varint,6,opt,name=deduplicated_total,json=deduplicatedTotal,proto3" json:"deduplicated_total,omitempty"`
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
 }
 
 func (x *QueueState) Reset() {
@@ -494,6 +510,13 @@ func (x *QueueState) GetRetainedBytes() int64 {
 func (x *QueueState) GetDroppedTotal() int64 {
 	if x != nil {
 		return x.DroppedTotal
+	}
+	return 0
+}
+
+func (x *QueueState) GetDeduplicatedTotal() int64 {
+	if x != nil {
+		return x.DeduplicatedTotal
 	}
 	return 0
 }
@@ -1802,7 +1825,8 @@ var File_tagq_v1_queue_proto protoreflect.FileDescriptor
 
 const file_tagq_v1_queue_proto_rawDesc = "" +
 	"\n" +
-	"\x13tagq/v1/queue.proto\x12\atagq.v1\x1a google/protobuf/field_mask.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xd2\t\n" +
+	"\x13tagq/v1/queue.proto\x12\atagq.v1\x1a google/protobuf/field_mask.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\x92\n" +
+	"\n" +
 	"\x05Queue\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12(\n" +
 	"\rdelay_seconds\x18\x02 \x01(\x05H\x00R\fdelaySeconds\x88\x01\x01\x12A\n" +
@@ -1826,7 +1850,8 @@ const file_tagq_v1_queue_proto_rawDesc = "" +
 	"\rsource_queues\x18\x10 \x03(\tR\fsourceQueues\x127\n" +
 	"\x15max_retained_messages\x18\x11 \x01(\x03H\x05R\x13maxRetainedMessages\x88\x01\x01\x121\n" +
 	"\x12max_retained_bytes\x18\x12 \x01(\x03H\x06R\x10maxRetainedBytes\x88\x01\x01\x12@\n" +
-	"\x0foverflow_policy\x18\x13 \x01(\x0e2\x17.tagq.v1.OverflowPolicyR\x0eoverflowPolicy\x1aA\n" +
+	"\x0foverflow_policy\x18\x13 \x01(\x0e2\x17.tagq.v1.OverflowPolicyR\x0eoverflowPolicy\x12>\n" +
+	"\x1bcontent_based_deduplication\x18\x14 \x01(\bR\x19contentBasedDeduplication\x1aA\n" +
 	"\x13UserAttributesEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01B\x10\n" +
@@ -1839,7 +1864,7 @@ const file_tagq_v1_queue_proto_rawDesc = "" +
 	"\x13_max_retained_bytes\"g\n" +
 	"\rRedrivePolicy\x12*\n" +
 	"\x11dead_letter_queue\x18\x01 \x01(\tR\x0fdeadLetterQueue\x12*\n" +
-	"\x11max_receive_count\x18\x02 \x01(\x05R\x0fmaxReceiveCount\"\xd6\x01\n" +
+	"\x11max_receive_count\x18\x02 \x01(\x05R\x0fmaxReceiveCount\"\x85\x02\n" +
 	"\n" +
 	"QueueState\x12+\n" +
 	"\x11retained_messages\x18\x01 \x01(\x03R\x10retainedMessages\x12\x1b\n" +
@@ -1847,7 +1872,8 @@ const file_tagq_v1_queue_proto_rawDesc = "" +
 	"\vdefault_tag\x18\x03 \x01(\v2\x11.tagq.v1.TagStateR\n" +
 	"defaultTag\x12%\n" +
 	"\x0eretained_bytes\x18\x04 \x01(\x03R\rretainedBytes\x12#\n" +
-	"\rdropped_total\x18\x05 \x01(\x03R\fdroppedTotal\"\xd6\x03\n" +
+	"\rdropped_total\x18\x05 \x01(\x03R\fdroppedTotal\x12-\n" +
+	"\x12deduplicated_total\x18\x06 \x01(\x03R\x11deduplicatedTotal\"\xd6\x03\n" +
 	"\x03Tag\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x129\n" +
 	"\n" +
