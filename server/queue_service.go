@@ -34,6 +34,8 @@ func (s *queueService) CreateQueue(ctx context.Context, req *tagqv1.CreateQueueR
 		MaxRetainedMessages:      q.MaxRetainedMessages,
 		MaxRetainedBytes:         q.MaxRetainedBytes,
 		Overflow:                 tags.Overflow(q.GetOverflowPolicy()),
+		WriteQuotaPerSecond:      q.WriteQuotaPerSecond,
+		ReadQuotaPerSecond:       q.ReadQuotaPerSecond,
 	}
 	created, err := s.store.CreateQueue(ctx, cfg)
 	if err != nil {
@@ -87,6 +89,8 @@ var updateDefaults = map[string]int32{
 	"receive_wait_seconds":       0,
 	"message_retention_seconds":  tags.DefaultRetention,
 	"max_message_bytes":          tags.DefaultMaxMessageBytes,
+	"write_quota_per_second":     0,
+	"read_quota_per_second":      0,
 }
 
 var immutableQueueFields = map[string]bool{"name": true, "dead_letter_queue": true, "topic_queue": true,
@@ -128,6 +132,10 @@ func (s *queueService) UpdateQueue(ctx context.Context, req *tagqv1.UpdateQueueR
 			u.SetUserAttributes, u.UserAttributes = true, q.GetUserAttributes()
 		case "redrive_policy":
 			u.SetRedrivePolicy, u.RedrivePolicy = true, fromPolicy(q.GetRedrivePolicy())
+		case "write_quota_per_second":
+			u.WriteQuotaPerSecond = orDefault(p, q.WriteQuotaPerSecond)
+		case "read_quota_per_second":
+			u.ReadQuotaPerSecond = orDefault(p, q.ReadQuotaPerSecond)
 		case "max_retained_messages":
 			u.MaxRetainedMessages = zeroIfUnset(q.MaxRetainedMessages)
 		case "max_retained_bytes":

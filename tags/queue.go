@@ -59,6 +59,12 @@ func (s *Store) CreateQueue(ctx context.Context, cfg QueueConfig) (*Queue, error
 	if e := checkPolicyShape("redrive_policy", cfg.RedrivePolicy); e != nil {
 		return nil, e
 	}
+	if e := checkQuota("write_quota_per_second", cfg.WriteQuotaPerSecond); e != nil {
+		return nil, e
+	}
+	if e := checkQuota("read_quota_per_second", cfg.ReadQuotaPerSecond); e != nil {
+		return nil, e
+	}
 	mmb := orDefault(cfg.MaxMessageBytes, DefaultMaxMessageBytes)
 	if e := checkCaps(cfg.MaxRetainedMessages, cfg.MaxRetainedBytes, &cfg.Overflow, mmb); e != nil {
 		return nil, e
@@ -89,6 +95,8 @@ func (s *Store) CreateQueue(ctx context.Context, cfg QueueConfig) (*Queue, error
 		DefaultTagName:           dtag,
 		RedrivePolicy:            cfg.RedrivePolicy,
 		Overflow:                 cfg.Overflow,
+		WriteQuotaPerSecond:      orDefault(cfg.WriteQuotaPerSecond, 0),
+		ReadQuotaPerSecond:       orDefault(cfg.ReadQuotaPerSecond, 0),
 	}
 	if q.Overflow == OverflowUnspecified {
 		q.Overflow = OverflowRejectNew
@@ -149,6 +157,12 @@ func encodeMeta(q *Queue) []any {
 		"dtag", q.DefaultTagName,
 	}
 	fields = append(fields, capFields(&q.MaxRetainedMessages, &q.MaxRetainedBytes, &q.Overflow)...)
+	if q.WriteQuotaPerSecond > 0 {
+		fields = append(fields, "wq", q.WriteQuotaPerSecond)
+	}
+	if q.ReadQuotaPerSecond > 0 {
+		fields = append(fields, "rq", q.ReadQuotaPerSecond)
+	}
 	if p := q.RedrivePolicy; p != nil {
 		fields = append(fields, "rpq", p.DeadLetterQueue, "rpm", p.MaxReceiveCount)
 	}
@@ -171,6 +185,8 @@ func decodeMeta(name string, m map[string]string) *Queue {
 		DefaultTagName:           m["dtag"],
 		CreateTime:               ms("ct"),
 		UpdateTime:               ms("ut"),
+		WriteQuotaPerSecond:      n32("wq"),
+		ReadQuotaPerSecond:       n32("rq"),
 	}
 	q.RedrivePolicy = decodePolicy(m)
 	decodeCaps(q, m)
@@ -396,6 +412,12 @@ func (s *Store) UpdateQueue(ctx context.Context, name string, u QueueUpdate) (*Q
 	if e := checkCaps(u.MaxRetainedMessages, u.MaxRetainedBytes, u.Overflow, 0); e != nil {
 		return nil, e
 	}
+	if e := checkQuota("write_quota_per_second", u.WriteQuotaPerSecond); e != nil {
+		return nil, e
+	}
+	if e := checkQuota("read_quota_per_second", u.ReadQuotaPerSecond); e != nil {
+		return nil, e
+	}
 	if u.SetUserAttributes {
 		if e := checkUserAttributes("user_attributes", u.UserAttributes); e != nil {
 			return nil, e
@@ -453,6 +475,8 @@ func (s *Store) UpdateQueue(ctx context.Context, name string, u QueueUpdate) (*Q
 		set = append(set, "ra", boolStr(*u.RetainAckedMessages))
 	}
 	set = append(set, capFields(u.MaxRetainedMessages, u.MaxRetainedBytes, u.Overflow)...)
+	setInt("wq", u.WriteQuotaPerSecond) // 0: no quota (the counters stay, unread)
+	setInt("rq", u.ReadQuotaPerSecond)
 	if u.SetUserAttributes {
 		ua, _ := json.Marshal(u.UserAttributes)
 		set = append(set, "ua", string(ua))

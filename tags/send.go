@@ -13,7 +13,8 @@ import (
 // the invalid ones get an error in their result and are not stored, the
 // valid ones are all stored — but on a queue at a cap with
 // OverflowRejectNew, where the entries from the first that does not fit
-// on get QUEUE_FULL. The error return is for the whole call (queue not
+// on get QUEUE_FULL, and on a queue whose write_quota_per_second is spent,
+// where those beyond it get QUOTA_EXCEEDED (quota.go). The error return is for the whole call (queue not
 // found, backend unavailable, Redis memory near full): then nothing was
 // stored.
 func (s *Store) Send(ctx context.Context, queue string, msgs []OutMessage) ([]SendResult, error) {
@@ -27,6 +28,9 @@ func (s *Store) Send(ctx context.Context, queue string, msgs []OutMessage) ([]Se
 		return nil, e
 	}
 	results := make([]SendResult, len(msgs))
+	// A write quota this process saw spent this second refuses the valid
+	// entries without a round trip (the invalid ones get their own error).
+	spentLimit, spentLeft, spentNow := s.spentFor(writeQuotaKey(queue))
 	args := make([]any, 1, 1+4*len(msgs))
 	sent := make([]int, 0, len(msgs))
 	for i, m := range msgs {
@@ -40,6 +44,9 @@ func (s *Store) Send(ctx context.Context, queue string, msgs []OutMessage) ([]Se
 		}
 		if e == nil && size > MaxMaxMessageBytes {
 			e = tooLarge(size, MaxMaxMessageBytes)
+		}
+		if e == nil && spentNow {
+			e = quotaExceeded(queue, "", QuotaWrite, spentLimit, ceilMs(spentLeft))
 		}
 		if e != nil {
 			results[i].Err = e
@@ -79,6 +86,7 @@ func (s *Store) Send(ctx context.Context, queue string, msgs []OutMessage) ([]Se
 // queue is now over a cap it drops the oldest for.
 func (s *Store) sendSlow(ctx context.Context, queue string, args []any, sent []int, results []SendResult) (bool, error) {
 	k := s.qkeys(queue)
+	asked := time.Now()
 	reply, err := scriptSend.Run(ctx, s.rdb, []string{k.meta, k.stream, k.filters, k.delayed, k.sizes, k.holes}, args...).Slice()
 	if err != nil {
 		return false, mapErr(err, queue, "")
@@ -90,6 +98,10 @@ func (s *Store) sendSlow(ctx context.Context, queue string, args []any, sent []i
 		switch {
 		case len(parts) == 1 && parts[0] == ReasonQueueFull:
 			results[i].Err = queueFull(queue)
+		case len(parts) == 3 && parts[0] == ReasonQuotaExceeded:
+			limit, retry := asInt64(parts[2]), asInt64(parts[1])
+			results[i].Err = quotaExceeded(queue, "", QuotaWrite, limit, retry)
+			s.noteSpent(writeQuotaKey(queue), limit, retry, asked)
 		case len(parts) == 1:
 			id, _ := parts[0].(string)
 			results[i] = SendResult{ID: id, SendTime: idTime(id)}
@@ -171,7 +183,7 @@ func (s *Store) sendFast(ctx context.Context, queue string, args []any, sent []i
 		// for every entry again.
 		sent, args = sent[:keep], append([]any{keep}, args[1:1+4*keep]...)
 	}
-	f := &fastSend{queue: queue, args: args, sent: sent, results: results, done: make(chan struct{})}
+	f := &fastSend{queue: queue, args: args, sent: sent, results: results, done: make(chan struct{}), asked: time.Now()}
 	s.sends.submit(s, f)
 	select {
 	case <-f.done:
@@ -196,6 +208,7 @@ type fastSend struct {
 	over    bool // the queue is over a cap it drops the oldest for
 	err     error
 	done    chan struct{}
+	asked   time.Time // before the round trip (see noteSpent)
 }
 
 // sendCoalescer runs the fast-path batches that arrive together in one
@@ -317,19 +330,27 @@ func (s *Store) finishFastSend(ctx context.Context, f *fastSend) (bool, error) {
 	}
 	reply, _ := check.Int64Slice()
 	keep := len(f.sent)
-	if len(reply) == 4 {
+	var refused error = queueFull(f.queue) // what the entries taken back get
+	byQuota := false
+	if len(reply) == 8 {
 		keep = int(reply[0])
 		f.over = reply[1] == 1
 		s.noteRoom(f.queue, reply[2], reply[3])
+		if reply[5] == 0 { // the write quota is spent for this second
+			s.noteSpent(writeQuotaKey(f.queue), reply[7], reply[6], f.asked)
+		}
+		if byQuota = reply[4] == 1; byQuota {
+			refused = quotaExceeded(f.queue, "", QuotaWrite, reply[7], reply[6])
+		}
 	}
-	if keep < len(f.sent) {
+	if keep < len(f.sent) && !byQuota {
 		// A cap this process did not know of (set elsewhere): read the
 		// limits again, so that the next sends look at the room first.
 		s.limits.Delete(f.queue)
 	}
 	for j, i := range f.sent {
 		if j >= keep {
-			f.results[i].Err = queueFull(f.queue) // taken back by sendpost.lua
+			f.results[i].Err = refused // taken back by sendpost.lua
 			continue
 		}
 		id, err := f.adds[j].Result()
