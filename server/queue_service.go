@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 
+	"github.com/tagq/tagq/access"
 	tagqv1 "github.com/tagq/tagq/gen/tagq/v1"
 	"github.com/tagq/tagq/tags"
 )
@@ -10,6 +11,7 @@ import (
 type queueService struct {
 	tagqv1.UnimplementedQueueServiceServer
 	store *tags.Store
+	auth  *authn // nil: authentication off
 }
 
 func (s *queueService) CreateQueue(ctx context.Context, req *tagqv1.CreateQueueRequest) (*tagqv1.CreateQueueResponse, error) {
@@ -65,13 +67,29 @@ func (s *queueService) GetQueue(ctx context.Context, req *tagqv1.GetQueueRequest
 func queueList(prefix string) string { return "queues?prefix=" + prefix }
 func tagList(queue string) string    { return "queues/" + queue + "/tags" }
 
+// ListQueues lists every queue to an admin (or with authentication off),
+// and to any other principal the queues it holds a permission on (any
+// level but NONE, by name or prefix, or as their creator). The page tokens
+// of a principal's listing are bound to it.
 func (s *queueService) ListQueues(ctx context.Context, req *tagqv1.ListQueuesRequest) (*tagqv1.ListQueuesResponse, error) {
 	list := queueList(req.GetPrefix())
+	var keep func(string) bool
+	if p := callerOf(ctx); p != nil && !p.Admin && s.auth != nil {
+		snap, err := s.auth.acc.Current(ctx)
+		if err != nil {
+			return nil, err
+		}
+		keep = func(q string) bool {
+			perm, _, _ := snap.Effective(p, q)
+			return perm != access.None
+		}
+		list += "&principal=" + p.Name
+	}
 	after, err := s.store.PageAfter(list, req.GetPageToken())
 	if err != nil {
 		return nil, err
 	}
-	qs, next, err := s.store.ListQueues(ctx, req.GetPrefix(), int(req.GetPageSize()), after)
+	qs, next, err := s.store.ListQueuesWhere(ctx, req.GetPrefix(), int(req.GetPageSize()), after, keep)
 	if err != nil {
 		return nil, err
 	}

@@ -281,6 +281,19 @@ func (s *Store) queueInfos(ctx context.Context, names []string) ([]*Queue, error
 // next token (the last name it returned; the API hands it out signed, see
 // PageToken).
 func (s *Store) ListQueues(ctx context.Context, prefix string, pageSize int, pageToken string) ([]*Queue, string, error) {
+	return s.ListQueuesWhere(ctx, prefix, pageSize, pageToken, nil)
+}
+
+// listScanLimit bounds the names ListQueuesWhere looks at for one page:
+// a filter that admits few queues among many gives short (even empty)
+// pages with a next token, rather than one call that reads the whole index.
+const listScanLimit = 10000
+
+// ListQueuesWhere is ListQueues of the queues keep admits (nil: all),
+// by name before anything else of them is read. A page holds fewer than
+// pageSize queues, with a next token, when listScanLimit names were looked
+// at first.
+func (s *Store) ListQueuesWhere(ctx context.Context, prefix string, pageSize int, pageToken string, keep func(name string) bool) ([]*Queue, string, error) {
 	size, e := pageSizeOf(pageSize)
 	if e != nil {
 		return nil, "", e
@@ -299,14 +312,40 @@ func (s *Store) ListQueues(ctx context.Context, prefix string, pageSize int, pag
 	if prefix != "" {
 		stop = "[" + prefix + "\xff"
 	}
-	names, err := s.rdb.ZRangeByLex(ctx, s.indexKey(), &redis.ZRangeBy{Min: start, Max: stop, Count: int64(size + 1)}).Result()
-	if err != nil {
-		return nil, "", mapErr(err, "", "")
+	chunk := size + 1
+	if keep != nil {
+		chunk = max(chunk, 1000)
 	}
-	next := ""
-	if len(names) > size {
-		names = names[:size]
-		next = names[size-1]
+	var names []string
+	next, looked := "", 0
+	for {
+		batch, err := s.rdb.ZRangeByLex(ctx, s.indexKey(), &redis.ZRangeBy{Min: start, Max: stop, Count: int64(chunk)}).Result()
+		if err != nil {
+			return nil, "", mapErr(err, "", "")
+		}
+		for _, n := range batch {
+			looked++
+			if keep == nil || keep(n) {
+				names = append(names, n)
+			}
+			if len(names) > size {
+				break
+			}
+		}
+		if len(names) > size {
+			names = names[:size]
+			next = names[size-1]
+			break
+		}
+		if len(batch) < chunk {
+			break // the end of the index
+		}
+		last := batch[len(batch)-1]
+		if looked >= listScanLimit {
+			next = last // resume after the names looked at
+			break
+		}
+		start = "(" + last
 	}
 	qs, err := s.queueInfos(ctx, names)
 	if err != nil {
