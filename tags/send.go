@@ -330,7 +330,6 @@ func (s *Store) finishFastSend(ctx context.Context, f *fastSend) (bool, error) {
 	}
 	reply, _ := check.Int64Slice()
 	keep := len(f.sent)
-	var refused error = queueFull(f.queue) // what the entries taken back get
 	byQuota := false
 	if len(reply) == 8 {
 		keep = int(reply[0])
@@ -339,9 +338,14 @@ func (s *Store) finishFastSend(ctx context.Context, f *fastSend) (bool, error) {
 		if reply[5] == 0 { // the write quota is spent for this second
 			s.noteSpent(writeQuotaKey(f.queue), reply[7], reply[6], f.asked)
 		}
-		if byQuota = reply[4] == 1; byQuota {
-			refused = quotaExceeded(f.queue, "", QuotaWrite, reply[7], reply[6])
-		}
+		byQuota = reply[4] == 1
+	}
+	var refused error // what the entries taken back get
+	switch {
+	case keep < len(f.sent) && byQuota:
+		refused = quotaExceeded(f.queue, "", QuotaWrite, reply[7], reply[6])
+	case keep < len(f.sent):
+		refused = queueFull(f.queue)
 	}
 	if keep < len(f.sent) && !byQuota {
 		// A cap this process did not know of (set elsewhere): read the
