@@ -168,7 +168,7 @@ func (s *accessService) GetPermission(ctx context.Context, req *tagqv1.GetPermis
 			map[string]string{"principal": name})
 	}
 	perm, tagsOnly, source := snap.Effective(p, req.GetQueue())
-	return &tagqv1.GetPermissionResponse{Permission: toPermission(perm), Tags: tagsOnly, Source: source}, nil
+	return &tagqv1.GetPermissionResponse{Permission: toPermission(perm), Tags: tagsOnly, Source: source, Principal: p.Name}, nil
 }
 
 func (s *accessService) ListPermissions(ctx context.Context, req *tagqv1.ListPermissionsRequest) (*tagqv1.ListPermissionsResponse, error) {

@@ -19,8 +19,10 @@ var methodRules = map[string]rule{
 		q := req.(*tagqv1.CreateQueueRequest).GetQueue()
 		return append([]need{{act: access.ActAdmin, queue: q.GetName()}}, dlqNeed(q.GetRedrivePolicy())...)
 	}},
-	"/tagq.v1.QueueService/GetQueue":   {needs: on(access.ActInfo, (*tagqv1.GetQueueRequest).GetName)},
-	"/tagq.v1.QueueService/ListQueues": {admin: true},
+	"/tagq.v1.QueueService/GetQueue": {needs: on(access.ActInfo, (*tagqv1.GetQueueRequest).GetName)},
+	// Any principal: a non-admin sees the queues it holds a permission on
+	// (queueService.ListQueues filters).
+	"/tagq.v1.QueueService/ListQueues": {},
 	"/tagq.v1.QueueService/UpdateQueue": {needs: func(req any) []need {
 		r := req.(*tagqv1.UpdateQueueRequest)
 		needs := []need{{act: access.ActAdmin, queue: r.GetQueue().GetName()}}

@@ -99,12 +99,80 @@ func TestAuth_UnaryCalls(t *testing.T) {
 	_, ei = info(t, err)
 	require.Equal(t, "RECEIVE", ei.GetMetadata()["permission"])
 
-	// Health needs no credentials; reflection needs some.
+	// Health needs no credentials.
 	_, err = healthpb.NewHealthClient(b.conn).Check(context.Background(), &healthpb.HealthCheckRequest{})
 	require.NoError(t, err)
-	_, err = b.q.ListQueues(as(b.user), &tagqv1.ListQueuesRequest{})
-	_, ei = info(t, err)
-	require.Equal(t, "ADMIN", ei.GetMetadata()["permission"])
+	// Any principal lists: the queues it holds a permission on.
+	l, err := b.q.ListQueues(as(b.user), &tagqv1.ListQueuesRequest{})
+	require.NoError(t, err)
+	require.Len(t, l.GetQueues(), 1)
+	_, err = b.q.ListQueues(context.Background(), &tagqv1.ListQueuesRequest{})
+	code, _ = info(t, err)
+	require.Equal(t, codes.Unauthenticated, code)
+}
+
+func queueNames(l *tagqv1.ListQueuesResponse) []string {
+	var out []string
+	for _, q := range l.GetQueues() {
+		out = append(out, q.GetName())
+	}
+	return out
+}
+
+// A principal that is not an admin lists the queues it holds a permission
+// on (by name, by prefix, as creator), paging through them with tokens of
+// its own listing; an admin lists them all.
+func TestAuth_ListQueuesPerPrincipal(t *testing.T) {
+	t.Parallel()
+	b := setupAuth(t)
+	for _, n := range []string{"a-1", "a-2", "b-1", "b-2", "b-3", "c-1", "none-1", "z-1"} {
+		_, err := b.q.CreateQueue(as(b.admin), &tagqv1.CreateQueueRequest{Queue: &tagqv1.Queue{Name: n}})
+		require.NoError(t, err)
+	}
+	grants := []access.Grant{
+		{Principal: "user", Queue: "a-2", Permission: access.GetInfo},
+		{Principal: "user", Queue: "b-*", Permission: access.Send},
+		{Principal: "user", Queue: "b-2", Permission: access.None}, // an exact NONE wins over the prefix
+		{Principal: "user", Queue: "z-1", Permission: access.Receive, Tags: []string{"t"}},
+	}
+	for _, g := range grants {
+		require.NoError(t, b.acc.SetGrant(b.ctx, g))
+	}
+	_, err := b.q.CreateQueue(as(b.admin), &tagqv1.CreateQueueRequest{Queue: &tagqv1.Queue{Name: "own-1"}})
+	require.NoError(t, err)
+	require.NoError(t, b.acc.QueueCreated(b.ctx, &access.Principal{Name: "user"}, "own-1")) // as if the user made it
+
+	l, err := b.q.ListQueues(as(b.user), &tagqv1.ListQueuesRequest{})
+	require.NoError(t, err)
+	require.Equal(t, []string{"a-2", "b-1", "b-3", "own-1", "z-1"}, queueNames(l))
+	require.Empty(t, l.GetNextPageToken())
+
+	// Paging: two at a time, the tokens of this principal's listing.
+	var got []string
+	tok := ""
+	for range 10 {
+		l, err = b.q.ListQueues(as(b.user), &tagqv1.ListQueuesRequest{PageSize: 2, PageToken: tok})
+		require.NoError(t, err)
+		require.LessOrEqual(t, len(l.GetQueues()), 2)
+		got = append(got, queueNames(l)...)
+		if tok = l.GetNextPageToken(); tok == "" {
+			break
+		}
+	}
+	require.Equal(t, []string{"a-2", "b-1", "b-3", "own-1", "z-1"}, got)
+	l, err = b.q.ListQueues(as(b.user), &tagqv1.ListQueuesRequest{PageSize: 2})
+	require.NoError(t, err)
+	_, err = b.q.ListQueues(as(b.admin), &tagqv1.ListQueuesRequest{PageSize: 2, PageToken: l.GetNextPageToken()})
+	_, ei := info(t, err)
+	require.Equal(t, "page_token", ei.GetMetadata()["field"], "a principal's token is not the admin's listing's")
+
+	l, err = b.q.ListQueues(as(b.user), &tagqv1.ListQueuesRequest{Prefix: "b"})
+	require.NoError(t, err)
+	require.Equal(t, []string{"b-1", "b-3"}, queueNames(l))
+
+	l, err = b.q.ListQueues(as(b.admin), &tagqv1.ListQueuesRequest{})
+	require.NoError(t, err)
+	require.Len(t, l.GetQueues(), 9)
 }
 
 // The gateway's certificate metadata counts only on the gateway's own

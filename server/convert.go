@@ -37,6 +37,8 @@ func toQueue(q *tags.Queue) *tagqv1.Queue {
 		MaxRetainedMessages:      &q.MaxRetainedMessages,
 		MaxRetainedBytes:         &q.MaxRetainedBytes,
 		OverflowPolicy:           tagqv1.OverflowPolicy(q.Overflow),
+		WriteQuotaPerSecond:      i32p(q.WriteQuotaPerSecond),
+		ReadQuotaPerSecond:       i32p(q.ReadQuotaPerSecond),
 		State: &tagqv1.QueueState{RetainedMessages: q.RetainedMessages, TagCount: int32(q.TagCount),
 			RetainedBytes: q.RetainedBytes, DroppedTotal: q.DroppedTotal, DeduplicatedTotal: q.DeduplicatedTotal},
 
@@ -78,6 +80,7 @@ func toTag(t *tags.Tag) *tagqv1.Tag {
 		UserAttributes:           t.UserAttributes,
 		CreateTime:               ts(t.CreateTime),
 		State:                    toTagState(t.State),
+		ReadQuotaPerSecond:       t.ReadQuotaPerSecond,
 	}
 	switch t.Start.Kind {
 	case tags.StartOldest:
@@ -103,6 +106,7 @@ func fromTag(t *tagqv1.Tag) tags.TagConfig {
 		Name:                     t.GetName(),
 		VisibilityTimeoutSeconds: t.VisibilityTimeoutSeconds,
 		UserAttributes:           t.GetUserAttributes(),
+		ReadQuotaPerSecond:       t.ReadQuotaPerSecond,
 	}
 	if st := t.GetStartTime(); st != nil {
 		if st.GetSeconds() == 0 && st.GetNanos() == 0 {

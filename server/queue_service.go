@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 
+	"github.com/tagq/tagq/access"
 	tagqv1 "github.com/tagq/tagq/gen/tagq/v1"
 	"github.com/tagq/tagq/tags"
 )
@@ -10,6 +11,7 @@ import (
 type queueService struct {
 	tagqv1.UnimplementedQueueServiceServer
 	store *tags.Store
+	auth  *authn // nil: authentication off
 }
 
 func (s *queueService) CreateQueue(ctx context.Context, req *tagqv1.CreateQueueRequest) (*tagqv1.CreateQueueResponse, error) {
@@ -36,6 +38,8 @@ func (s *queueService) CreateQueue(ctx context.Context, req *tagqv1.CreateQueueR
 		Overflow:                 tags.Overflow(q.GetOverflowPolicy()),
 
 		ContentBasedDeduplication: q.GetContentBasedDeduplication(),
+		WriteQuotaPerSecond:       q.WriteQuotaPerSecond,
+		ReadQuotaPerSecond:        q.ReadQuotaPerSecond,
 	}
 	created, err := s.store.CreateQueue(ctx, cfg)
 	if err != nil {
@@ -65,13 +69,29 @@ func (s *queueService) GetQueue(ctx context.Context, req *tagqv1.GetQueueRequest
 func queueList(prefix string) string { return "queues?prefix=" + prefix }
 func tagList(queue string) string    { return "queues/" + queue + "/tags" }
 
+// ListQueues lists every queue to an admin (or with authentication off),
+// and to any other principal the queues it holds a permission on (any
+// level but NONE, by name or prefix, or as their creator). The page tokens
+// of a principal's listing are bound to it.
 func (s *queueService) ListQueues(ctx context.Context, req *tagqv1.ListQueuesRequest) (*tagqv1.ListQueuesResponse, error) {
 	list := queueList(req.GetPrefix())
+	var keep func(string) bool
+	if p := callerOf(ctx); p != nil && !p.Admin && s.auth != nil {
+		snap, err := s.auth.acc.Current(ctx)
+		if err != nil {
+			return nil, err
+		}
+		keep = func(q string) bool {
+			perm, _, _ := snap.Effective(p, q)
+			return perm != access.None
+		}
+		list += "&principal=" + p.Name
+	}
 	after, err := s.store.PageAfter(list, req.GetPageToken())
 	if err != nil {
 		return nil, err
 	}
-	qs, next, err := s.store.ListQueues(ctx, req.GetPrefix(), int(req.GetPageSize()), after)
+	qs, next, err := s.store.ListQueuesWhere(ctx, req.GetPrefix(), int(req.GetPageSize()), after, keep)
 	if err != nil {
 		return nil, err
 	}
@@ -89,6 +109,8 @@ var updateDefaults = map[string]int32{
 	"receive_wait_seconds":       0,
 	"message_retention_seconds":  tags.DefaultRetention,
 	"max_message_bytes":          tags.DefaultMaxMessageBytes,
+	"write_quota_per_second":     0,
+	"read_quota_per_second":      0,
 }
 
 var immutableQueueFields = map[string]bool{"name": true, "dead_letter_queue": true, "topic_queue": true,
@@ -133,6 +155,10 @@ func (s *queueService) UpdateQueue(ctx context.Context, req *tagqv1.UpdateQueueR
 			u.SetUserAttributes, u.UserAttributes = true, q.GetUserAttributes()
 		case "redrive_policy":
 			u.SetRedrivePolicy, u.RedrivePolicy = true, fromPolicy(q.GetRedrivePolicy())
+		case "write_quota_per_second":
+			u.WriteQuotaPerSecond = orDefault(p, q.WriteQuotaPerSecond)
+		case "read_quota_per_second":
+			u.ReadQuotaPerSecond = orDefault(p, q.ReadQuotaPerSecond)
 		case "max_retained_messages":
 			u.MaxRetainedMessages = zeroIfUnset(q.MaxRetainedMessages)
 		case "max_retained_bytes":

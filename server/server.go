@@ -47,9 +47,15 @@ type Config struct {
 	// decoded). Default: DefaultMaxRequestBytes.
 	MaxRequestBytes int
 	// MaxStreamsPerConnection bounds the concurrent calls (streams, long
-	// polls and unary calls alike) on one client connection. Default
-	// DefaultMaxStreamsPerConnection.
+	// polls and unary calls alike) on one client connection (HTTP/2's
+	// SETTINGS_MAX_CONCURRENT_STREAMS: a client beyond it waits for a
+	// call to end). Default DefaultMaxStreamsPerConnection.
 	MaxStreamsPerConnection uint32
+	// MaxStreams bounds the Publish and Consume streams open in the
+	// process: one beyond it ends at once with RESOURCE_EXHAUSTED
+	// (TOO_MANY_STREAMS). Default DefaultMaxStreams; negative: no limit.
+	// (Connections per listener: LimitListener.)
+	MaxStreams int
 	// QueueMetricsInterval is how old the per-queue and per-tag series
 	// may get before a scrape reads them again. Default 5 s; negative:
 	// no per-queue series.
@@ -114,6 +120,7 @@ type Server struct {
 	// queueMetrics is nil when Config.QueueMetricsInterval is negative.
 	queueMetrics *queueCollector
 	auth         *authn // nil: authentication off
+	conns        *connMetrics
 }
 
 // New builds the gRPC server with the Queue, Message and Redrive services,
@@ -144,6 +151,9 @@ func New(cfg Config) (*Server, error) {
 	if cfg.MaxStreamsPerConnection == 0 {
 		cfg.MaxStreamsPerConnection = DefaultMaxStreamsPerConnection
 	}
+	if cfg.MaxStreams == 0 {
+		cfg.MaxStreams = DefaultMaxStreams
+	}
 	if cfg.QueueMetricsInterval == 0 {
 		cfg.QueueMetricsInterval = 5 * time.Second
 	}
@@ -154,7 +164,7 @@ func New(cfg Config) (*Server, error) {
 		cfg.DrainGrace = 2 * time.Second
 	}
 	s := &Server{store: cfg.Store, log: cfg.Logger, gather: cfg.Gatherer, maxRequest: cfg.MaxRequestBytes,
-		health: health.NewServer(), drain: make(chan struct{})}
+		health: health.NewServer(), drain: make(chan struct{}), conns: newConnMetrics()}
 	s.messages = &messageService{store: cfg.Store, log: cfg.Logger, settler: newSettler(cfg.Store, cfg.Logger),
 		drain: s.drain, drainGrace: cfg.DrainGrace}
 	var queues prometheus.Collector
@@ -166,12 +176,19 @@ func New(cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
+	for _, c := range []prometheus.Collector{s.conns.open, s.conns.refused} {
+		if err := cfg.Registerer.Register(c); err != nil {
+			return nil, err
+		}
+	}
+	streams := &streamLimit{max: int64(cfg.MaxStreams)}
 	unary := []grpc.UnaryServerInterceptor{logRequests(cfg.Logger), m.grpc.UnaryServerInterceptor(), errorStatus, recoverPanics(cfg.Logger)}
 	stream := []grpc.StreamServerInterceptor{logStreams(cfg.Logger), m.grpc.StreamServerInterceptor(), streamErrorStatus, recoverStreamPanics(cfg.Logger)}
 	if cfg.Access != nil {
 		s.auth = &authn{acc: cfg.Access, store: cfg.Store}
 		unary, stream = append(unary, s.auth.unary), append(stream, s.auth.stream)
 	}
+	stream = append(stream, streams.interceptor) // after authentication: a stranger holds no slot
 	opts := []grpc.ServerOption{
 		grpc.Creds(newTransportCreds(cfg.TLS)),
 		grpc.ChainUnaryInterceptor(unary...),
@@ -201,7 +218,7 @@ func New(cfg Config) (*Server, error) {
 		opts = append(opts, tracing(cfg.TracerProvider))
 	}
 	s.grpc = grpc.NewServer(opts...)
-	tagqv1.RegisterQueueServiceServer(s.grpc, &queueService{store: cfg.Store})
+	tagqv1.RegisterQueueServiceServer(s.grpc, &queueService{store: cfg.Store, auth: s.auth})
 	tagqv1.RegisterMessageServiceServer(s.grpc, s.messages)
 	tagqv1.RegisterRedriveServiceServer(s.grpc, &redriveService{store: cfg.Store})
 	tagqv1.RegisterAccessServiceServer(s.grpc, &accessService{acc: cfg.Access})

@@ -4,7 +4,8 @@ package tags
 // keys share one cluster slot (queue names cannot contain braces).
 //
 //	<prefix>:{Q}:m       hash    queue attributes, the "added", "dropped" and "ddn" (sends deduplicated) counters,
-//	                             "rb" (bytes retained),
+//	                             "rb" (bytes retained), "wqs"/"wqn" (the second and count of the write quota,
+//	                             quota.go),
 //	                             pep (PEL epoch): bumped whenever what a
 //	                             receive read may leave a tag's PEL before its script records it (stalled-read
 //	                             recovery, expiry, moves, purge, tag deletion), so the script knows when to check,
@@ -26,7 +27,8 @@ package tags
 //	                             messages T received and has not deleted: nacked, extended, redelivered, or
 //	                             received with the in-flight zset mode (Config.InFlightZset)
 //	<prefix>:{Q}:t:T:p   zset    message id -> due ms, for delayed messages T read before they were due
-//	<prefix>:{Q}:t:T:n   hash    tag counters and state (see scripts/createtag.lua; pc counts T's PEL deliveries)
+//	<prefix>:{Q}:t:T:n   hash    tag counters and state (see scripts/createtag.lua; pc counts T's PEL deliveries;
+//	                             rq/rqs/rqn its read quota override, second and count)
 //	<prefix>:{Q}:t:T:x   zset    v member -> visible-at ms, for messages T received max_receive_count times (dead when due)
 //	<prefix>:{Q}:dlo     stream  dead-letter outbox: dead letters on their way to the DLQ (relayed, then removed)
 //	<prefix>:{Q}:dd      zset    dedupe keys of dead letters added to Q (a DLQ), or moved back to Q -> ms

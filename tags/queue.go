@@ -59,6 +59,12 @@ func (s *Store) CreateQueue(ctx context.Context, cfg QueueConfig) (*Queue, error
 	if e := checkPolicyShape("redrive_policy", cfg.RedrivePolicy); e != nil {
 		return nil, e
 	}
+	if e := checkQuota("write_quota_per_second", cfg.WriteQuotaPerSecond); e != nil {
+		return nil, e
+	}
+	if e := checkQuota("read_quota_per_second", cfg.ReadQuotaPerSecond); e != nil {
+		return nil, e
+	}
 	mmb := orDefault(cfg.MaxMessageBytes, DefaultMaxMessageBytes)
 	if e := checkCaps(cfg.MaxRetainedMessages, cfg.MaxRetainedBytes, &cfg.Overflow, mmb); e != nil {
 		return nil, e
@@ -91,6 +97,8 @@ func (s *Store) CreateQueue(ctx context.Context, cfg QueueConfig) (*Queue, error
 		Overflow:                 cfg.Overflow,
 
 		ContentBasedDeduplication: cfg.ContentBasedDeduplication,
+		WriteQuotaPerSecond:       orDefault(cfg.WriteQuotaPerSecond, 0),
+		ReadQuotaPerSecond:        orDefault(cfg.ReadQuotaPerSecond, 0),
 	}
 	if q.Overflow == OverflowUnspecified {
 		q.Overflow = OverflowRejectNew
@@ -151,6 +159,12 @@ func encodeMeta(q *Queue) []any {
 		"dtag", q.DefaultTagName, "cbd", boolStr(q.ContentBasedDeduplication),
 	}
 	fields = append(fields, capFields(&q.MaxRetainedMessages, &q.MaxRetainedBytes, &q.Overflow)...)
+	if q.WriteQuotaPerSecond > 0 {
+		fields = append(fields, "wq", q.WriteQuotaPerSecond)
+	}
+	if q.ReadQuotaPerSecond > 0 {
+		fields = append(fields, "rq", q.ReadQuotaPerSecond)
+	}
 	if p := q.RedrivePolicy; p != nil {
 		fields = append(fields, "rpq", p.DeadLetterQueue, "rpm", p.MaxReceiveCount)
 	}
@@ -175,6 +189,8 @@ func decodeMeta(name string, m map[string]string) *Queue {
 		UpdateTime:               ms("ut"),
 
 		ContentBasedDeduplication: m["cbd"] == "1",
+		WriteQuotaPerSecond:       n32("wq"),
+		ReadQuotaPerSecond:        n32("rq"),
 	}
 	q.DeduplicatedTotal, _ = strconv.ParseInt(m["ddn"], 10, 64)
 	q.RedrivePolicy = decodePolicy(m)
@@ -270,6 +286,19 @@ func (s *Store) queueInfos(ctx context.Context, names []string) ([]*Queue, error
 // next token (the last name it returned; the API hands it out signed, see
 // PageToken).
 func (s *Store) ListQueues(ctx context.Context, prefix string, pageSize int, pageToken string) ([]*Queue, string, error) {
+	return s.ListQueuesWhere(ctx, prefix, pageSize, pageToken, nil)
+}
+
+// listScanLimit bounds the names ListQueuesWhere looks at for one page:
+// a filter that admits few queues among many gives short (even empty)
+// pages with a next token, rather than one call that reads the whole index.
+const listScanLimit = 10000
+
+// ListQueuesWhere is ListQueues of the queues keep admits (nil: all),
+// by name before anything else of them is read. A page holds fewer than
+// pageSize queues, with a next token, when listScanLimit names were looked
+// at first.
+func (s *Store) ListQueuesWhere(ctx context.Context, prefix string, pageSize int, pageToken string, keep func(name string) bool) ([]*Queue, string, error) {
 	size, e := pageSizeOf(pageSize)
 	if e != nil {
 		return nil, "", e
@@ -288,14 +317,40 @@ func (s *Store) ListQueues(ctx context.Context, prefix string, pageSize int, pag
 	if prefix != "" {
 		stop = "[" + prefix + "\xff"
 	}
-	names, err := s.rdb.ZRangeByLex(ctx, s.indexKey(), &redis.ZRangeBy{Min: start, Max: stop, Count: int64(size + 1)}).Result()
-	if err != nil {
-		return nil, "", mapErr(err, "", "")
+	chunk := size + 1
+	if keep != nil {
+		chunk = max(chunk, 1000)
 	}
-	next := ""
-	if len(names) > size {
-		names = names[:size]
-		next = names[size-1]
+	var names []string
+	next, looked := "", 0
+	for {
+		batch, err := s.rdb.ZRangeByLex(ctx, s.indexKey(), &redis.ZRangeBy{Min: start, Max: stop, Count: int64(chunk)}).Result()
+		if err != nil {
+			return nil, "", mapErr(err, "", "")
+		}
+		for _, n := range batch {
+			looked++
+			if keep == nil || keep(n) {
+				names = append(names, n)
+			}
+			if len(names) > size {
+				break
+			}
+		}
+		if len(names) > size {
+			names = names[:size]
+			next = names[size-1]
+			break
+		}
+		if len(batch) < chunk {
+			break // the end of the index
+		}
+		last := batch[len(batch)-1]
+		if looked >= listScanLimit {
+			next = last // resume after the names looked at
+			break
+		}
+		start = "(" + last
 	}
 	qs, err := s.queueInfos(ctx, names)
 	if err != nil {
@@ -401,6 +456,12 @@ func (s *Store) UpdateQueue(ctx context.Context, name string, u QueueUpdate) (*Q
 	if e := checkCaps(u.MaxRetainedMessages, u.MaxRetainedBytes, u.Overflow, 0); e != nil {
 		return nil, e
 	}
+	if e := checkQuota("write_quota_per_second", u.WriteQuotaPerSecond); e != nil {
+		return nil, e
+	}
+	if e := checkQuota("read_quota_per_second", u.ReadQuotaPerSecond); e != nil {
+		return nil, e
+	}
 	if u.SetUserAttributes {
 		if e := checkUserAttributes("user_attributes", u.UserAttributes); e != nil {
 			return nil, e
@@ -461,6 +522,8 @@ func (s *Store) UpdateQueue(ctx context.Context, name string, u QueueUpdate) (*Q
 		set = append(set, "cbd", boolStr(*u.ContentBasedDeduplication))
 	}
 	set = append(set, capFields(u.MaxRetainedMessages, u.MaxRetainedBytes, u.Overflow)...)
+	setInt("wq", u.WriteQuotaPerSecond) // 0: no quota (the counters stay, unread)
+	setInt("rq", u.ReadQuotaPerSecond)
 	if u.SetUserAttributes {
 		ua, _ := json.Marshal(u.UserAttributes)
 		set = append(set, "ua", string(ua))

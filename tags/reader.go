@@ -58,7 +58,8 @@ func (r *Reader) Tag() string { return r.tag }
 
 // Receive hands out 1 to n messages (1-100), waiting as long as it takes
 // for the first: until ctx ends (its error), or the store closes
-// (ErrClosed).
+// (ErrClosed). While the tag's read quota is spent it waits for the next
+// second (of the Redis clock, as this process sees it) instead of failing.
 func (r *Reader) Receive(ctx context.Context, n int) ([]Message, error) {
 	if n < 1 || n > MaxBatchEntries {
 		return nil, invalid(ReasonInvalidArgumentRange, "max_messages", "max_messages must be between 1 and %d, got %d",
@@ -78,9 +79,23 @@ func (r *Reader) Receive(ctx context.Context, n int) ([]Message, error) {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
+		if _, left, ok := r.s.spentFor(tagKey{r.queue, r.tag}); ok {
+			if err := r.pause(ctx, left); err != nil {
+				return nil, err
+			}
+			continue
+		}
 		res, err := r.s.receiveOnce(sctx, r.queue, r.tag, "", n, r.visMs)
 		if err != nil {
 			return nil, err
+		}
+		if len(res.msgs) == 0 && res.spent() {
+			// The tag's read quota is spent: a stream waits for the next
+			// second rather than fail.
+			if err := r.pause(ctx, time.Duration(res.retryMs)*time.Millisecond); err != nil {
+				return nil, err
+			}
+			continue
 		}
 		if len(res.msgs) > 0 {
 			if len(res.msgs) == n {
@@ -103,6 +118,28 @@ func (r *Reader) Receive(ctx context.Context, n int) ([]Message, error) {
 		}
 	}
 }
+
+// pause waits d (the rest of a second whose read quota is spent), or,
+// under the test clock, which tests move at will, at most quotaPoll.
+func (r *Reader) pause(ctx context.Context, d time.Duration) error {
+	if r.s.rdb.testClock {
+		d = min(d, quotaPoll)
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-r.w.stop:
+		return ErrClosed
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// quotaPoll is how often a Reader paused by a spent read quota looks again
+// under the test clock.
+const quotaPoll = 20 * time.Millisecond
 
 // Close unregisters the reader. Safe to call more than once.
 func (r *Reader) Close() {

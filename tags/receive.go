@@ -54,6 +54,9 @@ func (s *Store) Receive(ctx context.Context, queue, tag string, opt ReceiveOptio
 	if opt.VisibilitySeconds != nil {
 		visMs = int64(*opt.VisibilitySeconds) * 1000
 	}
+	if limit, left, ok := s.spentFor(tagKey{queue, tag}); ok {
+		return nil, quotaExceeded(queue, tag, QuotaRead, limit, ceilMs(left))
+	}
 	start := time.Now()
 	r, err := s.receiveOnce(ctx, queue, tag, expect, opt.MaxMessages, visMs)
 	if errors.Is(err, errDefaultTagChanged) || ReasonOf(err) == ReasonQueueNotFound || ReasonOf(err) == ReasonTagNotFound {
@@ -64,6 +67,9 @@ func (s *Store) Receive(ctx context.Context, queue, tag string, opt ReceiveOptio
 	}
 	if err != nil || len(r.msgs) > 0 {
 		return r.msgs, err
+	}
+	if r.spent() {
+		return nil, quotaExceeded(queue, tag, QuotaRead, r.quota, r.retryMs)
 	}
 	wait := r.queueWait
 	if opt.WaitSeconds != nil {
@@ -100,6 +106,11 @@ func (s *Store) Receive(ctx context.Context, queue, tag string, opt ReceiveOptio
 				s.waiters.wakeOne(queue, tag) // there may be more for the next waiter
 			}
 			return r.msgs, nil
+		}
+		if r.spent() {
+			// Others on the tag took what the read quota allows this
+			// second while this one waited.
+			return nil, quotaExceeded(queue, tag, QuotaRead, r.quota, r.retryMs)
 		}
 		if r.more {
 			continue
@@ -153,7 +164,14 @@ type receiveResult struct {
 	more      bool
 	queueWait int32
 	dead      int // dead-lettered by this call: their outbox entries await the relay
+	// The tag's read quota after the call: what it still takes this second
+	// (-1: no quota), the quota, and ms to the next second.
+	quotaLeft, quota, retryMs int64
 }
+
+// spent: the call handed out what the tag's read quota allowed, and it
+// allows no more this second.
+func (r receiveResult) spent() bool { return r.quota > 0 && r.quotaLeft == 0 }
 
 // errDefaultTagChanged: the cached default tag name is out of date.
 var errDefaultTagChanged = errors.New("DEFAULT_TAG_CHANGED")
@@ -163,6 +181,11 @@ func (s *Store) receiveOnce(ctx context.Context, queue, tag, expectDefault strin
 	// a read short: read on, within a bound on the entries read per call.
 	var r receiveResult
 	scanned := 0
+	// A tag with a read quota reads no more than the quota at a time (the
+	// script has the last word: what it read beyond waits in v).
+	if v, ok := s.readQuotas.Load(tagKey{queue, tag}); ok && v.(int64) > 0 && int64(max) > v.(int64) {
+		max = int(v.(int64))
+	}
 	if s.dueMaybe(queue, tag) {
 		// Due redeliveries first, on their own: the read that follows then
 		// takes only what is left, so nothing read waits unhanded.
@@ -171,7 +194,7 @@ func (s *Store) receiveOnce(ctx context.Context, queue, tag, expectDefault strin
 			return receiveResult{}, err
 		}
 		r = part
-		if len(r.msgs) >= max {
+		if len(r.msgs) >= max || r.spent() {
 			r.more = false
 			return s.finishReceive(ctx, queue, tag, r), nil
 		}
@@ -181,7 +204,11 @@ func (s *Store) receiveOnce(ctx context.Context, queue, tag, expectDefault strin
 	inScript := s.smallReads(queue, tag)
 	defer func() { s.noteRead(queue, tag, len(r.msgs)) }()
 	for {
-		part, read, err := s.receiveStep(ctx, queue, tag, expectDefault, max-len(r.msgs), visMs, false, true, inScript)
+		want := max - len(r.msgs)
+		if r.quotaLeft > 0 && int64(want) > r.quotaLeft {
+			want = int(r.quotaLeft) // what the read quota still takes
+		}
+		part, read, err := s.receiveStep(ctx, queue, tag, expectDefault, want, visMs, false, true, inScript)
 		if err != nil {
 			return receiveResult{}, err
 		}
@@ -189,7 +216,7 @@ func (s *Store) receiveOnce(ctx context.Context, queue, tag, expectDefault strin
 		part.dead += r.dead
 		r = part
 		scanned += read
-		if len(r.msgs) >= max || !r.more {
+		if len(r.msgs) >= max || !r.more || r.spent() {
 			r.more = false
 			break
 		}
@@ -303,6 +330,20 @@ func (s *Store) hintGeneration() uint64 {
 
 type tagKey struct{ queue, tag string }
 
+// noteReadQuota keeps what a receive script said of the tag's read quota:
+// the quota (to size reads) and, when it is spent, until when.
+func (s *Store) noteReadQuota(queue, tag string, r receiveResult, asked time.Time) {
+	k := tagKey{queue, tag}
+	if r.quota > 0 {
+		s.readQuotas.Store(k, r.quota)
+	} else if _, ok := s.readQuotas.Load(k); ok {
+		s.readQuotas.Delete(k)
+	}
+	if r.spent() {
+		s.noteSpent(k, r.quota, r.retryMs, asked)
+	}
+}
+
 // receiveStep is one read and one receive script call for up to max
 // messages. r.more says the read was full (the stream may hold more for
 // the tag); read is how many entries it read.
@@ -366,6 +407,7 @@ func (s *Store) receiveScript(ctx context.Context, queue, tag, expectDefault str
 		ctx = context.WithoutCancel(ctx)
 	}
 	gen := s.hintGeneration()
+	asked := time.Now()
 	res, err := scriptReceive.Run(ctx, s.rdb,
 		[]string{k.meta, k.stream, tk.state, tk.visible, tk.parked, k.wake, tk.last, k.outbox, tk.batches}, args...).Slice()
 	if err != nil {
@@ -374,11 +416,13 @@ func (s *Store) receiveScript(ctx context.Context, queue, tag, expectDefault str
 		}
 		return r, mapErr(err, queue, tag)
 	}
-	if len(res) != 9 {
+	if len(res) != 12 {
 		return r, &Error{Kind: KindInternal, Reason: ReasonInternal, Message: "receive: unexpected reply"}
 	}
 	r = receiveResult{nowMs: asInt64(res[0]), hintMs: asInt64(res[1]), queueWait: int32(asInt64(res[2])),
-		dead: int(asInt64(res[3])), more: len(fresh) == max || asInt64(res[7]) == 1}
+		dead: int(asInt64(res[3])), more: len(fresh) == max || asInt64(res[7]) == 1,
+		quotaLeft: asInt64(res[9]), quota: asInt64(res[10]), retryMs: asInt64(res[11])}
+	s.noteReadQuota(queue, tag, r, asked)
 	s.noteHint(queue, tag, r, gen)
 	s.queueWaits.Store(queue, r.queueWait)
 	r.msgs = decodeScriptMessages(res[4], tag)

@@ -15,11 +15,13 @@ import (
 // the invalid ones get an error in their result and are not stored, the
 // valid ones are all stored — but on a queue at a cap with
 // OverflowRejectNew, where the entries from the first that does not fit
-// on get QUEUE_FULL, and but for duplicates (a deduplication id seen
-// within DeduplicationWindow), which store nothing and answer with the
-// first message's id (SendResult.Duplicate). The error return is for the
-// whole call (queue not found, backend unavailable, Redis memory near
-// full): then nothing was stored.
+// on get QUEUE_FULL, on a queue whose write_quota_per_second is spent,
+// where those beyond it get QUOTA_EXCEEDED (quota.go), and but for
+// duplicates (a deduplication id seen within DeduplicationWindow), which
+// store nothing and answer with the first message's id
+// (SendResult.Duplicate). The error return is for the whole call (queue
+// not found, backend unavailable, Redis memory near full): then nothing
+// was stored.
 func (s *Store) Send(ctx context.Context, queue string, msgs []OutMessage) ([]SendResult, error) {
 	if e := checkName("queue", "queue", queue); e != nil {
 		return nil, e
@@ -31,6 +33,9 @@ func (s *Store) Send(ctx context.Context, queue string, msgs []OutMessage) ([]Se
 		return nil, e
 	}
 	results := make([]SendResult, len(msgs))
+	// A write quota this process saw spent this second refuses the valid
+	// entries without a round trip (the invalid ones get their own error).
+	spentLimit, spentLeft, spentNow := s.spentFor(writeQuotaKey(queue))
 	entries := make([]sendEntry, 0, len(msgs))
 	sent := make([]int, 0, len(msgs))
 	withIDs := false
@@ -48,6 +53,9 @@ func (s *Store) Send(ctx context.Context, queue string, msgs []OutMessage) ([]Se
 		}
 		if e == nil && size > MaxMaxMessageBytes {
 			e = tooLarge(size, MaxMaxMessageBytes)
+		}
+		if e == nil && spentNow {
+			e = quotaExceeded(queue, "", QuotaWrite, spentLimit, ceilMs(spentLeft))
 		}
 		if e != nil {
 			results[i].Err = e
@@ -127,11 +135,13 @@ func (s *Store) sendSlow(ctx context.Context, queue string, entries []sendEntry,
 	k := s.qkeys(queue)
 	keys := []string{k.meta, k.stream, k.filters, k.delayed, k.sizes, k.holes, k.sendDedup, k.sendDedupExp}
 	var reply []any
+	var asked time.Time
 	for attempt := 0; ; attempt++ {
 		// Content-based deduplication as this process knows it; send.lua
 		// refuses the call, storing nothing, when the queue says otherwise.
 		lim, _ := s.limitsOf(ctx, queue)
 		var err error
+		asked = time.Now()
 		reply, err = scriptSend.Run(ctx, s.rdb, keys, sendArgs(entries, lim.contentDedup)...).Slice()
 		if err != nil && redis.HasErrorPrefix(err, "STALE_LIMITS") && attempt < 3 {
 			s.limits.Delete(queue)
@@ -149,6 +159,10 @@ func (s *Store) sendSlow(ctx context.Context, queue string, entries []sendEntry,
 		switch {
 		case len(parts) == 1 && parts[0] == ReasonQueueFull:
 			results[i].Err = queueFull(queue)
+		case len(parts) == 3 && parts[0] == ReasonQuotaExceeded:
+			limit, retry := asInt64(parts[2]), asInt64(parts[1])
+			results[i].Err = quotaExceeded(queue, "", QuotaWrite, limit, retry)
+			s.noteSpent(writeQuotaKey(queue), limit, retry, asked)
 		case len(parts) == 1:
 			id, _ := parts[0].(string)
 			results[i] = SendResult{ID: id, SendTime: idTime(id)}
@@ -232,7 +246,7 @@ func (s *Store) sendFast(ctx context.Context, queue string, entries []sendEntry,
 		// entry again.
 		sent, entries = sent[:keep], entries[:keep]
 	}
-	f := &fastSend{queue: queue, entries: entries, sent: sent, results: results, done: make(chan struct{})}
+	f := &fastSend{queue: queue, entries: entries, sent: sent, results: results, done: make(chan struct{}), asked: time.Now()}
 	s.sends.submit(s, f)
 	select {
 	case <-f.done:
@@ -257,6 +271,7 @@ type fastSend struct {
 	over    bool // the queue is over a cap it drops the oldest for
 	err     error
 	done    chan struct{}
+	asked   time.Time // before the round trip (see noteSpent)
 }
 
 // sendCoalescer runs the fast-path batches that arrive together in one
@@ -377,19 +392,31 @@ func (s *Store) finishFastSend(ctx context.Context, f *fastSend) (bool, error) {
 	}
 	reply, _ := check.Int64Slice()
 	keep := len(f.sent)
-	if len(reply) == 4 {
+	byQuota := false
+	if len(reply) == 8 {
 		keep = int(reply[0])
 		f.over = reply[1] == 1
 		s.noteRoom(f.queue, reply[2], reply[3])
+		if reply[5] == 0 { // the write quota is spent for this second
+			s.noteSpent(writeQuotaKey(f.queue), reply[7], reply[6], f.asked)
+		}
+		byQuota = reply[4] == 1
 	}
-	if keep < len(f.sent) {
+	var refused error // what the entries taken back get
+	switch {
+	case keep < len(f.sent) && byQuota:
+		refused = quotaExceeded(f.queue, "", QuotaWrite, reply[7], reply[6])
+	case keep < len(f.sent):
+		refused = queueFull(f.queue)
+	}
+	if keep < len(f.sent) && !byQuota {
 		// A cap this process did not know of (set elsewhere): read the
 		// limits again, so that the next sends look at the room first.
 		s.limits.Delete(f.queue)
 	}
 	for j, i := range f.sent {
 		if j >= keep {
-			f.results[i].Err = queueFull(f.queue) // taken back by sendpost.lua
+			f.results[i].Err = refused // taken back by sendpost.lua
 			continue
 		}
 		id, err := f.adds[j].Result()

@@ -90,6 +90,11 @@ type Store struct {
 	hintGen   uint64   // hints forgotten so far (see noteHint)
 	limits    sync.Map // queue -> sendLimits, for sends' fast path
 	rooms     sync.Map // queue -> room: what a capped queue could take when last seen
+	// spentQuotas: writeQuotaKey or tagKey -> spent, a rate quota that ran
+	// out this second (see quota.go); readQuotas: tagKey -> int64, the
+	// tag's read quota as its last receive script said (0: none).
+	spentQuotas sync.Map
+	readQuotas  sync.Map
 	// queue -> int32: receive_wait_seconds as the last receive script said
 	// (an empty read that skips the script answers with it).
 	queueWaits sync.Map

@@ -13,6 +13,7 @@ type storedTag struct {
 	Filter *storedFilter     `json:"filter,omitempty"`
 	Vis    *int32            `json:"vis,omitempty"`
 	UA     map[string]string `json:"ua,omitempty"`
+	RQ     *int32            `json:"rq,omitempty"` // read quota override (n's rq)
 }
 
 type storedStart struct {
@@ -58,7 +59,7 @@ func (sf *storedFilter) filter() *Filter {
 
 func (st storedTag) config(name string) TagConfig {
 	c := TagConfig{Name: name, Start: Start{Kind: st.Start.Kind}, Filter: st.Filter.filter(),
-		VisibilityTimeoutSeconds: st.Vis, UserAttributes: st.UA}
+		VisibilityTimeoutSeconds: st.Vis, UserAttributes: st.UA, ReadQuotaPerSecond: st.RQ}
 	if st.Start.Kind == StartAt {
 		c.Start.At = time.UnixMilli(st.Start.AtMs)
 	}
@@ -82,8 +83,11 @@ func (s *Store) CreateTag(ctx context.Context, queue string, cfg TagConfig) (*Ta
 	if e := checkUserAttributes("user_attributes", cfg.UserAttributes); e != nil {
 		return nil, e
 	}
+	if e := checkQuota("read_quota_per_second", cfg.ReadQuotaPerSecond); e != nil {
+		return nil, e
+	}
 	st := storedTag{Start: storedStart{Kind: cfg.Start.Kind}, Filter: toStoredFilter(cfg.Filter),
-		Vis: cfg.VisibilityTimeoutSeconds, UA: cfg.UserAttributes}
+		Vis: cfg.VisibilityTimeoutSeconds, UA: cfg.UserAttributes, RQ: cfg.ReadQuotaPerSecond}
 	if cfg.Start.Kind == StartAt {
 		ms := cfg.Start.At.UnixMilli()
 		if ms < 1 { // the epoch or before: every retained message
@@ -96,6 +100,10 @@ func (s *Store) CreateTag(ctx context.Context, queue string, cfg TagConfig) (*Ta
 	if cfg.VisibilityTimeoutSeconds != nil {
 		visMs = int64(*cfg.VisibilityTimeoutSeconds) * 1000
 	}
+	readQuota := int32(-1) // the queue's
+	if cfg.ReadQuotaPerSecond != nil {
+		readQuota = *cfg.ReadQuotaPerSecond
+	}
 	fjson := ""
 	if st.Filter != nil {
 		b, _ := json.Marshal(st.Filter)
@@ -106,7 +114,7 @@ func (s *Store) CreateTag(ctx context.Context, queue string, cfg TagConfig) (*Ta
 	tk := k.tag(cfg.Name)
 	_, err := scriptCreateTag.Run(ctx, s.rdb,
 		[]string{k.meta, k.tags, k.stream, tk.state, k.filters, tk.visible, tk.parked, tk.last, tk.batches},
-		cfg.Name, cfgJSON, int(st.Start.Kind), st.Start.AtMs, fjson, visMs, MaxTagsPerQueue).Result()
+		cfg.Name, cfgJSON, int(st.Start.Kind), st.Start.AtMs, fjson, visMs, MaxTagsPerQueue, readQuota).Result()
 	if err != nil {
 		return nil, mapErr(err, queue, cfg.Name)
 	}

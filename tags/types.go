@@ -83,6 +83,11 @@ type QueueConfig struct {
 	// ContentBasedDeduplication gives a message sent without a
 	// deduplication id the SHA-256 of its body (hex) as one.
 	ContentBasedDeduplication bool
+	// WriteQuotaPerSecond caps the messages stored per second (nil or 0:
+	// none); ReadQuotaPerSecond the messages each tag receives per second
+	// (nil or 0: none; a tag may have its own). See quota.go.
+	WriteQuotaPerSecond *int32
+	ReadQuotaPerSecond  *int32
 }
 
 // RedrivePolicy names a dead-letter queue and how many receives by one tag
@@ -116,6 +121,9 @@ type Queue struct {
 	Overflow            Overflow
 	// ContentBasedDeduplication: see QueueConfig.
 	ContentBasedDeduplication bool
+	// Rate quotas in messages a second (0: none; see quota.go).
+	WriteQuotaPerSecond int32
+	ReadQuotaPerSecond  int32
 
 	// State; filled by GetQueue and ListQueues.
 	RetainedMessages int64
@@ -149,6 +157,9 @@ type QueueUpdate struct {
 	Overflow            *Overflow
 	// ContentBasedDeduplication turns content-based deduplication on or off.
 	ContentBasedDeduplication *bool
+	// Rate quotas; nil leaves them, 0 removes them.
+	WriteQuotaPerSecond *int32
+	ReadQuotaPerSecond  *int32
 }
 
 // StartKind says where a new tag starts reading.
@@ -190,6 +201,9 @@ type TagConfig struct {
 	Filter                   *Filter
 	VisibilityTimeoutSeconds *int32
 	UserAttributes           map[string]string
+	// ReadQuotaPerSecond overrides the queue's read_quota_per_second for
+	// this tag (0: no quota for it); nil: the queue's.
+	ReadQuotaPerSecond *int32
 }
 
 // Tag is a stored tag with its state.

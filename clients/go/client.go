@@ -147,6 +147,11 @@ type QueueOptions struct {
 	MaxRetainedMessages int64
 	MaxRetainedBytes    int64
 	DropOldest          bool
+	// WriteQuotaPerSecond caps the messages stored per second, and
+	// ReadQuotaPerSecond those each tag receives per second (0: none);
+	// beyond them calls fail with QUOTA_EXCEEDED.
+	WriteQuotaPerSecond int32
+	ReadQuotaPerSecond  int32
 }
 
 func secs(d time.Duration) *int32 {
@@ -175,6 +180,12 @@ func (c *Client) CreateQueue(ctx context.Context, name string, o QueueOptions) (
 	}
 	if o.DropOldest {
 		q.OverflowPolicy = tagqv1.OverflowPolicy_OVERFLOW_POLICY_DROP_OLDEST
+	}
+	if o.WriteQuotaPerSecond != 0 {
+		q.WriteQuotaPerSecond = &o.WriteQuotaPerSecond
+	}
+	if o.ReadQuotaPerSecond != 0 {
+		q.ReadQuotaPerSecond = &o.ReadQuotaPerSecond
 	}
 	r, err := c.Queues.CreateQueue(ctx, &tagqv1.CreateQueueRequest{Queue: q, NoDefaultTag: o.NoDefaultTag})
 	return r.GetQueue(), wrap(err)

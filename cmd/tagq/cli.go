@@ -191,7 +191,8 @@ func (c *cli) queueCmd() *cobra.Command {
 	create := &cobra.Command{
 		Use: "create NAME", Short: "Create a queue (with its default tag unless --no-default-tag)", Args: exactArgs(1, "NAME"),
 		Example: "  tagq queue create orders-dlq --dead-letter-queue\n  tagq queue create orders --redrive-to orders-dlq --max-receives 5\n" +
-			"  tagq queue create clicks --no-default-tag --max-retained-bytes 1073741824 --drop-oldest",
+			"  tagq queue create clicks --no-default-tag --max-retained-bytes 1073741824 --drop-oldest\n" +
+			"  tagq queue create events --write-quota 1000 --read-quota 500",
 		RunE: func(cmd *cobra.Command, args []string) error {
 			q, err := c.client.CreateQueue(cmd.Context(), args[0], o)
 			if err != nil {
@@ -210,6 +211,8 @@ func (c *cli) queueCmd() *cobra.Command {
 	create.Flags().Int64Var(&o.MaxRetainedMessages, "max-retained-messages", 0, "most messages the queue holds (0: no cap)")
 	create.Flags().Int64Var(&o.MaxRetainedBytes, "max-retained-bytes", 0, "most bytes of messages the queue holds (0: no cap)")
 	create.Flags().BoolVar(&o.DropOldest, "drop-oldest", false, "beyond a cap, drop the oldest messages (default: refuse sends with QUEUE_FULL)")
+	create.Flags().Int32Var(&o.WriteQuotaPerSecond, "write-quota", 0, "most messages stored per second (0: no quota)")
+	create.Flags().Int32Var(&o.ReadQuotaPerSecond, "read-quota", 0, "most messages each tag receives per second (0: no quota)")
 
 	var prefix string
 	list := &cobra.Command{
@@ -255,6 +258,9 @@ func (c *cli) queueCmd() *cobra.Command {
 				fmt.Fprintf(w, "caps\t%d messages, %d bytes (0: none), %s\n", q.GetMaxRetainedMessages(), q.GetMaxRetainedBytes(),
 					q.GetOverflowPolicy())
 			}
+			if q.GetWriteQuotaPerSecond() != 0 || q.GetReadQuotaPerSecond() != 0 {
+				fmt.Fprintf(w, "quotas\twrite %d/s, read %d/s per tag (0: none)\n", q.GetWriteQuotaPerSecond(), q.GetReadQuotaPerSecond())
+			}
 			st := q.GetState()
 			fmt.Fprintf(w, "tags\t%d\nretained messages\t%d\nretained bytes\t%d\n", st.GetTagCount(), st.GetRetainedMessages(),
 				st.GetRetainedBytes())
@@ -271,19 +277,34 @@ func (c *cli) queueCmd() *cobra.Command {
 	var redriveTo string
 	var maxReceives int32
 	var noRedrive bool
+	var writeQuota, readQuota int32
 	update := &cobra.Command{
-		Use: "update NAME", Short: "Change a queue's redrive policy", Args: exactArgs(1, "NAME"),
-		Example: "  tagq queue update orders --redrive-to orders-dlq --max-receives 3\n  tagq queue update orders --no-redrive",
+		Use: "update NAME", Short: "Change a queue's redrive policy or rate quotas", Args: exactArgs(1, "NAME"),
+		Example: "  tagq queue update orders --redrive-to orders-dlq --max-receives 3\n  tagq queue update orders --no-redrive\n" +
+			"  tagq queue update orders --write-quota 100 --read-quota 0",
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if (redriveTo == "") == !noRedrive {
-				return usageError{errors.New("give --redrive-to DLQ or --no-redrive")}
-			}
 			q := &tagqv1.Queue{Name: args[0]}
+			var paths []string
+			if redriveTo != "" && noRedrive {
+				return usageError{errors.New("give --redrive-to DLQ or --no-redrive, not both")}
+			}
+			if redriveTo != "" || noRedrive {
+				paths = append(paths, "redrive_policy")
+			}
 			if redriveTo != "" {
 				q.RedrivePolicy = &tagqv1.RedrivePolicy{DeadLetterQueue: redriveTo, MaxReceiveCount: maxReceives}
 			}
+			if cmd.Flags().Changed("write-quota") {
+				paths, q.WriteQuotaPerSecond = append(paths, "write_quota_per_second"), &writeQuota
+			}
+			if cmd.Flags().Changed("read-quota") {
+				paths, q.ReadQuotaPerSecond = append(paths, "read_quota_per_second"), &readQuota
+			}
+			if len(paths) == 0 {
+				return usageError{errors.New("give --redrive-to DLQ, --no-redrive, --write-quota or --read-quota")}
+			}
 			r, err := c.client.Queues.UpdateQueue(cmd.Context(), &tagqv1.UpdateQueueRequest{Queue: q,
-				UpdateMask: &fieldmaskpb.FieldMask{Paths: []string{"redrive_policy"}}})
+				UpdateMask: &fieldmaskpb.FieldMask{Paths: paths}})
 			if err != nil {
 				return wrapErr(err)
 			}
@@ -293,6 +314,8 @@ func (c *cli) queueCmd() *cobra.Command {
 	update.Flags().StringVar(&redriveTo, "redrive-to", "", "dead-letter queue")
 	update.Flags().Int32Var(&maxReceives, "max-receives", 5, "receives by one tag before a message is dead-lettered")
 	update.Flags().BoolVar(&noRedrive, "no-redrive", false, "remove the redrive policy")
+	update.Flags().Int32Var(&writeQuota, "write-quota", 0, "most messages stored per second (0: no quota)")
+	update.Flags().Int32Var(&readQuota, "read-quota", 0, "most messages each tag receives per second (0: no quota)")
 
 	var force bool
 	del := &cobra.Command{
@@ -352,11 +375,15 @@ func (c *cli) tagCmd() *cobra.Command {
 	var from string
 	var filters []string
 	var or bool
+	var readQuota int32
 	create := &cobra.Command{
 		Use: "create QUEUE NAME", Short: "Add a tag to a queue", Args: exactArgs(2, "QUEUE NAME"),
 		Example: "  tagq tag create orders billing\n  tagq tag create orders eu --filter region=eu --from-oldest",
 		RunE: func(cmd *cobra.Command, args []string) error {
 			t := &tagqv1.Tag{Name: args[1]}
+			if cmd.Flags().Changed("read-quota") {
+				t.ReadQuotaPerSecond = &readQuota
+			}
 			switch {
 			case oldest:
 				t.StartTime = timestamppb.New(time.Unix(0, 0))
@@ -393,6 +420,7 @@ func (c *cli) tagCmd() *cobra.Command {
 	create.Flags().StringVar(&from, "from", "", "read messages sent from this time (RFC 3339)")
 	create.Flags().StringArrayVar(&filters, "filter", nil, "only messages with this attribute (name) or value (name=value); repeatable")
 	create.Flags().BoolVar(&or, "or", false, "a message needs one --filter to match, not all")
+	create.Flags().Int32Var(&readQuota, "read-quota", 0, "most messages this tag receives per second, in place of the queue's read quota (0: none)")
 	list := &cobra.Command{
 		Use: "list QUEUE", Short: "List a queue's tags with their counters", Args: exactArgs(1, "QUEUE"),
 		RunE: func(cmd *cobra.Command, args []string) error {

@@ -185,3 +185,18 @@ func TestCLI_SendDedupID(t *testing.T) {
 	require.Len(t, got, 1)
 	require.Equal(t, first, got[0]["message_id"])
 }
+
+// Rate quotas: set on create, shown by get, changed by update; a tag's own.
+func TestCLI_RateQuotas(t *testing.T) {
+	t.Cleanup(func() { runTagq(t, "", "queue", "delete", "cli-quota") })
+	ok(t, "queue", "create", "cli-quota", "--write-quota", "5", "--read-quota", "2")
+	require.Regexp(t, `quotas\s+write 5/s, read 2/s per tag \(0: none\)`, ok(t, "queue", "get", "cli-quota"))
+	ok(t, "queue", "update", "cli-quota", "--write-quota", "0")
+	require.Regexp(t, `quotas\s+write 0/s, read 2/s per tag`, ok(t, "queue", "get", "cli-quota"))
+	ok(t, "tag", "create", "cli-quota", "bulk", "--read-quota", "0")
+	require.Regexp(t, `read quota\s+0/s`, ok(t, "tag", "get", "cli-quota", "bulk"))
+	require.NotContains(t, ok(t, "tag", "get", "cli-quota", "default"), "read quota")
+	_, errs, code := runTagq(t, "", "queue", "update", "cli-quota")
+	require.NotEqual(t, 0, code)
+	require.Contains(t, errs, "--write-quota")
+}

@@ -70,6 +70,9 @@ func (c *cli) printTag(t *tagqv1.Tag) error {
 		vis = dur(t.GetVisibilityTimeoutSeconds())
 	}
 	fmt.Fprintf(w, "visibility\t%s\n", vis)
+	if t.ReadQuotaPerSecond != nil {
+		fmt.Fprintf(w, "read quota\t%d/s (0: none; in place of the queue's)\n", t.GetReadQuotaPerSecond())
+	}
 	if ua := t.GetUserAttributes(); len(ua) > 0 {
 		keys := make([]string, 0, len(ua))
 		for k := range ua {

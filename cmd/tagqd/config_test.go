@@ -23,7 +23,8 @@ func clearEnv(t *testing.T) {
 		"TAGQ_TLS_CLIENT_CA", "TAGQ_REDIS_USERNAME", "TAGQ_REDIS_PASSWORD", "TAGQ_REDIS_TLS", "TAGQ_REDIS_CA",
 		"TAGQ_QUEUE_METRICS_INTERVAL", "TAGQ_QUEUE_METRICS_MAX_TAGS", "TAGQ_STALLED_READ", "TAGQ_HANDLE_KEY_FILE",
 		"TAGQ_AUTH", "TAGQ_INSECURE", "TAGQ_ADMIN_KEY", "TAGQ_ADMIN_KEY_FILE",
-		"TAGQ_REDIS_MEMORY_THRESHOLD", "TAGQ_REDIS_MEMORY_LIMIT", "TAGQ_REDIS_MEMORY_INTERVAL", "TAGQ_CONFIG_FILE"} {
+		"TAGQ_REDIS_MEMORY_THRESHOLD", "TAGQ_REDIS_MEMORY_LIMIT", "TAGQ_REDIS_MEMORY_INTERVAL", "TAGQ_CONFIG_FILE",
+		"TAGQ_MAX_CONNECTIONS", "TAGQ_MAX_STREAMS", "TAGQ_MAX_STREAMS_PER_CONNECTION"} {
 		t.Setenv(name, "") // registers the restore
 		require.NoError(t, os.Unsetenv(name))
 	}
@@ -35,7 +36,8 @@ func TestParseFlags_Defaults(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, config{grpcAddr: "127.0.0.1:9090", httpAddr: "127.0.0.1:8080", keyPrefix: "tagq", logLevel: "info", logFormat: "text",
 		shutdownTimeout: 25 * time.Second, queueMetricsInterval: 5 * time.Second, queueMetricsMaxTags: 10000,
-		stalledRead: 30 * time.Second, memThreshold: 0.9, memInterval: time.Second}, c)
+		stalledRead: 30 * time.Second, memThreshold: 0.9, memInterval: time.Second,
+		maxConnections: 10000, maxStreams: 10000, maxStreamsPerConn: 1000}, c)
 }
 
 func TestParseFlags_EnvironmentThenFlagWins(t *testing.T) {
@@ -53,7 +55,7 @@ func TestParseFlags_EnvironmentThenFlagWins(t *testing.T) {
 	require.Equal(t, config{grpcAddr: "127.0.0.1:1", httpAddr: "127.0.0.1:2", redisURL: "redis://env:6379/0",
 		keyPrefix: "envprefix", logLevel: "debug", logFormat: "json", shutdownTimeout: 3 * time.Second,
 		queueMetricsInterval: 5 * time.Second, queueMetricsMaxTags: 10000, stalledRead: 4 * time.Second,
-		memThreshold: 0.9, memInterval: time.Second}, c)
+		memThreshold: 0.9, memInterval: time.Second, maxConnections: 10000, maxStreams: 10000, maxStreamsPerConn: 1000}, c)
 
 	c, err = parseFlags([]string{"--grpc-addr", "127.0.0.1:7", "--redis-url", "redis://flag:6379/1", "--key-prefix", "flagprefix",
 		"--log-format", "text", "--shutdown-timeout", "1m", "--stalled-read", "5s"})
@@ -91,6 +93,22 @@ func TestParseFlags_TLSAndRedisAuthFromEnvironment(t *testing.T) {
 	require.Equal(t, "other", c.redisPassword)
 }
 
+func TestParseFlags_Limits(t *testing.T) {
+	clearEnv(t)
+	t.Setenv("TAGQ_MAX_CONNECTIONS", "5")
+	t.Setenv("TAGQ_MAX_STREAMS", "0")
+	t.Setenv("TAGQ_MAX_STREAMS_PER_CONNECTION", "7")
+	c, err := parseFlags(nil)
+	require.NoError(t, err)
+	require.Equal(t, 5, c.maxConnections)
+	require.Equal(t, 0, c.maxStreams)
+	require.Equal(t, uint32(7), c.maxStreamsPerConn)
+	c, err = parseFlags([]string{"--max-connections", "0", "--max-streams", "3"})
+	require.NoError(t, err)
+	require.Equal(t, 0, c.maxConnections, "a flag wins")
+	require.Equal(t, 3, c.maxStreams)
+}
+
 func TestParseFlags_HandleKeyFile(t *testing.T) {
 	clearEnv(t)
 	t.Setenv("TAGQ_HANDLE_KEY_FILE", "/etc/tagq/keys")
@@ -124,6 +142,10 @@ func TestParseFlags_Refuses(t *testing.T) {
 		{"--queue-metrics-max-tags", "0"},
 		{"--queue-metrics-max-tags", "many"},
 		{"--admin-key-file", "key"}, // without --auth
+		{"--max-connections", "-1"},
+		{"--max-connections", "lots"},
+		{"--max-streams", "-1"},
+		{"--max-streams-per-connection", "0"},
 	} {
 		_, err := parseFlags(args)
 		require.Error(t, err, "%v", args)

@@ -10,7 +10,8 @@
 // TAGQ_REDIS_PASSWORD, TAGQ_REDIS_TLS, TAGQ_REDIS_CA,
 // TAGQ_QUEUE_METRICS_INTERVAL, TAGQ_QUEUE_METRICS_MAX_TAGS,
 // TAGQ_STALLED_READ, TAGQ_HANDLE_KEY_FILE, TAGQ_AUTH, TAGQ_ADMIN_KEY_FILE,
-// TAGQ_INSECURE, ...: TAGQ_ and the flag's name); a flag wins. --config
+// TAGQ_INSECURE, TAGQ_MAX_CONNECTIONS, TAGQ_MAX_STREAMS, ...: TAGQ_ and the
+// flag's name); a flag wins. --config
 // (TAGQ_CONFIG_FILE) reads flag values from a YAML file of flag names and
 // values, below flags and variables. tagqd --version prints its version
 // and exits.
@@ -36,6 +37,12 @@
 // keeps the password out of the URL); --redis-cert and --redis-key present
 // a client certificate to a Redis that asks for one. The password is never
 // logged.
+//
+// Limits: --max-connections (default 10,000 on each listener) closes a
+// connection beyond it at once; --max-streams (default 10,000) refuses a
+// Publish or Consume stream beyond it with RESOURCE_EXHAUSTED
+// (TOO_MANY_STREAMS); --max-streams-per-connection (default 1,000) is
+// gRPC's concurrent calls on one connection.
 //
 // Receipt handles: --handle-key-file names a file of signing keys, one a
 // line as id:base64key, the first signing and the rest accepted only
@@ -108,6 +115,10 @@ type config struct {
 	auth, insecure bool
 	adminKeyFile   string
 
+	maxConnections    int    // per listener; 0: no limit
+	maxStreams        int    // Publish + Consume streams in the process; 0: no limit
+	maxStreamsPerConn uint32 // concurrent calls on one connection
+
 	memThreshold float64       // share of maxmemory at which sends stop; 0: no watch
 	memLimit     int64         // bytes, for a Redis without maxmemory; 0: none
 	memInterval  time.Duration // between readings of INFO memory
@@ -151,6 +162,12 @@ func parseFlagsInto(fs *flag.FlagSet, args []string) (config, error) {
 	fs.StringVar(&memLimit, "redis-memory-limit", memLimit, "for a Redis without maxmemory: refuse sends while used_memory is at this many bytes (suffixes kb, mb, gb); 0: no watch of such a Redis (TAGQ_REDIS_MEMORY_LIMIT)")
 	memInterval := env("TAGQ_REDIS_MEMORY_INTERVAL", "1s")
 	fs.StringVar(&memInterval, "redis-memory-interval", memInterval, "how often to read Redis's memory (TAGQ_REDIS_MEMORY_INTERVAL)")
+	maxConns := env("TAGQ_MAX_CONNECTIONS", "10000")
+	fs.StringVar(&maxConns, "max-connections", maxConns, "most client connections open on each listener (gRPC, HTTP); one beyond is closed at once; 0: no limit (TAGQ_MAX_CONNECTIONS)")
+	maxStreams := env("TAGQ_MAX_STREAMS", strconv.Itoa(server.DefaultMaxStreams))
+	fs.StringVar(&maxStreams, "max-streams", maxStreams, "most Publish and Consume streams open in this process; one beyond ends at once with RESOURCE_EXHAUSTED (TOO_MANY_STREAMS); 0: no limit (TAGQ_MAX_STREAMS)")
+	perConn := env("TAGQ_MAX_STREAMS_PER_CONNECTION", strconv.Itoa(server.DefaultMaxStreamsPerConnection))
+	fs.StringVar(&perConn, "max-streams-per-connection", perConn, "most concurrent calls (streams, long polls, unary calls) on one gRPC connection; the client waits beyond it (TAGQ_MAX_STREAMS_PER_CONNECTION)")
 	fs.BoolVar(&c.version, "version", false, "print the version and exit")
 	maxTags := env("TAGQ_QUEUE_METRICS_MAX_TAGS", strconv.Itoa(server.DefaultQueueMetricsMaxTags))
 	fs.StringVar(&maxTags, "queue-metrics-max-tags", maxTags, "at most this many tags get per-tag series on /metrics, queues in name order (TAGQ_QUEUE_METRICS_MAX_TAGS)")
@@ -187,6 +204,17 @@ func parseFlagsInto(fs *flag.FlagSet, args []string) (config, error) {
 	}
 	if c.queueMetricsMaxTags, err = strconv.Atoi(maxTags); err != nil || c.queueMetricsMaxTags < 1 {
 		return c, fmt.Errorf("--queue-metrics-max-tags: %q is not a number of 1 or more", maxTags)
+	}
+	if c.maxConnections, err = strconv.Atoi(maxConns); err != nil || c.maxConnections < 0 {
+		return c, fmt.Errorf("--max-connections: %q is not a number of 0 or more", maxConns)
+	}
+	if c.maxStreams, err = strconv.Atoi(maxStreams); err != nil || c.maxStreams < 0 {
+		return c, fmt.Errorf("--max-streams: %q is not a number of 0 or more", maxStreams)
+	}
+	if n, err := strconv.ParseUint(perConn, 10, 32); err != nil || n < 1 {
+		return c, fmt.Errorf("--max-streams-per-connection: %q is not a number of 1 or more", perConn)
+	} else {
+		c.maxStreamsPerConn = uint32(n)
 	}
 	if c.stalledRead, err = time.ParseDuration(stalled); err != nil || c.stalledRead <= 0 {
 		return c, fmt.Errorf("--stalled-read: %q is not a positive duration", stalled)

@@ -56,8 +56,12 @@ func run(ctx context.Context, c config, log *slog.Logger, stdout io.Writer) erro
 	if err != nil {
 		return err
 	}
+	maxStreams := c.maxStreams
+	if maxStreams == 0 {
+		maxStreams = -1 // no limit
+	}
 	scfg := server.Config{Store: store, Logger: log, QueueMetricsInterval: queueMetrics, QueueMetricsMaxTags: c.queueMetricsMaxTags,
-		Access: acc}
+		Access: acc, MaxStreams: maxStreams, MaxStreamsPerConnection: c.maxStreamsPerConn}
 	if tlsConf != nil {
 		scfg.TLS = tlsConf.Clone() // gRPC's credentials add h2 to its ALPN protocols
 	}
@@ -85,11 +89,13 @@ func run(ctx context.Context, c config, log *slog.Logger, stdout io.Writer) erro
 		return fmt.Errorf("--grpc-addr: %w", err)
 	}
 	defer glis.Close()
+	glis = srv.LimitListener(glis, "grpc", c.maxConnections)
 	hlis, err := net.Listen("tcp", c.httpAddr)
 	if err != nil {
 		return fmt.Errorf("--http-addr: %w", err)
 	}
 	defer hlis.Close()
+	hlis = srv.LimitListener(hlis, "http", c.maxConnections)
 	// The gateway calls our own gRPC server, so REST requests go through
 	// the same interceptors (errors, metrics, access log). It does so over
 	// an in-process listener: the HTTP listener has already done TLS (and

@@ -65,7 +65,7 @@ export const post = (path, body) => call('POST', path, body);
 
 // auth.mode: 'off' (tagqd without --auth: everything allowed), 'admin',
 // or 'user' (per-queue permission levels). auth.principal: the name,
-// when known (a non-admin's comes from the PERMISSION_DENIED of ListQueues).
+// when known (GetPermission names the caller).
 // auth.cert: signed in by a client certificate, without a key.
 export const auth = { mode: 'unknown', principal: '', cert: false };
 let levels = null; // permission level -> actions it allows (levels.json)
@@ -80,6 +80,7 @@ export async function whoami() {
   try {
     const r = await get('/v1/permissions:query?queue=console-probe');
     auth.mode = r.source === 'admin' ? 'admin' : 'user';
+    auth.principal = r.principal || '';
   } catch (e) {
     if (e.reason !== 'AUTH_DISABLED') throw e;
     auth.mode = 'off';

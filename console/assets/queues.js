@@ -46,6 +46,7 @@ export async function queuesPage(main, page) {
     throw e;
   }
   const table = h('table', { id: 'queue-table' });
+  if (auth.mode === 'user') add(body, h('p', { class: 'note' }, 'The queues you hold a permission on.'));
   add(body, h('div', { class: 'table-wrap' }, table));
 
   const refresh = async (listing) => {
@@ -123,7 +124,8 @@ function drawPager(pager, list, prefix, token, size, count) {
   add(pager, [prev, h('span', { class: 'muted' }, `page ${pageNo} · ${count} queue${count === 1 ? '' : 's'}`), next]);
 }
 
-// myQueues: ListQueues is an admin's; a principal sees the queues and
+// myQueues: a server whose ListQueues is an admin's only (before tagq
+// listed a principal's own queues): a principal sees the queues and
 // prefixes it has permissions on, and can open a queue by name.
 async function myQueues(body, denied) {
   auth.principal = denied.metadata.principal || auth.principal;

@@ -2,7 +2,8 @@
 -- KEYS: 1 meta, 2 tags, 3 stream, 4 n, 5 fa, 6 v, 7 p, 8 x, 9 b
 -- ARGV: 1 tag, 2 config JSON, 3 start kind (0 now, 1 oldest, 2 at),
 --       4 start ms (kind 2, >= 1), 5 filter JSON or '', 6 visibility ms or -1,
---       7 max tags
+--       7 max tags, 8 read quota per second overriding the queue's (-1:
+--       the queue's; 0: none for this tag)
 -- Returns: create time (ms).
 -- Errors: QUEUE_NOT_FOUND, TAG_ALREADY_EXISTS, TOO_MANY_TAGS.
 --
@@ -13,7 +14,8 @@
 -- xi read messages expired before being deleted; rcv receives; del deletes;
 -- dead dead-letters; h lower bound of the earliest score in v and p;
 -- mvd unread dead letters moved back out (the queue is a DLQ); pc
--- deliveries in the PEL (see lib.lua); xm the
+-- deliveries in the PEL (see lib.lua); rq the read quota override (unset:
+-- the queue's), rqs and rqn its second and count (quota.go); xm the
 -- max receive count the tag's x set was built for; w:<s> in-flight
 -- messages whose id is in second s (see lib.lua).
 local tag = ARGV[1]
@@ -52,6 +54,7 @@ end
 local added = redis.call('HGET', KEYS[1], 'added') or 0
 redis.call('HSET', KEYS[4], 'ct', now, 'a0', added, 'init', init, 'con', 0, 'xb', 0, 'xi', 0,
   'rcv', 0, 'del', 0, 'dead', 0, 'pc', 0, 'h', fmt(INF), 'vis', ARGV[6])
+if tonumber(ARGV[8]) >= 0 then redis.call('HSET', KEYS[4], 'rq', ARGV[8]) end
 if flt then
   redis.call('HSET', KEYS[4], 'flt', ARGV[5])
   redis.call('HSET', KEYS[5], 'f:' .. tag, ARGV[5], 'a:' .. tag, 0)

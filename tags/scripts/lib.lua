@@ -435,3 +435,23 @@ local function capexcess(c, stream)
   if c.bytes > 0 then over.bytes = c.rb - c.bytes end
   return over
 end
+
+-- Rate quotas (quota.go): a count per second of the scripts' clock, kept
+-- as two fields of a hash the script reads anyway: the second (sec) and
+-- the count in it (cnt), both nil before the first charge. What is left
+-- of limit (0 or nil: no quota, and the result is nil) in now's second:
+local function quotaleft(limit, sec, cnt, now)
+  limit = tonumber(limit) or 0
+  if limit <= 0 then return nil end
+  if tonumber(sec) ~= math.floor(now / 1000) then return limit end
+  return math.max(limit - (tonumber(cnt) or 0), 0)
+end
+-- Charges n to a quota that had left of limit in now's second.
+local function quotacharge(key, secfield, cntfield, now, limit, left, n)
+  if n <= 0 then return end
+  redis.call('HSET', key, secfield, fmt(math.floor(now / 1000)), cntfield, fmt(limit - left + n))
+end
+-- ms until now's second ends.
+local function quotaretry(now)
+  return 1000 - now % 1000
+end

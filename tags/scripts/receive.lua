@@ -32,12 +32,17 @@
 --           now)}, the visibility deadline ms of what this call handed
 --           out, 1 when N = -1 and the read here was full but handed out
 --           fewer than max (read again), 1 when element 6 lists instead
---           the ids that were handed out (else 0)}
+--           the ids that were handed out (else 0), what the tag's read
+--           quota still takes this second (-1: no quota), the quota, ms to
+--           the next second}
+-- A read quota (read_quota_per_second: the tag's rq, else the queue's)
+-- lowers max to what is left of it this second; new entries read beyond
+-- that wait in v, visible, with receive count 0, as any over max.
 -- Errors: QUEUE_NOT_FOUND, TAG_NOT_FOUND, DEFAULT_TAG_CHANGED.
 local tag, max = ARGV[1], tonumber(ARGV[2])
-local st = redis.call('HMGET', KEYS[3], 'ct', 'vis', 'flt', 'h')
+local st = redis.call('HMGET', KEYS[3], 'ct', 'vis', 'flt', 'h', 'rq', 'rqs', 'rqn')
 if not st[1] then return notfound(KEYS[1]) end
-local qm = redis.call('HMGET', KEYS[1], 'vis', 'wait', 'rpq', 'rpm', 'dtag')
+local qm = redis.call('HMGET', KEYS[1], 'vis', 'wait', 'rpq', 'rpm', 'dtag', 'rq')
 if ARGV[5] ~= '' and qm[5] ~= ARGV[5] then return redis.error_reply('DEFAULT_TAG_CHANGED') end
 local maxrc = tonumber(qm[4]) or 0
 local k = {s = KEYS[2], n = KEYS[3], v = KEYS[4], x = KEYS[7], dlo = KEYS[8], b = KEYS[9]}
@@ -47,6 +52,9 @@ if vis < 0 then vis = tonumber(st[2]) end
 if vis < 0 then vis = tonumber(qm[1]) * 1000 end
 local now = nowms()
 local deadline = now + vis
+local rq = tonumber(st[5]) or tonumber(qm[6]) or 0 -- the tag's override, else the queue's
+local rleft = quotaleft(rq, st[6], st[7], now) -- nil: no read quota
+if rleft and rleft < max then max = rleft end
 local hint = tonumber(st[4]) or INF
 local newhint = hint
 local out = {}
@@ -304,9 +312,14 @@ local handed = #out + nfresh
 if handed > 0 and deadline < newhint then newhint = deadline end
 if con > 0 then redis.call('HINCRBY', KEYS[3], 'con', con) end
 if handed > 0 then redis.call('HINCRBY', KEYS[3], 'rcv', handed) end
+local qafter, retry = -1, 0
+if rleft then
+  quotacharge(KEYS[3], 'rqs', 'rqn', now, rq, rleft, handed)
+  qafter, retry = rleft - handed, quotaretry(now)
+end
 if newhint ~= hint then
   redis.call('HSET', KEYS[3], 'h', fmt(newhint))
   if newhint < hint then wake(KEYS[6], tag, newhint) end
 end
-if handedids then return {now, fmt(newhint), tonumber(qm[2]), dead, out, handedids, deadline, inmore, 1} end
-return {now, fmt(newhint), tonumber(qm[2]), dead, out, skipped, deadline, inmore, 0}
+if handedids then return {now, fmt(newhint), tonumber(qm[2]), dead, out, handedids, deadline, inmore, 1, qafter, rq, retry} end
+return {now, fmt(newhint), tonumber(qm[2]), dead, out, skipped, deadline, inmore, 0, qafter, rq, retry}

@@ -17,17 +17,22 @@
 -- Returns: {per entry {id} or {'DUPLICATE', id of the message first
 --           stored under its deduplication id} or {'MESSAGE_TOO_LARGE',
 --           limit} or {'QUEUE_FULL'} (a cap with overflow 'reject': this
---           entry and every later one not a duplicate), 1 if the queue is
---           now over a cap (overflow 'drop': the caller trims its oldest)
---           else 0}.
+--           entry and every later one not a duplicate) or
+--           {'QUOTA_EXCEEDED', ms to the next second, limit}
+--           (write_quota_per_second spent: this entry and every later one
+--           not a duplicate), 1 if the queue is now over a cap (overflow
+--           'drop': the caller trims its oldest) else 0}.
 -- Errors: QUEUE_NOT_FOUND; STALE_LIMITS (the queue's
 --         content_based_deduplication is not what ARGV[3] says: nothing
 --         stored, the caller reads the queue again).
-local m = redis.call('HMGET', KEYS[1], 'mmb', 'delay', 'cmax', 'bmax', 'ovf', 'rb', 'cbd')
+local m = redis.call('HMGET', KEYS[1], 'mmb', 'delay', 'cmax', 'bmax', 'ovf', 'rb', 'cbd', 'wq', 'wqs', 'wqn')
 if not m[1] then return redis.error_reply('QUEUE_NOT_FOUND') end
 if (m[7] == '1') ~= (ARGV[3] == '1') then return redis.error_reply('STALE_LIMITS') end
 local mmb, qdelay = tonumber(m[1]), tonumber(m[2])
 local now = nowms()
+local wq = tonumber(m[8]) or 0
+local qleft = quotaleft(wq, m[9], m[10], now) -- nil: no write quota
+local left0 = qleft
 local id0 = idarg(KEYS[1], now)
 -- Filtered tags count what they admit, so their counters stay exact.
 local filters = loadfilters(KEYS[3])
@@ -65,7 +70,10 @@ for i = 1, n do
   elseif full or (not c.drop and ((c.msgs > 0 and len + 1 > c.msgs) or (c.bytes > 0 and bytes + size > c.bytes))) then
     full = true
     out[i] = {'QUEUE_FULL'}
+  elseif qleft and qleft <= 0 then
+    out[i] = {'QUOTA_EXCEEDED', quotaretry(now), wq}
   else
+    if qleft then qleft = qleft - 1 end
     if delay < 0 then delay = qdelay end
     local args = {KEYS[2], id0, 'b', body}
     if attrs ~= '' then
@@ -94,6 +102,7 @@ for i = 1, n do
 end
 if added > 0 then
   redis.call('HINCRBY', KEYS[1], 'added', added)
+  if qleft then quotacharge(KEYS[1], 'wqs', 'wqn', now, wq, left0, added) end
 end
 if dups > 0 then
   redis.call('HINCRBY', KEYS[1], 'ddn', dups)

@@ -14,15 +14,20 @@
 --       (a repair after this script was missing from Redis's cache: the
 --       entries stand, count them), then per entry its size and its
 --       attributes JSON ('' = none)
+-- write_quota_per_second: the entries beyond what is left of it this
+-- second are removed the same way, and reported.
 -- Returns: {entries kept (the first k; the others were refused as over a
---           cap), 1 if the queue is now over a cap (overflow 'drop') else
---           0, messages still free under the cap (-1: no cap; -2: over
---           it), bytes still free (the same)}.
+--           cap or the write quota), 1 if the queue is now over a cap
+--           (overflow 'drop') else 0, messages still free under the cap
+--           (-1: no cap; -2: over it), bytes still free (the same), 1 if
+--           the entries refused were refused by the write quota (else 0),
+--           messages the write quota still takes this second (-1: no
+--           quota), ms to the next second, the quota}.
 -- Errors: QUEUE_NOT_FOUND, STALE_LIMITS (max_message_bytes or
 --         delay_seconds changed, or content_based_deduplication is on: its
 --         sends go through send.lua), NO_STREAM (nothing was added).
 local n = tonumber(ARGV[1])
-local m = redis.call('HMGET', KEYS[1], 'mmb', 'delay', 'cmax', 'bmax', 'ovf', 'rb', 'cbd')
+local m = redis.call('HMGET', KEYS[1], 'mmb', 'delay', 'cmax', 'bmax', 'ovf', 'rb', 'cbd', 'wq', 'wqs', 'wqn')
 local function unadd(count)
   local last = redis.call('XREVRANGE', KEYS[2], '+', '-', 'COUNT', count)
   local ids = {}
@@ -44,11 +49,21 @@ local q = {meta = KEYS[1], z = KEYS[4], zh = KEYS[5]}
 local c = capsof(m, 3)
 local len = 0
 if c.msgs > 0 then len = redis.call('XLEN', KEYS[2]) end
-local sizes, keep, bytes = {}, n, c.rb
+local wq = tonumber(m[8]) or 0
+local now, qleft = 0, nil -- qleft nil: no write quota (and no TIME read)
+if wq > 0 then
+  now = nowms()
+  qleft = quotaleft(wq, m[9], m[10], now)
+end
+local sizes, keep, bytes, byquota = {}, n, c.rb, 0
 for i = 1, n do
   local sz = tonumber(ARGV[2 + 2 * i])
   if ARGV[3] ~= '1' and not c.drop and ((c.msgs > 0 and len - n + i > c.msgs) or (c.bytes > 0 and bytes + sz > c.bytes)) then
     keep = i - 1
+    break
+  end
+  if ARGV[3] ~= '1' and qleft and i > qleft then
+    keep, byquota = i - 1, 1
     break
   end
   sizes[i] = sz
@@ -59,6 +74,11 @@ if keep < n then
   len = len - (n - keep)
 end
 sizeadd(q, sizes)
+local qafter = -1
+if qleft then
+  quotacharge(KEYS[1], 'wqs', 'wqn', now, wq, qleft, keep)
+  qafter = math.max(qleft - keep, 0)
+end
 if keep > 0 then
   redis.call('HINCRBY', KEYS[1], 'added', keep)
   local filters = loadfilters(KEYS[3])
@@ -73,4 +93,6 @@ if c.bytes > 0 then freeb = c.bytes - bytes end
 if c.drop and (freem < 0 and c.msgs > 0 or freeb < 0 and c.bytes > 0) then over = 1 end
 if c.msgs > 0 and freem < 0 then freem = -2 end
 if c.bytes > 0 and freeb < 0 then freeb = -2 end
-return {keep, over, freem, freeb}
+local retry = 0
+if qleft then retry = quotaretry(now) end
+return {keep, over, freem, freeb, byquota, qafter, retry, wq}

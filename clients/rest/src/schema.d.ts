@@ -152,7 +152,13 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** ListQueues lists queues in name order, optionally only those with a prefix. */
+        /**
+         * ListQueues lists queues in name order, optionally only those with a
+         *     prefix. With authentication on, a principal that is not an admin sees
+         *     only the queues it holds a permission on (by name or prefix, or as
+         *     their creator); a page may then hold fewer than page_size queues
+         *     before the last.
+         */
         get: operations["QueueService_ListQueues"];
         put?: never;
         /**
@@ -272,7 +278,8 @@ export interface paths {
          *     INVALID_ARGUMENT (MESSAGE_TOO_LARGE, INVALID_ATTRIBUTE,
          *     RESERVED_ATTRIBUTE, INVALID_ARGUMENT_RANGE), RESOURCE_EXHAUSTED
          *     (QUEUE_FULL: the queue is at a cap and refuses new sends; STORAGE_FULL:
-         *     Redis is near its memory limit).
+         *     Redis is near its memory limit; QUOTA_EXCEEDED: the queue's
+         *     write_quota_per_second is spent this second, see retry_after_ms).
          */
         post: operations["MessageService_SendMessage"];
         delete?: never;
@@ -347,8 +354,9 @@ export interface paths {
         /**
          * SendMessageBatch checks every entry, reports the invalid ones and stores
          *     the valid ones in one atomic step. On a queue at a cap that refuses new
-         *     sends, the entries that fit are stored (in order) and the others fail
-         *     with QUEUE_FULL. STORAGE_FULL fails the whole call, nothing stored.
+         *     sends, or over its write quota, the entries that fit are stored (in
+         *     order) and the others fail with QUEUE_FULL or QUOTA_EXCEEDED.
+         *     STORAGE_FULL fails the whole call, nothing stored.
          */
         post: operations["MessageService_SendMessageBatch"];
         delete?: never;
@@ -453,7 +461,9 @@ export interface paths {
         put?: never;
         /**
          * ReceiveMessage hands out up to max_messages messages for one tag, waiting
-         *     up to wait_seconds for the first.
+         *     up to wait_seconds for the first. Under a read quota it hands out what
+         *     the quota leaves this second; RESOURCE_EXHAUSTED (QUOTA_EXCEEDED, with
+         *     retry_after_ms) when that is nothing.
          */
         post: operations["MessageService_ReceiveMessage"];
         delete?: never;
@@ -790,6 +800,8 @@ export interface components {
         v1DeleteTagResponse: Record<string, never>;
         v1GetPermissionResponse: {
             permission?: components["schemas"]["v1Permission"];
+            /** @description The principal asked about: the caller when the request named none. */
+            principal?: string;
             /**
              * @description Why: "admin", "owner" (the principal created the queue), the queue or
              *     prefix of the permission that applies, or empty (none applies: NONE).
@@ -1060,6 +1072,15 @@ export interface components {
             overflow_policy?: components["schemas"]["v1OverflowPolicy"];
             /**
              * Format: int32
+             * @description Most messages each tag receives per second (EMQ's read QPS quota;
+             *     redeliveries count), unless the tag sets its own. 0 or unset: no quota
+             *     (default); else 1-10000000. A receive gets what the quota leaves, and
+             *     RESOURCE_EXHAUSTED (QUOTA_EXCEEDED) when it leaves nothing; a Consume
+             *     stream waits for the next second instead.
+             */
+            read_quota_per_second?: number;
+            /**
+             * Format: int32
              * @description Default long-poll wait of a receive, 0-20 s. Default 0.
              */
             receive_wait_seconds?: number;
@@ -1097,6 +1118,16 @@ export interface components {
              * @description Default visibility timeout of a received message, 0-43200 s. Default 30.
              */
             visibility_timeout_seconds?: number;
+            /**
+             * Format: int32
+             * @description Most messages stored in the queue per second (EMQ's write QPS quota),
+             *     by all senders together and exact across tagqd replicas (seconds of
+             *     the Redis clock). 0 or unset: no quota (default); else 1-10000000.
+             *     Beyond it a send is RESOURCE_EXHAUSTED with reason QUOTA_EXCEEDED and
+             *     metadata quota, limit and retry_after_ms; in a batch, the entries that
+             *     fit, in order, are stored and the rest refused so.
+             */
+            write_quota_per_second?: number;
         };
         /** @description QueueState is a snapshot of a queue's storage. */
         v1QueueState: {
@@ -1214,6 +1245,13 @@ export interface components {
             filter?: components["schemas"]["v1TagFilter"] | null;
             /** @description Name: [A-Za-z0-9_-]{1,80}. Immutable. */
             name?: string;
+            /**
+             * Format: int32
+             * @description This tag's read quota, messages per second, in place of the queue's
+             *     read_quota_per_second; 0: no quota for this tag; unset: the queue's.
+             *     0-10000000. Immutable.
+             */
+            read_quota_per_second?: number;
             /**
              * Format: date-time
              * @description First message the tag reads, by send time. Unset: messages sent from now
@@ -1801,7 +1839,8 @@ export interface operations {
                  * @description Updatable: delay_seconds, visibility_timeout_seconds,
                  *     receive_wait_seconds, message_retention_seconds, max_message_bytes,
                  *     retain_acked_messages, user_attributes, redrive_policy,
-                 *     max_retained_messages, max_retained_bytes, overflow_policy.
+                 *     max_retained_messages, max_retained_bytes, overflow_policy,
+                 *     write_quota_per_second, read_quota_per_second.
                  *
                  *     One value: a google.protobuf.FieldMask as comma-separated snake_case field
                  *     names of the body, e.g. `delay_seconds,redrive_policy`. Left out, the fields present in the
@@ -1875,6 +1914,15 @@ export interface operations {
                     overflow_policy?: components["schemas"]["v1OverflowPolicy"];
                     /**
                      * Format: int32
+                     * @description Most messages each tag receives per second (EMQ's read QPS quota;
+                     *     redeliveries count), unless the tag sets its own. 0 or unset: no quota
+                     *     (default); else 1-10000000. A receive gets what the quota leaves, and
+                     *     RESOURCE_EXHAUSTED (QUOTA_EXCEEDED) when it leaves nothing; a Consume
+                     *     stream waits for the next second instead.
+                     */
+                    read_quota_per_second?: number;
+                    /**
+                     * Format: int32
                      * @description Default long-poll wait of a receive, 0-20 s. Default 0.
                      */
                     receive_wait_seconds?: number;
@@ -1912,6 +1960,16 @@ export interface operations {
                      * @description Default visibility timeout of a received message, 0-43200 s. Default 30.
                      */
                     visibility_timeout_seconds?: number;
+                    /**
+                     * Format: int32
+                     * @description Most messages stored in the queue per second (EMQ's write QPS quota),
+                     *     by all senders together and exact across tagqd replicas (seconds of
+                     *     the Redis clock). 0 or unset: no quota (default); else 1-10000000.
+                     *     Beyond it a send is RESOURCE_EXHAUSTED with reason QUOTA_EXCEEDED and
+                     *     metadata quota, limit and retry_after_ms; in a batch, the entries that
+                     *     fit, in order, are stored and the rest refused so.
+                     */
+                    write_quota_per_second?: number;
                 };
             };
         };

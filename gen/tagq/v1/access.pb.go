@@ -1251,7 +1251,9 @@ type GetPermissionResponse struct {
 	Tags []string `protobuf:"bytes,2,rep,name=tags,proto3" json:"tags,omitempty"`
 	// Why: "admin", "owner" (the principal created the queue), the queue or
 	// prefix of the permission that applies, or empty (none applies: NONE).
-	Source        string `protobuf:"bytes,3,opt,name=source,proto3" json:"source,omitempty"`
+	Source string `protobuf:"bytes,3,opt,name=source,proto3" json:"source,omitempty"`
+	// The principal asked about: the caller when the request named none.
+	Principal     string `protobuf:"bytes,4,opt,name=principal,proto3" json:"principal,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1303,6 +1305,13 @@ func (x *GetPermissionResponse) GetTags() []string {
 func (x *GetPermissionResponse) GetSource() string {
 	if x != nil {
 		return x.Source
+	}
+	return ""
+}
+
+func (x *GetPermissionResponse) GetPrincipal() string {
+	if x != nil {
+		return x.Principal
 	}
 	return ""
 }
@@ -1477,13 +1486,14 @@ const file_tagq_v1_access_proto_rawDesc = "" +
 	"\x18RevokePermissionResponse\"J\n" +
 	"\x14GetPermissionRequest\x12\x1c\n" +
 	"\tprincipal\x18\x01 \x01(\tR\tprincipal\x12\x14\n" +
-	"\x05queue\x18\x02 \x01(\tR\x05queue\"x\n" +
+	"\x05queue\x18\x02 \x01(\tR\x05queue\"\x96\x01\n" +
 	"\x15GetPermissionResponse\x123\n" +
 	"\n" +
 	"permission\x18\x01 \x01(\x0e2\x13.tagq.v1.PermissionR\n" +
 	"permission\x12\x12\n" +
 	"\x04tags\x18\x02 \x03(\tR\x04tags\x12\x16\n" +
-	"\x06source\x18\x03 \x01(\tR\x06source\"L\n" +
+	"\x06source\x18\x03 \x01(\tR\x06source\x12\x1c\n" +
+	"\tprincipal\x18\x04 \x01(\tR\tprincipal\"L\n" +
 	"\x16ListPermissionsRequest\x12\x1c\n" +
 	"\tprincipal\x18\x01 \x01(\tR\tprincipal\x12\x14\n" +
 	"\x05queue\x18\x02 \x01(\tR\x05queue\"K\n" +

@@ -195,8 +195,21 @@ type Queue struct {
 	// minutes before stores nothing and answers with that message's id.
 	// Attributes are not part of it. Default false.
 	ContentBasedDeduplication bool `protobuf:"varint,20,opt,name=content_based_deduplication,json=contentBasedDeduplication,proto3" json:"content_based_deduplication,omitempty"`
-	unknownFields             protoimpl.UnknownFields
-	sizeCache                 protoimpl.SizeCache
+	// Most messages stored in the queue per second (EMQ's write QPS quota),
+	// by all senders together and exact across tagqd replicas (seconds of
+	// the Redis clock). 0 or unset: no quota (default); else 1-10000000.
+	// Beyond it a send is RESOURCE_EXHAUSTED with reason QUOTA_EXCEEDED and
+	// metadata quota, limit and retry_after_ms; in a batch, the entries that
+	// fit, in order, are stored and the rest refused so.
+	WriteQuotaPerSecond *int32 `protobuf:"varint,21,opt,name=write_quota_per_second,json=writeQuotaPerSecond,proto3,oneof" json:"write_quota_per_second,omitempty"`
+	// Most messages each tag receives per second (EMQ's read QPS quota;
+	// redeliveries count), unless the tag sets its own. 0 or unset: no quota
+	// (default); else 1-10000000. A receive gets what the quota leaves, and
+	// RESOURCE_EXHAUSTED (QUOTA_EXCEEDED) when it leaves nothing; a Consume
+	// stream waits for the next second instead.
+	ReadQuotaPerSecond *int32 `protobuf:"varint,22,opt,name=read_quota_per_second,json=readQuotaPerSecond,proto3,oneof" json:"read_quota_per_second,omitempty"`
+	unknownFields      protoimpl.UnknownFields
+	sizeCache          protoimpl.SizeCache
 }
 
 func (x *Queue) Reset() {
@@ -367,6 +380,20 @@ func (x *Queue) GetContentBasedDeduplication() bool {
 		return x.ContentBasedDeduplication
 	}
 	return false
+}
+
+func (x *Queue) GetWriteQuotaPerSecond() int32 {
+	if x != nil && x.WriteQuotaPerSecond != nil {
+		return *x.WriteQuotaPerSecond
+	}
+	return 0
+}
+
+func (x *Queue) GetReadQuotaPerSecond() int32 {
+	if x != nil && x.ReadQuotaPerSecond != nil {
+		return *x.ReadQuotaPerSecond
+	}
+	return 0
 }
 
 // RedrivePolicy moves a message that one tag received max_receive_count
@@ -540,9 +567,13 @@ type Tag struct {
 	// Output only.
 	CreateTime *timestamppb.Timestamp `protobuf:"bytes,6,opt,name=create_time,json=createTime,proto3" json:"create_time,omitempty"`
 	// Output only: exact counters.
-	State         *TagState `protobuf:"bytes,7,opt,name=state,proto3" json:"state,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	State *TagState `protobuf:"bytes,7,opt,name=state,proto3" json:"state,omitempty"`
+	// This tag's read quota, messages per second, in place of the queue's
+	// read_quota_per_second; 0: no quota for this tag; unset: the queue's.
+	// 0-10000000. Immutable.
+	ReadQuotaPerSecond *int32 `protobuf:"varint,8,opt,name=read_quota_per_second,json=readQuotaPerSecond,proto3,oneof" json:"read_quota_per_second,omitempty"`
+	unknownFields      protoimpl.UnknownFields
+	sizeCache          protoimpl.SizeCache
 }
 
 func (x *Tag) Reset() {
@@ -622,6 +653,13 @@ func (x *Tag) GetState() *TagState {
 		return x.State
 	}
 	return nil
+}
+
+func (x *Tag) GetReadQuotaPerSecond() int32 {
+	if x != nil && x.ReadQuotaPerSecond != nil {
+		return *x.ReadQuotaPerSecond
+	}
+	return 0
 }
 
 // TagFilter admits a message when its attributes satisfy the conditions.
@@ -1154,7 +1192,8 @@ type UpdateQueueRequest struct {
 	// Updatable: delay_seconds, visibility_timeout_seconds,
 	// receive_wait_seconds, message_retention_seconds, max_message_bytes,
 	// retain_acked_messages, user_attributes, redrive_policy,
-	// max_retained_messages, max_retained_bytes, overflow_policy.
+	// max_retained_messages, max_retained_bytes, overflow_policy,
+	// write_quota_per_second, read_quota_per_second.
 	UpdateMask    *fieldmaskpb.FieldMask `protobuf:"bytes,2,opt,name=update_mask,json=updateMask,proto3" json:"update_mask,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -1825,8 +1864,7 @@ var File_tagq_v1_queue_proto protoreflect.FileDescriptor
 
 const file_tagq_v1_queue_proto_rawDesc = "" +
 	"\n" +
-	"\x13tagq/v1/queue.proto\x12\atagq.v1\x1a google/protobuf/field_mask.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\x92\n" +
-	"\n" +
+	"\x13tagq/v1/queue.proto\x12\atagq.v1\x1a google/protobuf/field_mask.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xb9\v\n" +
 	"\x05Queue\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12(\n" +
 	"\rdelay_seconds\x18\x02 \x01(\x05H\x00R\fdelaySeconds\x88\x01\x01\x12A\n" +
@@ -1851,7 +1889,9 @@ const file_tagq_v1_queue_proto_rawDesc = "" +
 	"\x15max_retained_messages\x18\x11 \x01(\x03H\x05R\x13maxRetainedMessages\x88\x01\x01\x121\n" +
 	"\x12max_retained_bytes\x18\x12 \x01(\x03H\x06R\x10maxRetainedBytes\x88\x01\x01\x12@\n" +
 	"\x0foverflow_policy\x18\x13 \x01(\x0e2\x17.tagq.v1.OverflowPolicyR\x0eoverflowPolicy\x12>\n" +
-	"\x1bcontent_based_deduplication\x18\x14 \x01(\bR\x19contentBasedDeduplication\x1aA\n" +
+	"\x1bcontent_based_deduplication\x18\x14 \x01(\bR\x19contentBasedDeduplication\x128\n" +
+	"\x16write_quota_per_second\x18\x15 \x01(\x05H\aR\x13writeQuotaPerSecond\x88\x01\x01\x126\n" +
+	"\x15read_quota_per_second\x18\x16 \x01(\x05H\bR\x12readQuotaPerSecond\x88\x01\x01\x1aA\n" +
 	"\x13UserAttributesEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01B\x10\n" +
@@ -1861,7 +1901,9 @@ const file_tagq_v1_queue_proto_rawDesc = "" +
 	"\x1a_message_retention_secondsB\x14\n" +
 	"\x12_max_message_bytesB\x18\n" +
 	"\x16_max_retained_messagesB\x15\n" +
-	"\x13_max_retained_bytes\"g\n" +
+	"\x13_max_retained_bytesB\x19\n" +
+	"\x17_write_quota_per_secondB\x18\n" +
+	"\x16_read_quota_per_second\"g\n" +
 	"\rRedrivePolicy\x12*\n" +
 	"\x11dead_letter_queue\x18\x01 \x01(\tR\x0fdeadLetterQueue\x12*\n" +
 	"\x11max_receive_count\x18\x02 \x01(\x05R\x0fmaxReceiveCount\"\x85\x02\n" +
@@ -1873,7 +1915,7 @@ const file_tagq_v1_queue_proto_rawDesc = "" +
 	"defaultTag\x12%\n" +
 	"\x0eretained_bytes\x18\x04 \x01(\x03R\rretainedBytes\x12#\n" +
 	"\rdropped_total\x18\x05 \x01(\x03R\fdroppedTotal\x12-\n" +
-	"\x12deduplicated_total\x18\x06 \x01(\x03R\x11deduplicatedTotal\"\xd6\x03\n" +
+	"\x12deduplicated_total\x18\x06 \x01(\x03R\x11deduplicatedTotal\"\xa8\x04\n" +
 	"\x03Tag\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x129\n" +
 	"\n" +
@@ -1883,11 +1925,13 @@ const file_tagq_v1_queue_proto_rawDesc = "" +
 	"\x0fuser_attributes\x18\x05 \x03(\v2 .tagq.v1.Tag.UserAttributesEntryR\x0euserAttributes\x12;\n" +
 	"\vcreate_time\x18\x06 \x01(\v2\x1a.google.protobuf.TimestampR\n" +
 	"createTime\x12'\n" +
-	"\x05state\x18\a \x01(\v2\x11.tagq.v1.TagStateR\x05state\x1aA\n" +
+	"\x05state\x18\a \x01(\v2\x11.tagq.v1.TagStateR\x05state\x126\n" +
+	"\x15read_quota_per_second\x18\b \x01(\x05H\x01R\x12readQuotaPerSecond\x88\x01\x01\x1aA\n" +
 	"\x13UserAttributesEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01B\x1d\n" +
-	"\x1b_visibility_timeout_seconds\"\xca\x01\n" +
+	"\x1b_visibility_timeout_secondsB\x18\n" +
+	"\x16_read_quota_per_second\"\xca\x01\n" +
 	"\tTagFilter\x127\n" +
 	"\boperator\x18\x01 \x01(\x0e2\x1b.tagq.v1.TagFilter.OperatorR\boperator\x12;\n" +
 	"\n" +

@@ -47,7 +47,11 @@ type QueueServiceClient interface {
 	CreateQueue(ctx context.Context, in *CreateQueueRequest, opts ...grpc.CallOption) (*CreateQueueResponse, error)
 	// GetQueue returns a queue's attributes and state. Errors: NOT_FOUND (QUEUE_NOT_FOUND).
 	GetQueue(ctx context.Context, in *GetQueueRequest, opts ...grpc.CallOption) (*GetQueueResponse, error)
-	// ListQueues lists queues in name order, optionally only those with a prefix.
+	// ListQueues lists queues in name order, optionally only those with a
+	// prefix. With authentication on, a principal that is not an admin sees
+	// only the queues it holds a permission on (by name or prefix, or as
+	// their creator); a page may then hold fewer than page_size queues
+	// before the last.
 	ListQueues(ctx context.Context, in *ListQueuesRequest, opts ...grpc.CallOption) (*ListQueuesResponse, error)
 	// UpdateQueue changes the attributes named in update_mask.
 	UpdateQueue(ctx context.Context, in *UpdateQueueRequest, opts ...grpc.CallOption) (*UpdateQueueResponse, error)
@@ -191,7 +195,11 @@ type QueueServiceServer interface {
 	CreateQueue(context.Context, *CreateQueueRequest) (*CreateQueueResponse, error)
 	// GetQueue returns a queue's attributes and state. Errors: NOT_FOUND (QUEUE_NOT_FOUND).
 	GetQueue(context.Context, *GetQueueRequest) (*GetQueueResponse, error)
-	// ListQueues lists queues in name order, optionally only those with a prefix.
+	// ListQueues lists queues in name order, optionally only those with a
+	// prefix. With authentication on, a principal that is not an admin sees
+	// only the queues it holds a permission on (by name or prefix, or as
+	// their creator); a page may then hold fewer than page_size queues
+	// before the last.
 	ListQueues(context.Context, *ListQueuesRequest) (*ListQueuesResponse, error)
 	// UpdateQueue changes the attributes named in update_mask.
 	UpdateQueue(context.Context, *UpdateQueueRequest) (*UpdateQueueResponse, error)

@@ -96,7 +96,11 @@ class QueueServiceServicer(object):
         raise NotImplementedError('Method not implemented!')
 
     def ListQueues(self, request, context):
-        """ListQueues lists queues in name order, optionally only those with a prefix.
+        """ListQueues lists queues in name order, optionally only those with a
+        prefix. With authentication on, a principal that is not an admin sees
+        only the queues it holds a permission on (by name or prefix, or as
+        their creator); a page may then hold fewer than page_size queues
+        before the last.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')

@@ -75,15 +75,19 @@ type MessageServiceClient interface {
 	// INVALID_ARGUMENT (MESSAGE_TOO_LARGE, INVALID_ATTRIBUTE,
 	// RESERVED_ATTRIBUTE, INVALID_ARGUMENT_RANGE), RESOURCE_EXHAUSTED
 	// (QUEUE_FULL: the queue is at a cap and refuses new sends; STORAGE_FULL:
-	// Redis is near its memory limit).
+	// Redis is near its memory limit; QUOTA_EXCEEDED: the queue's
+	// write_quota_per_second is spent this second, see retry_after_ms).
 	SendMessage(context.Context, *connect.Request[v1.SendMessageRequest]) (*connect.Response[v1.SendMessageResponse], error)
 	// SendMessageBatch checks every entry, reports the invalid ones and stores
 	// the valid ones in one atomic step. On a queue at a cap that refuses new
-	// sends, the entries that fit are stored (in order) and the others fail
-	// with QUEUE_FULL. STORAGE_FULL fails the whole call, nothing stored.
+	// sends, or over its write quota, the entries that fit are stored (in
+	// order) and the others fail with QUEUE_FULL or QUOTA_EXCEEDED.
+	// STORAGE_FULL fails the whole call, nothing stored.
 	SendMessageBatch(context.Context, *connect.Request[v1.SendMessageBatchRequest]) (*connect.Response[v1.SendMessageBatchResponse], error)
 	// ReceiveMessage hands out up to max_messages messages for one tag, waiting
-	// up to wait_seconds for the first.
+	// up to wait_seconds for the first. Under a read quota it hands out what
+	// the quota leaves this second; RESOURCE_EXHAUSTED (QUOTA_EXCEEDED, with
+	// retry_after_ms) when that is nothing.
 	ReceiveMessage(context.Context, *connect.Request[v1.ReceiveMessageRequest]) (*connect.Response[v1.ReceiveMessageResponse], error)
 	// DeleteMessage acknowledges a message for the tag that received it.
 	// Deleting twice, or with an older handle, is not an error.
@@ -124,7 +128,11 @@ type MessageServiceClient interface {
 	// outstanding limits are pushed and not yet settled. When the stream
 	// ends, its unsettled messages become visible again: at once when the
 	// client closes its side or the server shuts down, at their deadlines
-	// when the stream breaks. gRPC only.
+	// when the stream breaks. While the tag's read quota is spent the stream
+	// pushes nothing until the next second (no error). A server's open
+	// Publish and Consume streams are bounded (tagqd --max-streams): beyond
+	// that a new one ends at once with RESOURCE_EXHAUSTED (TOO_MANY_STREAMS).
+	// gRPC only.
 	Consume(context.Context) *connect.BidiStreamForClient[v1.ConsumeRequest, v1.ConsumeResponse]
 }
 
@@ -296,15 +304,19 @@ type MessageServiceHandler interface {
 	// INVALID_ARGUMENT (MESSAGE_TOO_LARGE, INVALID_ATTRIBUTE,
 	// RESERVED_ATTRIBUTE, INVALID_ARGUMENT_RANGE), RESOURCE_EXHAUSTED
 	// (QUEUE_FULL: the queue is at a cap and refuses new sends; STORAGE_FULL:
-	// Redis is near its memory limit).
+	// Redis is near its memory limit; QUOTA_EXCEEDED: the queue's
+	// write_quota_per_second is spent this second, see retry_after_ms).
 	SendMessage(context.Context, *connect.Request[v1.SendMessageRequest]) (*connect.Response[v1.SendMessageResponse], error)
 	// SendMessageBatch checks every entry, reports the invalid ones and stores
 	// the valid ones in one atomic step. On a queue at a cap that refuses new
-	// sends, the entries that fit are stored (in order) and the others fail
-	// with QUEUE_FULL. STORAGE_FULL fails the whole call, nothing stored.
+	// sends, or over its write quota, the entries that fit are stored (in
+	// order) and the others fail with QUEUE_FULL or QUOTA_EXCEEDED.
+	// STORAGE_FULL fails the whole call, nothing stored.
 	SendMessageBatch(context.Context, *connect.Request[v1.SendMessageBatchRequest]) (*connect.Response[v1.SendMessageBatchResponse], error)
 	// ReceiveMessage hands out up to max_messages messages for one tag, waiting
-	// up to wait_seconds for the first.
+	// up to wait_seconds for the first. Under a read quota it hands out what
+	// the quota leaves this second; RESOURCE_EXHAUSTED (QUOTA_EXCEEDED, with
+	// retry_after_ms) when that is nothing.
 	ReceiveMessage(context.Context, *connect.Request[v1.ReceiveMessageRequest]) (*connect.Response[v1.ReceiveMessageResponse], error)
 	// DeleteMessage acknowledges a message for the tag that received it.
 	// Deleting twice, or with an older handle, is not an error.
@@ -345,7 +357,11 @@ type MessageServiceHandler interface {
 	// outstanding limits are pushed and not yet settled. When the stream
 	// ends, its unsettled messages become visible again: at once when the
 	// client closes its side or the server shuts down, at their deadlines
-	// when the stream breaks. gRPC only.
+	// when the stream breaks. While the tag's read quota is spent the stream
+	// pushes nothing until the next second (no error). A server's open
+	// Publish and Consume streams are bounded (tagqd --max-streams): beyond
+	// that a new one ends at once with RESOURCE_EXHAUSTED (TOO_MANY_STREAMS).
+	// gRPC only.
 	Consume(context.Context, *connect.BidiStream[v1.ConsumeRequest, v1.ConsumeResponse]) error
 }
 

@@ -66,7 +66,11 @@ type QueueServiceClient interface {
 	CreateQueue(context.Context, *connect.Request[v1.CreateQueueRequest]) (*connect.Response[v1.CreateQueueResponse], error)
 	// GetQueue returns a queue's attributes and state. Errors: NOT_FOUND (QUEUE_NOT_FOUND).
 	GetQueue(context.Context, *connect.Request[v1.GetQueueRequest]) (*connect.Response[v1.GetQueueResponse], error)
-	// ListQueues lists queues in name order, optionally only those with a prefix.
+	// ListQueues lists queues in name order, optionally only those with a
+	// prefix. With authentication on, a principal that is not an admin sees
+	// only the queues it holds a permission on (by name or prefix, or as
+	// their creator); a page may then hold fewer than page_size queues
+	// before the last.
 	ListQueues(context.Context, *connect.Request[v1.ListQueuesRequest]) (*connect.Response[v1.ListQueuesResponse], error)
 	// UpdateQueue changes the attributes named in update_mask.
 	UpdateQueue(context.Context, *connect.Request[v1.UpdateQueueRequest]) (*connect.Response[v1.UpdateQueueResponse], error)
@@ -232,7 +236,11 @@ type QueueServiceHandler interface {
 	CreateQueue(context.Context, *connect.Request[v1.CreateQueueRequest]) (*connect.Response[v1.CreateQueueResponse], error)
 	// GetQueue returns a queue's attributes and state. Errors: NOT_FOUND (QUEUE_NOT_FOUND).
 	GetQueue(context.Context, *connect.Request[v1.GetQueueRequest]) (*connect.Response[v1.GetQueueResponse], error)
-	// ListQueues lists queues in name order, optionally only those with a prefix.
+	// ListQueues lists queues in name order, optionally only those with a
+	// prefix. With authentication on, a principal that is not an admin sees
+	// only the queues it holds a permission on (by name or prefix, or as
+	// their creator); a page may then hold fewer than page_size queues
+	// before the last.
 	ListQueues(context.Context, *connect.Request[v1.ListQueuesRequest]) (*connect.Response[v1.ListQueuesResponse], error)
 	// UpdateQueue changes the attributes named in update_mask.
 	UpdateQueue(context.Context, *connect.Request[v1.UpdateQueueRequest]) (*connect.Response[v1.UpdateQueueResponse], error)
