@@ -165,21 +165,35 @@ func (s *messageService) ChangeMessageVisibilityBatch(ctx context.Context, req *
 
 func (s *messageService) PeekMessage(ctx context.Context, req *tagqv1.PeekMessageRequest) (*tagqv1.PeekMessageResponse, error) {
 	var msgs []tags.Message
+	var next string
 	var err error
 	if len(req.GetMessageIds()) > 0 {
+		if req.GetPageToken() != "" {
+			return nil, fieldError(tags.ReasonInvalidArgumentRange, "page_token", "page_token pages a peek by tag; with message_ids there is one page")
+		}
 		msgs, err = s.store.Peek(ctx, req.GetQueue(), req.GetMessageIds())
 	} else {
 		max := 1
 		if req.MaxMessages != nil {
 			max = int(req.GetMaxMessages())
 		}
-		msgs, err = s.store.PeekNext(ctx, req.GetQueue(), req.GetTag(), max)
+		// Tokens are bound to the listing: queue and tag.
+		list := peekList(req.GetQueue(), req.GetTag())
+		var from string
+		if from, err = s.store.PageAfter(list, req.GetPageToken()); err != nil {
+			return nil, err
+		}
+		msgs, next, err = s.store.PeekPage(ctx, req.GetQueue(), req.GetTag(), max, from)
+		next = s.store.PageToken(list, next)
 	}
 	if err != nil {
 		return nil, err
 	}
-	return &tagqv1.PeekMessageResponse{Messages: toMessages(msgs)}, nil
+	return &tagqv1.PeekMessageResponse{Messages: toMessages(msgs), NextPageToken: next}, nil
 }
+
+// peekList is the listing a PeekMessage page token is bound to.
+func peekList(queue, tag string) string { return "queues/" + queue + "/peek?tag=" + tag }
 
 func (s *messageService) DeadMessage(ctx context.Context, req *tagqv1.DeadMessageRequest) (*tagqv1.DeadMessageResponse, error) {
 	return &tagqv1.DeadMessageResponse{}, one(ctx, s.store.DeadLetter, req.GetQueue(),

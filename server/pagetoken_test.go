@@ -86,3 +86,51 @@ func TestS14_ListsTakeOnlyTheirOwnPageTokens(t *testing.T) {
 		require.Equal(t, "page_token", ei.GetMetadata()["field"], name)
 	}
 }
+
+// PeekMessage pages by tag with the tokens it hands out (bound to the
+// queue and tag), and refuses any other page_token, or one beside
+// message_ids, with INVALID_ARGUMENT naming it.
+func TestPeekMessage_PagesWithItsOwnTokens(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	_, err := b.q.CreateQueue(b.ctx, &tagqv1.CreateQueueRequest{Queue: &tagqv1.Queue{Name: "pq"}})
+	require.NoError(t, err)
+	_, err = b.q.CreateQueue(b.ctx, &tagqv1.CreateQueueRequest{Queue: &tagqv1.Queue{Name: "other"}})
+	require.NoError(t, err)
+	var sent []string
+	for i := range 5 {
+		r, err := b.m.SendMessage(b.ctx, &tagqv1.SendMessageRequest{Queue: "pq", Body: []byte(fmt.Sprint(i))})
+		require.NoError(t, err)
+		sent = append(sent, r.GetMessageId())
+	}
+	two := int32(2)
+	var got []string
+	tok, first := "", ""
+	for {
+		page, err := b.m.PeekMessage(b.ctx, &tagqv1.PeekMessageRequest{Queue: "pq", MaxMessages: &two, PageToken: tok})
+		require.NoError(t, err)
+		for _, m := range page.GetMessages() {
+			got = append(got, m.GetMessageId())
+		}
+		if tok = page.GetNextPageToken(); tok == "" {
+			break
+		}
+		if first == "" {
+			first = tok
+		}
+		require.NotContains(t, tok, "s"+got[len(got)-1], "opaque")
+	}
+	require.Equal(t, sent, got)
+
+	for name, req := range map[string]*tagqv1.PeekMessageRequest{
+		"forged":           {Queue: "pq", MaxMessages: &two, PageToken: "c2Zvbw"},
+		"another queue's":  {Queue: "other", MaxMessages: &two, PageToken: first},
+		"another tag's":    {Queue: "pq", Tag: "t2", MaxMessages: &two, PageToken: first},
+		"with message_ids": {Queue: "pq", MessageIds: sent[:1], PageToken: first},
+	} {
+		_, err := b.m.PeekMessage(b.ctx, req)
+		code, ei := info(t, err)
+		require.Equal(t, codes.InvalidArgument, code, name)
+		require.Equal(t, "page_token", ei.GetMetadata()["field"], name)
+	}
+}

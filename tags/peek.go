@@ -3,6 +3,8 @@ package tags
 import (
 	"context"
 	"errors"
+	"fmt"
+	"strconv"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -52,28 +54,73 @@ func (s *Store) Peek(ctx context.Context, queue string, ids []string) ([]Message
 // PeekNext reads the next messages available to a tag ("" = the default
 // tag) without receiving them: no receive count, cursor or deadline changes.
 func (s *Store) PeekNext(ctx context.Context, queue, tag string, max int) ([]Message, error) {
+	msgs, _, err := s.PeekPage(ctx, queue, tag, max, "")
+	return msgs, err
+}
+
+// PeekPage is PeekNext by pages: from is "" for the first page, else the
+// next of the page before, which is "" when no page follows. Positions
+// are opaque to callers (the server wraps them in signed page tokens);
+// one names a part of what a receive would return (see peek.lua) and a
+// place in it. Pages follow what is available as it is when each is read:
+// a listing, not a snapshot.
+func (s *Store) PeekPage(ctx context.Context, queue, tag string, max int, from string) (msgs []Message, next string, err error) {
 	if e := checkName("queue", "queue", queue); e != nil {
-		return nil, e
+		return nil, "", e
 	}
 	if max < 1 || max > MaxBatchEntries {
-		return nil, invalid(ReasonInvalidArgumentRange, "max_messages", "max_messages must be between 1 and %d, got %d",
+		return nil, "", invalid(ReasonInvalidArgumentRange, "max_messages", "max_messages must be between 1 and %d, got %d",
 			MaxBatchEntries, max)
 	}
 	if tag != "" {
 		if e := checkName("tag", "tag", tag); e != nil {
-			return nil, e
+			return nil, "", e
 		}
 	}
-	tag, err := s.resolveTag(ctx, queue, tag)
-	if err != nil {
-		return nil, err
+	if tag, err = s.resolveTag(ctx, queue, tag); err != nil {
+		return nil, "", err
 	}
 	k := s.qkeys(queue)
 	tk := k.tag(tag)
-	res, err := scriptPeek.Run(ctx, s.rdb, []string{k.meta, k.stream, tk.state, tk.visible, tk.parked, tk.last, tk.batches},
-		tag, max, scanLimit).Result()
-	if err != nil {
-		return nil, mapErr(err, queue, tag)
+	part, where := "v", ""
+	if from != "" {
+		if part, where, err = peekPosition(from); err != nil {
+			return nil, "", err
+		}
 	}
-	return decodeScriptMessages(res, tag), nil
+	res, err := scriptPeek.Run(ctx, s.rdb, []string{k.meta, k.stream, tk.state, tk.visible, tk.parked, tk.last, tk.batches},
+		tag, max, scanLimit, part, where).Slice()
+	if err != nil {
+		return nil, "", mapErr(err, queue, tag)
+	}
+	if len(res) != 3 {
+		return nil, "", StorageError(fmt.Errorf("peek: a reply of %d values", len(res)))
+	}
+	nextPart, _ := res[1].(string)
+	nextWhere, _ := res[2].(string)
+	if nextPart != "" {
+		next = nextPart + nextWhere
+	}
+	return decodeScriptMessages(res[0], tag), next, nil
+}
+
+// peekPosition parses a PeekPage position: "v<offset>" or "p<offset>" (into
+// due redeliveries, or due early-read delayed messages), "s<stream id>"
+// (stream entries past it) or "s" (past the tag's cursor).
+func peekPosition(pos string) (part, where string, err error) {
+	bad := invalid(ReasonInvalidArgumentRange, "page_token", "page_token is not one tagq issued for this listing")
+	part, where = pos[:1], pos[1:]
+	switch part {
+	case "v", "p":
+		if n, err := strconv.Atoi(where); err != nil || n < 0 || strconv.Itoa(n) != where {
+			return "", "", bad
+		}
+	case "s":
+		if _, _, ok := parseID(where); where != "" && !ok {
+			return "", "", bad
+		}
+	default:
+		return "", "", bad
+	}
+	return part, where, nil
 }

@@ -337,7 +337,16 @@ func (c *Client) Dead(ctx context.Context, queue, receiptHandle, reason, descrip
 
 // Peek returns up to max messages available to tag without receiving them.
 func (c *Client) Peek(ctx context.Context, queue, tag string, max int) ([]*Message, error) {
+	msgs, _, err := c.PeekPage(ctx, queue, tag, max, "")
+	return msgs, err
+}
+
+// PeekPage is one page of Peek: token is "" for the first page, else the
+// next token of the page before; next is "" when no page follows. Pages
+// follow the queue as it is when each is read (a listing, not a
+// snapshot), and one may be empty.
+func (c *Client) PeekPage(ctx context.Context, queue, tag string, max int, token string) (msgs []*Message, next string, err error) {
 	m := int32(max)
-	r, err := c.Messages.PeekMessage(ctx, &tagqv1.PeekMessageRequest{Queue: queue, Tag: tag, MaxMessages: &m})
-	return r.GetMessages(), wrap(err)
+	r, err := c.Messages.PeekMessage(ctx, &tagqv1.PeekMessageRequest{Queue: queue, Tag: tag, MaxMessages: &m, PageToken: token})
+	return r.GetMessages(), r.GetNextPageToken(), wrap(err)
 }

@@ -96,10 +96,11 @@ func (c *cli) printTag(t *tagqv1.Tag) error {
 	return w.Flush()
 }
 
-// peekLimit is the most PeekMessage returns in one call. It has no page
-// token: the next messages past these could only be reached by receiving
-// them, which a listing must not do.
+// peekLimit is the most PeekMessage returns in one call; dead pages on.
 const peekLimit = 100
+
+// deadMax bounds what dead lists in one run.
+const deadMax = 100_000
 
 func (c *cli) deadCmd() *cobra.Command {
 	var sourceQueue string
@@ -107,14 +108,13 @@ func (c *cli) deadCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use: "dead DLQ", Short: "List the dead letters of a dead-letter queue with where they came from and why",
 		Long: "List the dead letters available in a dead-letter queue, oldest first, without receiving them\n" +
-			"(PeekMessage on its default tag). The API peeks at most the first 100 and has no page token, so\n" +
-			"--max is at most 100; when the queue holds more than are shown, a note on standard error says so.",
+			"(PeekMessage on its default tag, page by page). It shows at most --max; when the queue holds more,\n" +
+			"a note on standard error says so.",
 		Example: "  tagq dead orders-dlq\n  tagq dead orders-dlq --source-queue orders --max 20 -o json",
 		Args:    exactArgs(1, "DLQ"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if max < 1 || max > peekLimit {
-				return usageError{fmt.Errorf("--max must be between 1 and %d, got %d: PeekMessage has no paging past the "+
-					"first %d, and reading further would mean receiving them", peekLimit, max, peekLimit)}
+			if max < 1 || max > deadMax {
+				return usageError{fmt.Errorf("--max must be between 1 and %d, got %d", deadMax, max)}
 			}
 			q, err := c.client.GetQueue(cmd.Context(), args[0])
 			if err != nil {
@@ -129,9 +129,22 @@ func (c *cli) deadCmd() *cobra.Command {
 				}
 				return fmt.Errorf("%s", msg)
 			}
-			ms, err := c.client.Peek(cmd.Context(), args[0], "", max)
-			if err != nil {
-				return err
+			var ms []*tagq.Message
+			more := false
+			for token := ""; ; {
+				page, next, err := c.client.PeekPage(cmd.Context(), args[0], "", min(peekLimit, max-len(ms)), token)
+				if err != nil {
+					return err
+				}
+				ms = append(ms, page...)
+				if next == "" {
+					break
+				}
+				if len(ms) >= max {
+					more = true
+					break
+				}
+				token = next
 			}
 			var keep []*tagq.Message
 			for _, m := range ms {
@@ -139,13 +152,13 @@ func (c *cli) deadCmd() *cobra.Command {
 					keep = append(keep, m)
 				}
 			}
-			if avail := q.GetState().GetDefaultTag().GetAvailable(); int64(len(ms)) < avail {
+			if avail := q.GetState().GetDefaultTag().GetAvailable(); more && int64(len(ms)) < avail {
 				filtered := ""
 				if sourceQueue != "" {
 					filtered = fmt.Sprintf(" (%d of them from %s)", len(keep), sourceQueue)
 				}
 				fmt.Fprintf(c.stderr, "tagq: showing the first %d of %d dead letters available in %s%s; "+
-					"PeekMessage cannot page further without receiving them\n", len(ms), avail, args[0], filtered)
+					"--max shows more\n", len(ms), avail, args[0], filtered)
 			}
 			return printAll(c, keep, func(w *tabwriter.Writer) {
 				fmt.Fprintln(w, "MESSAGE\tSOURCE QUEUE\tSOURCE TAG\tRECEIVES\tREASON\tDIED\tORIGINAL ID\tBODY")
@@ -159,7 +172,7 @@ func (c *cli) deadCmd() *cobra.Command {
 		},
 	}
 	cmd.Flags().StringVar(&sourceQueue, "source-queue", "", "only dead letters of this queue")
-	cmd.Flags().IntVar(&max, "max", peekLimit, "peek at most this many (1-100; the API's limit, see above)")
+	cmd.Flags().IntVar(&max, "max", peekLimit, fmt.Sprintf("show at most this many (1-%d)", deadMax))
 	return cmd
 }
 

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/base64"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -53,8 +54,8 @@ func TestCLI_DeadRefusesAQueueThatIsNotADLQ(t *testing.T) {
 	require.Regexp(t, `\S+\s+-\s+-\s+0\s+-\s+-\s+-\s+sent directly`, table)
 }
 
-// PeekMessage has no paging past its first 100: `dead --max` says when
-// there are more than it shows, on stderr, and never truncates silently.
+// `dead --max` says when there are more than it shows, on stderr, and
+// never truncates silently.
 func TestCLI_DeadSaysWhenItShowsOnlySome(t *testing.T) {
 	t.Cleanup(func() {
 		runTagq(t, "", "queue", "delete", "cli-dead-src")
@@ -147,4 +148,31 @@ func TestCLI_SendFile(t *testing.T) {
 	_, errs, code = runTagq(t, "", "send", "cli-file-small", "--file", big)
 	require.Equal(t, 1, code)
 	require.Contains(t, errs, "MESSAGE_TOO_LARGE")
+}
+
+// dead pages through PeekMessage: more than one page of 100, each once.
+func TestCLI_DeadPagesPastOneHundred(t *testing.T) {
+	t.Cleanup(func() { runTagq(t, "", "queue", "delete", "cli-dead-pages", "--force") })
+	ok(t, "queue", "create", "cli-dead-pages", "--dead-letter-queue")
+	bodies := make([]string, 130)
+	for i := range bodies {
+		bodies[i] = fmt.Sprintf("m%03d", i)
+	}
+	ok(t, append([]string{"send", "cli-dead-pages"}, bodies[:100]...)...)
+	ok(t, append([]string{"send", "cli-dead-pages"}, bodies[100:]...)...)
+	out, errs, code := runTagq(t, "", "dead", "cli-dead-pages", "--max", "1000", "-o", "json")
+	require.Equal(t, 0, code, errs)
+	require.Empty(t, errs)
+	lines := jsonLines(t, out)
+	require.Len(t, lines, 130)
+	seen := map[string]bool{}
+	for _, l := range lines {
+		id := l["message_id"].(string)
+		require.False(t, seen[id], "listed twice: %s", id)
+		seen[id] = true
+	}
+	out, errs, code = runTagq(t, "", "dead", "cli-dead-pages", "--max", "120", "-o", "json")
+	require.Equal(t, 0, code, errs)
+	require.Len(t, jsonLines(t, out), 120)
+	require.Contains(t, errs, "showing the first 120 of 130")
 }

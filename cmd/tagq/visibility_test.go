@@ -86,7 +86,7 @@ func TestCLI_NackExtendUsage(t *testing.T) {
 		{"extend", "q", "h", "--by", "13h"},       // beyond the API's 12h
 		{"extend", "q", "h", "--by", "bogus"},     // not a duration
 		{"send", "q", "body", "--file", "x.json"}, // both
-		{"dead", "q", "--max", "101"},             // beyond what PeekMessage returns
+		{"dead", "q", "--max", "100001"},          // beyond what dead lists
 		{"context", "set", "has space", "--addr", "x"},
 	} {
 		_, errs, code := runTagq(t, "", args...)

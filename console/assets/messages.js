@@ -72,9 +72,16 @@ export async function deadPage(main, page) {
   const run = async () => {
     moveLink.href = href(`/queue/${qe(queue)}/moves`, { source: source.value, stag: stag.value.trim() });
     clear(out);
-    let msgs;
+    // Up to 10 pages of 100: the filters below need what they filter.
+    let msgs = [];
+    let token = '';
     try {
-      msgs = (await post(`/v1/queues/${enc(queue)}/messages:peek`, { tag: select.value, max_messages: 100 })).messages || [];
+      for (let i = 0; i < 10; i++) {
+        const r = await post(`/v1/queues/${enc(queue)}/messages:peek`, { tag: select.value, max_messages: 100, page_token: token });
+        msgs.push(...(r.messages || []));
+        token = r.next_page_token || '';
+        if (!token) break;
+      }
     } catch (e) { out.append(errorBox(e)); return; }
     const total = msgs.length;
     msgs = msgs.filter((m) => {
@@ -93,7 +100,7 @@ export async function deadPage(main, page) {
         h('td', {}, h('details', {}, h('summary', {}, h('code', {}, m.message_id)), attributesOf(m), bodyView(m.body))));
     });
     add(out, [
-      h('p', { class: 'muted' }, `${msgs.length} shown of the next ${total} dead letters available to tag ${select.value} (at most 100 are read).`),
+      h('p', { class: 'muted' }, `${msgs.length} shown of the next ${total} dead letters available to tag ${select.value}${token ? ' (the first 1,000 are read)' : ''}.`),
       h('div', { class: 'table-wrap' }, h('table', { id: 'dead-table' },
         h('thead', {}, h('tr', {}, ['Source queue / tag', 'Reason', 'Description', 'Dead at', 'Receives', 'Message'].map((c, i) => h('th', { scope: 'col', class: i === 4 ? 'num' : '' }, c)))),
         h('tbody', {}, rows.length ? rows : h('tr', {}, h('td', { colspan: 6, class: 'empty' }, 'No dead letters.'))))),

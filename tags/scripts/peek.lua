@@ -2,11 +2,21 @@
 -- receiving them (no counters, cursors or deadlines change).
 -- (Deliveries in the tag's PEL whose batch is due move to v first, which
 -- changes how they are kept, not what they are: see lib.lua.)
+-- Pages: what a receive would return comes in three parts, in order: due
+-- redeliveries (v, by due time), due delayed messages the tag read early
+-- (p), then stream entries past the tag's cursor. A page starts at a
+-- position {part, where}: 'v'/'p' and an offset into that part's due
+-- members, or 's' and the last stream id already shown; the reply says
+-- where the next page starts when this one is full. (Offsets shift when
+-- members come and go between pages: a listing, not a snapshot.)
 -- KEYS: 1 meta, 2 stream, 3 n, 4 v, 5 p, 6 x, 7 b
--- ARGV: 1 tag, 2 max, 3 max stream entries to scan
--- Returns: {{id, fields, receive count so far, first receive ms or 0}...}
+-- ARGV: 1 tag, 2 max, 3 max stream entries to scan, 4 part ('v', 'p' or
+--       's'), 5 where (an offset, or for 's' a stream id, '' = the cursor)
+-- Returns: {{{id, fields, receive count so far, first receive ms or 0}...},
+--           next part ('' = no further page), next where}
 -- Errors: QUEUE_NOT_FOUND, TAG_NOT_FOUND.
 local tag, max = ARGV[1], tonumber(ARGV[2])
+local part, where = ARGV[4], ARGV[5]
 local st = redis.call('HMGET', KEYS[3], 'ct', 'flt')
 if not st[1] then return notfound(KEYS[1]) end
 local now = nowms()
@@ -17,32 +27,63 @@ local function add(id, cnt, first)
   local e = redis.call('XRANGE', KEYS[2], id, id)
   if e[1] then out[#out + 1] = {id, e[1][2], cnt, first} end
 end
-local due = redis.call('ZRANGEBYSCORE', KEYS[4], '-inf', vdue(now), 'WITHSCORES', 'LIMIT', 0, max)
-for j = 1, #due, 2 do
-  local id, first = vparse(due[j])
-  local _, cnt = vdecode(due[j + 1])
-  add(id, cnt, first)
+-- Each part: members at offsets off.. are taken; when the page fills, the
+-- next page starts past the last one taken.
+local nextpart, nextwhere = '', ''
+if part == 'v' then
+  local off = tonumber(where) or 0
+  local due = redis.call('ZRANGEBYSCORE', KEYS[4], '-inf', vdue(now), 'WITHSCORES', 'LIMIT', off, max + 1)
+  for j = 1, #due, 2 do
+    if #out == max then
+      nextpart, nextwhere = 'v', fmt(off + (j - 1) / 2)
+      break
+    end
+    local id, first = vparse(due[j])
+    local _, cnt = vdecode(due[j + 1])
+    add(id, cnt, first)
+  end
+  part, where = 'p', '0'
 end
-if #out < max then
-  for _, id in ipairs(redis.call('ZRANGEBYSCORE', KEYS[5], '-inf', now, 'LIMIT', 0, max - #out)) do
+if part == 'p' and nextpart == '' then
+  local off = tonumber(where) or 0
+  local due = redis.call('ZRANGEBYSCORE', KEYS[5], '-inf', now, 'LIMIT', off, max - #out + 1)
+  for j, id in ipairs(due) do
+    if #out == max then
+      nextpart, nextwhere = 'p', fmt(off + j - 1)
+      break
+    end
     add(id, 0, 0)
   end
+  part, where = 's', ''
 end
+if nextpart ~= '' then return {out, nextpart, nextwhere} end
 local flt = nil
 if st[2] then flt = cjson.decode(st[2]) end
-local from = nextid(cursors(KEYS[2])[tag] or '0-0')
-local scanned, limit = 0, tonumber(ARGV[3])
+local from = cursors(KEYS[2])[tag] or '0-0'
+if where ~= '' and idlt(from, where) then from = where end
+from = nextid(from)
+if #out >= max then -- filled by the parts before: the stream, if anything, is the next page's
+  if redis.call('XRANGE', KEYS[2], from, '+', 'COUNT', 1)[1] then return {out, 's', where} end
+  return {out, '', ''}
+end
+local scanned, limit, last = 0, tonumber(ARGV[3]), nil
 while #out < max and scanned < limit do
   local batch = redis.call('XRANGE', KEYS[2], from, '+', 'COUNT', 100)
   for _, e in ipairs(batch) do
     scanned = scanned + 1
+    last = e[1]
     local f = fieldmap(e[2])
     if fortag(tag, flt, f) and (tonumber(f['d']) or 0) <= now then
       out[#out + 1] = {e[1], e[2], 0, 0}
       if #out >= max then break end
     end
   end
-  if #batch < 100 then break end
+  if #out >= max or #batch < 100 then break end
   from = nextid(batch[#batch][1])
 end
-return out
+if last and (#out >= max or scanned >= limit) then
+  -- Full (or the scan's bound reached): the next page goes on past last,
+  -- if the stream has anything past it.
+  if redis.call('XRANGE', KEYS[2], nextid(last), '+', 'COUNT', 1)[1] then nextpart, nextwhere = 's', last end
+end
+return {out, nextpart, nextwhere}

@@ -570,6 +570,14 @@ export interface components {
              *     available to tag.
              */
             message_ids?: string[];
+            /**
+             * @description Used only without message_ids: the next_page_token of the page before,
+             *     unchanged, for the messages after it (in the order a receive would
+             *     take them: due redeliveries, then never-received messages). Pages
+             *     follow the queue as it is when each is read: a listing, not a
+             *     snapshot. Empty: the first page.
+             */
+            page_token?: string;
             /** @description Empty: the default tag. Used only without message_ids. */
             tag?: string;
         };
@@ -938,6 +946,11 @@ export interface components {
         v1PeekMessageResponse: {
             /** @description Without receipt handles. Ids not found are left out. */
             messages?: components["schemas"]["v1Message"][];
+            /**
+             * @description Set when more messages may follow (peeking by tag only): pass it as
+             *     page_token. A page may come back empty.
+             */
+            next_page_token?: string;
         };
         /**
          * @description Permission is one of Xiaomi EMQ's levels. A principal has one level per

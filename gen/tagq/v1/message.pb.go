@@ -1479,7 +1479,13 @@ type PeekMessageRequest struct {
 	// Empty: the default tag. Used only without message_ids.
 	Tag string `protobuf:"bytes,3,opt,name=tag,proto3" json:"tag,omitempty"`
 	// 1-100; unset: 1. Used only without message_ids.
-	MaxMessages   *int32 `protobuf:"varint,4,opt,name=max_messages,json=maxMessages,proto3,oneof" json:"max_messages,omitempty"`
+	MaxMessages *int32 `protobuf:"varint,4,opt,name=max_messages,json=maxMessages,proto3,oneof" json:"max_messages,omitempty"`
+	// Used only without message_ids: the next_page_token of the page before,
+	// unchanged, for the messages after it (in the order a receive would
+	// take them: due redeliveries, then never-received messages). Pages
+	// follow the queue as it is when each is read: a listing, not a
+	// snapshot. Empty: the first page.
+	PageToken     string `protobuf:"bytes,5,opt,name=page_token,json=pageToken,proto3" json:"page_token,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1542,10 +1548,20 @@ func (x *PeekMessageRequest) GetMaxMessages() int32 {
 	return 0
 }
 
+func (x *PeekMessageRequest) GetPageToken() string {
+	if x != nil {
+		return x.PageToken
+	}
+	return ""
+}
+
 type PeekMessageResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Without receipt handles. Ids not found are left out.
-	Messages      []*Message `protobuf:"bytes,1,rep,name=messages,proto3" json:"messages,omitempty"`
+	Messages []*Message `protobuf:"bytes,1,rep,name=messages,proto3" json:"messages,omitempty"`
+	// Set when more messages may follow (peeking by tag only): pass it as
+	// page_token. A page may come back empty.
+	NextPageToken string `protobuf:"bytes,2,opt,name=next_page_token,json=nextPageToken,proto3" json:"next_page_token,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1585,6 +1601,13 @@ func (x *PeekMessageResponse) GetMessages() []*Message {
 		return x.Messages
 	}
 	return nil
+}
+
+func (x *PeekMessageResponse) GetNextPageToken() string {
+	if x != nil {
+		return x.NextPageToken
+	}
+	return ""
 }
 
 type DeadMessageRequest struct {
@@ -2778,16 +2801,19 @@ const file_tagq_v1_message_proto_rawDesc = "" +
 	"\n" +
 	"successful\x18\x01 \x03(\tR\n" +
 	"successful\x121\n" +
-	"\x06failed\x18\x02 \x03(\v2\x19.tagq.v1.BatchResultErrorR\x06failed\"\x96\x01\n" +
+	"\x06failed\x18\x02 \x03(\v2\x19.tagq.v1.BatchResultErrorR\x06failed\"\xb5\x01\n" +
 	"\x12PeekMessageRequest\x12\x14\n" +
 	"\x05queue\x18\x01 \x01(\tR\x05queue\x12\x1f\n" +
 	"\vmessage_ids\x18\x02 \x03(\tR\n" +
 	"messageIds\x12\x10\n" +
 	"\x03tag\x18\x03 \x01(\tR\x03tag\x12&\n" +
-	"\fmax_messages\x18\x04 \x01(\x05H\x00R\vmaxMessages\x88\x01\x01B\x0f\n" +
-	"\r_max_messages\"C\n" +
+	"\fmax_messages\x18\x04 \x01(\x05H\x00R\vmaxMessages\x88\x01\x01\x12\x1d\n" +
+	"\n" +
+	"page_token\x18\x05 \x01(\tR\tpageTokenB\x0f\n" +
+	"\r_max_messages\"k\n" +
 	"\x13PeekMessageResponse\x12,\n" +
-	"\bmessages\x18\x01 \x03(\v2\x10.tagq.v1.MessageR\bmessages\"\x8b\x01\n" +
+	"\bmessages\x18\x01 \x03(\v2\x10.tagq.v1.MessageR\bmessages\x12&\n" +
+	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"\x8b\x01\n" +
 	"\x12DeadMessageRequest\x12\x14\n" +
 	"\x05queue\x18\x01 \x01(\tR\x05queue\x12%\n" +
 	"\x0ereceipt_handle\x18\x02 \x01(\tR\rreceiptHandle\x12\x16\n" +
