@@ -115,12 +115,12 @@ type Grant struct {
 
 // ErrorInfo reasons of the AccessService.
 const (
-	ReasonPrincipalNotFound      = "PRINCIPAL_NOT_FOUND"
-	ReasonPrincipalAlreadyExists = "PRINCIPAL_ALREADY_EXISTS"
-	ReasonKeyNotFound            = "KEY_NOT_FOUND"
-	ReasonPermissionNotFound     = "PERMISSION_NOT_FOUND"
-	ReasonInvalidPermission      = "INVALID_PERMISSION"
-	ReasonQuotaExceeded          = "QUOTA_EXCEEDED"
+	ReasonPrincipalNotFound      = tags.ReasonPrincipalNotFound
+	ReasonPrincipalAlreadyExists = tags.ReasonPrincipalAlreadyExists
+	ReasonKeyNotFound            = tags.ReasonKeyNotFound
+	ReasonPermissionNotFound     = tags.ReasonPermissionNotFound
+	ReasonInvalidPermission      = tags.ReasonInvalidPermission
+	ReasonQuotaExceeded          = tags.ReasonQuotaExceeded
 )
 
 var (

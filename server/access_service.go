@@ -13,7 +13,7 @@ import (
 )
 
 // ReasonAuthDisabled: an AccessService call to a tagqd without --auth.
-const ReasonAuthDisabled = "AUTH_DISABLED"
+const ReasonAuthDisabled = tags.ReasonAuthDisabled
 
 // accessService is the AccessService over the access store. Who may call
 // what is methodRules' business (the auth interceptor), not this one's.

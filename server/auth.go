@@ -25,8 +25,8 @@ import (
 
 // ErrorInfo reasons of refused credentials and permissions (S18).
 const (
-	ReasonUnauthenticated  = "UNAUTHENTICATED"
-	ReasonPermissionDenied = "PERMISSION_DENIED"
+	ReasonUnauthenticated  = tags.ReasonUnauthenticated
+	ReasonPermissionDenied = tags.ReasonPermissionDenied
 )
 
 // gatewayCertMD is the metadata key in which the REST gateway passes the

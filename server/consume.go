@@ -29,7 +29,7 @@ const (
 
 // ReasonServerShuttingDown is the ErrorInfo reason of a stream the server
 // ended because it is shutting down: reconnect (to another replica).
-const ReasonServerShuttingDown = "SERVER_SHUTTING_DOWN"
+const ReasonServerShuttingDown = tags.ReasonServerShuttingDown
 
 // consumer is one Consume stream: the messages pushed and not yet settled
 // (by delivery id), the credit left, and the confirmations to send.

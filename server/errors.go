@@ -169,9 +169,17 @@ const (
 	maxMetadataValue = 512
 )
 
+// catalogueCheck, when set (the server's tests), sees the code and reason
+// of every status the server makes, to hold them to the error catalogue
+// (proto/tagq/v1/errors.yaml).
+var catalogueCheck func(code codes.Code, reason string)
+
 // statusWith builds a status with ErrorInfo{reason, domain "tagq",
 // metadata + "field"} and, when a field is at fault, a BadRequest naming it.
 func statusWith(code codes.Code, reason, msg, field string, meta map[string]string) error {
+	if catalogueCheck != nil {
+		catalogueCheck(code, reason)
+	}
 	msg = tags.Clip(msg, maxStatusMessage)
 	field = tags.Clip(field, maxMetadataValue)
 	md := make(map[string]string, len(meta)+1)

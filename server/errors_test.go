@@ -40,7 +40,7 @@ func TestToStatus(t *testing.T) {
 			codes.ResourceExhausted, tags.ReasonTooManyTags, nil},
 		{"unavailable", &tags.Error{Kind: tags.KindUnavailable, Reason: tags.ReasonBackendUnavailable},
 			codes.Unavailable, tags.ReasonBackendUnavailable, nil},
-		{"unknown kind", &tags.Error{Kind: 42, Reason: "ODD"}, codes.Internal, "ODD", nil},
+		{"unknown kind", &tags.Error{Kind: 42, Reason: tags.ReasonInternal}, codes.Internal, tags.ReasonInternal, nil},
 		{"wrapped engine error", fmt.Errorf("ctx: %w", &tags.Error{Kind: tags.KindNotFound, Reason: tags.ReasonTagNotFound}),
 			codes.NotFound, tags.ReasonTagNotFound, nil},
 		{"canceled", context.Canceled, codes.Canceled, "CANCELLED", nil},
@@ -78,7 +78,7 @@ func TestToStatus(t *testing.T) {
 	}
 	require.NoError(t, toStatus(nil))
 	// A full status passes through unchanged.
-	full := statusWith(codes.NotFound, "X", "m", "", nil)
+	full := statusWith(codes.NotFound, tags.ReasonQueueNotFound, "m", "", nil)
 	require.Equal(t, full, toStatus(full))
 }
 

@@ -17,12 +17,14 @@ import (
 	"github.com/tagq/tagq/console"
 	tagqgw "github.com/tagq/tagq/gen/gateway/tagq/v1"
 	"github.com/tagq/tagq/gen/openapi"
+
+	"github.com/tagq/tagq/tags"
 )
 
 // ReasonMalformedRequest is the ErrorInfo reason of a REST request the
 // gateway cannot decode: invalid JSON, an unknown field, a value of the
 // wrong type (bad base64 in a bytes field), an unparsable query parameter.
-const ReasonMalformedRequest = "MALFORMED_REQUEST"
+const ReasonMalformedRequest = tags.ReasonMalformedRequest
 
 // JSON as the REST API speaks it: field names as in the protos
 // (snake_case), every field present, unknown fields refused.
@@ -190,7 +192,7 @@ func routingError(ctx context.Context, mux *runtime.ServeMux, m runtime.Marshale
 	case http.StatusNotFound:
 		err = statusWith(codes.NotFound, "NOT_FOUND", "no such API path: "+echo(r.URL.Path), "", nil)
 	case http.StatusMethodNotAllowed:
-		err = statusWith(codes.Unimplemented, "METHOD_NOT_ALLOWED", echo(r.Method)+" is not allowed on "+echo(r.URL.Path), "", nil)
+		err = statusWith(codes.Unimplemented, tags.ReasonMethodNotAllowed, echo(r.Method)+" is not allowed on "+echo(r.URL.Path), "", nil)
 	default:
 		err = statusWith(codes.InvalidArgument, ReasonMalformedRequest, http.StatusText(httpStatus), "", nil)
 	}

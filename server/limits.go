@@ -9,6 +9,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+
+	"github.com/tagq/tagq/tags"
 )
 
 // Limits on what clients may hold open: connections per listener
@@ -21,7 +23,7 @@ import (
 // ReasonTooManyStreams is the ErrorInfo reason of a Publish or Consume
 // stream refused because the process has Config.MaxStreams open
 // (RESOURCE_EXHAUSTED).
-const ReasonTooManyStreams = "TOO_MANY_STREAMS"
+const ReasonTooManyStreams = tags.ReasonTooManyStreams
 
 // DefaultMaxStreams is the default Config.MaxStreams.
 const DefaultMaxStreams = 10000

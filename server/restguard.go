@@ -13,16 +13,18 @@ import (
 
 	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
 	"google.golang.org/grpc/codes"
+
+	"github.com/tagq/tagq/tags"
 )
 
 // ErrorInfo reasons of REST requests refused before they are decoded.
 const (
 	// ReasonRequestTooLarge: a body over the REST limit (restBodyLimit),
 	// or one that decodes to a request over MaxRequestBytes (HTTP 413).
-	ReasonRequestTooLarge = "REQUEST_TOO_LARGE"
+	ReasonRequestTooLarge = tags.ReasonRequestTooLarge
 	// ReasonUnsupportedMediaType: a POST, PUT or PATCH, or any request
 	// with a body, whose Content-Type is not application/json (HTTP 415).
-	ReasonUnsupportedMediaType = "UNSUPPORTED_MEDIA_TYPE"
+	ReasonUnsupportedMediaType = tags.ReasonUnsupportedMediaType
 )
 
 // restBodyLimit is the largest REST body: the JSON of a request of

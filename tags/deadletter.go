@@ -12,10 +12,8 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// Dead-letter reasons tagq sets itself.
+// (The dead-letter reasons tagq sets itself are in reasons_gen.go.)
 const (
-	ReasonMaxReceiveCountExceeded = "MAX_RECEIVE_COUNT_EXCEEDED"
-	ReasonConsumerDeadLettered    = "CONSUMER_DEAD_LETTERED"
 	// SourceQueueAttribute is the reserved attribute every dead letter
 	// carries: the name of the queue it came from.
 	SourceQueueAttribute = "DLQ.sourceQueue"

@@ -27,37 +27,8 @@ const (
 	KindInternal
 )
 
-// Reasons are the ErrorInfo reasons of DESIGN.md §2.
-const (
-	ReasonQueueNotFound         = "QUEUE_NOT_FOUND"
-	ReasonQueueAlreadyExists    = "QUEUE_ALREADY_EXISTS"
-	ReasonTagNotFound           = "TAG_NOT_FOUND"
-	ReasonTagAlreadyExists      = "TAG_ALREADY_EXISTS"
-	ReasonInvalidName           = "INVALID_NAME"
-	ReasonInvalidArgumentRange  = "INVALID_ARGUMENT_RANGE"
-	ReasonMessageTooLarge       = "MESSAGE_TOO_LARGE"
-	ReasonInvalidAttribute      = "INVALID_ATTRIBUTE"
-	ReasonReservedAttribute     = "RESERVED_ATTRIBUTE"
-	ReasonBatchTooLarge         = "BATCH_TOO_LARGE"
-	ReasonDuplicateBatchEntryID = "DUPLICATE_BATCH_ENTRY_ID"
-	ReasonInvalidReceiptHandle  = "INVALID_RECEIPT_HANDLE"
-	ReasonReceiptHandleStale    = "RECEIPT_HANDLE_STALE"
-	ReasonTooManyTags           = "TOO_MANY_TAGS"
-	ReasonBackendUnavailable    = "BACKEND_UNAVAILABLE"
-	ReasonInvalidFilter         = "INVALID_FILTER"
-	ReasonImmutableField        = "IMMUTABLE_FIELD"
-	ReasonInternal              = "INTERNAL"
-	ReasonNotASourceQueue       = "NOT_A_SOURCE_QUEUE"
-	ReasonRedriveCycle          = "REDRIVE_CYCLE"
-	ReasonDeadLetterQueueInUse  = "DEAD_LETTER_QUEUE_IN_USE"
-	ReasonNotADeadLetterQueue   = "NOT_A_DEAD_LETTER_QUEUE"
-	// ReasonQueueFull: a send beyond a queue's cap with overflow
-	// OverflowRejectNew (RESOURCE_EXHAUSTED).
-	ReasonQueueFull = "QUEUE_FULL"
-	// ReasonStorageFull: Redis is near its memory limit and sends are
-	// refused until it is not (RESOURCE_EXHAUSTED).
-	ReasonStorageFull = "STORAGE_FULL"
-)
+// The ErrorInfo reasons (Reason…) and the catalogue (Reasons) are in
+// reasons_gen.go, made from proto/tagq/v1/errors.yaml.
 
 // Error is every error the engine returns on purpose. Field names the
 // offending input field, as a path relative to the call's argument (e.g.
@@ -218,6 +189,3 @@ func BackendFailure(err error) bool {
 
 // KindUnimplemented marks a feature of the API that is not built yet.
 const KindUnimplemented Kind = 100
-
-// ReasonNotImplemented goes with KindUnimplemented.
-const ReasonNotImplemented = "NOT_IMPLEMENTED"

@@ -24,9 +24,6 @@ const (
 	DefaultMoveRate = 500
 	MaxMoveRate     = 10000
 
-	ReasonMoveInProgress = "MOVE_IN_PROGRESS"
-	ReasonMoveNotFound   = "MOVE_NOT_FOUND"
-
 	moveLease = 30 * time.Second
 )
 

@@ -41,10 +41,6 @@ const (
 	QuotaRead  = "read_quota_per_second"
 )
 
-// ReasonQuotaExceeded: a send or receive beyond a rate quota
-// (RESOURCE_EXHAUSTED).
-const ReasonQuotaExceeded = "QUOTA_EXCEEDED"
-
 func checkQuota(field string, v *int32) *Error {
 	if v != nil && (*v < 0 || *v > MaxQuotaPerSecond) {
 		return invalid(ReasonInvalidArgumentRange, field, "%s must be 0 (no quota) or between 1 and %d, got %d",

@@ -16,10 +16,9 @@ import (
 // Shared by Consumer and Publisher: how a broken stream is told apart from
 // a refused one, and how long to wait before opening the next.
 
-// ReasonServerShuttingDown is the ErrorInfo reason of a stream the server
-// ended because it is shutting down; the Consumer and the Publisher
-// reconnect (to another replica, or to this one once it is back).
-const ReasonServerShuttingDown = "SERVER_SHUTTING_DOWN"
+// A stream the server ended with ReasonServerShuttingDown (reasons_gen.go)
+// is reconnected by the Consumer and the Publisher (to another replica, or
+// to this one once it is back).
 
 // retryable reports whether a stream that ended with err is worth opening
 // again: the server went away or is overloaded, as opposed to refusing the

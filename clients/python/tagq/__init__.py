@@ -10,8 +10,9 @@
             c.delete("orders", m.receipt_handle)
 
 Server errors raise :class:`TagqError` with the gRPC code, the
-``google.rpc.ErrorInfo`` reason (QUEUE_NOT_FOUND, RECEIPT_HANDLE_STALE, ...)
-and the request field at fault.
+``google.rpc.ErrorInfo`` reason (QUEUE_NOT_FOUND, RECEIPT_HANDLE_STALE, ...;
+every one is a constant of :mod:`tagq.reasons`) and the request field at
+fault.
 
 The generated stubs live in ``clients/python/gen/tagq/v1`` (written by
 ``generate.sh``) and import each other as ``tagq.v1.*_pb2``, the module path

@@ -85,6 +85,7 @@ export {
   type RunOptions,
 } from "./consumer.js";
 export { Publisher, type PublishOptions, type PublisherOptions } from "./publisher.js";
+export { DeadLetterReasons, Reasons, type Reason } from "./reasons.js";
 export { producerSpanContext, TRACER_NAME, type ProducerSpanContext } from "./tracing.js";
 export { AccessService, Code, MessageMoveTask_State, MessageService, OverflowPolicy, Permission, QueueService, RedriveService, TagFilter_Operator };
 export type {
