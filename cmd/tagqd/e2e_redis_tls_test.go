@@ -208,7 +208,13 @@ func TestE2E_Redis_ClientCertificate(t *testing.T) {
 	out, err := runTagqd("--grpc-addr", "127.0.0.1:0", "--http-addr", "127.0.0.1:0", "--redis-url", url,
 		"--redis-ca", certs.CA.File)
 	require.Equal(t, 1, exitCode(err), out)
-	require.Contains(t, strings.ToLower(out), "certificate", "no client certificate: the handshake is refused")
+	// Refused at the handshake. With TLS 1.3 the client may finish its side
+	// before Redis checks the certificate, so what tagqd sees is either the
+	// alert ("certificate required") or the connection cut after it.
+	low := strings.ToLower(out)
+	require.True(t, strings.Contains(low, "certificate") || strings.Contains(low, "connection reset") ||
+		strings.Contains(low, "broken pipe") || strings.Contains(low, "eof"), "no client certificate: refused at the handshake:\n%s", out)
+	require.Contains(t, out, "tagqd stopped")
 
 	out, err = runTagqd("--redis-url", url, "--redis-cert", certs.Client.CertFile)
 	require.Equal(t, 2, exitCode(err), out) // a usage error
