@@ -54,6 +54,7 @@ func main() {
 	idleQueues := flag.Int("idle-queues", 5000, "W6: idle queues to hold (W6 runs only when named in --workloads)")
 	rounds := flag.Int("rounds", 3, "W4: rounds of 0/1/10 % poison, interleaved; the table shows each setting's median run")
 	credit := flag.Int("stream-credit", 100, "tagq-stream: max_outstanding_messages of each Consume stream")
+	w1Systems := flag.String("w1-systems", "tagq,tagq-stream,floor,raw", "W1: which of tagq, tagq-stream, floor and raw to run (peers: --peers)")
 	var peers peerConfig
 	flag.StringVar(&peers.list, "peers", "nats,rabbitmq", "peer systems to run W1, W2 and W3 on as well (nats, rabbitmq), or none")
 	flag.StringVar(&peers.natsURL, "nats-url", "nats://127.0.0.1:4222", "NATS server with JetStream (peer nats)")
@@ -74,13 +75,24 @@ func main() {
 		fmt.Fprintln(os.Stderr, "tagq-bench: --stream-credit must be at least 1")
 		os.Exit(2)
 	}
-	if err := run(*url, *dur, *only, *backlog, *inflight, *size, *rounds, *credit, *idleQueues, *tagqd, peers); err != nil {
+	w1 := map[string]bool{}
+	for _, sys := range strings.Split(*w1Systems, ",") {
+		switch sys = strings.TrimSpace(sys); sys {
+		case "tagq", "tagq-stream", "floor", "raw":
+			w1[sys] = true
+		default:
+			fmt.Fprintf(os.Stderr, "tagq-bench: --w1-systems: %q is none of tagq, tagq-stream, floor, raw\n", sys)
+			os.Exit(2)
+		}
+	}
+	if err := run(*url, *dur, *only, *backlog, *inflight, *size, *rounds, *credit, *idleQueues, *tagqd, peers, w1); err != nil {
 		fmt.Fprintln(os.Stderr, "tagq-bench:", err)
 		os.Exit(1)
 	}
 }
 
-func run(url string, dur time.Duration, only string, backlog, inflight, size, rounds, credit, idleQueues int, bin string, pc peerConfig) error {
+func run(url string, dur time.Duration, only string, backlog, inflight, size, rounds, credit, idleQueues int, bin string, pc peerConfig,
+	w1 map[string]bool) error {
 	ctx := context.Background()
 	opt, err := redis.ParseURL(url)
 	if err != nil {
@@ -114,7 +126,7 @@ func run(url string, dur time.Duration, only string, backlog, inflight, size, ro
 	}
 	defer c.Close()
 	e := &env{ctx: ctx, rdb: rdb, m: c.Messages, q: c.Queues, pid: d.PID(), dur: dur, body: make([]byte, size),
-		rawKey: func(n string) string { return prefix + "-raw:{" + n + "}" }, maxAhead: 20_000, streamCredit: credit}
+		rawKey: func(n string) string { return prefix + "-raw:{" + n + "}" }, maxAhead: 20_000, streamCredit: credit, w1Systems: w1}
 	defer cleanup(ctx, rdb, prefix+"-raw")
 
 	fmt.Fprintf(os.Stderr, "tagqd profiles: http://%s/debug/pprof/\n", d.HTTP)

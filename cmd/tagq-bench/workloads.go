@@ -16,14 +16,17 @@ import (
 
 // env is what every workload gets.
 type env struct {
-	ctx      context.Context
-	rdb      *redis.Client // the Redis both systems use
-	m        tagqv1.MessageServiceClient
-	q        tagqv1.QueueServiceClient
-	pid      int                         // tagqd's
-	floor    tagqv1.MessageServiceClient // the floor server (floor.go), for W1
-	floorPID int
-	peers    []peer // the peer systems that answered (peers.go)
+	// w1Systems: which of tagq, tagq-stream, floor and raw W1 runs (nil:
+	// all); see w1Runs.
+	w1Systems map[string]bool
+	ctx       context.Context
+	rdb       *redis.Client // the Redis both systems use
+	m         tagqv1.MessageServiceClient
+	q         tagqv1.QueueServiceClient
+	pid       int                         // tagqd's
+	floor     tagqv1.MessageServiceClient // the floor server (floor.go), for W1
+	floorPID  int
+	peers     []peer // the peer systems that answered (peers.go)
 	// streaming: tagqd serves Publish and Consume (stream.go); each
 	// Consume stream keeps streamCredit messages outstanding.
 	streaming    bool
@@ -221,13 +224,22 @@ func (e *env) rawAck(key, group string, msgs []redis.XMessage) error {
 func (e *env) w1(batch int) []result {
 	name := fmt.Sprintf("W1 batch %d", batch)
 	e.tagqQueue("w1", 1, nil)
-	out := []result{e.w1via(e.m, e.pid, "tagq", name, batch)}
-	out = append(out, e.streamW1(name, batch)...)
+	var out []result
+	if e.w1Runs("tagq") {
+		out = append(out, e.w1via(e.m, e.pid, "tagq", name, batch))
+	}
+	if e.w1Runs("tagq-stream") {
+		out = append(out, e.streamW1(name, batch)...)
+	}
 
 	key := e.rawStream("w1", 1)
-	if e.floor != nil {
+	if e.floor != nil && e.w1Runs("floor") {
 		out = append(out, e.w1via(e.floor, e.floorPID, "floor", name, batch))
 		key = e.rawStream("w1", 1)
+	}
+	if !e.w1Runs("raw") {
+		e.rdb.Del(e.ctx, key)
+		return append(out, e.peersW1(name, batch)...)
 	}
 
 	body := func() []byte { return e.body }
@@ -254,6 +266,9 @@ func (e *env) w1(batch int) []result {
 	out = append(out, check(r, l))
 	return append(out, e.peersW1(name, batch)...)
 }
+
+// w1Runs says whether W1 runs system (--w1-systems).
+func (e *env) w1Runs(system string) bool { return e.w1Systems == nil || e.w1Systems[system] }
 
 // w1via runs W1 through tagq's MessageService API on a server: tagqd, or
 // the floor server (on the raw stream, as the raw run).
