@@ -159,12 +159,9 @@ func encodeMeta(q *Queue) []any {
 		"dtag", q.DefaultTagName, "cbd", boolStr(q.ContentBasedDeduplication),
 	}
 	fields = append(fields, capFields(&q.MaxRetainedMessages, &q.MaxRetainedBytes, &q.Overflow)...)
-	if q.WriteQuotaPerSecond > 0 {
-		fields = append(fields, "wq", q.WriteQuotaPerSecond)
-	}
-	if q.ReadQuotaPerSecond > 0 {
-		fields = append(fields, "rq", q.ReadQuotaPerSecond)
-	}
+	// Always written (0: none): the send and receive scripts read them on
+	// every call, and a field a small hash lacks costs a scan of all of it.
+	fields = append(fields, "wq", q.WriteQuotaPerSecond, "rq", q.ReadQuotaPerSecond)
 	if p := q.RedrivePolicy; p != nil {
 		fields = append(fields, "rpq", p.DeadLetterQueue, "rpm", p.MaxReceiveCount)
 	}

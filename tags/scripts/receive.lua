@@ -40,7 +40,7 @@
 -- that wait in v, visible, with receive count 0, as any over max.
 -- Errors: QUEUE_NOT_FOUND, TAG_NOT_FOUND, DEFAULT_TAG_CHANGED.
 local tag, max = ARGV[1], tonumber(ARGV[2])
-local st = redis.call('HMGET', KEYS[3], 'ct', 'vis', 'flt', 'h', 'rq', 'rqs', 'rqn')
+local st = redis.call('HMGET', KEYS[3], 'ct', 'vis', 'flt', 'h', 'rq')
 if not st[1] then return notfound(KEYS[1]) end
 local qm = redis.call('HMGET', KEYS[1], 'vis', 'wait', 'rpq', 'rpm', 'dtag', 'rq')
 if ARGV[5] ~= '' and qm[5] ~= ARGV[5] then return redis.error_reply('DEFAULT_TAG_CHANGED') end
@@ -53,7 +53,12 @@ if vis < 0 then vis = tonumber(qm[1]) * 1000 end
 local now = nowms()
 local deadline = now + vis
 local rq = tonumber(st[5]) or tonumber(qm[6]) or 0 -- the tag's override, else the queue's
-local rleft = quotaleft(rq, st[6], st[7], now) -- nil: no read quota
+local rleft = nil -- nil: no read quota
+if rq > 0 then
+  -- Read only then: a field a hash lacks costs a scan of the whole hash.
+  local qs = redis.call('HMGET', KEYS[3], 'rqs', 'rqn')
+  rleft = quotaleft(rq, qs[1], qs[2], now)
+end
 if rleft and rleft < max then max = rleft end
 local hint = tonumber(st[4]) or INF
 local newhint = hint

@@ -25,13 +25,17 @@
 -- Errors: QUEUE_NOT_FOUND; STALE_LIMITS (the queue's
 --         content_based_deduplication is not what ARGV[3] says: nothing
 --         stored, the caller reads the queue again).
-local m = redis.call('HMGET', KEYS[1], 'mmb', 'delay', 'cmax', 'bmax', 'ovf', 'rb', 'cbd', 'wq', 'wqs', 'wqn')
+local m = redis.call('HMGET', KEYS[1], 'mmb', 'delay', 'cmax', 'bmax', 'ovf', 'rb', 'cbd', 'wq')
 if not m[1] then return redis.error_reply('QUEUE_NOT_FOUND') end
 if (m[7] == '1') ~= (ARGV[3] == '1') then return redis.error_reply('STALE_LIMITS') end
 local mmb, qdelay = tonumber(m[1]), tonumber(m[2])
 local now = nowms()
 local wq = tonumber(m[8]) or 0
-local qleft = quotaleft(wq, m[9], m[10], now) -- nil: no write quota
+local qleft = nil -- nil: no write quota
+if wq > 0 then
+  local qs = redis.call('HMGET', KEYS[1], 'wqs', 'wqn') -- only then: a field a hash lacks costs a full scan
+  qleft = quotaleft(wq, qs[1], qs[2], now)
+end
 local left0 = qleft
 local id0 = idarg(KEYS[1], now)
 -- Filtered tags count what they admit, so their counters stay exact.

@@ -27,7 +27,7 @@
 --         delay_seconds changed, or content_based_deduplication is on: its
 --         sends go through send.lua), NO_STREAM (nothing was added).
 local n = tonumber(ARGV[1])
-local m = redis.call('HMGET', KEYS[1], 'mmb', 'delay', 'cmax', 'bmax', 'ovf', 'rb', 'cbd', 'wq', 'wqs', 'wqn')
+local m = redis.call('HMGET', KEYS[1], 'mmb', 'delay', 'cmax', 'bmax', 'ovf', 'rb', 'cbd', 'wq')
 local function unadd(count)
   local last = redis.call('XREVRANGE', KEYS[2], '+', '-', 'COUNT', count)
   local ids = {}
@@ -53,7 +53,8 @@ local wq = tonumber(m[8]) or 0
 local now, qleft = 0, nil -- qleft nil: no write quota (and no TIME read)
 if wq > 0 then
   now = nowms()
-  qleft = quotaleft(wq, m[9], m[10], now)
+  local qs = redis.call('HMGET', KEYS[1], 'wqs', 'wqn') -- only then: a field a hash lacks costs a full scan
+  qleft = quotaleft(wq, qs[1], qs[2], now)
 end
 local sizes, keep, bytes, byquota = {}, n, c.rb, 0
 for i = 1, n do
