@@ -11,7 +11,8 @@ package tags
 //	                             recovery, expiry, moves, purge, tag deletion), so the script knows when to check,
 //	                             and the leases on Q's background work, "owner expiry-ms": lj (janitor), lw (sweeper)
 //	<prefix>:{Q}:tags    hash    tag name -> tag config (JSON)
-//	<prefix>:{Q}:s       stream  messages; fields b (body), a (attributes JSON), d (due ms, delayed only)
+//	<prefix>:{Q}:s       stream  messages; fields b (body), a (attributes JSON), d (due ms, delayed only),
+//	                             tp (topic, topic queues only: S13)
 //	group T on :s                tag T's cursor, and in its PEL (consumer "c") the stream deliveries T
 //	                             has in flight with receive count 1 (see t:T:b), plus, for moments, what
 //	                             a receive read and its script has not yet placed (a stalled read when
@@ -30,6 +31,13 @@ package tags
 //	<prefix>:{Q}:t:T:n   hash    tag counters and state (see scripts/createtag.lua; pc counts T's PEL deliveries;
 //	                             rq/rqs/rqn its read quota override, second and count)
 //	<prefix>:{Q}:t:T:x   zset    v member -> visible-at ms, for messages T received max_receive_count times (dead when due)
+//	<prefix>:{Q}:t:T:tb  hash    topic queues (S13; scripts/lib.lua): "t:<topic>" -> the id in v blocking the topic
+//	                             for T, or "-" (unblocked, messages held: in tr); "i:<id>" -> topic of a blocker
+//	<prefix>:{Q}:t:T:tr  list    topic queues: T's ready topics (unblocked, with held messages), FIFO
+//	<prefix>:{Q}:t:T:th:<topic>  list  topic queues: ids held for T behind a blocked topic, in send order
+//	                             (counted in n's w:<s>, so kept by the janitor; named inside scripts from n)
+//	                             A topic queue's tags always run in zset mode (v, no b) and read new
+//	                             entries inside the receive script, so topics are placed in stream order.
 //	<prefix>:{Q}:dlo     stream  dead-letter outbox: dead letters on their way to the DLQ (relayed, then removed)
 //	<prefix>:{Q}:dd      zset    dedupe keys of dead letters added to Q (a DLQ), or moved back to Q -> ms
 //	<prefix>:{Q}:mv      hash    move task id -> task JSON (Q is a DLQ; see move.go)

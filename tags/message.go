@@ -79,6 +79,8 @@ func decodeEntry(id string, fields []any) Message {
 			}
 		case "mv":
 			m.MoveCount, _ = strconv.Atoi(v)
+		case "tp":
+			m.Topic = v
 		}
 	}
 	if m.Body == nil {

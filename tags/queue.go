@@ -52,10 +52,6 @@ func (s *Store) CreateQueue(ctx context.Context, cfg QueueConfig) (*Queue, error
 	if e := checkUserAttributes("user_attributes", cfg.UserAttributes); e != nil {
 		return nil, e
 	}
-	if cfg.TopicQueue {
-		return nil, &Error{Kind: KindUnimplemented, Reason: ReasonNotImplemented, Field: "topic_queue",
-			Message: "topic queues (S13) are not implemented yet"}
-	}
 	if e := checkPolicyShape("redrive_policy", cfg.RedrivePolicy); e != nil {
 		return nil, e
 	}
@@ -90,6 +86,7 @@ func (s *Store) CreateQueue(ctx context.Context, cfg QueueConfig) (*Queue, error
 		MessageRetentionSeconds:  orDefault(cfg.MessageRetentionSeconds, DefaultRetention),
 		MaxMessageBytes:          mmb,
 		DeadLetterQueue:          cfg.DeadLetterQueue,
+		TopicQueue:               cfg.TopicQueue,
 		RetainAckedMessages:      cfg.RetainAckedMessages,
 		UserAttributes:           cfg.UserAttributes,
 		DefaultTagName:           dtag,

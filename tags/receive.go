@@ -61,6 +61,7 @@ func (s *Store) Receive(ctx context.Context, queue, tag string, opt ReceiveOptio
 	r, err := s.receiveOnce(ctx, queue, tag, expect, opt.MaxMessages, visMs)
 	if errors.Is(err, errDefaultTagChanged) || ReasonOf(err) == ReasonQueueNotFound || ReasonOf(err) == ReasonTagNotFound {
 		s.dtags.Delete(queue) // re-created, or its default tag deleted
+		s.topicQueues.Delete(queue)
 		if expect != "" && errors.Is(err, errDefaultTagChanged) {
 			return s.Receive(ctx, queue, "", opt)
 		}
@@ -139,6 +140,31 @@ func (s *Store) Receive(ctx context.Context, queue, tag string, opt ReceiveOptio
 
 const infMs = 9007199254740991
 
+// maxReadSteps bounds the read steps of one receive (a topic queue's
+// reads happen in the script, and may all be held behind blocked topics).
+const maxReadSteps = 20
+
+// isTopicQueue: queue is a topic queue (S13), as last seen (see
+// learnTopicQueue).
+func (s *Store) isTopicQueue(queue string) bool {
+	v, _ := s.topicQueues.Load(queue)
+	b, _ := v.(bool)
+	return b
+}
+
+// learnTopicQueue reads whether queue is a topic queue, once per process
+// (topic_queue is fixed at creation; a receive script that finds it was
+// wrong, the queue made again, says so and the cache is corrected).
+func (s *Store) learnTopicQueue(ctx context.Context, queue string) {
+	if _, ok := s.topicQueues.Load(queue); ok {
+		return
+	}
+	v, err := s.rdb.HGet(ctx, s.qkeys(queue).meta, "topic").Result()
+	if err == nil {
+		s.topicQueues.Store(queue, v == "1")
+	}
+}
+
 // resolveTag is tag, or the queue's default tag when tag is "".
 func (s *Store) resolveTag(ctx context.Context, queue, tag string) (string, error) {
 	if tag != "" {
@@ -181,6 +207,7 @@ func (s *Store) receiveOnce(ctx context.Context, queue, tag, expectDefault strin
 	// a read short: read on, within a bound on the entries read per call.
 	var r receiveResult
 	scanned := 0
+	s.learnTopicQueue(ctx, queue)
 	// A tag with a read quota reads no more than the quota at a time (the
 	// script has the last word: what it read beyond waits in v).
 	if v, ok := s.readQuotas.Load(tagKey{queue, tag}); ok && v.(int64) > 0 && int64(max) > v.(int64) {
@@ -200,8 +227,11 @@ func (s *Store) receiveOnce(ctx context.Context, queue, tag, expectDefault strin
 		}
 	}
 	// A quiet tag (see smallReads): the script reads new entries itself,
-	// one round trip fewer, their bodies through Lua no great cost.
-	inScript := s.smallReads(queue, tag)
+	// one round trip fewer, their bodies through Lua no great cost. A
+	// topic queue's tags always do: a topic's order is the order in which
+	// scripts place entries, which must be the order they were read in.
+	inScript := s.smallReads(queue, tag) || s.isTopicQueue(queue)
+	steps := 0
 	defer func() { s.noteRead(queue, tag, len(r.msgs)) }()
 	for {
 		want := max - len(r.msgs)
@@ -220,7 +250,7 @@ func (s *Store) receiveOnce(ctx context.Context, queue, tag, expectDefault strin
 			r.more = false
 			break
 		}
-		if scanned >= scanLimit {
+		if steps++; scanned >= scanLimit || steps >= maxReadSteps {
 			break // r.more: the caller reads again
 		}
 	}
@@ -359,7 +389,7 @@ func (s *Store) receiveStep(ctx context.Context, queue, tag, expectDefault strin
 		if fresh, epoch, ok, err = s.readNew(ctx, k, tag, max); err != nil {
 			return r, 0, err
 		}
-		if ok && len(fresh) == 0 && !due {
+		if ok && len(fresh) == 0 && !due && !s.isTopicQueue(queue) {
 			// Nothing new, nothing due: the script would change nothing and
 			// tell what the last one did (the wait as the cached hint).
 			if r, ok := s.cachedEmpty(queue, tag); ok {
@@ -382,10 +412,10 @@ func (s *Store) receiveScript(ctx context.Context, queue, tag, expectDefault str
 		duePhase = 1
 	}
 	mode := 1 // PEL mode: what is handed out stays in the tag's PEL
-	if s.zsetInFlight {
+	if s.zsetInFlight || s.isTopicQueue(queue) {
 		mode = 0
 	}
-	args := make([]any, 0, 11+4*len(fresh))
+	args := make([]any, 0, 11+5*len(fresh))
 	nnew := len(fresh)
 	if inScript {
 		nnew = -1
@@ -396,10 +426,10 @@ func (s *Store) receiveScript(ctx context.Context, queue, tag, expectDefault str
 	}
 	args = append(args, tag, max, visMs, queue, expectDefault, duePhase, nnew, mode, epoch, first, last)
 	for _, e := range fresh {
-		// In PEL mode plain entries (no delay, for any tag, no attributes)
-		// go unlisted: the script does nothing per plain entry.
-		if mode == 0 || e.due != "" || e.only != "" || e.attrs != "" {
-			args = append(args, e.id, e.due, e.only, e.attrs)
+		// In PEL mode plain entries (no delay, for any tag, no attributes,
+		// no topic) go unlisted: the script does nothing per plain entry.
+		if mode == 0 || e.due != "" || e.only != "" || e.attrs != "" || e.topic != "" {
+			args = append(args, e.id, e.due, e.only, e.attrs, e.topic)
 		}
 	}
 	if len(fresh) > 0 {
@@ -413,6 +443,12 @@ func (s *Store) receiveScript(ctx context.Context, queue, tag, expectDefault str
 	if err != nil {
 		if strings.Contains(err.Error(), "DEFAULT_TAG_CHANGED") {
 			return r, errDefaultTagChanged
+		}
+		if mode == 1 && strings.Contains(err.Error(), "TOPIC_QUEUE") {
+			// A topic queue, news to this process: its tags read in zset
+			// mode (the script changed nothing; what was read is pending).
+			s.topicQueues.Store(queue, true)
+			return s.receiveScript(ctx, queue, tag, expectDefault, max, visMs, due, inScript, fresh, epoch)
 		}
 		return r, mapErr(err, queue, tag)
 	}
@@ -457,9 +493,9 @@ func (s *Store) receiveScript(ctx context.Context, queue, tag, expectDefault str
 // newEntry is a stream entry a receive read: its fields, and those the
 // receive script needs to place it.
 type newEntry struct {
-	id               string
-	fields           []any
-	due, only, attrs string
+	id                      string
+	fields                  []any
+	due, only, attrs, topic string
 }
 
 // readNew reads up to max entries beyond tag's cursor into its PEL, and
@@ -516,6 +552,8 @@ func (s *Store) readNew(ctx context.Context, k queueKeys, tag string, max int) (
 				ne.only, _ = fields[i+1].(string)
 			case "a":
 				ne.attrs, _ = fields[i+1].(string)
+			case "tp":
+				ne.topic, _ = fields[i+1].(string)
 			}
 		}
 		out = append(out, ne)

@@ -44,7 +44,8 @@ var (
 )
 
 // luaScript is one script in its two builds: prod (lib.lua + the script)
-// and test (lib.lua + testclock.lua + the script), whose clock tests drive
+// and test (testcount.lua + lib.lua + testclock.lua + the script), whose
+// clock tests drive and whose Redis commands they may count
 // (of lib.lua, what the build uses: see luaLib).
 // A store runs one build, chosen by Config.TestClock, so production
 // scripts read no test hook.
@@ -60,10 +61,10 @@ func mustScript(name string) *luaScript {
 		}
 		return string(b)
 	}
-	lib, body, clock := parseLib(read("lib")), read(name), read("testclock")
+	lib, body, clock, count := parseLib(read("lib")), read(name), read("testclock"), read("testcount")
 	return &luaScript{
 		prod: redis.NewScript(lib.shake(body) + "\n" + body),
-		test: redis.NewScript(lib.shake(clock+body) + "\n" + clock + "\n" + body),
+		test: redis.NewScript(count + "\n" + lib.shake(clock+body) + "\n" + clock + "\n" + body),
 	}
 }
 

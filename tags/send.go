@@ -47,6 +47,21 @@ func (s *Store) Send(ctx context.Context, queue string, msgs []OutMessage) ([]Se
 		if e == nil {
 			e = checkDeduplicationID(m.DeduplicationID)
 		}
+		if e == nil {
+			// Against the cached flag when known (send.lua checks again),
+			// else the shape only.
+			lim, known := s.limitsOf(ctx, queue)
+			tq := lim.topic
+			if !known {
+				tq = m.Topic != ""
+			}
+			e = checkTopic(m.Topic, tq)
+			if e == nil && tq && m.DelaySeconds != nil && *m.DelaySeconds > 0 {
+				// A per-message delay would reorder a topic (as SQS FIFO queues, refused).
+				e = invalid(ReasonInvalidArgumentRange, "delay_seconds",
+					"a topic queue takes no per-message delay (the queue's delay_seconds applies to all)")
+			}
+		}
 		size += len(m.Body)
 		if e == nil && size == 0 {
 			e = invalid(ReasonInvalidArgumentRange, "body", "a message needs a body or attributes")
@@ -65,7 +80,7 @@ func (s *Store) Send(ctx context.Context, queue string, msgs []OutMessage) ([]Se
 		if m.DelaySeconds != nil {
 			delay = *m.DelaySeconds
 		}
-		entry := sendEntry{size: size, delay: delay, body: m.Body, attrs: encodeAttrs(m.Attributes)}
+		entry := sendEntry{size: size, delay: delay, body: m.Body, attrs: encodeAttrs(m.Attributes), topic: m.Topic}
 		if m.DeduplicationID != nil {
 			entry.dedupID, withIDs = *m.DeduplicationID, true
 		}
@@ -105,6 +120,7 @@ type sendEntry struct {
 	body    []byte
 	attrs   string // attributes JSON, "" for none
 	dedupID string // the sender's deduplication id, "" for none
+	topic   string // "" for none
 }
 
 // contentDedupID is the deduplication id of a body on a queue with
@@ -117,14 +133,14 @@ func contentDedupID(body []byte) string {
 // sendArgs are send.lua's ARGV for entries; with contentBased, an entry
 // without a deduplication id gets its body's.
 func sendArgs(entries []sendEntry, contentBased bool) []any {
-	args := make([]any, 0, 3+5*len(entries))
+	args := make([]any, 0, 3+6*len(entries))
 	args = append(args, len(entries), DeduplicationWindow.Milliseconds(), boolStr(contentBased))
 	for _, e := range entries {
 		id := e.dedupID
 		if id == "" && contentBased {
 			id = contentDedupID(e.body)
 		}
-		args = append(args, e.size, e.delay, e.body, e.attrs, id)
+		args = append(args, e.size, e.delay, e.body, e.attrs, id, e.topic)
 	}
 	return args
 }
@@ -159,6 +175,9 @@ func (s *Store) sendSlow(ctx context.Context, queue string, entries []sendEntry,
 		switch {
 		case len(parts) == 1 && parts[0] == ReasonQueueFull:
 			results[i].Err = queueFull(queue)
+		case len(parts) == 1 && (parts[0] == "TOPIC_REQUIRED" || parts[0] == "TOPIC_NOT_ALLOWED"):
+			s.limits.Delete(queue) // the cached flag was wrong
+			results[i].Err = checkTopic(entries[j].topic, parts[0] == "TOPIC_REQUIRED")
 		case len(parts) == 3 && parts[0] == ReasonQuotaExceeded:
 			limit, retry := asInt64(parts[2]), asInt64(parts[1])
 			results[i].Err = quotaExceeded(queue, "", QuotaWrite, limit, retry)
@@ -191,21 +210,23 @@ type sendLimits struct {
 	delay        int
 	reject       bool // the queue has a cap and refuses sends beyond it
 	contentDedup bool // content_based_deduplication: every send goes through send.lua
+	topic        bool // a topic queue (S13): every send goes through send.lua
 }
 
 func (s *Store) limitsOf(ctx context.Context, queue string) (sendLimits, bool) {
 	if v, ok := s.limits.Load(queue); ok {
 		return v.(sendLimits), true
 	}
-	m, err := s.rdb.HMGet(ctx, s.qkeys(queue).meta, "mmb", "delay", "cmax", "bmax", "ovf", "cbd").Result()
-	if err != nil || len(m) != 6 || m[0] == nil || m[1] == nil {
+	m, err := s.rdb.HMGet(ctx, s.qkeys(queue).meta, "mmb", "delay", "cmax", "bmax", "ovf", "cbd", "topic").Result()
+	if err != nil || len(m) != 7 || m[0] == nil || m[1] == nil {
 		return sendLimits{}, false // the slow path tells what is wrong
 	}
 	str := func(v any) string { x, _ := v.(string); return x }
 	mmb, _ := strconv.Atoi(str(m[0]))
 	delay, _ := strconv.Atoi(str(m[1]))
 	capped := (str(m[2]) != "" && str(m[2]) != "0") || (str(m[3]) != "" && str(m[3]) != "0")
-	l := sendLimits{maxBytes: mmb, delay: delay, reject: capped && str(m[4]) != "drop", contentDedup: str(m[5]) == "1"}
+	l := sendLimits{maxBytes: mmb, delay: delay, reject: capped && str(m[4]) != "drop", contentDedup: str(m[5]) == "1",
+		topic: str(m[6]) == "1"}
 	s.limits.Store(queue, l)
 	return l, true
 }
@@ -223,7 +244,7 @@ func (s *Store) sendFast(ctx context.Context, queue string, entries []sendEntry,
 		return false, false, nil
 	}
 	lim, ok := s.limitsOf(ctx, queue)
-	if !ok || lim.delay != 0 || lim.contentDedup {
+	if !ok || lim.delay != 0 || lim.contentDedup || lim.topic {
 		return false, false, nil
 	}
 	for _, e := range entries {

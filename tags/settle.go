@@ -156,7 +156,8 @@ func (s *Store) Settle(ctx context.Context, batches []*SettleBatch) error {
 			}
 			continue
 		}
-		nacked := false
+		// After the per-op results: the topics made ready (S13).
+		nacked := len(res) > len(orders[j]) && res[len(orders[j])] > 0
 		for p, i := range orders[j] {
 			if p >= len(res) {
 				break

@@ -98,7 +98,12 @@ type Store struct {
 	// queue -> int32: receive_wait_seconds as the last receive script said
 	// (an empty read that skips the script answers with it).
 	queueWaits sync.Map
-	sends      sendCoalescer
+	// topicQueues: queue -> bool, is it a topic queue (S13; see
+	// learnTopicQueue). Its tags read in zset mode, inside the receive
+	// script, and every receive runs the script (a topic unblocked
+	// elsewhere follows no hint).
+	topicQueues sync.Map
+	sends       sendCoalescer
 	// moveStarts counts StartMove calls in this process (see MoveStarts).
 	moveStarts atomic.Int64
 

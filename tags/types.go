@@ -247,6 +247,11 @@ type OutMessage struct {
 	// ContentBasedDeduplication: the SHA-256 of Body (hex), attributes
 	// not included.
 	DeduplicationID *string
+	// Topic orders delivery on a topic queue (S13): each tag gets the
+	// messages of one topic in send order, one in flight at a time.
+	// Required there (1-128 characters of [A-Za-z0-9_.:-]), refused
+	// (INVALID_ARGUMENT, field "topic") on other queues.
+	Topic string
 }
 
 // SendResult is the outcome of one sent message: ID and SendTime, or Err.
@@ -279,6 +284,8 @@ type Message struct {
 	// MoveCount is how many times the message was moved back from a
 	// dead-letter queue (S10).
 	MoveCount int
+	// Topic is the message's topic on a topic queue (S13), else "".
+	Topic string
 }
 
 // DeadLetter says where a dead letter came from and why (S9).

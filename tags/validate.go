@@ -103,6 +103,33 @@ func checkFilter(f *Filter) *Error {
 }
 
 // checkDeduplicationID validates a send's deduplication id (nil: none).
+// checkTopic checks a message's topic against the queue (topicQueue:
+// whether it is a topic queue, S13): required there, refused elsewhere.
+func checkTopic(topic string, topicQueue bool) *Error {
+	if topic == "" {
+		if topicQueue {
+			return invalid(ReasonInvalidArgumentRange, "topic", "a message sent to a topic queue needs a topic")
+		}
+		return nil
+	}
+	if !topicQueue {
+		return invalid(ReasonInvalidArgumentRange, "topic", "topic is for topic queues only; this queue is not one")
+	}
+	ok := len(topic) <= MaxTopicLen
+	for i := 0; ok && i < len(topic); i++ {
+		c := topic[i]
+		ok = c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '.' || c == ':' || c == '-'
+	}
+	if !ok {
+		return invalid(ReasonInvalidArgumentRange, "topic", "topic must be 1-%d characters of [A-Za-z0-9_.:-], got %q",
+			MaxTopicLen, echo(topic))
+	}
+	return nil
+}
+
+// MaxTopicLen is the longest topic (S13).
+const MaxTopicLen = 128
+
 func checkDeduplicationID(p *string) *Error {
 	if p == nil {
 		return nil

@@ -15,6 +15,10 @@
 -- once, receive count 0, as receive.lua leaves entries it cannot hand out.
 -- Deliveries in the PEL (recorded in b, see lib.lua) are the tag's in
 -- flight: trimming stops at the second of the PEL's first id.
+-- On a topic queue (S13, lib.lua) a tag's held messages count as held
+-- (n's w:<second>): kept; when they expire they leave their topic's list
+-- (counted xb: never handed out), and an expiring blocker unblocks its
+-- topic (waiting receives are woken).
 -- It prunes up to 1000 send deduplication ids past their window too (send.lua
 -- prunes only when sent ids; this bounds what a queue that stopped keeps).
 -- KEYS: 1 meta, 2 stream, 3 tags, 4 fa, 5 dl, then per tag: n, v, p, x, b,
@@ -33,7 +37,8 @@ if not sametags(KEYS[3], 5) then return redis.error_reply('TAGS_CHANGED') end
 local now = nowms()
 local held = lease(KEYS[1], 'lj', ARGV[3], tonumber(ARGV[4]), now)
 if held > 0 then return {0, 0, held} end
-local m = redis.call('HMGET', KEYS[1], 'ret', 'ra', 'cmax', 'bmax', 'ovf', 'rb')
+local m = redis.call('HMGET', KEYS[1], 'ret', 'ra', 'cmax', 'bmax', 'ovf', 'rb', 'topic')
+local tq = m[7] == '1'
 local ret, retain = tonumber(m[1]) * 1000, m[2] == '1'
 local q = sizestate({meta = KEYS[1], z = KEYS[#KEYS - 3], zh = KEYS[#KEYS - 2]}, KEYS[2])
 local past = redis.call('ZRANGEBYSCORE', KEYS[#KEYS], '-inf', now, 'LIMIT', 0, 1000)
@@ -51,6 +56,7 @@ for i = 5, #ARGV do
   tags[#tags + 1] = {name = name, n = KEYS[k + 1], v = KEYS[k + 2], p = KEYS[k + 3], x = KEYS[k + 4], b = KEYS[k + 5],
     cursor = cur[name] or '0-0', flt = f and cjson.decode(f),
     w = {}, parked = redis.call('EXISTS', KEYS[k + 3]) == 1}
+  if tq then topickeys(tags[#tags]) end
 end
 -- 'unread' (beyond the cursor and admitted), 'held' (read, maybe not
 -- deleted: in flight or parked, or in flight counted in the same second) or nil.
@@ -169,6 +175,16 @@ while not stop and slow < limit do
             vremove(t, mem, id)
             t.w[wfield(id)] = nil -- its second may hold nothing now
             held = true
+          elseif t.tb and f['tp'] and redis.call('LREM', t.th .. f['tp'], 1, id) == 1 then
+            -- Held behind its topic: never handed out.
+            vcount(t.n, {id}, -1)
+            t.w[wfield(id)] = nil
+            needed = true
+            redis.call('HINCRBY', t.n, 'xb', 1)
+            if redis.call('EXISTS', t.th .. f['tp']) == 0 and redis.call('HGET', t.tb, 't:' .. f['tp']) == '-' then
+              redis.call('LREM', t.tr, 1, f['tp'])
+              redis.call('HDEL', t.tb, 't:' .. f['tp'])
+            end
           elseif redis.call('XACK', KEYS[2], t.name, id) == 1 then
             pelbump(KEYS[1])
             -- The PEL's first entry may have been this one: what the tag
@@ -212,6 +228,9 @@ if slow > 0 then
   redis.call('XTRIM', KEYS[2], 'MAXLEN', redis.call('XLEN', KEYS[2]) - slow)
 end
 redis.call('ZREMRANGEBYSCORE', KEYS[5], '-inf', now)
+for _, t in ipairs(tags) do
+  if (t.released or 0) > 0 then wake(wakekey(KEYS[1]), t.name, now) end
+end
 local more = 0
 if slow == limit then more = 1 end
 return {removed + slow, more, 0}

@@ -199,9 +199,63 @@ local function vfind(v, id)
   until cursor == '0'
   return nil
 end
+-- Topic queues (S13). Per tag T of a topic queue, keys named after T's
+-- state key n ("…t:T:n"; a topic is known only inside a script, so the
+-- per-topic lists cannot be KEYS; all share the queue's slot):
+--   t:T:tb          hash  "t:<topic>" -> the id that blocks the topic for T
+--                         (a member of v: in flight, nacked, or read and
+--                         waiting there with receive count 0), or "-" when
+--                         none does but messages wait (the topic is in tr);
+--                         "i:<id>" -> topic, for every blocking id
+--   t:T:tr          list  ready topics: unblocked, with messages held
+--   t:T:th:<topic>  list  ids held for the topic, in send order: read from
+--                         the stream while the topic was blocked or ready
+-- A topic has an entry in tb exactly while it blocks or has held ids, so
+-- finding a ready topic is an LPOP, whatever the number of blocked ones.
+-- Held ids count in n's w:<second> (the janitor keeps their entries) but
+-- not in con (the tag's counters show them available, not yet handed
+-- out). Topic queues' tags keep in-flight messages in v only (zset mode).
+local function topickeys(k)
+  local base = string.sub(k.n, 1, -2)
+  k.tb, k.tr, k.th = base .. 'tb', base .. 'tr', base .. 'th:'
+  return k
+end
+-- Blocking id id of tag k left v for good (deleted, dead, expired): its
+-- topic unblocks; the next held id of it waits in tr (k.released counts
+-- topics made ready, for the caller to wake receivers).
+local function topicrelease(k, id)
+  local tp = redis.call('HGET', k.tb, 'i:' .. id)
+  if not tp then return end
+  redis.call('HDEL', k.tb, 'i:' .. id)
+  if redis.call('HGET', k.tb, 't:' .. tp) ~= id then return end
+  if redis.call('EXISTS', k.th .. tp) == 1 then
+    redis.call('HSET', k.tb, 't:' .. tp, '-')
+    redis.call('RPUSH', k.tr, tp)
+    k.released = (k.released or 0) + 1
+  else
+    redis.call('HDEL', k.tb, 't:' .. tp)
+  end
+end
+-- Removes every topic key of a tag (its state key n).
+local function topicclear(n)
+  local k = topickeys({n = n})
+  for _, f in ipairs(redis.call('HKEYS', k.tb)) do
+    local tp = string.match(f, '^t:(.*)$')
+    if tp then redis.call('DEL', k.th .. tp) end
+  end
+  redis.call('DEL', k.tb, k.tr)
+end
+-- The wake stream of the queue whose meta key is meta.
+local function wakekey(meta)
+  return string.sub(meta, 1, -2) .. 'wk'
+end
+
 -- Removes member m (message id) from a tag's in-flight set and last-chance set.
 local function vremove(k, m, id)
-  if redis.call('ZREM', k.v, m) == 1 then vcount(k.n, {id}, -1) end
+  if redis.call('ZREM', k.v, m) == 1 then
+    vcount(k.n, {id}, -1)
+    if k.tb then topicrelease(k, id) end
+  end
   redis.call('ZREM', k.x, m)
 end
 

@@ -20,10 +20,11 @@
 --       reads), 8 1 for PEL mode, 0 for zset mode, 9 the queue's pep
 --       (PEL epoch) read before the XREADGROUP ('' unknown: check every
 --       entry is still pending), 10 first and 11 last id read, then
---       quadruples: id, due ms ('' = not delayed), the tag it is only for
---       ('' = any), attributes JSON ('' = none); in zset mode one per new
---       entry, in PEL mode only for entries with any of the three (the
---       others are plain: no delay, for any tag, no attributes)
+--       quintuples: id, due ms ('' = not delayed), the tag it is only for
+--       ('' = any), attributes JSON ('' = none), topic ('' = none); in
+--       zset mode one per new entry, in PEL mode only for entries with
+--       any of the four (the others are plain: no delay, for any tag, no
+--       attributes, no topic)
 -- Returns: {now ms, hint ms, the queue's receive_wait_seconds,
 --           dead-lettered count, {{id, fields, receive count, first
 --           receive ms}...} (from v and p, and new entries read here),
@@ -38,14 +39,23 @@
 -- A read quota (read_quota_per_second: the tag's rq, else the queue's)
 -- lowers max to what is left of it this second; new entries read beyond
 -- that wait in v, visible, with receive count 0, as any over max.
--- Errors: QUEUE_NOT_FOUND, TAG_NOT_FOUND, DEFAULT_TAG_CHANGED.
+-- Topic queues (S13, keys in lib.lua): always zset mode (PEL mode asked
+-- for: TOPIC_QUEUE, nothing done). A new or due parked message whose topic
+-- is blocked for the tag (or has messages held already) is held behind it
+-- instead of handed out; else it blocks its topic while in v. Ready
+-- topics (their blocker gone) hand out their next held message, after
+-- due redeliveries and before new entries, in every call.
+-- Errors: QUEUE_NOT_FOUND, TAG_NOT_FOUND, DEFAULT_TAG_CHANGED, TOPIC_QUEUE.
 local tag, max = ARGV[1], tonumber(ARGV[2])
 local st = redis.call('HMGET', KEYS[3], 'ct', 'vis', 'flt', 'h', 'rq')
 if not st[1] then return notfound(KEYS[1]) end
-local qm = redis.call('HMGET', KEYS[1], 'vis', 'wait', 'rpq', 'rpm', 'dtag', 'rq')
+local qm = redis.call('HMGET', KEYS[1], 'vis', 'wait', 'rpq', 'rpm', 'dtag', 'rq', 'topic')
 if ARGV[5] ~= '' and qm[5] ~= ARGV[5] then return redis.error_reply('DEFAULT_TAG_CHANGED') end
+local tq = qm[7] == '1'
+if tq and ARGV[8] == '1' then return redis.error_reply('TOPIC_QUEUE') end
 local maxrc = tonumber(qm[4]) or 0
 local k = {s = KEYS[2], n = KEYS[3], v = KEYS[4], x = KEYS[7], dlo = KEYS[8], b = KEYS[9]}
+if tq then topickeys(k) end
 local pelmode = ARGV[8] == '1'
 local vis = tonumber(ARGV[3])
 if vis < 0 then vis = tonumber(st[2]) end
@@ -64,6 +74,19 @@ local hint = tonumber(st[4]) or INF
 local newhint = hint
 local out = {}
 local dead = 0
+local topiccon = 0 -- con's change from held messages: held ones are not counted read
+local heldids = {} -- ids held behind their topic by this call
+-- Topic tp of message id, admitted for the tag (topic queues): true when
+-- it is held behind its topic, else it now blocks the topic.
+local function topichold(tp, id)
+  if redis.call('HEXISTS', k.tb, 't:' .. tp) == 1 then
+    redis.call('RPUSH', k.th .. tp, id)
+    heldids[#heldids + 1] = id
+    return true
+  end
+  redis.call('HSET', k.tb, 't:' .. tp, id, 'i:' .. id, tp)
+  return false
+end
 
 -- Deliveries are written in one ZADD per batch (each redis.call costs
 -- more than the work it does); flush before v is read again. Work per
@@ -142,7 +165,14 @@ if hint <= now and ARGV[6] == '1' then
     for _, id in ipairs(pd) do
       redis.call('ZREM', KEYS[5], id)
       local fields = entry(KEYS[2], id)
-      if fields then deliverfirst(id, fields) end
+      if fields then
+        local tp = tq and fieldmap(fields)['tp']
+        if tp and topichold(tp, id) then
+          topiccon = topiccon - 1 -- counted read when parked
+        else
+          deliverfirst(id, fields)
+        end
+      end
     end
     exhausted = exhausted and #pd < want
   else
@@ -160,6 +190,31 @@ if hint <= now and ARGV[6] == '1' then
   end
 end
 
+-- Ready topics hand out their next held message (every call: a topic
+-- unblocks by a delete on any process, which no hint follows).
+if tq then
+  while #out < max do
+    local tp = redis.call('LPOP', k.tr)
+    if not tp then break end
+    local id, fields = nil, nil
+    repeat
+      id = redis.call('LPOP', k.th .. tp)
+      if id then
+        vcount(k.n, {id}, -1)
+        fields = entry(KEYS[2], id)
+      end
+    until fields or not id
+    if id then
+      redis.call('HSET', k.tb, 't:' .. tp, id, 'i:' .. id, tp)
+      topiccon = topiccon + 1
+      deliverfirst(id, fields)
+    else
+      redis.call('HDEL', k.tb, 't:' .. tp)
+    end
+  end
+  flush()
+end
+
 local flt = nil
 if st[3] then flt = cjson.decode(st[3]) end
 -- The new entries: in PEL mode those handed out stay in the PEL (one
@@ -173,13 +228,17 @@ local skipped, handedids = {}, nil -- caller-read entries not handed out (or, wh
 -- A new entry admitted for the tag: park it when delayed, else hand it
 -- out (fields: read here), or keep it for later when over max. False when
 -- not handed out.
-local function admitted(id, due, fields)
+local function admitted(id, due, fields, tp)
   con = con + 1
   due = tonumber(due)
   if due and due > now then
     redis.call('ZADD', KEYS[5], due, id)
     if due < newhint then newhint = due end
     rej[#rej + 1] = id
+    return false
+  end
+  if tq and tp and tp ~= '' and topichold(tp, id) then
+    con = con - 1
     return false
   end
   if #out + nfresh >= max then
@@ -227,7 +286,7 @@ if nnew < 0 then
       local id, fields = e[1], e[2]
       local f = fieldmap(fields)
       if fortag(tag, flt, f) then
-        admitted(id, f['d'], fields)
+        admitted(id, f['d'], fields, f['tp'])
       elseif pelmode then
         rej[#rej + 1] = id
       end
@@ -239,11 +298,11 @@ elseif nnew > 0 then
   pelfirst, pellast = ARGV[10], ARGV[11]
   -- Entries listed in ARGV (every entry in zset mode, else those not plain).
   local listed = {}
-  for b = 12, #ARGV, 4 do listed[ARGV[b]] = b end
+  for b = 12, #ARGV, 5 do listed[ARGV[b]] = b end
   local plainok = not flt or admits(flt, nil)
   local function consider(id)
     local b = listed[id]
-    local ok, due = plainok, nil
+    local ok, due, tp = plainok, nil, nil
     if b then
       local only, attrs = ARGV[b + 2], ARGV[b + 3]
       if only ~= '' then
@@ -251,9 +310,9 @@ elseif nnew > 0 then
       else
         ok = not flt or admits(flt, attrs ~= '' and attrs or nil)
       end
-      due = ARGV[b + 1]
+      due, tp = ARGV[b + 1], ARGV[b + 4]
     end
-    if not (ok and admitted(id, due, nil)) then
+    if not (ok and admitted(id, due, nil, tp)) then
       skipped[#skipped + 1] = id
       if not ok then rej[#rej + 1] = id end
     end
@@ -269,7 +328,7 @@ elseif nnew > 0 then
       for _, id in ipairs(pelids(KEYS[2], tag, pelfirst, pellast, nnew)) do pending[id] = true end
     end
     local ids = {}
-    for b = 12, #ARGV, 4 do
+    for b = 12, #ARGV, 5 do
       local id = ARGV[b]
       ids[#ids + 1] = id
       if not pending or pending[id] then
@@ -281,7 +340,7 @@ elseif nnew > 0 then
     redis.call('XACK', KEYS[2], tag, unpack(ids))
   elseif all and plainok and nnew <= max - #out then
     local nlisted = 0
-    for b = 12, #ARGV, 4 do
+    for b = 12, #ARGV, 5 do
       nlisted = nlisted + 1
       consider(ARGV[b])
     end
@@ -313,9 +372,11 @@ if pel > 0 then
 end
 
 flush()
+if #heldids > 0 then vcount(KEYS[3], heldids, 1) end -- the janitor keeps them
+con = con + topiccon
 local handed = #out + nfresh
 if handed > 0 and deadline < newhint then newhint = deadline end
-if con > 0 then redis.call('HINCRBY', KEYS[3], 'con', con) end
+if con ~= 0 then redis.call('HINCRBY', KEYS[3], 'con', con) end
 if handed > 0 then redis.call('HINCRBY', KEYS[3], 'rcv', handed) end
 local qafter, retry = -1, 0
 if rleft then

@@ -16,10 +16,13 @@
 --       v holds messages), then V quadruples (message id, first receive
 --       ms, generation, ms from now), D quintuples (message id, first
 --       receive ms, generation, reason, description), A message ids
+-- On a topic queue (S13, lib.lua) a message acked or dead-lettered
+-- unblocks its topic for the tag: the topic's next held message is ready
+-- (waiting receives are woken); a visibility change keeps it blocked.
 -- Returns: per settlement in that order: 1 (applied), 0 (stale, or for an
 --          ack: already gone, or taken out of the PEL: no error either
 --          way), -1 (dead on a queue without a redrive policy:
---          NOT_A_SOURCE_QUEUE).
+--          NOT_A_SOURCE_QUEUE); then the count of topics made ready.
 -- Errors: QUEUE_NOT_FOUND, TAG_NOT_FOUND.
 local tag = ARGV[2]
 local st = redis.call('HMGET', KEYS[3], 'h', 'ct')
@@ -31,6 +34,7 @@ local now = 0 -- Redis time, read only when needed (acks need none)
 if nv > 0 or nd > 0 then now = nowms() end
 local res = {}
 local k = {s = KEYS[2], n = KEYS[3], v = KEYS[4], x = KEYS[5], dlo = KEYS[6]}
+if redis.call('HGET', KEYS[1], 'topic') == '1' then topickeys(k) end
 local i = 8
 local pelgone = 0 -- deliveries taken out of the PEL
 
@@ -182,6 +186,9 @@ if na > 0 then
     redis.call('ZREM', KEYS[4], unpack(gone))
     redis.call('ZREM', KEYS[5], unpack(gone))
     vcount(KEYS[3], goneids, -1)
+    if k.tb then
+      for _, id in ipairs(goneids) do topicrelease(k, id) end
+    end
   end
   if #pel > 0 then
     local n = redis.call('XACK', KEYS[2], tag, unpack(pel))
@@ -202,4 +209,10 @@ if pelgone > 0 then
   end
   if #gone > 0 then redis.call('ZREM', KEYS[8], unpack(gone)) end
 end
+local released = k.released or 0
+if released > 0 then
+  if now == 0 then now = nowms() end
+  wake(KEYS[7], tag, now)
+end
+res[#res + 1] = released
 return res

@@ -4,6 +4,8 @@
 -- message once. Keeps each tag's x set right when the policy changed.
 -- With max_receive_count 1, deliveries still in a tag's PEL whose batch
 -- is due move to v first (see lib.lua), so they are found here too.
+-- On a topic queue a message dead-lettered unblocks its topic for that
+-- tag (S13), and receives waiting on the tag are woken (the queue's wk).
 -- KEYS: 1 meta, 2 stream, 3 dlo, 4 tags, then per tag: n, v, x, b
 -- One process at a time sweeps a queue: the sweeper lease (meta field
 -- 'lw', see lease in lib.lua).
@@ -16,13 +18,14 @@ if not sametags(KEYS[4], 5) then return redis.error_reply('TAGS_CHANGED') end
 local now = nowms()
 local held = lease(KEYS[1], 'lw', ARGV[3], tonumber(ARGV[4]), now)
 if held > 0 then return {0, held} end
-local m = redis.call('HMGET', KEYS[1], 'rpq', 'rpm')
+local m = redis.call('HMGET', KEYS[1], 'rpq', 'rpm', 'topic')
 local maxrc = tonumber(m[2]) or 0
 local limit = tonumber(ARGV[2])
 local moved = 0
 for i = 5, #ARGV do
   local tag, b = ARGV[i], 4 + (i - 5) * 4
   local k = {s = KEYS[2], dlo = KEYS[3], n = KEYS[b + 1], v = KEYS[b + 2], x = KEYS[b + 3], b = KEYS[b + 4]}
+  if m[3] == '1' then topickeys(k) end
   if maxrc == 0 then
     redis.call('DEL', k.x)
   else
@@ -56,5 +59,6 @@ for i = 5, #ARGV do
       end
     end
   end
+  if (k.released or 0) > 0 then wake(wakekey(KEYS[1]), tag, now) end
 end
 return {moved, 0}

@@ -1,0 +1,229 @@
+package tags
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// TestModel_TopicQueue runs random sends (topics a, b, c), receives on two
+// tags, deletes, nacks, DeadMessage, time advancing and sweeps against a
+// topic queue (S13) and a reference model: per tag, a message may be
+// handed out only when it is the first of its topic the tag has not
+// deleted or dead-lettered, and it is not in flight; a receive returns as
+// many as the model has ready, up to its max; receive counts and every
+// tag counter match after each step. (The model of tags/model_test.go
+// covers S1-S12 on plain queues.)
+func TestModel_TopicQueue(t *testing.T) {
+	seeds, ops := envInt("TAGQ_MODEL_SEEDS", 6), envInt("TAGQ_MODEL_OPS", 250)
+	eachBackend(t, func(t *testing.T, b *bundle) {
+		for seed := 1; seed <= seeds; seed++ {
+			runTopicModel(t, b, fmt.Sprintf("topics%d", seed), uint64(seed), ops)
+		}
+	})
+}
+
+type tmMsg struct {
+	id, topic, body string
+}
+
+type tmState struct {
+	done     bool  // deleted or dead-lettered
+	deadline int64 // in flight until (ms of the queue clock); 0 never received
+	count    int
+	handle   string
+}
+
+type tmTag struct {
+	name           string
+	st             []tmState // per message
+	rcv, del, dead int64
+}
+
+const (
+	tmVisMs = 10000
+	tmMaxRC = 3
+)
+
+func runTopicModel(t *testing.T, b *bundle, q string, seed uint64, ops int) {
+	rng := rand.New(rand.NewPCG(seed, 13))
+	dlq := q + "-dlq"
+	b.queue(dlq, func(c *QueueConfig) { c.DeadLetterQueue = true })
+	b.queue(q, topicQueue, func(c *QueueConfig) {
+		c.VisibilityTimeoutSeconds = i32(tmVisMs / 1000)
+		c.RedrivePolicy = &RedrivePolicy{DeadLetterQueue: dlq, MaxReceiveCount: tmMaxRC}
+	})
+	b.tag(q, "t2")
+	b.advance(q, 0)
+	now := func() int64 {
+		ms, err := b.rdb.HGet(b.ctx, b.s.qkeys(q).meta, "test_clock_ms").Int64()
+		require.NoError(t, err)
+		return ms
+	}
+	var msgs []tmMsg
+	tags := []*tmTag{{name: "default"}, {name: "t2"}}
+	step, op := 0, ""
+	fail := func(format string, args ...any) {
+		t.Helper()
+		t.Fatalf("queue %s step %d (%s): %s", q, step, op, fmt.Sprintf(format, args...))
+	}
+	// ready: the messages tag may be handed out now, by index.
+	ready := func(tg *tmTag, at int64) map[int]bool {
+		out := map[int]bool{}
+		seen := map[string]bool{}
+		for i, m := range msgs {
+			s := tg.st[i]
+			if s.done || seen[m.topic] {
+				continue
+			}
+			seen[m.topic] = true // the first not done blocks the rest of its topic
+			if s.deadline <= at {
+				out[i] = true
+			}
+		}
+		return out
+	}
+	sweep := func() {
+		_, err := b.s.SweepDead(b.ctx, q)
+		require.NoError(t, err)
+		at := now()
+		for _, tg := range tags {
+			for i := range tg.st {
+				s := &tg.st[i]
+				if !s.done && s.count >= tmMaxRC && s.deadline <= at {
+					s.done = true
+					tg.dead++
+				}
+			}
+		}
+	}
+	pickInFlight := func() (*tmTag, int, bool) {
+		tg := tags[rng.IntN(len(tags))]
+		at := now()
+		var cand []int
+		for i, s := range tg.st {
+			if !s.done && s.deadline > at {
+				cand = append(cand, i)
+			}
+		}
+		if len(cand) == 0 {
+			return nil, 0, false
+		}
+		return tg, cand[rng.IntN(len(cand))], true
+	}
+	for step = 0; step < ops; step++ {
+		switch r := rng.IntN(100); {
+		case r < 25:
+			n := 1 + rng.IntN(3)
+			op = fmt.Sprintf("send %d", n)
+			out := make([]OutMessage, n)
+			for j := range out {
+				tp := string(rune('a' + rng.IntN(3)))
+				out[j] = OutMessage{Topic: tp, Body: []byte(fmt.Sprintf("%s%d", tp, len(msgs)+j))}
+			}
+			ids := b.sendMsgs(q, out...)
+			for j, id := range ids {
+				msgs = append(msgs, tmMsg{id: id, topic: out[j].Topic, body: string(out[j].Body)})
+				for _, tg := range tags {
+					tg.st = append(tg.st, tmState{})
+				}
+			}
+		case r < 60:
+			tg := tags[rng.IntN(len(tags))]
+			max := 1 + rng.IntN(4)
+			op = fmt.Sprintf("receive %s max %d", tg.name, max)
+			want := ready(tg, now())
+			got := b.receive(q, tg.name, max)
+			at := now()
+			topics := map[string]bool{}
+			for _, m := range got {
+				i := -1
+				for j := range msgs {
+					if msgs[j].id == m.ID {
+						i = j
+					}
+				}
+				if i < 0 || !want[i] {
+					fail("handed out %s (%s), not ready: ready %v", m.ID, m.Body, want)
+				}
+				if topics[m.Topic] {
+					fail("two of topic %s in one receive", m.Topic)
+				}
+				topics[m.Topic] = true
+				s := &tg.st[i]
+				s.count++
+				if m.ReceiveCount != s.count || m.Topic != msgs[i].topic || string(m.Body) != msgs[i].body {
+					fail("got %s count %d topic %s, want %s count %d topic %s", m.Body, m.ReceiveCount, m.Topic,
+						msgs[i].body, s.count, msgs[i].topic)
+				}
+				s.deadline, s.handle = at+tmVisMs, m.ReceiptHandle
+				tg.rcv++
+			}
+			if len(got) < max && len(got) < len(want) {
+				fail("handed out %d of %d ready (max %d)", len(got), len(want), max)
+			}
+		case r < 75:
+			tg, i, ok := pickInFlight()
+			if !ok {
+				continue
+			}
+			op = fmt.Sprintf("delete %s %s", tg.name, msgs[i].body)
+			if rng.IntN(2) == 0 {
+				b.del(q, Message{ReceiptHandle: tg.st[i].handle})
+			} else {
+				sb := &SettleBatch{Queue: q, Tag: tg.name}
+				h, err := b.s.handles.decode(tg.st[i].handle)
+				require.NoError(t, err)
+				sb.Ops = []Settlement{{Kind: SettleAck, Delivery: Delivery{Queue: q, Tag: tg.name, ID: h.ID, Gen: h.Gen, FirstMs: h.FirstMs}}}
+				require.NoError(t, b.s.Settle(b.ctx, []*SettleBatch{sb}))
+				require.NoError(t, sb.Errs[0])
+			}
+			tg.st[i].done = true
+			tg.del++
+		case r < 85:
+			tg, i, ok := pickInFlight()
+			if !ok {
+				continue
+			}
+			op = fmt.Sprintf("nack %s %s", tg.name, msgs[i].body)
+			nack(t, b, q, tg.st[i].handle)
+			tg.st[i].deadline = now()
+		case r < 90:
+			tg, i, ok := pickInFlight()
+			if !ok {
+				continue
+			}
+			op = fmt.Sprintf("dead %s %s", tg.name, msgs[i].body)
+			errs, err := b.s.DeadLetter(b.ctx, q, []DeadRequest{{ReceiptHandle: tg.st[i].handle}})
+			require.NoError(t, err)
+			require.NoError(t, errs[0])
+			tg.st[i].done = true
+			tg.dead++
+		default:
+			d := time.Duration(1+rng.IntN(12)) * time.Second
+			op = fmt.Sprintf("advance %v", d)
+			b.advance(q, d)
+		}
+		sweep()
+		at := now()
+		for _, tg := range tags {
+			var want TagState
+			for _, s := range tg.st {
+				switch {
+				case s.done:
+				case s.deadline > at:
+					want.InFlight++
+				default:
+					want.Available++
+				}
+			}
+			want.ReceivedTotal, want.DeletedTotal, want.DeadTotal = tg.rcv, tg.del, tg.dead
+			if got := b.state(q, tg.name); got != want {
+				fail("tag %s state %+v, want %+v", tg.name, got, want)
+			}
+		}
+	}
+}
