@@ -173,6 +173,7 @@ func toMessage(m tags.Message) *tagqv1.Message {
 		ReceiveCount:     int32(m.ReceiveCount),
 		FirstReceiveTime: ts(m.FirstReceiveTime),
 		MoveCount:        int32(m.MoveCount),
+		Topic:            m.Topic,
 	}
 	if d := m.DeadLetter; d != nil {
 		out.DeadLetter = &tagqv1.DeadLetter{

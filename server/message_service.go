@@ -82,7 +82,7 @@ func toBatchError(i int, id string, err error) *tagqv1.BatchResultError {
 func (s *messageService) SendMessage(ctx context.Context, req *tagqv1.SendMessageRequest) (*tagqv1.SendMessageResponse, error) {
 	res, err := s.store.Send(ctx, req.GetQueue(), []tags.OutMessage{{
 		Body: req.GetBody(), Attributes: fromAttrs(req.GetAttributes()), DelaySeconds: req.DelaySeconds,
-		DeduplicationID: req.DeduplicationId}})
+		DeduplicationID: req.DeduplicationId, Topic: req.GetTopic()}})
 	if err != nil {
 		return nil, err
 	}
@@ -103,7 +103,7 @@ func (s *messageService) sendBatch(ctx context.Context, queue string, entries []
 	for i, e := range entries {
 		ids[i] = e.GetId()
 		msgs[i] = tags.OutMessage{Body: e.GetBody(), Attributes: fromAttrs(e.GetAttributes()), DelaySeconds: e.DelaySeconds,
-			DeduplicationID: e.DeduplicationId}
+			DeduplicationID: e.DeduplicationId, Topic: e.GetTopic()}
 	}
 	if err := checkBatch(ids); err != nil {
 		return nil, err

@@ -384,12 +384,13 @@ func (s *Store) RunMove(ctx context.Context, dlq string, period time.Duration) (
 func (s *Store) moveBack(ctx context.Context, dlq, id string, v map[string]any, dl *DeadLetter) (string, string, error) {
 	body, _ := v["b"].(string)
 	a, _ := v["a"].(string)
+	tp, _ := v["tp"].(string)
 	attrs := decodeAttrs(a)
 	delete(attrs, SourceQueueAttribute)
 	sk := s.qkeys(dl.SourceQueue)
 	res, err := scriptMoveAdd.Run(ctx, s.rdb, []string{sk.meta, sk.stream, sk.dedupe, sk.filters, sk.tags, sk.sizes, sk.holes},
 		"mv/"+dlq+"/"+id, dl.SourceTag, body, encodeAttrs(attrs), dl.OriginalMessageID, dl.MoveCount+1,
-		len(body)+attrsSize(attrs)).Int()
+		len(body)+attrsSize(attrs), tp).Int()
 	if err != nil {
 		return "", "", mapErr(err, dl.SourceQueue, dl.SourceTag)
 	}

@@ -28,7 +28,7 @@ func checkPolicyShape(field string, p *RedrivePolicy) *Error {
 
 // checkPolicyTarget checks a policy for source queue name, which is (or
 // will be) a DLQ when isDLQ and keeps messages for retention seconds.
-func (s *Store) checkPolicyTarget(ctx context.Context, field, name string, isDLQ bool, retention int32, p *RedrivePolicy) error {
+func (s *Store) checkPolicyTarget(ctx context.Context, field, name string, isDLQ, topic bool, retention int32, p *RedrivePolicy) error {
 	if p.DeadLetterQueue == name {
 		return &Error{Kind: KindInvalidArgument, Reason: ReasonRedriveCycle, Field: field + ".dead_letter_queue",
 			Message: fmt.Sprintf("queue %q cannot be its own dead-letter queue", name)}
@@ -37,7 +37,7 @@ func (s *Store) checkPolicyTarget(ctx context.Context, field, name string, isDLQ
 		return &Error{Kind: KindFailedPrecondition, Reason: ReasonRedriveCycle, Field: field,
 			Message: fmt.Sprintf("queue %q is a dead-letter queue and cannot have a redrive policy", name)}
 	}
-	m, err := s.rdb.HMGet(ctx, s.qkeys(p.DeadLetterQueue).meta, "dlq", "ret").Result()
+	m, err := s.rdb.HMGet(ctx, s.qkeys(p.DeadLetterQueue).meta, "dlq", "ret", "topic").Result()
 	if err != nil {
 		return mapErr(err, p.DeadLetterQueue, "")
 	}
@@ -50,6 +50,16 @@ func (s *Store) checkPolicyTarget(ctx context.Context, field, name string, isDLQ
 		return &Error{Kind: KindFailedPrecondition, Reason: ReasonNotADeadLetterQueue, Field: field + ".dead_letter_queue",
 			Message:  fmt.Sprintf("queue %q is not a dead-letter queue (create it with dead_letter_queue set)", p.DeadLetterQueue),
 			Metadata: map[string]string{"queue": p.DeadLetterQueue}}
+	}
+	if dtopic := m[2] == "1"; dtopic != topic {
+		// Dead letters keep their topic, and moved back they keep its order
+		// (S13): as SQS pairs FIFO queues with FIFO dead-letter queues.
+		msg := fmt.Sprintf("queue %q is a topic queue; its dead-letter queue %q must be one too", name, p.DeadLetterQueue)
+		if !topic {
+			msg = fmt.Sprintf("dead-letter queue %q is a topic queue; only topic queues may use it (%q is not one)", p.DeadLetterQueue, name)
+		}
+		return &Error{Kind: KindFailedPrecondition, Reason: ReasonTopicQueueMismatch, Field: field + ".dead_letter_queue",
+			Message: msg, Metadata: map[string]string{"queue": p.DeadLetterQueue}}
 	}
 	if dret, _ := strconv.Atoi(fmt.Sprint(m[1])); int32(dret) < retention {
 		return &Error{Kind: KindFailedPrecondition, Reason: ReasonInvalidArgumentRange, Field: field + ".dead_letter_queue",

@@ -107,7 +107,7 @@ func (s *Store) CreateQueue(ctx context.Context, cfg QueueConfig) (*Queue, error
 		q.MaxRetainedBytes = *v
 	}
 	if p := q.RedrivePolicy; p != nil {
-		if err := s.checkPolicyTarget(ctx, "redrive_policy", q.Name, q.DeadLetterQueue, q.MessageRetentionSeconds, p); err != nil {
+		if err := s.checkPolicyTarget(ctx, "redrive_policy", q.Name, q.DeadLetterQueue, q.TopicQueue, q.MessageRetentionSeconds, p); err != nil {
 			return nil, err
 		}
 		// The DLQ learns of its source first, so it is never deleted while
@@ -492,7 +492,7 @@ func (s *Store) UpdateQueue(ctx context.Context, name string, u QueueUpdate) (*Q
 		policy = u.RedrivePolicy
 	}
 	if policy != nil && (u.SetRedrivePolicy || u.MessageRetentionSeconds != nil) {
-		if err := s.checkPolicyTarget(ctx, "redrive_policy", name, cur.DeadLetterQueue, ret, policy); err != nil {
+		if err := s.checkPolicyTarget(ctx, "redrive_policy", name, cur.DeadLetterQueue, cur.TopicQueue, ret, policy); err != nil {
 			return nil, err
 		}
 	}

@@ -62,6 +62,8 @@ const (
 	ReasonRedriveCycle = "REDRIVE_CYCLE"
 	// ReasonDeadLetterQueueInUse: The dead-letter queue is named by source queues' redrive policies (delete it with force). (FAILED_PRECONDITION)
 	ReasonDeadLetterQueueInUse = "DEAD_LETTER_QUEUE_IN_USE"
+	// ReasonTopicQueueMismatch: A redrive policy pairs a topic queue with a dead-letter queue that is not one, or the reverse: a topic queue's dead-letter queue is a topic queue, and serves topic queues only. (FAILED_PRECONDITION)
+	ReasonTopicQueueMismatch = "TOPIC_QUEUE_MISMATCH"
 	// ReasonMoveInProgress: A move task is running on this dead-letter queue. (FAILED_PRECONDITION)
 	ReasonMoveInProgress = "MOVE_IN_PROGRESS"
 	// ReasonAuthDisabled: An AccessService call on a tagqd running without --auth. (FAILED_PRECONDITION)
@@ -140,6 +142,7 @@ var Reasons = []ReasonInfo{
 	{Reason: ReasonNotADeadLetterQueue, Codes: []string{"FAILED_PRECONDITION"}, HTTP: 0, Description: "A redrive policy or move names a queue that is not a dead-letter queue."},
 	{Reason: ReasonRedriveCycle, Codes: []string{"FAILED_PRECONDITION", "INVALID_ARGUMENT"}, HTTP: 0, Description: "A redrive policy would send dead letters round in a cycle: to the queue itself (INVALID_ARGUMENT), or on a dead-letter queue."},
 	{Reason: ReasonDeadLetterQueueInUse, Codes: []string{"FAILED_PRECONDITION"}, HTTP: 0, Description: "The dead-letter queue is named by source queues' redrive policies (delete it with force)."},
+	{Reason: ReasonTopicQueueMismatch, Codes: []string{"FAILED_PRECONDITION"}, HTTP: 0, Description: "A redrive policy pairs a topic queue with a dead-letter queue that is not one, or the reverse: a topic queue's dead-letter queue is a topic queue, and serves topic queues only."},
 	{Reason: ReasonMoveInProgress, Codes: []string{"FAILED_PRECONDITION"}, HTTP: 0, Description: "A move task is running on this dead-letter queue."},
 	{Reason: ReasonAuthDisabled, Codes: []string{"FAILED_PRECONDITION"}, HTTP: 0, Description: "An AccessService call on a tagqd running without --auth."},
 	{Reason: ReasonTooManyTags, Codes: []string{"RESOURCE_EXHAUSTED"}, HTTP: 0, Description: "The queue has the most tags it may have (metadata limit)."},

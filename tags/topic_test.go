@@ -146,7 +146,7 @@ func TestS13_NackAndTimeoutRedeliverTheSameMessage(t *testing.T) {
 
 func TestS13_PoisonDeadLetteredUnblocksItsTopicForThatTagOnly(t *testing.T) {
 	eachBackend(t, func(t *testing.T, b *bundle) {
-		b.queue("dlq", func(c *QueueConfig) { c.DeadLetterQueue = true })
+		b.queue("dlq", topicQueue, func(c *QueueConfig) { c.DeadLetterQueue = true })
 		b.queue("q", topicQueue, func(c *QueueConfig) {
 			c.VisibilityTimeoutSeconds = i32(30)
 			c.RedrivePolicy = &RedrivePolicy{DeadLetterQueue: "dlq", MaxReceiveCount: 2}
@@ -178,7 +178,9 @@ func TestS13_PoisonDeadLetteredUnblocksItsTopicForThatTagOnly(t *testing.T) {
 		require.NoError(t, errs[0])
 		require.Equal(t, []string{"a2"}, bodies(b.receive("q", "shipping", 10)))
 		require.Empty(t, b.receive("q", "billing", 10))
-		require.Equal(t, 2, len(b.receive("dlq", "", 10)), "one dead letter per tag")
+		// One dead letter per tag, both of topic a in the DLQ (a topic queue).
+		require.Len(t, b.receive("dlq", "", 10), 1)
+		require.Equal(t, TagState{Available: 1, InFlight: 1, ReceivedTotal: 1}, b.state("dlq", "default"))
 	})
 }
 
@@ -365,5 +367,96 @@ func TestS13_DeleteTagAndQueueRemoveTopicKeys(t *testing.T) {
 		b.sendTopics("q", "a", "a4")
 		require.NoError(t, b.s.DeleteQueue(b.ctx, "q", false))
 		require.Empty(t, b.keys(b.prefix+":{q}:*"))
+	})
+}
+
+func TestS13_DeadLetterQueueOfATopicQueueIsATopicQueue(t *testing.T) {
+	eachBackend(t, func(t *testing.T, b *bundle) {
+		b.queue("plain-dlq", func(c *QueueConfig) { c.DeadLetterQueue = true })
+		b.queue("topic-dlq", topicQueue, func(c *QueueConfig) { c.DeadLetterQueue = true })
+		_, err := b.s.CreateQueue(b.ctx, QueueConfig{Name: "tq", TopicQueue: true,
+			RedrivePolicy: &RedrivePolicy{DeadLetterQueue: "plain-dlq", MaxReceiveCount: 3}})
+		requireReason(t, err, ReasonTopicQueueMismatch)
+		var e *Error
+		require.ErrorAs(t, err, &e)
+		require.Equal(t, "redrive_policy.dead_letter_queue", e.Field)
+		_, err = b.s.CreateQueue(b.ctx, QueueConfig{Name: "pq",
+			RedrivePolicy: &RedrivePolicy{DeadLetterQueue: "topic-dlq", MaxReceiveCount: 3}})
+		requireReason(t, err, ReasonTopicQueueMismatch)
+
+		b.queue("tq", topicQueue)
+		_, err = b.s.UpdateQueue(b.ctx, "tq", QueueUpdate{SetRedrivePolicy: true,
+			RedrivePolicy: &RedrivePolicy{DeadLetterQueue: "plain-dlq", MaxReceiveCount: 3}})
+		requireReason(t, err, ReasonTopicQueueMismatch)
+		_, err = b.s.UpdateQueue(b.ctx, "tq", QueueUpdate{SetRedrivePolicy: true,
+			RedrivePolicy: &RedrivePolicy{DeadLetterQueue: "topic-dlq", MaxReceiveCount: 3}})
+		require.NoError(t, err)
+	})
+}
+
+// Dead letters keep their topic in the DLQ (ordered there too), and moved
+// back they keep it: the tag they died in gets them in order behind what
+// it holds of the topic.
+func TestS13_DeadLettersAndMovesBackKeepTheTopic(t *testing.T) {
+	eachBackend(t, func(t *testing.T, b *bundle) {
+		b.queue("dlq", topicQueue, func(c *QueueConfig) { c.DeadLetterQueue = true })
+		b.queue("q", topicQueue, func(c *QueueConfig) {
+			c.RedrivePolicy = &RedrivePolicy{DeadLetterQueue: "dlq", MaxReceiveCount: 5}
+		})
+		b.tag("q", "billing")
+		b.sendTopics("q", "a", "a1", "a", "a2", "b", "b1")
+		dead := func(msgs ...Message) {
+			for _, m := range msgs {
+				errs, err := b.s.DeadLetter(b.ctx, "q", []DeadRequest{{ReceiptHandle: m.ReceiptHandle}})
+				require.NoError(t, err)
+				require.NoError(t, errs[0])
+			}
+		}
+		first := b.receive("q", "billing", 10)
+		require.Equal(t, []string{"a1", "b1"}, bodies(first))
+		dead(first...)
+		second := b.receive("q", "billing", 10)
+		require.Equal(t, []string{"a2"}, bodies(second))
+		dead(second...)
+
+		// In the DLQ: a topic queue, a1 before a2.
+		got := b.receive("dlq", "", 10)
+		require.Equal(t, []string{"a1", "b1"}, bodies(got))
+		require.Equal(t, "a", got[0].Topic)
+		require.Equal(t, "b", got[1].Topic)
+		nack(t, b, "dlq", got[0].ReceiptHandle)
+		nack(t, b, "dlq", got[1].ReceiptHandle)
+
+		// a3 is sent before the move: billing gets a3, then the moved-back
+		// a1 and a2 in their order, one at a time.
+		b.sendTopics("q", "a", "a3")
+		_, err := b.s.StartMove(b.ctx, "dlq", "", "", 0)
+		require.NoError(t, err)
+		moved := runMoveToEnd(t, b, "dlq")
+		tasks, err := b.s.ListMoves(b.ctx, "dlq")
+		require.NoError(t, err)
+		require.Equal(t, 3, moved, "%+v", tasks[0])
+		require.Equal(t, TagState{ReceivedTotal: 2}, b.state("dlq", "default"), "gone from the DLQ, held or not")
+		var order []string
+		for range 5 {
+			got := b.receive("q", "billing", 10)
+			if len(got) == 0 {
+				break
+			}
+			for _, m := range got {
+				order = append(order, m.Topic+":"+string(m.Body))
+			}
+			b.del("q", got...)
+		}
+		require.Equal(t, []string{"a:a3", "b:b1", "a:a1", "a:a2"}, order)
+		var seen []string
+		for range 5 {
+			got := b.receive("q", "", 10)
+			seen = append(seen, bodies(got)...)
+			if len(got) > 0 {
+				b.del("q", got...)
+			}
+		}
+		require.Equal(t, []string{"a1", "b1", "a2", "a3"}, seen, "the default tag never gets the moved-back ones")
 	})
 }

@@ -51,7 +51,7 @@ const (
 func runTopicModel(t *testing.T, b *bundle, q string, seed uint64, ops int) {
 	rng := rand.New(rand.NewPCG(seed, 13))
 	dlq := q + "-dlq"
-	b.queue(dlq, func(c *QueueConfig) { c.DeadLetterQueue = true })
+	b.queue(dlq, topicQueue, func(c *QueueConfig) { c.DeadLetterQueue = true })
 	b.queue(q, topicQueue, func(c *QueueConfig) {
 		c.VisibilityTimeoutSeconds = i32(tmVisMs / 1000)
 		c.RedrivePolicy = &RedrivePolicy{DeadLetterQueue: dlq, MaxReceiveCount: tmMaxRC}

@@ -133,6 +133,11 @@ type QueueOptions struct {
 	MaxMessageBytes   int32
 	// DeadLetterQueue makes this queue a dead-letter queue.
 	DeadLetterQueue bool
+	// TopicQueue makes this queue a topic queue: each tag receives a
+	// topic's messages in send order, one in flight at a time; every
+	// message needs Outgoing.Topic. Its dead-letter queue is a topic queue
+	// too.
+	TopicQueue bool
 	// RedriveTo sends messages a tag received MaxReceiveCount times to
 	// this dead-letter queue.
 	RedriveTo       string
@@ -165,7 +170,8 @@ func secs(d time.Duration) *int32 {
 // CreateQueue creates a queue (with its default tag unless NoDefaultTag).
 func (c *Client) CreateQueue(ctx context.Context, name string, o QueueOptions) (*tagqv1.Queue, error) {
 	q := &tagqv1.Queue{Name: name, VisibilityTimeoutSeconds: secs(o.VisibilityTimeout), DelaySeconds: secs(o.Delay),
-		ReceiveWaitSeconds: secs(o.ReceiveWait), MessageRetentionSeconds: secs(o.Retention), DeadLetterQueue: o.DeadLetterQueue}
+		ReceiveWaitSeconds: secs(o.ReceiveWait), MessageRetentionSeconds: secs(o.Retention), DeadLetterQueue: o.DeadLetterQueue,
+		TopicQueue: o.TopicQueue}
 	if o.MaxMessageBytes != 0 {
 		q.MaxMessageBytes = &o.MaxMessageBytes
 	}
@@ -230,6 +236,9 @@ type Outgoing struct {
 	// that message's id. Set it to send again safely after an error whose
 	// outcome is unknown (a timeout, a lost connection).
 	DeduplicationID string
+	// Topic is required on a topic queue and refused elsewhere: 1-128
+	// characters of [A-Za-z0-9_.:-].
+	Topic string
 }
 
 // dedupID is the API's form of Outgoing.DeduplicationID (nil: none).
@@ -254,7 +263,8 @@ func attrs(m map[string]string) map[string]*tagqv1.MessageAttribute {
 // Send sends one message and returns its id.
 func (c *Client) Send(ctx context.Context, queue string, m Outgoing) (string, error) {
 	r, err := c.Messages.SendMessage(ctx, &tagqv1.SendMessageRequest{Queue: queue, Body: m.Body,
-		Attributes: withTrace(ctx, attrs(m.Attributes)), DelaySeconds: secs(m.Delay), DeduplicationId: dedupID(m.DeduplicationID)})
+		Attributes: withTrace(ctx, attrs(m.Attributes)), DelaySeconds: secs(m.Delay), DeduplicationId: dedupID(m.DeduplicationID),
+		Topic: m.Topic})
 	return r.GetMessageId(), wrap(err)
 }
 
@@ -265,7 +275,7 @@ func (c *Client) SendBatch(ctx context.Context, queue string, msgs ...Outgoing) 
 	entries := make([]*tagqv1.SendMessageBatchEntry, len(msgs))
 	for i, m := range msgs {
 		entries[i] = &tagqv1.SendMessageBatchEntry{Id: fmt.Sprint(i), Body: m.Body, Attributes: withTrace(ctx, attrs(m.Attributes)),
-			DelaySeconds: secs(m.Delay), DeduplicationId: dedupID(m.DeduplicationID)}
+			DelaySeconds: secs(m.Delay), DeduplicationId: dedupID(m.DeduplicationID), Topic: m.Topic}
 	}
 	r, err := c.Messages.SendMessageBatch(ctx, &tagqv1.SendMessageBatchRequest{Queue: queue, Entries: entries})
 	if err != nil {

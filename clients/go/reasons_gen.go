@@ -62,6 +62,8 @@ const (
 	ReasonRedriveCycle = "REDRIVE_CYCLE"
 	// ReasonDeadLetterQueueInUse: The dead-letter queue is named by source queues' redrive policies (delete it with force). (FAILED_PRECONDITION)
 	ReasonDeadLetterQueueInUse = "DEAD_LETTER_QUEUE_IN_USE"
+	// ReasonTopicQueueMismatch: A redrive policy pairs a topic queue with a dead-letter queue that is not one, or the reverse: a topic queue's dead-letter queue is a topic queue, and serves topic queues only. (FAILED_PRECONDITION)
+	ReasonTopicQueueMismatch = "TOPIC_QUEUE_MISMATCH"
 	// ReasonMoveInProgress: A move task is running on this dead-letter queue. (FAILED_PRECONDITION)
 	ReasonMoveInProgress = "MOVE_IN_PROGRESS"
 	// ReasonAuthDisabled: An AccessService call on a tagqd running without --auth. (FAILED_PRECONDITION)

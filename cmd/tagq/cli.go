@@ -205,6 +205,8 @@ func (c *cli) queueCmd() *cobra.Command {
 	create.Flags().DurationVar(&o.Delay, "delay", 0, "delay of every message")
 	create.Flags().DurationVar(&o.Retention, "retention", 0, "message retention (default 96h)")
 	create.Flags().BoolVar(&o.DeadLetterQueue, "dead-letter-queue", false, "this queue is a dead-letter queue")
+	create.Flags().BoolVar(&o.TopicQueue, "topic-queue", false,
+		"a topic queue: each tag gets a topic's messages in send order, one at a time (send with --topic)")
 	create.Flags().StringVar(&o.RedriveTo, "redrive-to", "", "dead-letter queue for messages received --max-receives times by a tag")
 	create.Flags().Int32Var(&o.MaxReceiveCount, "max-receives", 5, "receives by one tag before a message is dead-lettered (with --redrive-to)")
 	create.Flags().BoolVar(&o.NoDefaultTag, "no-default-tag", false, "no tag named default: every reader names its tag")
@@ -253,6 +255,9 @@ func (c *cli) queueCmd() *cobra.Command {
 			}
 			if q.GetDeadLetterQueue() {
 				fmt.Fprintf(w, "dead-letter queue of\t%s\n", strings.Join(q.GetSourceQueues(), ", "))
+			}
+			if q.GetTopicQueue() {
+				fmt.Fprintf(w, "topic queue\tyes: per tag, a topic's messages in send order, one in flight\n")
 			}
 			if q.GetMaxRetainedMessages() != 0 || q.GetMaxRetainedBytes() != 0 {
 				fmt.Fprintf(w, "caps\t%d messages, %d bytes (0: none), %s\n", q.GetMaxRetainedMessages(), q.GetMaxRetainedBytes(),
@@ -495,13 +500,14 @@ func parseAttrs(kv []string) (map[string]string, error) {
 func (c *cli) sendCmd() *cobra.Command {
 	var attrKV []string
 	var delay time.Duration
-	var file, dedupID string
+	var file, dedupID, topic string
 	cmd := &cobra.Command{
 		Use:   "send QUEUE [BODY... | --file PATH]",
 		Short: "Send messages: each BODY argument, or each line of standard input, or one whole file",
 		Example: "  tagq send orders '{\"id\": 1}' '{\"id\": 2}'\n  cat orders.jsonl | tagq send orders --attr source=import\n" +
 			"  tagq send images --file photo.jpg\n  gzip -c report.csv | tagq send reports --file -\n" +
-			"  tagq send orders --dedup-id order-1 '{\"id\": 1}'   # again within 5 minutes: the same id, nothing stored",
+			"  tagq send orders --dedup-id order-1 '{\"id\": 1}'   # again within 5 minutes: the same id, nothing stored\n" +
+			"  tagq send payments --topic account-42 debit credit   # a topic queue: in this order, one at a time",
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) < 1 {
 				return usageError{errors.New("expected QUEUE [BODY...]")}
@@ -517,7 +523,8 @@ func (c *cli) sendCmd() *cobra.Command {
 				if len(args) > 1 {
 					return usageError{errors.New("give BODY arguments or --file, not both")}
 				}
-				return c.sendFile(cmd.Context(), args[0], file, tagq.Outgoing{Attributes: attrs, Delay: delay, DeduplicationID: dedupID})
+				return c.sendFile(cmd.Context(), args[0], file, tagq.Outgoing{Attributes: attrs, Delay: delay, DeduplicationID: dedupID,
+					Topic: topic})
 			}
 			bodies := args[1:]
 			if len(bodies) == 0 {
@@ -538,7 +545,7 @@ func (c *cli) sendCmd() *cobra.Command {
 				n := min(len(bodies), 100)
 				batch := make([]tagq.Outgoing, n)
 				for i, b := range bodies[:n] {
-					batch[i] = tagq.Outgoing{Body: []byte(b), Attributes: attrs, Delay: delay, DeduplicationID: dedupID}
+					batch[i] = tagq.Outgoing{Body: []byte(b), Attributes: attrs, Delay: delay, DeduplicationID: dedupID, Topic: topic}
 				}
 				ids, err := c.client.SendBatch(cmd.Context(), args[0], batch...)
 				for _, id := range ids {
@@ -562,6 +569,7 @@ func (c *cli) sendCmd() *cobra.Command {
 	cmd.Flags().StringArrayVar(&attrKV, "attr", nil, "attribute name=value on every message; repeatable")
 	cmd.Flags().DurationVar(&delay, "delay", 0, "deliver after this delay (up to 15m)")
 	cmd.Flags().StringVar(&file, "file", "", "send this file's bytes as one message ('-': all of standard input)")
+	cmd.Flags().StringVar(&topic, "topic", "", "the topic of every message (required on a topic queue, refused elsewhere)")
 	cmd.Flags().StringVar(&dedupID, "dedup-id", "",
 		"deduplication id of the one message: a send with an id the queue stored a message under in the last 5 minutes stores nothing and prints that message's id")
 	return cmd

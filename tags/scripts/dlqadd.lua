@@ -5,7 +5,8 @@
 -- overflow 'drop' DLQ drops its oldest at the janitor's next pass.
 -- KEYS: 1 meta, 2 stream, 3 dd, 4 fa, 5 z, 6 zh (all of the DLQ)
 -- ARGV: 1 dedupe key, 2 body, 3 attributes JSON ('' = none), 4 dead-letter JSON,
---       5 size (as max_message_bytes counts it; kept in field z, for movestep)
+--       5 size (as max_message_bytes counts it; kept in field z, for movestep),
+--       6 topic ('' none: kept in field tp, S13)
 -- Returns: 1 added, 0 already added, -1 the DLQ does not exist.
 local ret = redis.call('HGET', KEYS[1], 'ret')
 if not ret then return -1 end
@@ -15,6 +16,10 @@ local args = {KEYS[2], idarg(KEYS[1], now), 'b', ARGV[2], 'x', ARGV[4], 'z', ARG
 if ARGV[3] ~= '' then
   args[#args + 1] = 'a'
   args[#args + 1] = ARGV[3]
+end
+if ARGV[6] and ARGV[6] ~= '' then
+  args[#args + 1] = 'tp'
+  args[#args + 1] = ARGV[6]
 end
 redis.call('XADD', unpack(args))
 redis.call('HINCRBY', KEYS[1], 'added', 1)

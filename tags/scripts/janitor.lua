@@ -175,16 +175,11 @@ while not stop and slow < limit do
             vremove(t, mem, id)
             t.w[wfield(id)] = nil -- its second may hold nothing now
             held = true
-          elseif t.tb and f['tp'] and redis.call('LREM', t.th .. f['tp'], 1, id) == 1 then
+          elseif t.tb and f['tp'] and topicunhold(t, f['tp'], id) then
             -- Held behind its topic: never handed out.
-            vcount(t.n, {id}, -1)
             t.w[wfield(id)] = nil
             needed = true
             redis.call('HINCRBY', t.n, 'xb', 1)
-            if redis.call('EXISTS', t.th .. f['tp']) == 0 and redis.call('HGET', t.tb, 't:' .. f['tp']) == '-' then
-              redis.call('LREM', t.tr, 1, f['tp'])
-              redis.call('HDEL', t.tb, 't:' .. f['tp'])
-            end
           elseif redis.call('XACK', KEYS[2], t.name, id) == 1 then
             pelbump(KEYS[1])
             -- The PEL's first entry may have been this one: what the tag

@@ -236,6 +236,18 @@ local function topicrelease(k, id)
     redis.call('HDEL', k.tb, 't:' .. tp)
   end
 end
+-- Takes id, held for topic tp, out of tag k's held list (it leaves the
+-- queue: expired, or a dead letter moved out of its DLQ): true when it was
+-- held. The caller counts it.
+local function topicunhold(k, tp, id)
+  if redis.call('LREM', k.th .. tp, 1, id) == 0 then return false end
+  vcount(k.n, {id}, -1)
+  if redis.call('EXISTS', k.th .. tp) == 0 and redis.call('HGET', k.tb, 't:' .. tp) == '-' then
+    redis.call('LREM', k.tr, 1, tp)
+    redis.call('HDEL', k.tb, 't:' .. tp)
+  end
+  return true
+end
 -- Removes every topic key of a tag (its state key n).
 local function topicclear(n)
   local k = topickeys({n = n})
@@ -389,6 +401,10 @@ local function todeadletter(k, qname, tag, id, m, fields, cnt, reason, desc, now
   if f['mv'] then
     args[#args + 1] = 'mv'
     args[#args + 1] = f['mv']
+  end
+  if f['tp'] then
+    args[#args + 1] = 'tp'
+    args[#args + 1] = f['tp']
   end
   redis.call('XADD', unpack(args))
   vremove(k, m, id)

@@ -6,7 +6,8 @@
 -- KEYS: 1 meta, 2 stream, 3 dd, 4 fa, 5 tags, 6 z, 7 zh (all of the source queue)
 -- ARGV: 1 dedupe key, 2 tag, 3 body, 4 attributes JSON ('' none),
 --       5 original message id, 6 times moved back (this move included),
---       7 size (as max_message_bytes counts it)
+--       7 size (as max_message_bytes counts it), 8 topic ('' none: the
+--       dead letter's, kept so a topic queue orders it again, S13)
 -- Returns: 1 added, 0 already added, -1 no such queue, -2 no such tag.
 local ret = redis.call('HGET', KEYS[1], 'ret')
 if not ret then return -1 end
@@ -17,6 +18,10 @@ local args = {KEYS[2], idarg(KEYS[1], now), 'b', ARGV[3], 'only', ARGV[2], 'oi',
 if ARGV[4] ~= '' then
   args[#args + 1] = 'a'
   args[#args + 1] = ARGV[4]
+end
+if ARGV[8] and ARGV[8] ~= '' then
+  args[#args + 1] = 'tp'
+  args[#args + 1] = ARGV[8]
 end
 redis.call('XADD', unpack(args))
 redis.call('HSET', KEYS[1], 'mvb', 1)

@@ -2,7 +2,8 @@
 -- or has yet to read and its filter admits): only those are moved back. A
 -- dead letter every DLQ tag has received and deleted is done with, even
 -- before the janitor trims it. A DLQ without tags needs all of them. (A
--- tag holds a letter in v, in p, or in its PEL.)
+-- tag holds a letter in v, in p, or in its PEL; on a topic queue, also
+-- held behind its topic: S13, lib.lua.)
 -- KEYS: 1 stream, 2 tags, then per tag: n, v, p
 -- ARGV: 1 number of tags N, 2..N+1 every tag name (same order as KEYS),
 --       then triples: id, attributes JSON ('' none), only ('' none)
@@ -30,6 +31,12 @@ for i = n + 2, #ARGV, 3 do
     elseif redis.call('ZSCORE', t.p, id) or (mayhold(t.n, id) and vfind(t.v, id))
         or #redis.call('XPENDING', KEYS[1], t.name, id, id, 1) > 0 then
       needed = true
+    elseif mayhold(t.n, id) then
+      -- Held behind its topic? (Counted in w but in no v.)
+      local k = topickeys({n = t.n})
+      local e = entry(KEYS[1], id)
+      local tp = e and fieldmap(e)['tp']
+      if tp and redis.call('LPOS', k.th .. tp, id) then needed = true end
     end
     if needed then break end
   end

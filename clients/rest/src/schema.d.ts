@@ -627,6 +627,13 @@ export interface components {
              * @description 0-900 s; unset: the queue's delay_seconds.
              */
             delay_seconds?: number;
+            /**
+             * @description Required on a topic queue, refused on other queues: 1-128 characters
+             *     of [A-Za-z0-9_.:-]. Each tag receives a topic's messages in send
+             *     order, one in flight at a time (S13). A topic queue takes no
+             *     per-message delay_seconds.
+             */
+            topic?: string;
         };
         /**
          * @description The kind of a principal.
@@ -893,6 +900,8 @@ export interface components {
             send_time?: string | null;
             /** @description The tag that received it. */
             tag?: string;
+            /** @description The message's topic on a topic queue (S13), else empty. */
+            topic?: string;
         };
         /** @description MessageAttribute is a typed attribute value. */
         v1MessageAttribute: {
@@ -1217,6 +1226,8 @@ export interface components {
             delay_seconds?: number;
             /** @description Unique within the batch: [A-Za-z0-9_-]{1,80}. */
             id?: string;
+            /** @description As in SendMessageRequest. */
+            topic?: string;
         };
         v1SendMessageBatchResponse: {
             failed?: components["schemas"]["v1BatchResultError"][];

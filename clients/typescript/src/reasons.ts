@@ -60,6 +60,8 @@ export const Reasons = {
   REDRIVE_CYCLE: "REDRIVE_CYCLE",
   /** The dead-letter queue is named by source queues' redrive policies (delete it with force). (FAILED_PRECONDITION) */
   DEAD_LETTER_QUEUE_IN_USE: "DEAD_LETTER_QUEUE_IN_USE",
+  /** A redrive policy pairs a topic queue with a dead-letter queue that is not one, or the reverse: a topic queue's dead-letter queue is a topic queue, and serves topic queues only. (FAILED_PRECONDITION) */
+  TOPIC_QUEUE_MISMATCH: "TOPIC_QUEUE_MISMATCH",
   /** A move task is running on this dead-letter queue. (FAILED_PRECONDITION) */
   MOVE_IN_PROGRESS: "MOVE_IN_PROGRESS",
   /** An AccessService call on a tagqd running without --auth. (FAILED_PRECONDITION) */

@@ -181,7 +181,9 @@ type Message struct {
 	// Set on a message in a dead-letter queue: where it came from and why.
 	DeadLetter *DeadLetter `protobuf:"bytes,9,opt,name=dead_letter,json=deadLetter,proto3" json:"dead_letter,omitempty"`
 	// How many times the message was moved back from a dead-letter queue.
-	MoveCount     int32 `protobuf:"varint,10,opt,name=move_count,json=moveCount,proto3" json:"move_count,omitempty"`
+	MoveCount int32 `protobuf:"varint,10,opt,name=move_count,json=moveCount,proto3" json:"move_count,omitempty"`
+	// The message's topic on a topic queue (S13), else empty.
+	Topic         string `protobuf:"bytes,11,opt,name=topic,proto3" json:"topic,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -284,6 +286,13 @@ func (x *Message) GetMoveCount() int32 {
 		return x.MoveCount
 	}
 	return 0
+}
+
+func (x *Message) GetTopic() string {
+	if x != nil {
+		return x.Topic
+	}
+	return ""
 }
 
 // DeadLetter describes a dead letter's origin (S9). Dead letters also carry
@@ -400,8 +409,13 @@ type SendMessageRequest struct {
 	// printable ASCII ('!' to '~'). Unset on a queue with
 	// content_based_deduplication: the SHA-256 of the body.
 	DeduplicationId *string `protobuf:"bytes,5,opt,name=deduplication_id,json=deduplicationId,proto3,oneof" json:"deduplication_id,omitempty"`
-	unknownFields   protoimpl.UnknownFields
-	sizeCache       protoimpl.SizeCache
+	// Required on a topic queue, refused on other queues: 1-128 characters
+	// of [A-Za-z0-9_.:-]. Each tag receives a topic's messages in send
+	// order, one in flight at a time (S13). A topic queue takes no
+	// per-message delay_seconds.
+	Topic         string `protobuf:"bytes,6,opt,name=topic,proto3" json:"topic,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *SendMessageRequest) Reset() {
@@ -469,6 +483,13 @@ func (x *SendMessageRequest) GetDeduplicationId() string {
 	return ""
 }
 
+func (x *SendMessageRequest) GetTopic() string {
+	if x != nil {
+		return x.Topic
+	}
+	return ""
+}
+
 type SendMessageResponse struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	MessageId     string                 `protobuf:"bytes,1,opt,name=message_id,json=messageId,proto3" json:"message_id,omitempty"`
@@ -531,8 +552,10 @@ type SendMessageBatchEntry struct {
 	// As in SendMessageRequest. An entry with the id of an earlier entry of
 	// the same batch is that entry's duplicate.
 	DeduplicationId *string `protobuf:"bytes,5,opt,name=deduplication_id,json=deduplicationId,proto3,oneof" json:"deduplication_id,omitempty"`
-	unknownFields   protoimpl.UnknownFields
-	sizeCache       protoimpl.SizeCache
+	// As in SendMessageRequest.
+	Topic         string `protobuf:"bytes,6,opt,name=topic,proto3" json:"topic,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *SendMessageBatchEntry) Reset() {
@@ -596,6 +619,13 @@ func (x *SendMessageBatchEntry) GetDelaySeconds() int32 {
 func (x *SendMessageBatchEntry) GetDeduplicationId() string {
 	if x != nil && x.DeduplicationId != nil {
 		return *x.DeduplicationId
+	}
+	return ""
+}
+
+func (x *SendMessageBatchEntry) GetTopic() string {
+	if x != nil {
+		return x.Topic
 	}
 	return ""
 }
@@ -2680,7 +2710,7 @@ const file_tagq_v1_message_proto_rawDesc = "" +
 	"\x10MessageAttribute\x12#\n" +
 	"\fstring_value\x18\x01 \x01(\tH\x00R\vstringValue\x12#\n" +
 	"\fbinary_value\x18\x02 \x01(\fH\x00R\vbinaryValueB\a\n" +
-	"\x05value\"\x8e\x04\n" +
+	"\x05value\"\xa4\x04\n" +
 	"\aMessage\x12\x1d\n" +
 	"\n" +
 	"message_id\x18\x01 \x01(\tR\tmessageId\x12\x12\n" +
@@ -2697,7 +2727,8 @@ const file_tagq_v1_message_proto_rawDesc = "" +
 	"deadLetter\x12\x1d\n" +
 	"\n" +
 	"move_count\x18\n" +
-	" \x01(\x05R\tmoveCount\x1aX\n" +
+	" \x01(\x05R\tmoveCount\x12\x14\n" +
+	"\x05topic\x18\v \x01(\tR\x05topic\x1aX\n" +
 	"\x0fAttributesEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12/\n" +
 	"\x05value\x18\x02 \x01(\v2\x19.tagq.v1.MessageAttributeR\x05value:\x028\x01\"\xba\x02\n" +
@@ -2710,7 +2741,7 @@ const file_tagq_v1_message_proto_rawDesc = "" +
 	"\x13original_message_id\x18\x04 \x01(\tR\x11originalMessageId\x124\n" +
 	"\x16original_receive_count\x18\x05 \x01(\x05R\x14originalReceiveCount\x12\x16\n" +
 	"\x06reason\x18\x06 \x01(\tR\x06reason\x12 \n" +
-	"\vdescription\x18\a \x01(\tR\vdescription\"\xe6\x02\n" +
+	"\vdescription\x18\a \x01(\tR\vdescription\"\xfc\x02\n" +
 	"\x12SendMessageRequest\x12\x14\n" +
 	"\x05queue\x18\x01 \x01(\tR\x05queue\x12\x12\n" +
 	"\x04body\x18\x02 \x01(\fR\x04body\x12K\n" +
@@ -2718,7 +2749,8 @@ const file_tagq_v1_message_proto_rawDesc = "" +
 	"attributes\x18\x03 \x03(\v2+.tagq.v1.SendMessageRequest.AttributesEntryR\n" +
 	"attributes\x12(\n" +
 	"\rdelay_seconds\x18\x04 \x01(\x05H\x00R\fdelaySeconds\x88\x01\x01\x12.\n" +
-	"\x10deduplication_id\x18\x05 \x01(\tH\x01R\x0fdeduplicationId\x88\x01\x01\x1aX\n" +
+	"\x10deduplication_id\x18\x05 \x01(\tH\x01R\x0fdeduplicationId\x88\x01\x01\x12\x14\n" +
+	"\x05topic\x18\x06 \x01(\tR\x05topic\x1aX\n" +
 	"\x0fAttributesEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12/\n" +
 	"\x05value\x18\x02 \x01(\v2\x19.tagq.v1.MessageAttributeR\x05value:\x028\x01B\x10\n" +
@@ -2727,7 +2759,7 @@ const file_tagq_v1_message_proto_rawDesc = "" +
 	"\x13SendMessageResponse\x12\x1d\n" +
 	"\n" +
 	"message_id\x18\x01 \x01(\tR\tmessageId\x127\n" +
-	"\tsend_time\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampR\bsendTime\"\xe6\x02\n" +
+	"\tsend_time\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampR\bsendTime\"\xfc\x02\n" +
 	"\x15SendMessageBatchEntry\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
 	"\x04body\x18\x02 \x01(\fR\x04body\x12N\n" +
@@ -2735,7 +2767,8 @@ const file_tagq_v1_message_proto_rawDesc = "" +
 	"attributes\x18\x03 \x03(\v2..tagq.v1.SendMessageBatchEntry.AttributesEntryR\n" +
 	"attributes\x12(\n" +
 	"\rdelay_seconds\x18\x04 \x01(\x05H\x00R\fdelaySeconds\x88\x01\x01\x12.\n" +
-	"\x10deduplication_id\x18\x05 \x01(\tH\x01R\x0fdeduplicationId\x88\x01\x01\x1aX\n" +
+	"\x10deduplication_id\x18\x05 \x01(\tH\x01R\x0fdeduplicationId\x88\x01\x01\x12\x14\n" +
+	"\x05topic\x18\x06 \x01(\tR\x05topic\x1aX\n" +
 	"\x0fAttributesEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12/\n" +
 	"\x05value\x18\x02 \x01(\v2\x19.tagq.v1.MessageAttributeR\x05value:\x028\x01B\x10\n" +
