@@ -200,3 +200,20 @@ func TestCLI_RateQuotas(t *testing.T) {
 	require.NotEqual(t, 0, code)
 	require.Contains(t, errs, "--write-quota")
 }
+
+// Topic queues: created with --topic-queue, shown by get; send --topic
+// orders a topic's messages, one received at a time.
+func TestCLI_TopicQueue(t *testing.T) {
+	t.Cleanup(func() { runTagq(t, "", "queue", "delete", "cli-topics") })
+	ok(t, "queue", "create", "cli-topics", "--topic-queue")
+	require.Regexp(t, `topic queue\s+yes`, ok(t, "queue", "get", "cli-topics"))
+	ok(t, "send", "cli-topics", "--topic", "account-42", "debit-1", "credit-1")
+	ok(t, "send", "cli-topics", "--topic", "account-7", "debit-2")
+	_, errs, code := runTagq(t, "", "send", "cli-topics", "no-topic")
+	require.Equal(t, 1, code)
+	require.Contains(t, errs, "topic")
+	got := jsonLines(t, ok(t, "receive", "cli-topics", "--max", "10", "-o", "json"))
+	require.Len(t, got, 2, "one per topic")
+	require.Equal(t, "account-42", got[0]["topic"])
+	require.Equal(t, "account-7", got[1]["topic"])
+}
