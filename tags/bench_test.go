@@ -302,3 +302,51 @@ func BenchmarkSend(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkTopics is W1 at batch 10 through the engine (4 goroutines each
+// send 10 messages of 1 KiB, receive up to 10 and delete what they got),
+// on a plain queue and on a topic queue whose messages spread over 1,000
+// topics (S13): the cost of per-topic order. msg/s counts deliveries.
+func BenchmarkTopics(b *testing.B) {
+	for _, mode := range []string{"plain", "topics1000"} {
+		b.Run(mode, func(b *testing.B) {
+			s, ctx := benchStore(b, "bench")
+			if _, err := s.CreateQueue(ctx, QueueConfig{Name: "bench", TopicQueue: mode != "plain"}); err != nil {
+				b.Fatal(err)
+			}
+			var seq, delivered atomic.Int64
+			b.SetParallelism(2) // 4 goroutines on 2 CPUs
+			b.ResetTimer()
+			b.RunParallel(func(pb *testing.PB) {
+				msgs := make([]OutMessage, 10)
+				for pb.Next() {
+					for i := range msgs {
+						msgs[i] = OutMessage{Body: make([]byte, 1024)}
+						if mode != "plain" {
+							msgs[i].Topic = "t" + strconv.FormatInt(seq.Add(1)%1000, 10)
+						}
+					}
+					if _, err := s.Send(ctx, "bench", msgs); err != nil {
+						b.Fatal(err)
+					}
+					got, err := s.Receive(ctx, "bench", "", ReceiveOptions{MaxMessages: 10, WaitSeconds: i32(0)})
+					if err != nil {
+						b.Fatal(err)
+					}
+					if len(got) == 0 {
+						continue
+					}
+					hs := make([]string, len(got))
+					for i, m := range got {
+						hs[i] = m.ReceiptHandle
+					}
+					if _, err := s.Delete(ctx, "bench", hs); err != nil {
+						b.Fatal(err)
+					}
+					delivered.Add(int64(len(got)))
+				}
+			})
+			b.ReportMetric(float64(delivered.Load())/b.Elapsed().Seconds(), "msg/s")
+		})
+	}
+}
