@@ -2,6 +2,7 @@ package tags
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -458,5 +459,43 @@ func TestS13_DeadLettersAndMovesBackKeepTheTopic(t *testing.T) {
 			}
 		}
 		require.Equal(t, []string{"a1", "b1", "a2", "a3"}, seen, "the default tag never gets the moved-back ones")
+	})
+}
+
+// A read into the PEL whose receive never ran (its tagqd died) is
+// recovered by the janitor behind its topic when the topic is blocked,
+// as the blocker when it is free.
+func TestS13_StalledReadsRecoverIntoTheirTopic(t *testing.T) {
+	eachBackend(t, func(t *testing.T, b *bundle) {
+		b.queue("q", topicQueue)
+		b.sendTopics("q", "a", "a1", "a", "a2")
+		first := b.receive("q", "", 10)
+		require.Equal(t, []string{"a1"}, bodies(first))
+		b.sendTopics("q", "a", "a3", "b", "b1")
+		got, _, _, err := b.s.readNew(b.ctx, b.s.qkeys("q"), "default", 10) // a read whose script never runs
+		require.NoError(t, err)
+		require.Len(t, got, 2)
+		impatient, err := New(b.ctx, Config{Client: b.rdb, Prefix: b.prefix, JanitorInterval: -1, TestClock: true,
+			StalledRead: time.Nanosecond})
+		require.NoError(t, err)
+		defer impatient.Close()
+		require.NoError(t, impatient.RunJanitor(b.ctx))
+		require.Equal(t, TagState{Available: 3, InFlight: 1, ReceivedTotal: 1}, b.state("q", "default"))
+
+		var order []string
+		b.del("q", first...)
+		for range 5 {
+			got := b.receive("q", "", 10)
+			for _, m := range got {
+				order = append(order, string(m.Body))
+			}
+			if len(got) > 0 {
+				b.del("q", got...)
+			}
+		}
+		// No order across topics: a2 then a3, and b1.
+		require.ElementsMatch(t, []string{"a2", "b1", "a3"}, order)
+		require.Less(t, slices.Index(order, "a2"), slices.Index(order, "a3"))
+		require.Equal(t, TagState{ReceivedTotal: 4, DeletedTotal: 4}, b.state("q", "default"))
 	})
 }

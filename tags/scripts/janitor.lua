@@ -101,12 +101,19 @@ for _, t in ipairs(tags) do
       local fields = entry(KEYS[2], id)
       if fields then
         local f = fieldmap(fields)
-        if fortag(t.name, t.flt, f) then
+        local tp = t.tb and f['tp']
+        if fortag(t.name, t.flt, f) and tp and (tonumber(f['d']) or 0) <= now
+            and redis.call('HEXISTS', t.tb, 't:' .. tp) == 1 then
+          -- A topic queue's entry whose topic is blocked (S13): held.
+          redis.call('RPUSH', t.th .. tp, id)
+          vcount(t.n, {id}, 1)
+        elseif fortag(t.name, t.flt, f) then
           redis.call('HINCRBY', t.n, 'con', 1)
           local due = tonumber(f['d'])
           if due and due > now then
             redis.call('ZADD', t.p, due, id)
           else
+            if tp then redis.call('HSET', t.tb, 't:' .. tp, id, 'i:' .. id, tp) end
             redis.call('ZADD', t.v, vscore(now, 0), vmember(id, now))
             vcount(t.n, {id}, 1)
             due = now
