@@ -271,8 +271,11 @@ class Client:
     # ---- messages
 
     def send(self, queue: str, body: Body, attributes: Optional[Mapping[str, AttributeValue]] = None,
-             delay_seconds: Optional[int] = None, deduplication_id: Optional[str] = None) -> str:
+             delay_seconds: Optional[int] = None, deduplication_id: Optional[str] = None, topic: str = "") -> str:
         """Sends one message; returns its id. Attribute values are str or bytes.
+
+        ``topic`` is required on a topic queue (each tag receives a topic's
+        messages in send order, one at a time) and refused on other queues.
 
         With ``deduplication_id`` (1-128 printable ASCII characters) the send
         is idempotent for 5 minutes: a send with an id the queue stored a
@@ -285,11 +288,16 @@ class Client:
             req.delay_seconds = delay_seconds
         if deduplication_id is not None:
             req.deduplication_id = deduplication_id
+        if topic:
+            req.topic = topic
         return self._call(self.messages.SendMessage, req).message_id
 
     def send_batch(self, queue: str,
-                   bodies: Iterable[Union[Body, Tuple[Body, Optional[Mapping[str, AttributeValue]]]]]) -> List[str]:
+                   bodies: Iterable[Union[Body, Tuple[Body, Optional[Mapping[str, AttributeValue]]]]],
+                   topic: str = "") -> List[str]:
         """Sends up to 100 messages in one call; returns their ids in order.
+
+        ``topic`` (a topic queue's) is every message's.
 
         Each item is a body or a ``(body, attributes)`` pair. The server
         stores the valid entries and refuses the invalid ones: if any is
@@ -301,7 +309,7 @@ class Client:
         for i, item in enumerate(bodies):
             body, attrs = item if isinstance(item, tuple) else (item, None)
             entries.append(message_pb2.SendMessageBatchEntry(
-                id=str(i), body=body_bytes(body), attributes=attributes_to_proto(_outgoing(attrs))))
+                id=str(i), body=body_bytes(body), attributes=attributes_to_proto(_outgoing(attrs)), topic=topic))
         r = self._call(self.messages.SendMessageBatch,
                        message_pb2.SendMessageBatchRequest(queue=queue, entries=entries))
         ids = [""] * len(entries)

@@ -125,7 +125,8 @@ class Publisher:
     # ---- publishing
 
     def publish(self, queue: str, body: Union[bytes, str], attributes: Optional[Mapping[str, AttributeValue]] = None,
-                delay_seconds: Optional[int] = None, deduplication_id: Optional[str] = None) -> concurrent.futures.Future:
+                delay_seconds: Optional[int] = None, deduplication_id: Optional[str] = None,
+                topic: str = "") -> concurrent.futures.Future:
         """Queues a message; returns a Future of its id. The future raises a
         :class:`TagqError`: for this message (e.g. INVALID_ARGUMENT
         MESSAGE_TOO_LARGE, field ``body``), or for its whole frame (e.g.
@@ -136,6 +137,8 @@ class Publisher:
             entry.delay_seconds = delay_seconds
         if deduplication_id is not None:
             entry.deduplication_id = deduplication_id
+        if topic:
+            entry.topic = topic  # required on a topic queue, refused elsewhere
         size = entry.ByteSize() + 8
         fut: concurrent.futures.Future = concurrent.futures.Future()
         fut.set_running_or_notify_cancel()  # cannot be cancelled: it may be on the wire

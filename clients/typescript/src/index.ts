@@ -219,6 +219,11 @@ export interface SendOptions {
    * message's id, so a send whose outcome is unknown can be repeated.
    */
   deduplicationId?: string;
+  /**
+   * Required on a topic queue (each tag receives a topic's messages in send
+   * order, one at a time), refused elsewhere: 1-128 characters of [A-Za-z0-9_.:-].
+   */
+  topic?: string;
 }
 
 /** One entry of {@link TagqClient.sendBatch}: a body, or a body with options. */
@@ -462,7 +467,7 @@ export class TagqClient {
   /** Sends one message; returns its id. Errors: QUEUE_NOT_FOUND, MESSAGE_TOO_LARGE, INVALID_ATTRIBUTE, ... */
   async send(queue: string, body: Body, opts: SendOptions = {}): Promise<string> {
     const r = await call(
-      this.messages.sendMessage({ queue, body: toBytes(body), attributes: toAttributes(withTrace(opts.attributes)), ...defined({ delaySeconds: opts.delaySeconds, deduplicationId: opts.deduplicationId }) }),
+      this.messages.sendMessage({ queue, body: toBytes(body), attributes: toAttributes(withTrace(opts.attributes)), ...defined({ delaySeconds: opts.delaySeconds, deduplicationId: opts.deduplicationId, topic: opts.topic }) }),
     );
     return r.messageId;
   }
@@ -477,7 +482,7 @@ export class TagqClient {
         queue,
         entries: entries.map((e, i) => {
           const o = typeof e === "string" || e instanceof Uint8Array ? { body: e } : e;
-          return { id: String(i), body: toBytes(o.body), attributes: toAttributes(withTrace(o.attributes)), ...defined({ delaySeconds: o.delaySeconds, deduplicationId: o.deduplicationId }) };
+          return { id: String(i), body: toBytes(o.body), attributes: toAttributes(withTrace(o.attributes)), ...defined({ delaySeconds: o.delaySeconds, deduplicationId: o.deduplicationId, topic: o.topic }) };
         }),
       }),
     );

@@ -41,6 +41,8 @@ export interface PublishOptions {
   delaySeconds?: number;
   /** Deduplication id (1-128 printable ASCII; see TagqClient.send), kept when the frame is sent again. */
   deduplicationId?: string;
+  /** The message's topic: required on a topic queue, refused elsewhere. */
+  topic?: string;
 }
 
 interface Entry {
@@ -143,6 +145,7 @@ export class Publisher {
     const init: EntryInit = { id: "", body: bytes, attributes: toAttributes(attributes) };
     if (opts.delaySeconds !== undefined) init.delaySeconds = opts.delaySeconds;
     if (opts.deduplicationId !== undefined) init.deduplicationId = opts.deduplicationId;
+    if (opts.topic !== undefined) init.topic = opts.topic;
     let size = bytes.length + 8;
     for (const [k, v] of Object.entries(attributes ?? {})) size += k.length + (typeof v === "string" ? Buffer.byteLength(v) : v.length) + 8;
 
