@@ -39,6 +39,8 @@ func (s *Store) Send(ctx context.Context, queue string, msgs []OutMessage) ([]Se
 	entries := make([]sendEntry, 0, len(msgs))
 	sent := make([]int, 0, len(msgs))
 	withIDs := false
+	var lim sendLimits
+	limKnown, limLoaded := false, false // the queue's send limits, read once (for the topic check)
 	for i, m := range msgs {
 		size, e := checkMessageAttributes(m.Attributes)
 		if e == nil {
@@ -50,9 +52,12 @@ func (s *Store) Send(ctx context.Context, queue string, msgs []OutMessage) ([]Se
 		if e == nil {
 			// Against the cached flag when known (send.lua checks again),
 			// else the shape only.
-			lim, known := s.limitsOf(ctx, queue)
+			if !limLoaded {
+				lim, limKnown = s.limitsOf(ctx, queue)
+				limLoaded = true
+			}
 			tq := lim.topic
-			if !known {
+			if !limKnown {
 				tq = m.Topic != ""
 			}
 			e = checkTopic(m.Topic, tq)
