@@ -355,6 +355,25 @@ class FeatureTest(ServerTest):
         self.assertEqual(c.send(q, "same"), c.send(q, "same"))
         c.delete_queue(q)
 
+    def test_topic_queue(self) -> None:
+        """A topic queue hands out one message per topic at a time, in send order."""
+        c = self.c
+        q = self.name("topics")
+        c.create_queue(q, topic_queue=True)
+        c.send_batch(q, ["a1", "a2"], topic="a")
+        c.send(q, "b1", topic="b")
+        with c.publisher() as p:
+            p.publish(q, "a3", topic="a").result(timeout=10)
+        with self.assertRaises(TagqError) as e:
+            c.send(q, "no topic")
+        self.assertEqual((e.exception.reason, e.exception.field), ("INVALID_ARGUMENT_RANGE", "topic"))
+        got = c.receive(q, max_messages=10)
+        self.assertEqual([(m.topic, m.body) for m in got], [("a", b"a1"), ("b", b"b1")])
+        self.assertEqual(c.receive(q, max_messages=10), [])
+        c.delete(q, got[0].receipt_handle)
+        self.assertEqual([m.body for m in c.receive(q, max_messages=10)], [b"a2"])
+        c.delete_queue(q)
+
     def test_batch_start_filter_peek_and_delay(self) -> None:
         c = self.c
         q = self.name("batch")
