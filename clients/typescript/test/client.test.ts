@@ -382,3 +382,22 @@ describe("deduplication", () => {
     await c.deleteQueue(q);
   });
 });
+
+describe("topic queues", () => {
+  test("one message per topic at a time, in send order", async () => {
+    const q = "ts-topics";
+    await c.createQueue(q, { topicQueue: true });
+    await c.sendBatch(q, [{ body: "a1", topic: "a" }, { body: "a2", topic: "a" }]);
+    await c.send(q, "b1", { topic: "b" });
+    const pub = c.publisher();
+    await pub.publish(q, "a3", { topic: "a" });
+    await pub.close();
+    await rejectsWith(c.send(q, "no topic"), "INVALID_ARGUMENT_RANGE", { field: "topic", code: Code.InvalidArgument });
+    const got = await c.receive(q, { maxMessages: 10 });
+    assert.deepEqual(got.map((m) => [m.topic, Buffer.from(m.body).toString()]), [["a", "a1"], ["b", "b1"]]);
+    assert.equal((await c.receive(q, { maxMessages: 10 })).length, 0);
+    await c.delete(q, got[0].receiptHandle);
+    assert.deepEqual((await c.receive(q, { maxMessages: 10 })).map((m) => Buffer.from(m.body).toString()), ["a2"]);
+    await c.deleteQueue(q);
+  });
+});
