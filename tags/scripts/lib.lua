@@ -507,14 +507,17 @@ local function capexcess(c, stream)
 end
 
 -- Rate quotas (quota.go): a count per second of the scripts' clock, kept
--- as two fields of a hash the script reads anyway: the second (sec) and
--- the count in it (cnt), both nil before the first charge. What is left
--- of limit (0 or nil: no quota, and the result is nil) in now's second:
-local function quotaleft(limit, sec, cnt, now)
+-- as two fields of a hash (key): the second (secfield) and the count in it
+-- (cntfield), both absent before the first charge. What is left of limit
+-- (0 or nil: no quota, and the result is nil) in now's second. The fields
+-- are read only when there is a quota: a field a small hash lacks costs a
+-- scan of all of it.
+local function quotaleft(key, secfield, cntfield, limit, now)
   limit = tonumber(limit) or 0
   if limit <= 0 then return nil end
-  if tonumber(sec) ~= math.floor(now / 1000) then return limit end
-  return math.max(limit - (tonumber(cnt) or 0), 0)
+  local c = redis.call('HMGET', key, secfield, cntfield)
+  if tonumber(c[1]) ~= math.floor(now / 1000) then return limit end
+  return math.max(limit - (tonumber(c[2]) or 0), 0)
 end
 -- Charges n to a quota that had left of limit in now's second.
 local function quotacharge(key, secfield, cntfield, now, limit, left, n)

@@ -63,12 +63,7 @@ if vis < 0 then vis = tonumber(qm[1]) * 1000 end
 local now = nowms()
 local deadline = now + vis
 local rq = tonumber(st[5]) or tonumber(qm[6]) or 0 -- the tag's override, else the queue's
-local rleft = nil -- nil: no read quota
-if rq > 0 then
-  -- Read only then: a field a hash lacks costs a scan of the whole hash.
-  local qs = redis.call('HMGET', KEYS[3], 'rqs', 'rqn')
-  rleft = quotaleft(rq, qs[1], qs[2], now)
-end
+local rleft = quotaleft(KEYS[3], 'rqs', 'rqn', rq, now) -- nil: no read quota
 if rleft and rleft < max then max = rleft end
 local hint = tonumber(st[4]) or INF
 local newhint = hint

@@ -36,11 +36,7 @@ if (m[7] == '1') ~= (ARGV[3] == '1') then return redis.error_reply('STALE_LIMITS
 local mmb, qdelay = tonumber(m[1]), tonumber(m[2])
 local now = nowms()
 local wq = tonumber(m[8]) or 0
-local qleft = nil -- nil: no write quota
-if wq > 0 then
-  local qs = redis.call('HMGET', KEYS[1], 'wqs', 'wqn') -- only then: a field a hash lacks costs a full scan
-  qleft = quotaleft(wq, qs[1], qs[2], now)
-end
+local qleft = quotaleft(KEYS[1], 'wqs', 'wqn', wq, now) -- nil: no write quota
 local left0 = qleft
 local id0 = idarg(KEYS[1], now)
 -- Filtered tags count what they admit, so their counters stay exact.

@@ -54,8 +54,7 @@ local wq = tonumber(m[8]) or 0
 local now, qleft = 0, nil -- qleft nil: no write quota (and no TIME read)
 if wq > 0 then
   now = nowms()
-  local qs = redis.call('HMGET', KEYS[1], 'wqs', 'wqn') -- only then: a field a hash lacks costs a full scan
-  qleft = quotaleft(wq, qs[1], qs[2], now)
+  qleft = quotaleft(KEYS[1], 'wqs', 'wqn', wq, now)
 end
 local sizes, keep, bytes, byquota = {}, n, c.rb, 0
 for i = 1, n do
