@@ -136,8 +136,6 @@ func notFound(reason, format string, args ...any) error {
 	return &tags.Error{Kind: tags.KindNotFound, Reason: reason, Message: fmt.Sprintf(format, args...)}
 }
 
-func unavailable(err error) error { return tags.StorageError(err) }
-
 func checkName(field, s string) error {
 	if !nameRe.MatchString(s) {
 		return invalid(tags.ReasonInvalidName, field, "%s must be 1-80 characters of [A-Za-z0-9_-], got %q", field, tags.Clip(s, tags.MaxEcho))
@@ -178,7 +176,7 @@ func (a *Access) CreatePrincipal(ctx context.Context, p Principal) (*Principal, 
 		tx.Incr(ctx, a.k.version)
 		return nil
 	}); err != nil {
-		return nil, unavailable(err)
+		return nil, tags.StorageError(err)
 	}
 	a.invalidate()
 	if !added.Val() {
@@ -205,11 +203,11 @@ func (a *Access) GetPrincipal(ctx context.Context, name string) (*Principal, int
 		return nil, 0, principalNotFound(name)
 	}
 	if err != nil {
-		return nil, 0, unavailable(err)
+		return nil, 0, tags.StorageError(err)
 	}
 	var p Principal
 	if err := json.Unmarshal([]byte(get.Val()), &p); err != nil {
-		return nil, 0, unavailable(err)
+		return nil, 0, tags.StorageError(err)
 	}
 	return &p, n.Val(), nil
 }
@@ -231,13 +229,13 @@ func (a *Access) ListPrincipals(ctx context.Context) ([]*Principal, error) {
 func hashValues[T any](ctx context.Context, a *Access, hash string, keep func(*T) bool) ([]*T, error) {
 	all, err := a.rdb.HGetAll(ctx, hash).Result()
 	if err != nil {
-		return nil, unavailable(err)
+		return nil, tags.StorageError(err)
 	}
 	var out []*T
 	for _, raw := range all {
 		v := new(T)
 		if err := json.Unmarshal([]byte(raw), v); err != nil {
-			return nil, unavailable(err)
+			return nil, tags.StorageError(err)
 		}
 		if keep(v) {
 			out = append(out, v)
@@ -255,7 +253,7 @@ func (a *Access) DeletePrincipal(ctx context.Context, name string) error {
 	n, err := scripts.deletePrincipal.Run(ctx, a.rdb, []string{a.k.principals, a.k.apiKeys, a.k.grants, a.k.owners,
 		a.k.created(name), a.k.version}, name).Int()
 	if err != nil {
-		return unavailable(err)
+		return tags.StorageError(err)
 	}
 	a.invalidate()
 	if n == 0 {
@@ -287,7 +285,7 @@ func (a *Access) setIf(ctx context.Context, principal, hash, field string, v any
 	raw, _ := json.Marshal(v)
 	n, err := scripts.setIfPrincipal.Run(ctx, a.rdb, []string{a.k.principals, hash, a.k.version}, principal, field, raw).Int()
 	if err != nil {
-		return unavailable(err)
+		return tags.StorageError(err)
 	}
 	a.invalidate()
 	if n == 0 {
@@ -314,7 +312,7 @@ func (a *Access) ListKeys(ctx context.Context, principal string) ([]*Key, error)
 func (a *Access) RevokeKey(ctx context.Context, principal, id string) error {
 	n, err := scripts.revokeKey.Run(ctx, a.rdb, []string{a.k.apiKeys, a.k.version}, id, principal).Int()
 	if err != nil {
-		return unavailable(err)
+		return tags.StorageError(err)
 	}
 	a.invalidate()
 	if n == 0 {
@@ -347,7 +345,7 @@ func (a *Access) SetGrant(ctx context.Context, g Grant) error {
 func (a *Access) RevokeGrant(ctx context.Context, principal, queue string) error {
 	n, err := scripts.revokeGrant.Run(ctx, a.rdb, []string{a.k.grants, a.k.version}, grantField(principal, queue)).Int()
 	if err != nil {
-		return unavailable(err)
+		return tags.StorageError(err)
 	}
 	a.invalidate()
 	if n == 0 {
@@ -387,7 +385,7 @@ func (a *Access) Bootstrap(ctx context.Context, token string) error {
 	kraw, _ := json.Marshal(k)
 	if err := scripts.bootstrap.Run(ctx, a.rdb, []string{a.k.principals, a.k.apiKeys, a.k.version},
 		AdminPrincipal, praw, bootstrapKey, kraw).Err(); err != nil {
-		return unavailable(err)
+		return tags.StorageError(err)
 	}
 	a.invalidate()
 	return nil
@@ -410,7 +408,7 @@ func (a *Access) ReserveQueue(ctx context.Context, p *Principal, queue string) (
 	}
 	n, err := scripts.reserveQueue.Run(ctx, a.rdb, []string{a.k.created(p.Name)}, queue, max).Int()
 	if err != nil {
-		return false, unavailable(err)
+		return false, tags.StorageError(err)
 	}
 	if n < 0 {
 		return false, &tags.Error{Kind: tags.KindResourceExhausted, Reason: ReasonQuotaExceeded,
@@ -423,7 +421,7 @@ func (a *Access) ReserveQueue(ctx context.Context, p *Principal, queue string) (
 // ReleaseQueue undoes ReserveQueue after a create that failed.
 func (a *Access) ReleaseQueue(ctx context.Context, p *Principal, queue string) error {
 	if err := a.rdb.SRem(ctx, a.k.created(p.Name), queue).Err(); err != nil {
-		return unavailable(err)
+		return tags.StorageError(err)
 	}
 	return nil
 }
@@ -438,7 +436,7 @@ func (a *Access) QueueCreated(ctx context.Context, p *Principal, queue string) e
 	})
 	a.invalidate()
 	if err != nil {
-		return unavailable(err)
+		return tags.StorageError(err)
 	}
 	return nil
 }
@@ -450,7 +448,7 @@ func (a *Access) QueueDeleted(ctx context.Context, queue string) error {
 		return nil
 	}
 	if err != nil {
-		return unavailable(err)
+		return tags.StorageError(err)
 	}
 	_, err = a.rdb.TxPipelined(ctx, func(tx redis.Pipeliner) error {
 		tx.HDel(ctx, a.k.owners, queue)
@@ -460,7 +458,7 @@ func (a *Access) QueueDeleted(ctx context.Context, queue string) error {
 	})
 	a.invalidate()
 	if err != nil {
-		return unavailable(err)
+		return tags.StorageError(err)
 	}
 	return nil
 }

@@ -241,7 +241,7 @@ func (s *Store) dlqAddCall(outboxID string, v map[string]any) (scriptCall, strin
 func (s *Store) RedriveWork(ctx context.Context) (sweep, relay []string, err error) {
 	names, err := s.rdb.ZRange(ctx, s.indexKey(), 0, -1).Result()
 	if err != nil {
-		return nil, nil, unavailable(err)
+		return nil, nil, StorageError(err)
 	}
 	pipe := s.rdb.Pipeline()
 	policies := make([]*redis.StringCmd, len(names))

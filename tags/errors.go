@@ -124,10 +124,6 @@ func noDefaultTag(q string) *Error {
 		Metadata: map[string]string{"queue": q, "tag": ""}}
 }
 
-// unavailable is the engine's error for a failed storage call (see
-// StorageError).
-func unavailable(err error) *Error { return StorageError(err) }
-
 // StorageError is the error for a failed call to Redis. A failure to reach
 // or use the storage that may pass (BackendFailure) is UNAVAILABLE /
 // BACKEND_UNAVAILABLE: clients retry it. Anything else (a script error, a

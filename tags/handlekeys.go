@@ -302,7 +302,7 @@ func (s *Store) initHandleKeys(ctx context.Context, cfg Config) error {
 		// Redis, keep working while in flight.
 		old, err := s.rdb.Get(ctx, s.handleKeyName()).Bytes()
 		if err != nil && !isNil(err) {
-			return unavailable(err)
+			return StorageError(err)
 		}
 		if len(old) > 0 {
 			s.handles.setLegacy(old)
@@ -333,7 +333,7 @@ func (s *Store) loadHandleKey(ctx context.Context) ([]byte, error) {
 		return v, nil
 	}
 	if !isNil(err) {
-		return nil, unavailable(err)
+		return nil, StorageError(err)
 	}
 	fresh := make([]byte, 32)
 	if _, err := rand.Read(fresh); err != nil {
@@ -341,7 +341,7 @@ func (s *Store) loadHandleKey(ctx context.Context) ([]byte, error) {
 	}
 	made, err := s.rdb.SetNX(ctx, k, fresh, 0).Result()
 	if err != nil {
-		return nil, unavailable(err)
+		return nil, StorageError(err)
 	}
 	if made {
 		s.log.Warn("no receipt-handle signing key in Redis: made a new one; handles signed by any other key are refused "+
@@ -350,7 +350,7 @@ func (s *Store) loadHandleKey(ctx context.Context) ([]byte, error) {
 		return fresh, nil
 	}
 	if v, err = s.rdb.Get(ctx, k).Bytes(); err != nil { // another Store made it first
-		return nil, unavailable(err)
+		return nil, StorageError(err)
 	}
 	return v, nil
 }
@@ -366,7 +366,7 @@ func (s *Store) checkHandleKey(ctx context.Context) error {
 	if isNil(err) {
 		wrote, err := s.rdb.SetNX(ctx, k, ours[0].Key, 0).Result()
 		if err != nil {
-			return unavailable(err)
+			return StorageError(err)
 		}
 		if wrote {
 			s.log.Warn("the receipt-handle signing key was gone from Redis (lost data?); wrote this tagqd's key back",
@@ -376,7 +376,7 @@ func (s *Store) checkHandleKey(ctx context.Context) error {
 		v, err = s.rdb.Get(ctx, k).Bytes() // another replica wrote its own first
 	}
 	if err != nil {
-		return unavailable(err)
+		return StorageError(err)
 	}
 	if bytes.Equal(v, ours[0].Key) {
 		return nil

@@ -295,7 +295,7 @@ func (h *hub) tail(ctx context.Context, key string) (string, error) {
 			return "", ctx.Err()
 		}
 		if _, ok := err.(redis.Error); !ok {
-			return "", unavailable(err)
+			return "", StorageError(err)
 		}
 	}
 	// Fallback (or no such key): the last existing entry is as good, since
@@ -305,7 +305,7 @@ func (h *hub) tail(ctx context.Context, key string) (string, error) {
 		if ctx.Err() != nil {
 			return "", ctx.Err()
 		}
-		return "", unavailable(err)
+		return "", StorageError(err)
 	}
 	if len(msgs) == 0 {
 		return "0-0", nil

@@ -47,7 +47,7 @@ const LeaseGrace = 3 * time.Second
 func (s *Store) janitorPass(ctx context.Context, idle *Idle) error {
 	names, err := s.rdb.ZRange(ctx, s.indexKey(), 0, -1).Result()
 	if err != nil {
-		return unavailable(err)
+		return StorageError(err)
 	}
 	idle.Forget(names)
 	for _, q := range names {
@@ -76,7 +76,7 @@ func (s *Store) janitorPass(ctx context.Context, idle *Idle) error {
 func (s *Store) RunJanitor(ctx context.Context) error {
 	names, err := s.rdb.ZRange(ctx, s.indexKey(), 0, -1).Result()
 	if err != nil {
-		return unavailable(err)
+		return StorageError(err)
 	}
 	for _, q := range names {
 		if err := s.trimQueue(ctx, q); err != nil {

@@ -186,7 +186,7 @@ func infoMemory(ctx context.Context, c redis.Cmdable, node string) (MemoryReadin
 		return MemoryReading{Node: node}, fmt.Errorf("%w: %v", errNoMemoryInfo, err)
 	}
 	if err != nil {
-		return MemoryReading{Node: node}, unavailable(err)
+		return MemoryReading{Node: node}, StorageError(err)
 	}
 	r := MemoryReading{Node: node}
 	found := false

@@ -427,7 +427,7 @@ func (s *Store) finishMove(ctx context.Context, t *MoveTask, state, note string)
 func (s *Store) MoveWork(ctx context.Context) ([]string, error) {
 	names, err := s.rdb.ZRange(ctx, s.indexKey(), 0, -1).Result()
 	if err != nil {
-		return nil, unavailable(err)
+		return nil, StorageError(err)
 	}
 	pipe := s.rdb.Pipeline()
 	tasks := make([]*redis.StringSliceCmd, len(names))

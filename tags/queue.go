@@ -119,7 +119,7 @@ func (s *Store) CreateQueue(ctx context.Context, cfg QueueConfig) (*Queue, error
 	// Index first: a crash after it leaves an index entry without a queue,
 	// which ListQueues skips; the other order could hide a queue.
 	if err := s.rdb.ZAdd(ctx, s.indexKey(), redis.Z{Member: q.Name}).Err(); err != nil {
-		return nil, unavailable(err)
+		return nil, StorageError(err)
 	}
 	k := s.qkeys(q.Name)
 	tagCfg, _ := json.Marshal(storedTag{Start: storedStart{Kind: StartNow}})
@@ -613,15 +613,15 @@ func (s *Store) DeleteQueue(ctx context.Context, name string, force bool) error 
 		return err
 	}
 	if err := s.rdb.ZRem(ctx, s.indexKey(), name).Err(); err != nil {
-		return unavailable(err)
+		return StorageError(err)
 	}
 	// A CreateQueue of the same name may have run in between: keep its
 	// index entry.
 	if n, err := s.rdb.Exists(ctx, k.meta).Result(); err != nil {
-		return unavailable(err)
+		return StorageError(err)
 	} else if n == 1 {
 		if err := s.rdb.ZAdd(ctx, s.indexKey(), redis.Z{Member: name}).Err(); err != nil {
-			return unavailable(err)
+			return StorageError(err)
 		}
 		return nil
 	}

@@ -155,7 +155,7 @@ func New(ctx context.Context, cfg Config) (*Store, error) {
 		return nil, err
 	}
 	if err := loadScripts(ctx, s.rdb); err != nil {
-		return nil, unavailable(err)
+		return nil, StorageError(err)
 	}
 	s.waiters = newHub(s)
 	return s, nil
@@ -199,7 +199,7 @@ func (s *Store) MoveStarts() int64 { return s.moveStarts.Load() }
 // Ping checks the backend.
 func (s *Store) Ping(ctx context.Context) error {
 	if err := s.rdb.Ping(ctx).Err(); err != nil {
-		return unavailable(err)
+		return StorageError(err)
 	}
 	return nil
 }
