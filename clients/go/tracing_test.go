@@ -44,11 +44,11 @@ type recSpan struct {
 func (r *recorder) Tracer(string, ...trace.TracerOption) trace.Tracer { return recTracer{r: r} }
 
 func (t recTracer) Start(ctx context.Context, name string, opts ...trace.SpanStartOption) (context.Context, trace.Span) {
+	t.r.mu.Lock() // spans may start on several goroutines (a Consumer's workers)
+	defer t.r.mu.Unlock()
 	s := &recSpan{name: name, cfg: trace.NewSpanStartConfig(opts...), sc: trace.NewSpanContext(trace.SpanContextConfig{
 		TraceID: trace.TraceID{9}, SpanID: trace.SpanID{byte(len(t.r.spans) + 1)}, TraceFlags: trace.FlagsSampled})}
-	t.r.mu.Lock()
 	t.r.spans = append(t.r.spans, s)
-	t.r.mu.Unlock()
 	return trace.ContextWithSpan(ctx, s), s
 }
 
