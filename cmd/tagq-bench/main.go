@@ -32,6 +32,7 @@ import (
 	"os"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -55,6 +56,7 @@ func main() {
 	rounds := flag.Int("rounds", 3, "W4: rounds of 0/1/10 % poison, interleaved; the table shows each setting's median run")
 	credit := flag.Int("stream-credit", 100, "tagq-stream: max_outstanding_messages of each Consume stream")
 	w1Systems := flag.String("w1-systems", "tagq,tagq-stream,floor,raw", "W1: which of tagq, tagq-stream, floor and raw to run (peers: --peers)")
+	w1Batches := flag.String("w1-batches", "1,10", "W1: the batch sizes to run, in order")
 	var peers peerConfig
 	flag.StringVar(&peers.list, "peers", "nats,rabbitmq", "peer systems to run W1, W2 and W3 on as well (nats, rabbitmq), or none")
 	flag.StringVar(&peers.natsURL, "nats-url", "nats://127.0.0.1:4222", "NATS server with JetStream (peer nats)")
@@ -85,14 +87,23 @@ func main() {
 			os.Exit(2)
 		}
 	}
-	if err := run(*url, *dur, *only, *backlog, *inflight, *size, *rounds, *credit, *idleQueues, *tagqd, peers, w1); err != nil {
+	var batches []int
+	for _, b := range strings.Split(*w1Batches, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(b))
+		if err != nil || n < 1 || n > 10 {
+			fmt.Fprintf(os.Stderr, "tagq-bench: --w1-batches: %q is not a batch size from 1 to 10\n", b)
+			os.Exit(2)
+		}
+		batches = append(batches, n)
+	}
+	if err := run(*url, *dur, *only, *backlog, *inflight, *size, *rounds, *credit, *idleQueues, *tagqd, peers, w1, batches); err != nil {
 		fmt.Fprintln(os.Stderr, "tagq-bench:", err)
 		os.Exit(1)
 	}
 }
 
 func run(url string, dur time.Duration, only string, backlog, inflight, size, rounds, credit, idleQueues int, bin string, pc peerConfig,
-	w1 map[string]bool) error {
+	w1 map[string]bool, w1Batches []int) error {
 	ctx := context.Background()
 	opt, err := redis.ParseURL(url)
 	if err != nil {
@@ -165,7 +176,11 @@ func run(url string, dur time.Duration, only string, backlog, inflight, size, ro
 		}
 		defer fc.Close()
 		e.floor, e.floorPID = fc.Messages, fp.cmd.Process.Pid
-		table("W1: one queue, 4 producers x 4 consumers, send+receive+delete", append(e.w1(1), e.w1(10)...))
+		var rs []result
+		for _, b := range w1Batches {
+			rs = append(rs, e.w1(b)...)
+		}
+		table("W1: one queue, 4 producers x 4 consumers, send+receive+delete", rs)
 	}
 	if want("W2") {
 		var rs []result
