@@ -195,7 +195,7 @@ func New(cfg Config) (*Server, error) {
 		grpc.ChainStreamInterceptor(stream...),
 		grpc.MaxRecvMsgSize(cfg.MaxRequestBytes),
 		grpc.MaxConcurrentStreams(cfg.MaxStreamsPerConnection),
-		experimental.BufferPool(&bufferPool{}),
+		experimental.BufferPool(grpcBuffers),
 		grpc.UnknownServiceHandler(unknownMethod),
 		// Long-lived workers serve the RPCs: a fresh goroutine per RPC grew
 		// its stack on every call (copystack was 5 % of tagqd's CPU, W1).
