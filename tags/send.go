@@ -290,14 +290,23 @@ type fastSend struct {
 	entries []sendEntry
 	sent    []int
 	results []SendResult
-	adds    []*redis.StringCmd
-	check   *redis.Cmd
-	post    []any
 	ok      bool // stored (or failed for good: err); false: send.lua must do it
 	over    bool // the queue is over a cap it drops the oldest for
 	err     error
 	done    chan struct{}
 	asked   time.Time // before the round trip (see noteSpent)
+}
+
+// sendGroup is the batches of one queue in one coalesced transaction: their
+// XADDs in order, then one sendpost.lua call that checks and counts them
+// all, as if they were one batch (its first k entries kept: the earlier
+// batches' first).
+type sendGroup struct {
+	queue  string
+	frames []*fastSend
+	adds   []*redis.StringCmd // every frame's, in order
+	check  *redis.Cmd
+	post   []any
 }
 
 // sendCoalescer runs the fast-path batches that arrive together in one
@@ -362,94 +371,128 @@ func (s *Store) flushSends(batch []*fastSend) {
 }
 
 func (s *Store) execSends(ctx context.Context, batch []*fastSend) {
+	var groups []*sendGroup
+	byQueue := map[string]*sendGroup{}
+	for _, f := range batch {
+		g := byQueue[f.queue]
+		if g == nil {
+			g = &sendGroup{queue: f.queue}
+			byQueue[f.queue] = g
+			groups = append(groups, g)
+		}
+		g.frames = append(g.frames, f)
+	}
 	pipe := s.rdb.TxPipeline()
 	post := scriptSendPost.build(false)
-	for _, f := range batch {
-		k := s.qkeys(f.queue)
-		largest := 0
-		f.post = make([]any, 0, 3+2*len(f.sent))
-		f.post = append(f.post, len(f.sent), 0, 0)
-		f.adds = make([]*redis.StringCmd, len(f.sent))
-		for j, e := range f.entries {
-			largest = max(largest, e.size)
-			values := []any{"b", e.body}
-			if e.attrs != "" {
-				values = append(values, "a", e.attrs)
-			}
-			f.adds[j] = pipe.XAdd(ctx, &redis.XAddArgs{Stream: k.stream, NoMkStream: true, Values: values})
-			f.post = append(f.post, e.size, e.attrs)
+	for _, g := range groups {
+		k := s.qkeys(g.queue)
+		n := 0
+		for _, f := range g.frames {
+			n += len(f.entries)
 		}
-		f.post[1] = largest
-		f.check = post.EvalSha(ctx, pipe, []string{k.meta, k.stream, k.filters, k.sizes, k.holes}, f.post...)
+		largest := 0
+		g.post = make([]any, 0, 3+2*n)
+		g.post = append(g.post, n, 0, 0)
+		g.adds = make([]*redis.StringCmd, 0, n)
+		for _, f := range g.frames {
+			for _, e := range f.entries {
+				largest = max(largest, e.size)
+				values := []any{"b", e.body}
+				if e.attrs != "" {
+					values = append(values, "a", e.attrs)
+				}
+				g.adds = append(g.adds, pipe.XAdd(ctx, &redis.XAddArgs{Stream: k.stream, NoMkStream: true, Values: values}))
+				g.post = append(g.post, e.size, e.attrs)
+			}
+		}
+		g.post[1] = largest
+		g.check = post.EvalSha(ctx, pipe, []string{k.meta, k.stream, k.filters, k.sizes, k.holes}, g.post...)
 	}
 	_, _ = pipe.Exec(ctx) // errors are read per command
-	for _, f := range batch {
-		f.ok, f.err = s.finishFastSend(ctx, f)
-		close(f.done)
+	for _, g := range groups {
+		s.finishFastSends(ctx, g)
+		for _, f := range g.frames {
+			close(f.done)
+		}
 	}
 }
 
-// finishFastSend reads one batch's replies into its results.
-func (s *Store) finishFastSend(ctx context.Context, f *fastSend) (bool, error) {
-	k := s.qkeys(f.queue)
-	check := f.check
-	if err := f.check.Err(); err != nil {
+// finishFastSends reads one group's replies into its batches' results.
+func (s *Store) finishFastSends(ctx context.Context, g *sendGroup) {
+	done := func(ok bool, err error) {
+		for _, f := range g.frames {
+			f.ok, f.err = ok, err
+		}
+	}
+	k := s.qkeys(g.queue)
+	check := g.check
+	if err := g.check.Err(); err != nil {
 		switch {
 		case redis.HasErrorPrefix(err, "NOSCRIPT"):
 			// Redis lost its scripts (a restart) after the XADDs ran: they
 			// stand; count them.
-			for _, a := range f.adds {
+			for _, a := range g.adds {
 				if a.Err() != nil {
-					return true, mapErr(a.Err(), f.queue, "")
+					done(true, mapErr(a.Err(), g.queue, ""))
+					return
 				}
 			}
-			f.post[2] = 1
-			check = scriptSendPost.Run(ctx, s.rdb, []string{k.meta, k.stream, k.filters, k.sizes, k.holes}, f.post...)
+			g.post[2] = 1
+			check = scriptSendPost.Run(ctx, s.rdb, []string{k.meta, k.stream, k.filters, k.sizes, k.holes}, g.post...)
 			if err := check.Err(); err != nil {
-				return true, mapErr(err, f.queue, "")
+				done(true, mapErr(err, g.queue, ""))
+				return
 			}
 		case redis.HasErrorPrefix(err, "STALE_LIMITS"), redis.HasErrorPrefix(err, "NO_STREAM"):
-			s.limits.Delete(f.queue)
-			return false, nil
+			s.limits.Delete(g.queue)
+			done(false, nil) // nothing stands: each batch goes through send.lua
+			return
 		default:
-			s.limits.Delete(f.queue)
-			return true, mapErr(err, f.queue, "")
+			s.limits.Delete(g.queue)
+			done(true, mapErr(err, g.queue, ""))
+			return
 		}
 	}
 	reply, _ := check.Int64Slice()
-	keep := len(f.sent)
-	byQuota := false
+	keep := len(g.adds)
+	byQuota, over := false, false
 	if len(reply) == 8 {
 		keep = int(reply[0])
-		f.over = reply[1] == 1
-		s.noteRoom(f.queue, reply[2], reply[3])
+		over = reply[1] == 1
+		s.noteRoom(g.queue, reply[2], reply[3])
 		if reply[5] == 0 { // the write quota is spent for this second
-			s.noteSpent(writeQuotaKey(f.queue), reply[7], reply[6], f.asked)
+			s.noteSpent(writeQuotaKey(g.queue), reply[7], reply[6], g.frames[0].asked)
 		}
 		byQuota = reply[4] == 1
 	}
 	var refused error // what the entries taken back get
 	switch {
-	case keep < len(f.sent) && byQuota:
-		refused = quotaExceeded(f.queue, "", QuotaWrite, reply[7], reply[6])
-	case keep < len(f.sent):
-		refused = queueFull(f.queue)
+	case keep < len(g.adds) && byQuota:
+		refused = quotaExceeded(g.queue, "", QuotaWrite, reply[7], reply[6])
+	case keep < len(g.adds):
+		refused = queueFull(g.queue)
 	}
-	if keep < len(f.sent) && !byQuota {
+	if keep < len(g.adds) && !byQuota {
 		// A cap this process did not know of (set elsewhere): read the
 		// limits again, so that the next sends look at the room first.
-		s.limits.Delete(f.queue)
+		s.limits.Delete(g.queue)
 	}
-	for j, i := range f.sent {
-		if j >= keep {
-			f.results[i].Err = refused // taken back by sendpost.lua
-			continue
+	off := 0 // the frame's first entry in g.adds
+	for _, f := range g.frames {
+		f.ok, f.over = true, over
+		for idx, i := range f.sent {
+			j := off + idx
+			if j >= keep {
+				f.results[i].Err = refused // taken back by sendpost.lua
+				continue
+			}
+			id, err := g.adds[j].Result()
+			if err != nil {
+				f.err = mapErr(err, g.queue, "")
+				break
+			}
+			f.results[i] = SendResult{ID: id, SendTime: idTime(id)}
 		}
-		id, err := f.adds[j].Result()
-		if err != nil {
-			return true, mapErr(err, f.queue, "")
-		}
-		f.results[i] = SendResult{ID: id, SendTime: idTime(id)}
+		off += len(f.sent)
 	}
-	return true, nil
 }

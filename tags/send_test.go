@@ -2,10 +2,15 @@ package tags
 
 import (
 	"bytes"
+	"context"
 	"fmt"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
+	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
 )
 
@@ -123,5 +128,108 @@ func TestSendFastPathConcurrentBatchesAcrossQueues(t *testing.T) {
 				seen[id] = true
 			}
 		}
+	})
+}
+
+// scriptCounter counts the script calls a client makes, alone or in
+// pipelines and transactions.
+type scriptCounter struct{ n atomic.Int64 }
+
+func (h *scriptCounter) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+func (h *scriptCounter) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		h.count(cmd)
+		return next(ctx, cmd)
+	}
+}
+
+func (h *scriptCounter) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		for _, c := range cmds {
+			h.count(c)
+		}
+		return next(ctx, cmds)
+	}
+}
+
+func (h *scriptCounter) count(cmd redis.Cmder) {
+	if name := strings.ToLower(cmd.Name()); name == "eval" || name == "evalsha" {
+		h.n.Add(1)
+	}
+}
+
+// fastFrames are n batches of size messages on queue, bodies "<batch>-<i>",
+// for execSends.
+func fastFrames(queue string, n, size int) []*fastSend {
+	out := make([]*fastSend, n)
+	for f := range out {
+		fs := &fastSend{queue: queue, results: make([]SendResult, size), done: make(chan struct{}), asked: time.Now()}
+		for i := range size {
+			body := []byte(fmt.Sprintf("%d-%d", f, i))
+			fs.entries = append(fs.entries, sendEntry{size: len(body), delay: -1, body: body})
+			fs.sent = append(fs.sent, i)
+		}
+		out[f] = fs
+	}
+	return out
+}
+
+// The batches of one queue that share a round trip are checked and counted
+// by one sendpost.lua call, as one batch in their order: a cap or a write
+// quota keeps the earlier batches' entries and refuses the later ones'.
+func TestSendFastPathOneSendpostPerQueuePerRoundTrip(t *testing.T) {
+	eachBackend(t, func(t *testing.T, b *bundle) {
+		prod := prodStore(t, b)
+		calls := &scriptCounter{}
+		b.rdb.AddHook(calls)
+		b.queue("capped", func(c *QueueConfig) { c.MaxRetainedMessages = new(int64); *c.MaxRetainedMessages = 7 })
+		b.queue("quota", func(c *QueueConfig) { c.WriteQuotaPerSecond = i32(4) })
+		b.queue("plain")
+		for _, q := range []string{"capped", "quota", "plain"} {
+			_, ok := prod.limitsOf(b.ctx, q)
+			require.True(t, ok)
+		}
+		capped, quota, plain := fastFrames("capped", 3, 3), fastFrames("quota", 2, 3), fastFrames("plain", 2, 2)
+		all := append(append(append([]*fastSend{}, capped[:2]...), plain[0], quota[0], capped[2], quota[1]), plain[1])
+		before := calls.n.Load()
+		if _, cluster := b.rdb.(*redis.ClusterClient); cluster {
+			for _, g := range [][]*fastSend{capped, quota, plain} {
+				prod.execSends(b.ctx, g)
+			}
+		} else {
+			prod.execSends(b.ctx, all)
+		}
+		require.Equal(t, int64(3), calls.n.Load()-before, "one sendpost per queue")
+		outcome := func(fs []*fastSend) [][]string {
+			var out [][]string
+			for _, f := range fs {
+				<-f.done
+				require.True(t, f.ok)
+				require.NoError(t, f.err)
+				var row []string
+				for _, r := range f.results {
+					switch {
+					case r.Err != nil:
+						row = append(row, ReasonOf(r.Err))
+					case r.ID != "":
+						row = append(row, "ok")
+					default:
+						row = append(row, "?")
+					}
+				}
+				out = append(out, row)
+			}
+			return out
+		}
+		full, over := ReasonQueueFull, ReasonQuotaExceeded
+		require.Equal(t, [][]string{{"ok", "ok", "ok"}, {"ok", "ok", "ok"}, {"ok", full, full}}, outcome(capped))
+		require.Equal(t, [][]string{{"ok", "ok", "ok"}, {"ok", over, over}}, outcome(quota))
+		require.Equal(t, [][]string{{"ok", "ok"}, {"ok", "ok"}}, outcome(plain))
+		require.Equal(t, []string{"0-0", "0-1", "0-2", "1-0", "1-1", "1-2", "2-0"}, bodies(b.receive("capped", "", 10)))
+		require.Equal(t, []string{"0-0", "0-1", "0-2", "1-0"}, bodies(b.receive("quota", "", 10)))
+		require.Equal(t, []string{"0-0", "0-1", "1-0", "1-1"}, bodies(b.receive("plain", "", 10)))
+		b.requireSizes("capped", 21)
+		require.Equal(t, int64(7), b.state("capped", "default").Available+b.state("capped", "default").InFlight)
 	})
 }
