@@ -3,6 +3,7 @@ package tags
 import (
 	"context"
 	"errors"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -31,10 +32,18 @@ type watch struct {
 	tags   map[string][]*waiter
 	timers map[string]*tagTimer // per tag: wake one waiter at the earliest known deadline
 	n      int
-	ready  chan struct{} // closed once the stream tails are known
-	err    error         // set before ready closes
-	dead   bool
+	// The watch's counts of what it saw: new stream entries (entries) and
+	// everything else that may make a tag's messages due (events: wake-
+	// stream entries, deadlines, nacks here). drained: per tag, the counts
+	// when a read that then found the tag drained began (see Reader).
+	entries, events uint64
+	drained         map[string]watchCounts
+	ready           chan struct{} // closed once the stream tails are known
+	err             error         // set before ready closes
+	dead            bool
 }
+
+type watchCounts struct{ entries, events uint64 }
 
 type tagTimer struct {
 	at time.Time
@@ -64,7 +73,8 @@ func (h *hub) register(ctx context.Context, queue, tag string) (*waiter, error) 
 	h.mu.Lock()
 	w := h.watches[queue]
 	if w == nil || w.dead {
-		w = &watch{queue: queue, tags: map[string][]*waiter{}, timers: map[string]*tagTimer{}, ready: make(chan struct{})}
+		w = &watch{queue: queue, tags: map[string][]*waiter{}, timers: map[string]*tagTimer{}, ready: make(chan struct{}),
+			drained: map[string]watchCounts{}}
 		if !h.closed {
 			h.watches[queue] = w
 			go h.run(w)
@@ -101,8 +111,16 @@ func (h *hub) unregister(wt *waiter) {
 			break
 		}
 	}
+	select {
+	case <-wt.ch:
+		// Signalled, and leaving without looking (its call ended): a
+		// wake-up goes to one waiter only, so pass it on.
+		h.wakeLocked(w, wt.tag, 1)
+	default:
+	}
 	if len(w.tags[wt.tag]) == 0 {
 		delete(w.tags, wt.tag)
+		delete(w.drained, wt.tag)
 		if tt := w.timers[wt.tag]; tt != nil {
 			tt.t.Stop()
 			delete(w.timers, wt.tag)
@@ -119,13 +137,18 @@ func (h *hub) unregister(wt *waiter) {
 // wake signals up to n waiters of tag ("" = of every tag), first come
 // first served, skipping waiters already signalled.
 func (h *hub) wakeLocked(w *watch, tag string, n int) {
+	h.wakeOthersLocked(w, tag, n, nil)
+}
+
+// wakeOthersLocked is wakeLocked passing over except.
+func (h *hub) wakeOthersLocked(w *watch, tag string, n int, except *waiter) {
 	signal := func(list []*waiter) {
 		left := n
 		for _, wt := range list {
 			if left == 0 {
 				return
 			}
-			if wt.idle {
+			if wt.idle || wt == except {
 				continue
 			}
 			select {
@@ -150,18 +173,22 @@ func (h *hub) wakeLocked(w *watch, tag string, n int) {
 func (h *hub) noteDeadline(wt *waiter, d time.Duration) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	w := wt.w
+	h.deadlineLocked(wt.w, wt.tag, d)
+}
+
+// deadlineLocked wakes one waiter of tag on w after d (an earlier deadline
+// known for the tag stands).
+func (h *hub) deadlineLocked(w *watch, tag string, d time.Duration) {
 	if w.dead {
 		return
 	}
 	at := time.Now().Add(d)
-	if tt := w.timers[wt.tag]; tt != nil {
+	if tt := w.timers[tag]; tt != nil {
 		if !tt.at.After(at) {
 			return
 		}
 		tt.t.Stop()
 	}
-	tag := wt.tag
 	tt := &tagTimer{at: at}
 	tt.t = time.AfterFunc(d, func() {
 		h.mu.Lock()
@@ -169,6 +196,7 @@ func (h *hub) noteDeadline(wt *waiter, d time.Duration) {
 		if w.timers[tag] == tt {
 			delete(w.timers, tag)
 		}
+		w.events++
 		h.wakeLocked(w, tag, 1)
 	})
 	w.timers[tag] = tt
@@ -183,12 +211,51 @@ func (h *hub) setIdle(wt *waiter, idle bool) {
 	h.mu.Unlock()
 }
 
+// counts is what wt's watch has seen so far, for noteDrained.
+func (h *hub) counts(wt *waiter) watchCounts {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return watchCounts{wt.w.entries, wt.w.events}
+}
+
+// noteDrained: a read of wt's tag that began when its watch had seen c
+// found the tag drained (it handed out fewer than asked, with nothing more
+// to read). Reads that began earlier and end later leave a newer note.
+func (h *hub) noteDrained(wt *waiter, c watchCounts) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if d, ok := wt.w.drained[wt.tag]; !ok || c.entries >= d.entries && c.events >= d.events {
+		wt.w.drained[wt.tag] = c
+	}
+}
+
+// drained: a read of wt's tag found it drained, and the watch has seen
+// nothing since: no new entry, wake-stream entry, deadline or nack. (Due
+// redeliveries the cached hint knows of are the caller's to check.)
+func (h *hub) drained(wt *waiter) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	d, ok := wt.w.drained[wt.tag]
+	return ok && d == watchCounts{wt.w.entries, wt.w.events}
+}
+
 // wakeOne signals one local waiter of (queue, tag), if any.
 func (h *hub) wakeOne(queue, tag string) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if w := h.watches[queue]; w != nil {
+		w.events++
 		h.wakeLocked(w, tag, 1)
+	}
+}
+
+// wakeNext signals one other waiter of wt's tag, if any: wt's receive was
+// full, and there may be more for the next.
+func (h *hub) wakeNext(wt *waiter) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if !wt.w.dead {
+		h.wakeOthersLocked(wt.w, wt.tag, 1, wt)
 	}
 }
 
@@ -250,6 +317,7 @@ func (h *hub) run(w *watch) {
 			}
 			h.s.log.Warn("long-poll watch failed; retrying", "queue", w.queue, "err", err)
 			h.mu.Lock()
+			w.events++
 			h.wakeLocked(w, "", MaxBatchEntries) // let waiters retry and see the error
 			h.mu.Unlock()
 			select {
@@ -267,19 +335,46 @@ func (h *hub) run(w *watch) {
 			last := st.Messages[len(st.Messages)-1].ID
 			if st.Stream == k.stream {
 				lastS = last
-				h.wakeLocked(w, "", len(st.Messages))
+				// One waiter per tag: one that reads all it asked for wakes
+				// the next (wakeNext), so no more read than there is for.
+				w.entries++
+				h.wakeLocked(w, "", 1)
 				continue
 			}
 			lastW = last
 			for _, m := range st.Messages {
-				if t, _ := m.Values["t"].(string); t != "" {
-					h.s.forgetHint(w.queue, t) // something of t may be due sooner
-					h.wakeLocked(w, t, 1)
+				t, _ := m.Values["t"].(string)
+				if t == "" {
+					continue
 				}
+				// Something of t is due at "at" (Redis's ms); written at the
+				// entry's id ms. Due now (a nack): a waiter of t looks at
+				// once. Later (a receive's or an extend's deadline): t's
+				// hint comes down to it and a waiter looks then.
+				if d := wakeDelay(m); d > 0 && !h.s.rdb.testClock { // a test clock's "at" is not Redis's
+					h.s.lowerHint(w.queue, t, time.Now().Add(d))
+					h.deadlineLocked(w, t, d)
+					continue
+				}
+				h.s.forgetHint(w.queue, t)
+				w.events++
+				h.wakeLocked(w, t, 1)
 			}
 		}
 		h.mu.Unlock()
 	}
+}
+
+// wakeDelay is how long after it was written a wake-stream entry's "at"
+// falls (0: due then, or unreadable).
+func wakeDelay(m redis.XMessage) time.Duration {
+	at, _ := m.Values["at"].(string)
+	atMs, err := strconv.ParseInt(at, 10, 64)
+	ms, _, ok := parseID(m.ID)
+	if err != nil || !ok || atMs <= int64(ms) {
+		return 0
+	}
+	return time.Duration(atMs-int64(ms)) * time.Millisecond
 }
 
 // tail is the id after which new entries of a stream will appear: its last

@@ -15,7 +15,9 @@ import (
 // of BENCHMARKS.md: Redis's instructions per message do not move with the
 // machine's load, as CPU seconds do. One round (one b.N) is 5 sends of 10
 // x 1 KiB, one receive of 50 and one Settle of the 50 acks; "raw" does the
-// same with pipelined XADDs, XREADGROUP COUNT 50 and XACK. After 20
+// same with pipelined XADDs, XREADGROUP COUNT 50 and XACK; "coalesced"
+// is "pel" with the 5 sends in one round trip, as concurrent Publish frames
+// go under load (one MULTI, one sendpost.lua call for the five). After 20
 // warm-up rounds it zeroes the callgrind counters of the redis-server at
 // TAGQ_COST_PID and dumps them at the end (the framework's first call, of
 // one round, dumps too: the last dump is the one to read);
@@ -32,7 +34,7 @@ func BenchmarkRedisInstructions(b *testing.B) {
 			b.Fatalf("callgrind_control %s: %v: %s", op, err, out)
 		}
 	}
-	for _, mode := range []string{"pel", "zset", "raw"} {
+	for _, mode := range []string{"pel", "coalesced", "zset", "raw"} {
 		b.Run(mode, func(b *testing.B) {
 			opt, err := redis.ParseURL(url)
 			if err != nil {
@@ -56,7 +58,7 @@ func BenchmarkRedisInstructions(b *testing.B) {
 					_ = rdb.Del(ctx, s.handleKeyName(), s.indexKey()).Err()
 					s.Close()
 				}()
-				round = engineRound(b, ctx, s)
+				round = engineRound(b, ctx, s, mode == "coalesced")
 			}
 			for range 20 {
 				round()
@@ -73,7 +75,7 @@ func BenchmarkRedisInstructions(b *testing.B) {
 }
 
 // engineRound is one round through the engine.
-func engineRound(b *testing.B, ctx context.Context, s *Store) func() {
+func engineRound(b *testing.B, ctx context.Context, s *Store, coalesced bool) func() {
 	if _, err := s.CreateQueue(ctx, QueueConfig{Name: "c"}); err != nil {
 		b.Fatal(err)
 	}
@@ -82,9 +84,19 @@ func engineRound(b *testing.B, ctx context.Context, s *Store) func() {
 		msgs[i] = OutMessage{Body: make([]byte, 1024)}
 	}
 	return func() {
-		for range 5 {
-			if _, err := s.Send(ctx, "c", msgs); err != nil {
-				b.Fatal(err)
+		if coalesced {
+			frames := framesOf("c", 5, msgs)
+			s.execSends(ctx, frames)
+			for _, f := range frames {
+				if !f.ok || f.err != nil {
+					b.Fatalf("coalesced send: ok %v, %v", f.ok, f.err)
+				}
+			}
+		} else {
+			for range 5 {
+				if _, err := s.Send(ctx, "c", msgs); err != nil {
+					b.Fatal(err)
+				}
 			}
 		}
 		got, err := s.Receive(ctx, "c", "", ReceiveOptions{MaxMessages: 50, WaitSeconds: i32(0)})

@@ -151,3 +151,44 @@ func TestS6_CanceledWaitReturnsContextError(t *testing.T) {
 		require.Eventually(t, func() bool { return b.s.waiters.waiting("q") == 0 }, 5*time.Second, time.Millisecond)
 	})
 }
+
+// A visibility change on another process that brings a deadline nearer
+// (here to 1 s) tells this process's waiters through the wake stream: they
+// look again when it passes, and get the message back. (On the production
+// clock a future deadline arms a timer here rather than waking a waiter at
+// once to ask Redis.)
+func TestS6_LongPollIsWokenAtADeadlineSetElsewhere(t *testing.T) {
+	eachBackend(t, func(t *testing.T, b *bundle) {
+		here, other := prodStore(t, b), prodStore(t, b)
+		b.queue("q")
+		_, err := other.Send(b.ctx, "q", []OutMessage{{Body: []byte("m")}})
+		require.NoError(t, err)
+		first, err := other.Receive(b.ctx, "q", "", ReceiveOptions{MaxMessages: 1, WaitSeconds: i32(0)})
+		require.NoError(t, err)
+		require.Len(t, first, 1)
+
+		r, err := here.NewReader(b.ctx, "q", "", nil)
+		require.NoError(t, err)
+		defer r.Close()
+		got := make(chan received, 1)
+		go func() {
+			msgs, err := r.Receive(b.ctx, 1)
+			got <- received{msgs: msgs, err: err}
+		}()
+		// Its script has run (it found nothing): it waits, for 30 s as far
+		// as it knows.
+		require.Eventually(t, func() bool { _, ok := here.hints.Load(tagKey{"q", "default"}); return ok },
+			5*time.Second, time.Millisecond)
+		errs, err := other.ChangeVisibility(b.ctx, "q", []VisibilityChange{{ReceiptHandle: first[0].ReceiptHandle, VisibilitySeconds: 1}})
+		require.NoError(t, err)
+		require.NoError(t, errs[0])
+		select {
+		case g := <-got:
+			require.NoError(t, g.err)
+			require.Equal(t, []string{"m"}, bodies(g.msgs))
+			require.EqualValues(t, 2, g.msgs[0].ReceiveCount)
+		case <-time.After(8 * time.Second):
+			t.Fatal("the reader was not woken at the deadline")
+		}
+	})
+}

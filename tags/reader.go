@@ -72,6 +72,7 @@ func (r *Reader) Receive(ctx context.Context, n int) ([]Message, error) {
 	// messages would be in flight with nobody to hand them to until their
 	// deadline. Only the wait is cut short by ctx.
 	sctx := context.WithoutCancel(ctx)
+	woken := false
 	for {
 		// Nor does one start once ctx has ended (a wake-up and the end of
 		// the stream can come together): its messages would go back with
@@ -85,9 +86,27 @@ func (r *Reader) Receive(ctx context.Context, n int) ([]Message, error) {
 			}
 			continue
 		}
+		if !woken && !r.mayHaveMore() {
+			// A read now would find nothing (another reader of the tag here
+			// found it drained, and nothing came since): wait, for the
+			// earliest deadline the last script reported too.
+			if v, ok := r.s.hints.Load(tagKey{r.queue, r.tag}); ok {
+				h.noteDeadline(r.w, max(time.Until(v.(time.Time)), time.Millisecond))
+			}
+			if err := r.wait(ctx); err != nil {
+				return nil, err
+			}
+			woken = true // a wake-up is for this reader to act on: it reads
+			continue
+		}
+		woken = false
+		seen := h.counts(r.w) // before the read: what comes after it is news
 		res, err := r.s.receiveOnce(sctx, r.queue, r.tag, "", n, r.visMs)
 		if err != nil {
 			return nil, err
+		}
+		if len(res.msgs) < n && !res.more && !res.spent() {
+			h.noteDrained(r.w, seen)
 		}
 		if len(res.msgs) == 0 && res.spent() {
 			// The tag's read quota is spent: a stream waits for the next
@@ -99,7 +118,7 @@ func (r *Reader) Receive(ctx context.Context, n int) ([]Message, error) {
 		}
 		if len(res.msgs) > 0 {
 			if len(res.msgs) == n {
-				h.wakeOne(r.queue, r.tag) // there may be more for another waiter
+				h.wakeNext(r.w) // there may be more for another waiter
 			}
 			return res.msgs, nil
 		}
@@ -109,13 +128,28 @@ func (r *Reader) Receive(ctx context.Context, n int) ([]Message, error) {
 		if res.hintMs < infMs {
 			h.noteDeadline(r.w, max(time.Duration(res.hintMs-res.nowMs)*time.Millisecond, time.Millisecond))
 		}
-		select {
-		case <-r.w.ch:
-		case <-r.w.stop:
-			return nil, ErrClosed
-		case <-ctx.Done():
-			return nil, ctx.Err()
+		if err := r.wait(ctx); err != nil {
+			return nil, err
 		}
+		woken = true
+	}
+}
+
+// mayHaveMore: a read now may find something: the tag was not found
+// drained since the watch last saw something, or a redelivery may be due.
+func (r *Reader) mayHaveMore() bool {
+	return !r.s.waiters.drained(r.w) || r.s.dueMaybe(r.queue, r.tag)
+}
+
+// wait waits for a wake-up.
+func (r *Reader) wait(ctx context.Context) error {
+	select {
+	case <-r.w.ch:
+		return nil
+	case <-r.w.stop:
+		return ErrClosed
+	case <-ctx.Done():
+		return ctx.Err()
 	}
 }
 

@@ -104,7 +104,7 @@ func (s *Store) Receive(ctx context.Context, queue, tag string, opt ReceiveOptio
 		}
 		if len(r.msgs) > 0 {
 			if len(r.msgs) == opt.MaxMessages {
-				s.waiters.wakeOne(queue, tag) // there may be more for the next waiter
+				s.waiters.wakeNext(w) // there may be more for the next waiter
 			}
 			return r.msgs, nil
 		}
@@ -349,6 +349,19 @@ func (s *Store) forgetHint(queue, tag string) {
 	s.hintGen++
 	s.hints.Delete(tagKey{queue, tag})
 	s.hintMu.Unlock()
+}
+
+// lowerHint: something of tag becomes due at the latest at (a wake-stream
+// entry's time, as local time). The cached hint, if any, comes down to it;
+// a hint read before, still in flight, is not stored over it (noteHint).
+func (s *Store) lowerHint(queue, tag string, at time.Time) {
+	s.hintMu.Lock()
+	defer s.hintMu.Unlock()
+	s.hintGen++
+	k := tagKey{queue, tag}
+	if v, ok := s.hints.Load(k); ok && v.(time.Time).After(at) {
+		s.hints.Store(k, at)
+	}
 }
 
 // hintGeneration is the count of forgotten hints, for noteHint.

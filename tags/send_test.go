@@ -159,18 +159,30 @@ func (h *scriptCounter) count(cmd redis.Cmder) {
 	}
 }
 
+// framesOf is n batches of msgs on queue, for execSends.
+func framesOf(queue string, n int, msgs []OutMessage) []*fastSend {
+	out := make([]*fastSend, n)
+	for f := range out {
+		fs := &fastSend{queue: queue, results: make([]SendResult, len(msgs)), done: make(chan struct{}), asked: time.Now()}
+		for i, m := range msgs {
+			fs.entries = append(fs.entries, sendEntry{size: len(m.Body), delay: -1, body: m.Body})
+			fs.sent = append(fs.sent, i)
+		}
+		out[f] = fs
+	}
+	return out
+}
+
 // fastFrames are n batches of size messages on queue, bodies "<batch>-<i>",
 // for execSends.
 func fastFrames(queue string, n, size int) []*fastSend {
 	out := make([]*fastSend, n)
 	for f := range out {
-		fs := &fastSend{queue: queue, results: make([]SendResult, size), done: make(chan struct{}), asked: time.Now()}
-		for i := range size {
-			body := []byte(fmt.Sprintf("%d-%d", f, i))
-			fs.entries = append(fs.entries, sendEntry{size: len(body), delay: -1, body: body})
-			fs.sent = append(fs.sent, i)
+		msgs := make([]OutMessage, size)
+		for i := range msgs {
+			msgs[i].Body = []byte(fmt.Sprintf("%d-%d", f, i))
 		}
-		out[f] = fs
+		out[f] = framesOf(queue, 1, msgs)[0]
 	}
 	return out
 }
