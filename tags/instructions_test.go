@@ -22,8 +22,10 @@ import (
 // TAGQ_COST_PID and dumps them at the end (the framework's first call, of
 // one round, dumps too: the last dump is the one to read);
 // .ci/redis-instructions runs it and prints instructions per message.
-// Keys go under a prefix of their own and are removed. Skipped without
-// TAGQ_COST_URL.
+// With TAGQ_COST_PHASE (send, receive or settle) only that phase of each
+// engine round is counted (callgrind's instrumentation is switched on for
+// it alone). Keys go under a prefix of their own and are removed. Skipped
+// without TAGQ_COST_URL.
 func BenchmarkRedisInstructions(b *testing.B) {
 	url, pid := os.Getenv("TAGQ_COST_URL"), os.Getenv("TAGQ_COST_PID")
 	if url == "" || pid == "" {
@@ -33,6 +35,19 @@ func BenchmarkRedisInstructions(b *testing.B) {
 		if out, err := exec.Command("callgrind_control", op, pid).CombinedOutput(); err != nil {
 			b.Fatalf("callgrind_control %s: %v: %s", op, err, out)
 		}
+	}
+	only := os.Getenv("TAGQ_COST_PHASE")
+	counting := true
+	phase := func(name string, f func()) {
+		if only == "" || !counting {
+			f()
+			return
+		}
+		if name == only {
+			callgrind("--instr=on")
+			defer callgrind("--instr=off")
+		}
+		f()
 	}
 	for _, mode := range []string{"pel", "coalesced", "zset", "raw"} {
 		b.Run(mode, func(b *testing.B) {
@@ -58,10 +73,15 @@ func BenchmarkRedisInstructions(b *testing.B) {
 					_ = rdb.Del(ctx, s.handleKeyName(), s.indexKey()).Err()
 					s.Close()
 				}()
-				round = engineRound(b, ctx, s, mode == "coalesced")
+				round = engineRound(b, ctx, s, mode == "coalesced", phase)
 			}
+			counting = false
 			for range 20 {
 				round()
+			}
+			if only != "" {
+				callgrind("--instr=off")
+				counting = true
 			}
 			callgrind("-z")
 			b.ResetTimer()
@@ -75,7 +95,7 @@ func BenchmarkRedisInstructions(b *testing.B) {
 }
 
 // engineRound is one round through the engine.
-func engineRound(b *testing.B, ctx context.Context, s *Store, coalesced bool) func() {
+func engineRound(b *testing.B, ctx context.Context, s *Store, coalesced bool, phase func(string, func())) func() {
 	if _, err := s.CreateQueue(ctx, QueueConfig{Name: "c"}); err != nil {
 		b.Fatal(err)
 	}
@@ -84,37 +104,45 @@ func engineRound(b *testing.B, ctx context.Context, s *Store, coalesced bool) fu
 		msgs[i] = OutMessage{Body: make([]byte, 1024)}
 	}
 	return func() {
-		if coalesced {
-			frames := framesOf("c", 5, msgs)
-			s.execSends(ctx, frames)
-			for _, f := range frames {
-				if !f.ok || f.err != nil {
-					b.Fatalf("coalesced send: ok %v, %v", f.ok, f.err)
+		phase("send", func() {
+			if coalesced {
+				frames := framesOf("c", 5, msgs)
+				s.execSends(ctx, frames)
+				for _, f := range frames {
+					if !f.ok || f.err != nil {
+						b.Fatalf("coalesced send: ok %v, %v", f.ok, f.err)
+					}
 				}
+				return
 			}
-		} else {
 			for range 5 {
 				if _, err := s.Send(ctx, "c", msgs); err != nil {
 					b.Fatal(err)
 				}
 			}
-		}
-		got, err := s.Receive(ctx, "c", "", ReceiveOptions{MaxMessages: 50, WaitSeconds: i32(0)})
-		if err != nil || len(got) != 50 {
-			b.Fatalf("received %d: %v", len(got), err)
-		}
-		sb := &SettleBatch{Queue: "c", Tag: got[0].Tag, Ops: make([]Settlement, len(got))}
-		for i := range got {
-			sb.Ops[i] = Settlement{Kind: SettleAck, Delivery: got[i].Delivery("c")}
-		}
-		if err := s.Settle(ctx, []*SettleBatch{sb}); err != nil {
-			b.Fatal(err)
-		}
-		for _, e := range sb.Errs {
-			if e != nil {
-				b.Fatal(e)
+		})
+		var got []Message
+		phase("receive", func() {
+			var err error
+			got, err = s.Receive(ctx, "c", "", ReceiveOptions{MaxMessages: 50, WaitSeconds: i32(0)})
+			if err != nil || len(got) != 50 {
+				b.Fatalf("received %d: %v", len(got), err)
 			}
-		}
+		})
+		phase("settle", func() {
+			sb := &SettleBatch{Queue: "c", Tag: got[0].Tag, Ops: make([]Settlement, len(got))}
+			for i := range got {
+				sb.Ops[i] = Settlement{Kind: SettleAck, Delivery: got[i].Delivery("c")}
+			}
+			if err := s.Settle(ctx, []*SettleBatch{sb}); err != nil {
+				b.Fatal(err)
+			}
+			for _, e := range sb.Errs {
+				if e != nil {
+					b.Fatal(e)
+				}
+			}
+		})
 	}
 }
 
