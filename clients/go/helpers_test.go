@@ -109,6 +109,16 @@ func recv[T any](t *testing.T, ch <-chan T, what string) T {
 	return zero
 }
 
+// send sends v on ch, failing the test after wait.
+func send[T any](t *testing.T, ch chan<- T, v T, what string) {
+	t.Helper()
+	select {
+	case ch <- v:
+	case <-time.After(wait):
+		t.Fatalf("timed out sending %s", what)
+	}
+}
+
 // within runs f in a goroutine and fails the test if it does not return in
 // time; it returns f's error.
 func within(t *testing.T, what string, f func() error) error {
