@@ -35,14 +35,12 @@ import (
 // instant, so that the tests assert exact times and take no wall time.
 
 // pipeListener is a net.Listener whose connections are net.Pipe pairs
-// made by its dial; cut closes those open now (a network failure) while
-// new ones still get through.
+// made by its dial; its cut breaks those open now (a network failure).
 type pipeListener struct {
-	conns  chan net.Conn
-	done   chan struct{}
-	once   sync.Once
-	mu     sync.Mutex
-	opened []net.Conn
+	links
+	conns chan net.Conn
+	done  chan struct{}
+	once  sync.Once
 }
 
 type pipeAddr struct{}
@@ -79,20 +77,8 @@ func (l *pipeListener) dial(ctx context.Context, _ string) (net.Conn, error) {
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}
-	l.mu.Lock()
-	l.opened = append(l.opened, client, server)
-	l.mu.Unlock()
+	l.add(client, server)
 	return client, nil
-}
-
-func (l *pipeListener) cut() {
-	l.mu.Lock()
-	conns := l.opened
-	l.opened = nil
-	l.mu.Unlock()
-	for _, c := range conns {
-		_ = c.Close()
-	}
 }
 
 // fakeServer is an in-process MessageService (the calls the client's
