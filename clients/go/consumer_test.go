@@ -86,8 +86,11 @@ func TestConsumer_NacksWithBackoffAndRetries(t *testing.T) {
 	require.NoError(t, err)
 	var backoffs []int
 	counts := make(chan int32, 3)
+	// Sub-second backoffs cross the wire as such (delay_milliseconds) and
+	// the server honours them; their exact values are checked on driven
+	// time (TestConsumerTime_NackDelayIsTheBackoff).
 	stop := run(t, c.NewConsumer(tagq.ConsumerConfig{Queue: "c-retry", Wait: time.Second,
-		Backoff: func(n int) time.Duration { backoffs = append(backoffs, n); return 0 }},
+		Backoff: func(n int) time.Duration { backoffs = append(backoffs, n); return time.Duration(n) * time.Millisecond }},
 		tagq.HandlerFunc(func(_ context.Context, m *tagq.Message) error {
 			counts <- m.GetReceiveCount()
 			if m.GetReceiveCount() < 3 {
@@ -126,64 +129,6 @@ func TestConsumer_PoisonIsDeadLettered(t *testing.T) {
 	require.Len(t, msgs, 1)
 	require.Equal(t, "SCHEMA_MISMATCH", msgs[0].GetDeadLetter().GetReason())
 	require.Equal(t, "field x missing", msgs[0].GetDeadLetter().GetDescription())
-}
-
-func TestConsumer_ExtendsVisibilityWhileTheHandlerRuns(t *testing.T) {
-	c := client(t)
-	ctx := context.Background()
-	queue(t, c, "c-slow", tagq.QueueOptions{})
-	_, err := c.Send(ctx, "c-slow", tagq.Outgoing{Body: []byte("slow")})
-	require.NoError(t, err)
-	started, release := make(chan struct{}), make(chan struct{})
-	stop := run(t, c.NewConsumer(tagq.ConsumerConfig{Queue: "c-slow", Visibility: time.Second, Wait: time.Second},
-		tagq.HandlerFunc(func(context.Context, *tagq.Message) error {
-			close(started)
-			<-release
-			return nil
-		})))
-	recv(t, started, "the handler started")
-	// Past the 1 s visibility several times over: renewals keep it hidden.
-	deadline := time.Now().Add(2500 * time.Millisecond)
-	for time.Now().Before(deadline) {
-		msgs, err := c.Receive(ctx, "c-slow", tagq.ReceiveOptions{Max: 1, Wait: time.Second})
-		require.NoError(t, err)
-		require.Empty(t, msgs, "the message is still in flight for the consumer")
-	}
-	close(release)
-	stop()
-	_, inflight, deleted, _ := tagState(t, c, "c-slow", "default")
-	require.EqualValues(t, 1, deleted)
-	require.Zero(t, inflight)
-}
-
-func TestConsumer_StopLetsHandlersFinish(t *testing.T) {
-	c := client(t)
-	ctx := context.Background()
-	queue(t, c, "c-stop", tagq.QueueOptions{})
-	_, err := c.Send(ctx, "c-stop", tagq.Outgoing{Body: []byte("m")})
-	require.NoError(t, err)
-	started, release := make(chan struct{}), make(chan struct{})
-	co := c.NewConsumer(tagq.ConsumerConfig{Queue: "c-stop"},
-		tagq.HandlerFunc(func(context.Context, *tagq.Message) error {
-			close(started)
-			<-release
-			return nil
-		}))
-	stop := run(t, co)
-	recv(t, started, "the handler started")
-	go func() {
-		// Release the handler once the stop has begun (not before: the
-		// point is that the stop waits for it).
-		// (require must not fail from this goroutine: on a timeout the
-		// handler is released anyway and the test's checks fail.)
-		for end := time.Now().Add(wait); !co.Stopping() && time.Now().Before(end); {
-			time.Sleep(time.Millisecond)
-		}
-		close(release)
-	}()
-	stop() // returns only after the handler finished and the message was deleted
-	_, _, deleted, _ := tagState(t, c, "c-stop", "default")
-	require.EqualValues(t, 1, deleted)
 }
 
 func TestConsumer_RunFailsFastOnAMissingQueue(t *testing.T) {

@@ -27,9 +27,10 @@
 //		}
 //	}
 //
-// The package's tests compile the lines above and run the examples
-// (Example, ExampleDial, ExampleConsumer, ExamplePublisher) against a live
-// tagqd.
+// The lines above are the example Example_overview's: the package's tests
+// check that every code block of this documentation is an example's, so
+// that it compiles, and run the examples (Example, ExampleDial,
+// ExampleConsumer, ExamplePublisher, …) against a live tagqd.
 //
 // Errors from the server are *Error values (errors.As): the gRPC code, the
 // ErrorInfo reason (QUEUE_NOT_FOUND, RECEIPT_HANDLE_STALE, …) and the

@@ -2,12 +2,45 @@ package tagq_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
 
 	tagq "github.com/tagq/tagq/clients/go"
 )
+
+// The package overview's code (doc.go, and the README's Go section), in a
+// function that returns an error. Compiled, not run (it dials
+// 127.0.0.1:9090); ExampleDial runs the same calls against a tagqd.
+func Example_overview() {
+	ctx := context.Background()
+	err := func() error {
+		c, err := tagq.Dial("127.0.0.1:9090")
+		if err != nil {
+			return err
+		}
+		defer c.Close()
+		id, err := c.Send(ctx, "orders", tagq.Outgoing{Body: []byte("order 1")})
+		if err != nil {
+			return err
+		}
+		msgs, err := c.Receive(ctx, "orders", tagq.ReceiveOptions{Tag: "billing", Max: 10, Wait: 20 * time.Second})
+		if err != nil {
+			return err
+		}
+		for _, m := range msgs {
+			fmt.Println(m.GetMessageId() == id, string(m.GetBody()))
+			if err := c.Delete(ctx, "orders", m.GetReceiptHandle()); err != nil {
+				return err
+			}
+		}
+		return nil
+	}()
+	if err != nil {
+		fmt.Println(err)
+	}
+}
 
 // Send, receive and delete: the calls of the package overview.
 func ExampleDial() {
@@ -157,4 +190,50 @@ func ExamplePublisher() {
 	// Output:
 	// QUEUE_NOT_FOUND
 	// 3 stored
+}
+
+// The README's Consumer: a handler that dead-letters what it cannot parse
+// and retries what fails. Compiled, not run (it stops as soon as it
+// starts); ExampleConsumer runs one.
+func ExampleClient_NewConsumer() {
+	ctx := context.Background()
+	c, _ := tagq.Dial(addr)
+	defer c.Close()
+	type Order struct{ ID string }
+	bill := func(context.Context, Order) error { return nil }
+	stopCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+
+	consumer := c.NewConsumer(tagq.ConsumerConfig{Queue: "orders", Tag: "billing", Workers: 8},
+		tagq.HandlerFunc(func(ctx context.Context, m *tagq.Message) error {
+			var o Order
+			if err := json.Unmarshal(m.GetBody(), &o); err != nil {
+				return tagq.PoisonError("UNPARSEABLE", err) // to the dead-letter queue, now
+			}
+			return bill(ctx, o) // nil: delete; error: retry later
+		}))
+	go consumer.Run(ctx)          // until stopped (or ctx ends)
+	err := consumer.Stop(stopCtx) // handlers finish; the rest go back at once
+	if err != nil {
+		fmt.Println(err)
+	}
+}
+
+// The README's Publisher: one message published, its id, the stop.
+func ExampleClient_NewPublisher() {
+	ctx := context.Background()
+	c, _ := tagq.Dial(addr)
+	defer c.Close()
+	_, _ = c.CreateQueue(ctx, "orders", tagq.QueueOptions{})
+	defer c.DeleteQueue(ctx, "orders", false)
+
+	p := c.NewPublisher(tagq.PublisherConfig{}) // frames: 100 messages, 1 MiB, 10 ms
+	res := p.Publish(ctx, "orders", tagq.Outgoing{Body: []byte("order 1")})
+	id, err := res.Get(ctx) // the message id, or an *tagq.Error (QUEUE_NOT_FOUND, ...)
+	err = p.Stop(ctx)       // sends what waits, waits for the answers
+
+	stored, _ := c.Peek(ctx, "orders", "", 10)
+	fmt.Println(len(stored) == 1 && stored[0].GetMessageId() == id, err)
+	// Output:
+	// true <nil>
 }

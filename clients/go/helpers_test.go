@@ -14,15 +14,58 @@ import (
 // Every wait in these tests is bounded: a regression fails, never hangs.
 const wait = 15 * time.Second
 
-// proxy forwards TCP connections to a tagqd; cut closes those open now
-// (a network failure for every stream on them) while new ones still get
-// through, so that a client can reconnect.
-type proxy struct {
-	ln     net.Listener
-	target string
+// links are the connections open through a proxy or a pipe listener:
+// cut closes those open now (a network failure for every stream on them)
+// while new ones still get through, so that a client can reconnect;
+// after close, new ones are closed at once.
+type links struct {
 	mu     sync.Mutex
-	conns  []net.Conn
+	open   []net.Conn
 	closed bool
+}
+
+// add keeps conns to cut later, or closes them and reports false once
+// the links are closed.
+func (l *links) add(conns ...net.Conn) bool {
+	l.mu.Lock()
+	closed := l.closed
+	if !closed {
+		l.open = append(l.open, conns...)
+	}
+	l.mu.Unlock()
+	if closed {
+		for _, c := range conns {
+			_ = c.Close()
+		}
+	}
+	return !closed
+}
+
+// cut breaks every connection open now.
+func (l *links) cut() {
+	l.mu.Lock()
+	conns := l.open
+	l.open = nil
+	l.mu.Unlock()
+	for _, c := range conns {
+		_ = c.Close()
+	}
+}
+
+func (l *links) close() {
+	l.mu.Lock()
+	l.closed = true
+	l.mu.Unlock()
+	l.cut()
+}
+
+// proxy forwards TCP connections to a tagqd; its cut breaks those open
+// now.
+type proxy struct {
+	links
+	ln     net.Listener
+	mu     sync.Mutex
+	target string
 }
 
 func newProxy(t *testing.T, target string) *proxy {
@@ -51,15 +94,9 @@ func (p *proxy) accept() {
 			_ = in.Close()
 			continue
 		}
-		p.mu.Lock()
-		if p.closed {
-			p.mu.Unlock()
-			_ = in.Close()
-			_ = out.Close()
+		if !p.add(in, out) {
 			return
 		}
-		p.conns = append(p.conns, in, out)
-		p.mu.Unlock()
 		pipe := func(dst, src net.Conn) {
 			_, _ = io.Copy(dst, src)
 			_ = dst.Close()
@@ -77,23 +114,9 @@ func (p *proxy) setTarget(target string) {
 	p.mu.Unlock()
 }
 
-// cut breaks every connection open now.
-func (p *proxy) cut() {
-	p.mu.Lock()
-	conns := p.conns
-	p.conns = nil
-	p.mu.Unlock()
-	for _, c := range conns {
-		_ = c.Close()
-	}
-}
-
 func (p *proxy) close() {
-	p.mu.Lock()
-	p.closed = true
-	p.mu.Unlock()
 	_ = p.ln.Close()
-	p.cut()
+	p.links.close()
 }
 
 // recv waits for a value on ch, failing the test after wait.
@@ -107,6 +130,16 @@ func recv[T any](t *testing.T, ch <-chan T, what string) T {
 	}
 	var zero T
 	return zero
+}
+
+// send sends v on ch, failing the test after wait.
+func send[T any](t *testing.T, ch chan<- T, v T, what string) {
+	t.Helper()
+	select {
+	case ch <- v:
+	case <-time.After(wait):
+		t.Fatalf("timed out sending %s", what)
+	}
 }
 
 // within runs f in a goroutine and fails the test if it does not return in

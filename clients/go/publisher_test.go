@@ -241,15 +241,19 @@ func (l *logRecorder) Handle(_ context.Context, r slog.Record) error {
 }
 func (l *logRecorder) WithAttrs([]slog.Attr) slog.Handler { return l }
 func (l *logRecorder) WithGroup(string) slog.Handler      { return l }
-func (l *logRecorder) has(s string) bool {
+func (l *logRecorder) has(s string) bool                  { return l.count(s) > 0 }
+
+// count is how many messages logged contain s.
+func (l *logRecorder) count(s string) int {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	n := 0
 	for _, m := range l.msgs {
 		if strings.Contains(m, s) {
-			return true
+			n++
 		}
 	}
-	return false
+	return n
 }
 
 // Frames in flight when the stream breaks are sent again on a new stream:

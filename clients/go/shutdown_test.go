@@ -17,23 +17,23 @@ import (
 	"github.com/tagq/tagq/internal/tagqdtest"
 )
 
-// replicas starts two tagqds on the Redis of TAGQ_TEST_REDIS_URL, under a
-// key prefix of the test's own (removed at the end): two replicas of one
-// service. Without that variable the test is skipped.
+// replicas starts two tagqds (the binary TestMain built) on the Redis of
+// TAGQ_TEST_REDIS_URL, under a key prefix of the test's own (removed at
+// the end): two replicas of one service. Without that variable the test
+// is skipped.
 func replicas(t *testing.T) (a, b *tagqdtest.Daemon) {
 	t.Helper()
 	url := os.Getenv("TAGQ_TEST_REDIS_URL")
 	if url == "" {
 		t.Skip("TAGQ_TEST_REDIS_URL is not set (two tagqds need a shared Redis)")
 	}
-	bin, err := tagqdtest.Build(t.TempDir())
-	require.NoError(t, err)
 	var r [6]byte
 	_, _ = rand.Read(r[:])
 	prefix := "tagqgo-" + hex.EncodeToString(r[:])
 	t.Cleanup(func() { require.NoError(t, tagqdtest.DeletePrefix(url, prefix)) })
 	for _, d := range []**tagqdtest.Daemon{&a, &b} {
-		*d, err = tagqdtest.Start(bin, "--redis-url", url, "--key-prefix", prefix)
+		var err error
+		*d, err = tagqdtest.Start(tagqdtest.Binary, "--redis-url", url, "--key-prefix", prefix)
 		require.NoError(t, err)
 		dd := *d
 		t.Cleanup(func() { _, _ = dd.Stop() })
