@@ -287,27 +287,49 @@ func medianRun(runs []result, system string) result {
 // poisonCost is the change in good messages/s from the 0 % run to the
 // poisoned run of the same round, per round, and their median.
 func poisonCost(base, poisoned []result, system string) string {
-	b, p := bySystem(base, system), bySystem(poisoned, system)
-	var each []string
-	var d []float64
-	for i := range min(len(b), len(p)) {
-		if b[i].rate() == 0 {
-			continue
-		}
-		x := (p[i].rate()/b[i].rate() - 1) * 100
-		d = append(d, x)
-		each = append(each, fmt.Sprintf("%+.0f %%", x))
-	}
+	d := perRound(bySystem(base, system), bySystem(poisoned, system), func(b, p result) (float64, bool) {
+		return (p.rate()/b.rate() - 1) * 100, b.rate() > 0
+	})
 	if len(d) == 0 {
 		return "no runs"
 	}
-	slices.Sort(d)
-	return fmt.Sprintf("%s by round, median %+.0f %%", strings.Join(each, ", "), d[len(d)/2])
+	each := make([]string, len(d))
+	for i, x := range d {
+		each[i] = fmt.Sprintf("%+.0f %%", x)
+	}
+	return fmt.Sprintf("%s by round, median %+.0f %%", strings.Join(each, ", "), median(d))
+}
+
+// perRound compares the runs of two settings round by round: f of each
+// pair, where it says the pair counts.
+func perRound(a, b []result, f func(a, b result) (float64, bool)) []float64 {
+	var out []float64
+	for i := range min(len(a), len(b)) {
+		if x, ok := f(a[i], b[i]); ok {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+// median is the middle of xs (the upper one of an even count).
+func median(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	return s[len(s)/2]
 }
 
 func table(title string, rs []result) {
 	writeTable(os.Stdout, title, rs)
-	// Other work on the machine moves every figure; say how busy it was.
+	printLoad()
+}
+
+// printLoad prints the load average: other work on the machine moves
+// every figure; say how busy it was.
+func printLoad() {
 	if b, err := os.ReadFile("/proc/loadavg"); err == nil {
 		fmt.Printf("load average after the table's runs: %s\n\n", strings.Join(strings.Fields(string(b))[:3], " "))
 	}
@@ -341,16 +363,25 @@ func writeTable(w io.Writer, title string, rs []result) {
 		if b, ok := nats[r.workload]; ok && r.system != "nats" && r.p99 > 0 && b.p99 > 0 {
 			note = strings.TrimPrefix(fmt.Sprintf("%s; p99 %.2f x NATS's", note, float64(r.p99)/float64(b.p99)), "; ")
 		}
-		if strings.HasPrefix(r.system, "tagq") && r.msgs > 0 {
-			// Redis-side cost of tagq's scripts (INFO commandstats, EVALSHA).
-			note = strings.TrimPrefix(fmt.Sprintf("%s; %.0f script calls per 1,000 msg, %.1f µs of script time per msg", note,
-				float64(r.scripts.calls)*1000/float64(r.msgs), float64(r.scripts.usec)/float64(r.msgs)), "; ")
+		if strings.HasPrefix(r.system, "tagq") {
+			r.note = note
+			note = scriptNote(r)
 		}
 		fmt.Fprintf(w, "| %s | %s | %.0f | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", r.workload, r.system, r.rate(),
 			ratio(r, raw, "raw"), ratio(r, nats, "nats"),
 			ms(r.p50), ms(r.p99), ms(r.max), per1000(r.cpuTagqd, r.msgs), per1000(r.cpuRedis, r.msgs), per1000(r.cpuClient, r.msgs), note)
 	}
 	fmt.Fprintln(w)
+}
+
+// scriptNote is r's note followed by the Redis-side cost of tagq's
+// scripts (INFO commandstats, EVALSHA), when it counted messages.
+func scriptNote(r result) string {
+	if r.msgs == 0 {
+		return r.note
+	}
+	return strings.TrimPrefix(fmt.Sprintf("%s; %.0f script calls per 1,000 msg, %.1f µs of script time per msg", r.note,
+		float64(r.scripts.calls)*1000/float64(r.msgs), float64(r.scripts.usec)/float64(r.msgs)), "; ")
 }
 
 func memTable(ms []memResult) {
