@@ -16,7 +16,9 @@
 // W1 also runs through the floor server (floor.go): tagq's gRPC API in
 // front of nothing but the raw commands, a lower bound on what a gRPC
 // service with this API over Redis streams costs on the same machine. W4
-// runs in interleaved rounds (--rounds) and reports medians.
+// runs in interleaved rounds (--rounds) and reports medians. WT (wt.go:
+// topic queues against a plain queue in W1's shape, interleaved rounds)
+// and W6 (idle queues) run only when named in --workloads.
 //
 // It starts its own tagqd (built from this repository) on that Redis under
 // the key prefix tagqbench, and removes its keys afterwards. Every run is
@@ -45,7 +47,7 @@ import (
 func main() {
 	url := flag.String("redis-url", "redis://127.0.0.1:6379/0", "Redis both systems use")
 	dur := flag.Duration("duration", 10*time.Second, "length of each throughput/latency run")
-	only := flag.String("workloads", "W1,W2,W3,W4,W5", "workloads to run (W6, idle queues, runs only when named)")
+	only := flag.String("workloads", "W1,W2,W3,W4,W5", "workloads to run (W6, idle queues, and WT, topic queues, run only when named)")
 	backlog := flag.Int("backlog", 1_000_000, "W5 backlog size (messages)")
 	inflight := flag.Int("inflight", 100_000, "W5 messages held in flight on one tag")
 	size := flag.Int("size", 1024, "message body bytes")
@@ -53,7 +55,9 @@ func main() {
 	floorServe := flag.Bool("serve-floor", false, "internal: run the floor server (floor.go) and print its address")
 	floorPrefix := flag.String("floor-prefix", "", "internal: the floor server's key prefix")
 	idleQueues := flag.Int("idle-queues", 5000, "W6: idle queues to hold (W6 runs only when named in --workloads)")
-	rounds := flag.Int("rounds", 3, "W4: rounds of 0/1/10 % poison, interleaved; the table shows each setting's median run")
+	rounds := flag.Int("rounds", 3, "W4 and WT: rounds of 0/1/10 % poison (W4), of plain and topic queue (WT), interleaved; the tables show each setting's median run")
+	topics := flag.Int("topics", 1000, "WT: topics the topic queue's messages cycle over")
+	wtBatch := flag.Int("wt-batch", 10, "WT: batch size of sends and receives (1-10)")
 	credit := flag.Int("stream-credit", 100, "tagq-stream: max_outstanding_messages of each Consume stream")
 	w1Systems := flag.String("w1-systems", "tagq,tagq-stream,floor,raw", "W1: which of tagq, tagq-stream, floor and raw to run (peers: --peers)")
 	w1Batches := flag.String("w1-batches", "1,10", "W1: the batch sizes to run, in order")
@@ -87,6 +91,10 @@ func main() {
 			os.Exit(2)
 		}
 	}
+	if *topics < 1 || *wtBatch < 1 || *wtBatch > 10 {
+		fmt.Fprintln(os.Stderr, "tagq-bench: --topics must be at least 1, --wt-batch from 1 to 10")
+		os.Exit(2)
+	}
 	var batches []int
 	for _, b := range strings.Split(*w1Batches, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(b))
@@ -96,14 +104,15 @@ func main() {
 		}
 		batches = append(batches, n)
 	}
-	if err := run(*url, *dur, *only, *backlog, *inflight, *size, *rounds, *credit, *idleQueues, *tagqd, peers, w1, batches); err != nil {
+	if err := run(*url, *dur, *only, *backlog, *inflight, *size, *rounds, *credit, *idleQueues, *tagqd, peers, w1, batches,
+		wtConfig{topics: *topics, batch: *wtBatch}); err != nil {
 		fmt.Fprintln(os.Stderr, "tagq-bench:", err)
 		os.Exit(1)
 	}
 }
 
 func run(url string, dur time.Duration, only string, backlog, inflight, size, rounds, credit, idleQueues int, bin string, pc peerConfig,
-	w1 map[string]bool, w1Batches []int) error {
+	w1 map[string]bool, w1Batches []int, wtc wtConfig) error {
 	ctx := context.Background()
 	opt, err := redis.ParseURL(url)
 	if err != nil {
@@ -146,7 +155,7 @@ func run(url string, dur time.Duration, only string, backlog, inflight, size, ro
 	fmt.Printf("machine: %d CPUs (GOMAXPROCS %d), %s; Redis %s at %s; %d-byte bodies; %s per run\n\n",
 		runtime.NumCPU(), runtime.GOMAXPROCS(0), runtime.Version(), field(ver, "redis_version"), opt.Addr, size, dur)
 	want := func(w string) bool { return strings.Contains(only, w) }
-	if want("W1") || want("W2") || want("W3") || want("W4") {
+	if want("W1") || want("W2") || want("W3") || want("W4") || want("WT") {
 		if e.streaming, err = streamsServed(ctx, e.m); err != nil {
 			return fmt.Errorf("asking tagqd for a Publish stream: %w", err)
 		}
@@ -228,6 +237,9 @@ func run(url string, dur time.Duration, only string, backlog, inflight, size, ro
 			}
 			fmt.Println()
 		}
+	}
+	if want("WT") {
+		e.wt(wtc.topics, wtc.batch, rounds)
 	}
 	if want("W6") {
 		e.w6(idleQueues, 35*time.Second, max(dur, 60*time.Second))
