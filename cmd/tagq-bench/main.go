@@ -16,7 +16,9 @@
 // W1 also runs through the floor server (floor.go): tagq's gRPC API in
 // front of nothing but the raw commands, a lower bound on what a gRPC
 // service with this API over Redis streams costs on the same machine. W4
-// runs in interleaved rounds (--rounds) and reports medians.
+// runs in interleaved rounds (--rounds) and reports medians. WT (wt.go:
+// topic queues against a plain queue in W1's shape, interleaved rounds)
+// and W6 (idle queues) run only when named in --workloads.
 //
 // It starts its own tagqd (built from this repository) on that Redis under
 // the key prefix tagqbench, and removes its keys afterwards. Every run is
@@ -45,7 +47,7 @@ import (
 func main() {
 	url := flag.String("redis-url", "redis://127.0.0.1:6379/0", "Redis both systems use")
 	dur := flag.Duration("duration", 10*time.Second, "length of each throughput/latency run")
-	only := flag.String("workloads", "W1,W2,W3,W4,W5", "workloads to run (W6, idle queues, runs only when named)")
+	only := flag.String("workloads", "W1,W2,W3,W4,W5", "workloads to run (W6, idle queues, and WT, topic queues, run only when named)")
 	backlog := flag.Int("backlog", 1_000_000, "W5 backlog size (messages)")
 	inflight := flag.Int("inflight", 100_000, "W5 messages held in flight on one tag")
 	size := flag.Int("size", 1024, "message body bytes")
@@ -53,7 +55,9 @@ func main() {
 	floorServe := flag.Bool("serve-floor", false, "internal: run the floor server (floor.go) and print its address")
 	floorPrefix := flag.String("floor-prefix", "", "internal: the floor server's key prefix")
 	idleQueues := flag.Int("idle-queues", 5000, "W6: idle queues to hold (W6 runs only when named in --workloads)")
-	rounds := flag.Int("rounds", 3, "W4: rounds of 0/1/10 % poison, interleaved; the table shows each setting's median run")
+	rounds := flag.Int("rounds", 3, "W4 and WT: rounds of 0/1/10 % poison (W4), of plain and topic queue (WT), interleaved; the tables show each setting's median run")
+	topics := flag.Int("topics", 1000, "WT: topics the topic queue's messages cycle over")
+	wtBatch := flag.Int("wt-batch", 10, "WT: batch size of sends and receives (1-10)")
 	credit := flag.Int("stream-credit", 100, "tagq-stream: max_outstanding_messages of each Consume stream")
 	w1Systems := flag.String("w1-systems", "tagq,tagq-stream,floor,raw", "W1: which of tagq, tagq-stream, floor and raw to run (peers: --peers)")
 	w1Batches := flag.String("w1-batches", "1,10", "W1: the batch sizes to run, in order")
@@ -87,6 +91,10 @@ func main() {
 			os.Exit(2)
 		}
 	}
+	if *topics < 1 || *wtBatch < 1 || *wtBatch > 10 {
+		fmt.Fprintln(os.Stderr, "tagq-bench: --topics must be at least 1, --wt-batch from 1 to 10")
+		os.Exit(2)
+	}
 	var batches []int
 	for _, b := range strings.Split(*w1Batches, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(b))
@@ -96,14 +104,15 @@ func main() {
 		}
 		batches = append(batches, n)
 	}
-	if err := run(*url, *dur, *only, *backlog, *inflight, *size, *rounds, *credit, *idleQueues, *tagqd, peers, w1, batches); err != nil {
+	if err := run(*url, *dur, *only, *backlog, *inflight, *size, *rounds, *credit, *idleQueues, *tagqd, peers, w1, batches,
+		wtConfig{topics: *topics, batch: *wtBatch}); err != nil {
 		fmt.Fprintln(os.Stderr, "tagq-bench:", err)
 		os.Exit(1)
 	}
 }
 
 func run(url string, dur time.Duration, only string, backlog, inflight, size, rounds, credit, idleQueues int, bin string, pc peerConfig,
-	w1 map[string]bool, w1Batches []int) error {
+	w1 map[string]bool, w1Batches []int, wtc wtConfig) error {
 	ctx := context.Background()
 	opt, err := redis.ParseURL(url)
 	if err != nil {
@@ -146,7 +155,7 @@ func run(url string, dur time.Duration, only string, backlog, inflight, size, ro
 	fmt.Printf("machine: %d CPUs (GOMAXPROCS %d), %s; Redis %s at %s; %d-byte bodies; %s per run\n\n",
 		runtime.NumCPU(), runtime.GOMAXPROCS(0), runtime.Version(), field(ver, "redis_version"), opt.Addr, size, dur)
 	want := func(w string) bool { return strings.Contains(only, w) }
-	if want("W1") || want("W2") || want("W3") || want("W4") {
+	if want("W1") || want("W2") || want("W3") || want("W4") || want("WT") {
 		if e.streaming, err = streamsServed(ctx, e.m); err != nil {
 			return fmt.Errorf("asking tagqd for a Publish stream: %w", err)
 		}
@@ -229,6 +238,9 @@ func run(url string, dur time.Duration, only string, backlog, inflight, size, ro
 			fmt.Println()
 		}
 	}
+	if want("WT") {
+		e.wt(wtc.topics, wtc.batch, rounds)
+	}
 	if want("W6") {
 		e.w6(idleQueues, 35*time.Second, max(dur, 60*time.Second))
 	}
@@ -287,27 +299,49 @@ func medianRun(runs []result, system string) result {
 // poisonCost is the change in good messages/s from the 0 % run to the
 // poisoned run of the same round, per round, and their median.
 func poisonCost(base, poisoned []result, system string) string {
-	b, p := bySystem(base, system), bySystem(poisoned, system)
-	var each []string
-	var d []float64
-	for i := range min(len(b), len(p)) {
-		if b[i].rate() == 0 {
-			continue
-		}
-		x := (p[i].rate()/b[i].rate() - 1) * 100
-		d = append(d, x)
-		each = append(each, fmt.Sprintf("%+.0f %%", x))
-	}
+	d := perRound(bySystem(base, system), bySystem(poisoned, system), func(b, p result) (float64, bool) {
+		return (p.rate()/b.rate() - 1) * 100, b.rate() > 0
+	})
 	if len(d) == 0 {
 		return "no runs"
 	}
-	slices.Sort(d)
-	return fmt.Sprintf("%s by round, median %+.0f %%", strings.Join(each, ", "), d[len(d)/2])
+	each := make([]string, len(d))
+	for i, x := range d {
+		each[i] = fmt.Sprintf("%+.0f %%", x)
+	}
+	return fmt.Sprintf("%s by round, median %+.0f %%", strings.Join(each, ", "), median(d))
+}
+
+// perRound compares the runs of two settings round by round: f of each
+// pair, where it says the pair counts.
+func perRound(a, b []result, f func(a, b result) (float64, bool)) []float64 {
+	var out []float64
+	for i := range min(len(a), len(b)) {
+		if x, ok := f(a[i], b[i]); ok {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+// median is the middle of xs (the upper one of an even count).
+func median(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	return s[len(s)/2]
 }
 
 func table(title string, rs []result) {
 	writeTable(os.Stdout, title, rs)
-	// Other work on the machine moves every figure; say how busy it was.
+	printLoad()
+}
+
+// printLoad prints the load average: other work on the machine moves
+// every figure; say how busy it was.
+func printLoad() {
 	if b, err := os.ReadFile("/proc/loadavg"); err == nil {
 		fmt.Printf("load average after the table's runs: %s\n\n", strings.Join(strings.Fields(string(b))[:3], " "))
 	}
@@ -341,16 +375,25 @@ func writeTable(w io.Writer, title string, rs []result) {
 		if b, ok := nats[r.workload]; ok && r.system != "nats" && r.p99 > 0 && b.p99 > 0 {
 			note = strings.TrimPrefix(fmt.Sprintf("%s; p99 %.2f x NATS's", note, float64(r.p99)/float64(b.p99)), "; ")
 		}
-		if strings.HasPrefix(r.system, "tagq") && r.msgs > 0 {
-			// Redis-side cost of tagq's scripts (INFO commandstats, EVALSHA).
-			note = strings.TrimPrefix(fmt.Sprintf("%s; %.0f script calls per 1,000 msg, %.1f µs of script time per msg", note,
-				float64(r.scripts.calls)*1000/float64(r.msgs), float64(r.scripts.usec)/float64(r.msgs)), "; ")
+		if strings.HasPrefix(r.system, "tagq") {
+			r.note = note
+			note = scriptNote(r)
 		}
 		fmt.Fprintf(w, "| %s | %s | %.0f | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", r.workload, r.system, r.rate(),
 			ratio(r, raw, "raw"), ratio(r, nats, "nats"),
 			ms(r.p50), ms(r.p99), ms(r.max), per1000(r.cpuTagqd, r.msgs), per1000(r.cpuRedis, r.msgs), per1000(r.cpuClient, r.msgs), note)
 	}
 	fmt.Fprintln(w)
+}
+
+// scriptNote is r's note followed by the Redis-side cost of tagq's
+// scripts (INFO commandstats, EVALSHA), when it counted messages.
+func scriptNote(r result) string {
+	if r.msgs == 0 {
+		return r.note
+	}
+	return strings.TrimPrefix(fmt.Sprintf("%s; %.0f script calls per 1,000 msg, %.1f µs of script time per msg", r.note,
+		float64(r.scripts.calls)*1000/float64(r.msgs), float64(r.scripts.usec)/float64(r.msgs)), "; ")
 }
 
 func memTable(ms []memResult) {

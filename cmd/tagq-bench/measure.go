@@ -79,6 +79,7 @@ func redisMem(ctx context.Context, rdb *redis.Client) float64 {
 type result struct {
 	workload, system string
 	msgs             int64
+	sent             int64 // messages the server answered as stored (runUnary, runStream)
 	elapsed          time.Duration
 	p50, p99, max    time.Duration
 	cpuTagqd         time.Duration // the server's (tagqd, the floor, a peer's); zero for raw Redis

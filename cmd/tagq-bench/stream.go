@@ -312,6 +312,7 @@ func (e *env) runStream(sl streamLoad) (r result) {
 		for _, p := range prods {
 			if p != nil {
 				closeErr = cmpErr(closeErr, p.close())
+				r.sent += p.stored.Load()
 			}
 		}
 	}

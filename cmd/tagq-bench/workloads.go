@@ -70,15 +70,30 @@ func (e *env) tagqSend(queue string, batch int, body func() []byte) error {
 }
 
 func sendVia(ctx context.Context, m tagqv1.MessageServiceClient, queue string, batch int, body func() []byte) error {
-	if batch == 1 {
-		_, err := m.SendMessage(ctx, &tagqv1.SendMessageRequest{Queue: queue, Body: body()})
-		return err
-	}
+	return sendEntries(ctx, m, queue, bodyEntries(batch, body))
+}
+
+// bodyEntries is a batch of entries with bodies from body.
+func bodyEntries(batch int, body func() []byte) []*tagqv1.SendMessageBatchEntry {
 	entries := make([]*tagqv1.SendMessageBatchEntry, batch)
 	for i := range entries {
 		entries[i] = &tagqv1.SendMessageBatchEntry{Id: strconv.Itoa(i), Body: body()}
 	}
-	_, err := m.SendMessageBatch(ctx, &tagqv1.SendMessageBatchRequest{Queue: queue, Entries: entries})
+	return entries
+}
+
+// sendEntries sends entries: one by SendMessage, more by
+// SendMessageBatch. An entry the server refused is an error: a run that
+// goes on would count messages that were never stored.
+func sendEntries(ctx context.Context, m tagqv1.MessageServiceClient, queue string, entries []*tagqv1.SendMessageBatchEntry) error {
+	if len(entries) == 1 {
+		_, err := m.SendMessage(ctx, &tagqv1.SendMessageRequest{Queue: queue, Body: entries[0].GetBody(), Topic: entries[0].GetTopic()})
+		return err
+	}
+	r, err := m.SendMessageBatch(ctx, &tagqv1.SendMessageBatchRequest{Queue: queue, Entries: entries})
+	if f := r.GetFailed(); err == nil && len(f) > 0 {
+		err = fmt.Errorf("send batch: %d entries failed, first: %s: %s", len(f), f[0].GetReason(), f[0].GetMessage())
+	}
 	return err
 }
 
@@ -274,23 +289,54 @@ func (e *env) w1Runs(system string) bool { return e.w1Systems == nil || e.w1Syst
 // the floor server (on the raw stream, as the raw run).
 func (e *env) w1via(m tagqv1.MessageServiceClient, pid int, system, name string, batch int) result {
 	body := func() []byte { return e.body }
+	return e.runUnary(m, pid, system, streamLoad{workload: name, queue: "w1", producers: 4, consumers: 4,
+		batch: batch, entries: func() []*tagqv1.SendMessageBatchEntry { return bodyEntries(batch, body) }})
+}
+
+// runUnary runs a load through the unary API of a server (tagqd, or the
+// floor) on the queue (which the caller created): producers send batches
+// of entries, consumers[i] receives up to batch messages of tag
+// tags[i % len(tags)] (no tags: the default tag) long polling 1 s, calls
+// got with each and deletes them in one call. Messages counted are those
+// received and deleted over all tags; producers are held back by the first
+// tag's consumers. Pacing and poison are the streaming runs' only.
+func (e *env) runUnary(m tagqv1.MessageServiceClient, pid int, system string, sl streamLoad) result {
+	if sl.pace != nil || sl.poison != nil {
+		panic("runUnary: pace and poison are runStream's only")
+	}
+	var delivered atomic.Int64
 	mt := startMeter(e.ctx, e.rdb, pid)
-	l, el := e.run(4, 4, func(l *loop) error {
-		err := sendVia(e.ctx, m, "w1", batch, body)
-		l.produced.Add(int64(batch))
-		return err
-	}, func(l *loop, _ int) error {
-		r, err := m.ReceiveMessage(e.ctx, &tagqv1.ReceiveMessageRequest{Queue: "w1", MaxMessages: i32(int32(batch)), WaitSeconds: i32(1)})
+	l, el := e.run(sl.producers, sl.consumers, func(l *loop) error {
+		if err := sendEntries(e.ctx, m, sl.queue, sl.entries()); err != nil {
+			return err
+		}
+		l.produced.Add(int64(sl.batch))
+		return nil
+	}, func(l *loop, i int) error {
+		tag, first := "", true
+		if len(sl.tags) > 0 {
+			tag, first = sl.tags[i%len(sl.tags)], i%len(sl.tags) == 0
+		}
+		r, err := m.ReceiveMessage(e.ctx, &tagqv1.ReceiveMessageRequest{Queue: sl.queue, Tag: tag, MaxMessages: i32(int32(sl.batch)),
+			WaitSeconds: i32(1)})
 		if err != nil || len(r.GetMessages()) == 0 {
 			return err
 		}
-		if err := deleteVia(e.ctx, m, "w1", r.GetMessages()); err != nil {
+		if sl.got != nil {
+			for _, msg := range r.GetMessages() {
+				sl.got(msg)
+			}
+		}
+		if err := deleteVia(e.ctx, m, sl.queue, r.GetMessages()); err != nil {
 			return err
 		}
-		l.consumed.Add(int64(len(r.GetMessages())))
+		delivered.Add(int64(len(r.GetMessages())))
+		if first {
+			l.consumed.Add(int64(len(r.GetMessages())))
+		}
 		return nil
 	})
-	r := result{workload: name, system: system, msgs: l.consumed.Load()}
+	r := result{workload: sl.workload, system: system, msgs: delivered.Load(), sent: l.produced.Load()}
 	mt.stop(&r)
 	r.elapsed = el
 	return check(r, l)
