@@ -28,7 +28,7 @@ func stageDead(t *testing.T, b *bundle, queue, tag string, m Message) {
 	res, err := scriptSettle.Run(b.ctx, b.rdb, []string{k.meta, k.stream, tk.state, tk.visible, tk.last, k.outbox, k.wake, tk.batches},
 		queue, tag, 0, 1, 0, 0, "", m.ID, m.firstMs, m.ReceiveCount, ReasonConsumerDeadLettered, "").Int64Slice()
 	require.NoError(t, err)
-	require.Equal(t, []int64{1, 0}, res, "staged (no topic made ready)")
+	require.Equal(t, []int64{0, 1}, res, "no topic made ready; staged")
 }
 
 func TestS7_RedriveFiresPerTagWithoutPolling(t *testing.T) {

@@ -172,3 +172,42 @@ func TestSettledBatchesLeaveTheirRecord(t *testing.T) {
 		require.Equal(t, TagState{ReceivedTotal: 4, DeletedTotal: 4}, b.state("q", "default"))
 	})
 }
+
+// A batch of settlements larger than one settle.lua call takes (Lua's
+// stack holds 8,000 unpacked values) goes in several calls, in the batch's
+// order: a consume stream giving back 10,000 outstanding messages at once
+// (its clean close) failed whole before.
+func TestSettleTakesBatchesBeyondOneScriptCall(t *testing.T) {
+	eachBackend(t, func(t *testing.T, b *bundle) {
+		b.queue("q")
+		const n = 8200
+		var got []Message
+		for len(got) < n {
+			batch := make([]string, 100)
+			for i := range batch {
+				batch[i] = "m"
+			}
+			b.send("q", batch...)
+			got = append(got, b.receive("q", "", 100)...)
+		}
+		sb := &SettleBatch{Queue: "q", Tag: got[0].Tag}
+		for i, m := range got {
+			// The first half nacked, then everything acked: the acks come
+			// after the nacks whatever the call they fall in.
+			if i < n/2 {
+				sb.Ops = append(sb.Ops, Settlement{Kind: SettleVisibility, Delivery: m.Delivery("q")})
+			}
+		}
+		for _, m := range got[n/2:] {
+			sb.Ops = append(sb.Ops, Settlement{Kind: SettleAck, Delivery: m.Delivery("q")})
+		}
+		for _, m := range got[:10] {
+			sb.Ops = append(sb.Ops, Settlement{Kind: SettleAck, Delivery: m.Delivery("q")})
+		}
+		require.NoError(t, b.s.Settle(b.ctx, []*SettleBatch{sb}))
+		for i, e := range sb.Errs {
+			require.NoError(t, e, "op %d", i)
+		}
+		require.Equal(t, TagState{Available: n/2 - 10, ReceivedTotal: n, DeletedTotal: n/2 + 10}, b.state("q", "default"))
+	})
+}

@@ -304,6 +304,7 @@ type fastSend struct {
 type sendGroup struct {
 	queue  string
 	frames []*fastSend
+	n      int                // entries of all frames
 	adds   []*redis.StringCmd // every frame's, in order
 	check  *redis.Cmd
 	post   []any
@@ -370,42 +371,47 @@ func (s *Store) flushSends(batch []*fastSend) {
 	s.execSends(ctx, batch)
 }
 
+// maxGroupEntries bounds the entries one sendpost.lua call takes (Lua
+// unpacks its arguments onto a stack of at most 8,000 slots): a queue's
+// batches beyond it in one round trip make a group of their own.
+const maxGroupEntries = 1000
+
 func (s *Store) execSends(ctx context.Context, batch []*fastSend) {
 	var groups []*sendGroup
 	byQueue := map[string]*sendGroup{}
 	for _, f := range batch {
 		g := byQueue[f.queue]
-		if g == nil {
+		if g == nil || g.n+len(f.entries) > maxGroupEntries {
 			g = &sendGroup{queue: f.queue}
 			byQueue[f.queue] = g
 			groups = append(groups, g)
 		}
 		g.frames = append(g.frames, f)
+		g.n += len(f.entries)
 	}
 	pipe := s.rdb.TxPipeline()
 	post := scriptSendPost.build(false)
 	for _, g := range groups {
 		k := s.qkeys(g.queue)
-		n := 0
-		for _, f := range g.frames {
-			n += len(f.entries)
-		}
-		largest := 0
-		g.post = make([]any, 0, 3+2*n)
-		g.post = append(g.post, n, 0, 0)
-		g.adds = make([]*redis.StringCmd, 0, n)
+		// ARGV: n, largest, 0 (not a repair), the sizes' sum, the sizes,
+		// the attributes (sendpost.lua).
+		g.post = make([]any, 4+2*g.n)
+		g.post[0], g.post[2] = g.n, 0
+		g.adds = make([]*redis.StringCmd, 0, g.n)
+		largest, total, j := 0, 0, 0
 		for _, f := range g.frames {
 			for _, e := range f.entries {
-				largest = max(largest, e.size)
+				largest, total = max(largest, e.size), total+e.size
 				values := []any{"b", e.body}
 				if e.attrs != "" {
 					values = append(values, "a", e.attrs)
 				}
 				g.adds = append(g.adds, pipe.XAdd(ctx, &redis.XAddArgs{Stream: k.stream, NoMkStream: true, Values: values}))
-				g.post = append(g.post, e.size, e.attrs)
+				g.post[4+j], g.post[4+g.n+j] = e.size, e.attrs
+				j++
 			}
 		}
-		g.post[1] = largest
+		g.post[1], g.post[3] = largest, total
 		g.check = post.EvalSha(ctx, pipe, []string{k.meta, k.stream, k.filters, k.sizes, k.holes}, g.post...)
 	}
 	_, _ = pipe.Exec(ctx) // errors are read per command

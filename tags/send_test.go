@@ -165,7 +165,7 @@ func framesOf(queue string, n int, msgs []OutMessage) []*fastSend {
 	for f := range out {
 		fs := &fastSend{queue: queue, results: make([]SendResult, len(msgs)), done: make(chan struct{}), asked: time.Now()}
 		for i, m := range msgs {
-			fs.entries = append(fs.entries, sendEntry{size: len(m.Body), delay: -1, body: m.Body})
+			fs.entries = append(fs.entries, sendEntry{size: len(m.Body), delay: -1, body: m.Body, attrs: encodeAttrs(m.Attributes)})
 			fs.sent = append(fs.sent, i)
 		}
 		out[f] = fs
@@ -243,5 +243,48 @@ func TestSendFastPathOneSendpostPerQueuePerRoundTrip(t *testing.T) {
 		require.Equal(t, []string{"0-0", "0-1", "1-0", "1-1"}, bodies(b.receive("plain", "", 10)))
 		b.requireSizes("capped", 21)
 		require.Equal(t, int64(7), b.state("capped", "default").Available+b.state("capped", "default").InFlight)
+	})
+}
+
+// A queue's batches in one round trip beyond maxGroupEntries go to further
+// sendpost.lua calls (Lua's stack holds 8,000 arguments at most); a
+// filtered tag counts what each batch brings it, attributes read from
+// where the calls put them.
+func TestSendFastPathLargeRoundTripsAndFilters(t *testing.T) {
+	eachBackend(t, func(t *testing.T, b *bundle) {
+		prod := prodStore(t, b)
+		calls := &scriptCounter{}
+		b.rdb.AddHook(calls)
+		eu := "eu"
+		b.queue("q")
+		b.tag("q", "eu", func(c *TagConfig) { c.Filter = &Filter{Conditions: []Condition{{Name: "region", Value: &eu}}} })
+		_, ok := prod.limitsOf(b.ctx, "q")
+		require.True(t, ok)
+		msgs := make([]OutMessage, 100)
+		for i := range msgs {
+			msgs[i].Body = []byte(fmt.Sprint(i))
+			if i%4 == 0 {
+				msgs[i].Attributes = map[string]Attribute{"region": {String: "eu"}}
+			}
+		}
+		frames := framesOf("q", 25, msgs) // 2,500 entries: three calls
+		before := calls.n.Load()
+		prod.execSends(b.ctx, frames)
+		require.Equal(t, int64(3), calls.n.Load()-before)
+		for _, f := range frames {
+			require.True(t, f.ok)
+			require.NoError(t, f.err)
+			for _, r := range f.results {
+				require.NoError(t, r.Err)
+				require.NotEmpty(t, r.ID)
+			}
+		}
+		require.Equal(t, TagState{Available: 2500}, b.state("q", "default"))
+		require.Equal(t, TagState{Available: 625}, b.state("q", "eu"))
+		size := 0
+		for _, m := range msgs {
+			size += len(m.Body)
+		}
+		b.requireSizes("q", int64(25*size))
 	})
 }

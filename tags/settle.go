@@ -87,7 +87,11 @@ type SettleBatch struct {
 // batches may have applied and others not, and their Errs are unset.
 func (s *Store) Settle(ctx context.Context, batches []*SettleBatch) error {
 	calls := make([]scriptCall, 0, len(batches))
-	orders := make([][]int, 0, len(batches)) // per batch: script position -> op index
+	type part struct {
+		b     *SettleBatch
+		order []int // script position -> op index
+	}
+	parts := make([]part, 0, len(batches))
 	for _, b := range batches {
 		b.Errs = make([]error, len(b.Ops))
 		var vis, dead, ack []int
@@ -105,79 +109,63 @@ func (s *Store) Settle(ctx context.Context, batches []*SettleBatch) error {
 				ack = append(ack, i)
 			}
 		}
-		// The acks' first receive ms: their least, and all as one string
-		// (one argument for the script to take apart only when it needs them).
-		var firsts []byte
-		least := int64(0)
-		for j, i := range ack {
-			f := b.Ops[i].Delivery.FirstMs
-			if j > 0 {
-				firsts = append(firsts, ',')
-			}
-			firsts = strconv.AppendInt(firsts, f, 10)
-			if j == 0 || f < least {
-				least = f
-			}
+		// One call per maxSettleOps, in the script's order (visibility
+		// changes, deads, acks), so the order holds across calls too.
+		order := append(append(vis, dead...), ack...)
+		for len(order) > 0 {
+			n := min(len(order), maxSettleOps)
+			calls = append(calls, s.settleCall(b, order[:n]))
+			parts = append(parts, part{b, order[:n]})
+			order = order[n:]
 		}
-		args := make([]any, 0, 7+4*len(vis)+5*len(dead)+len(ack))
-		args = append(args, b.Queue, b.Tag, len(vis), len(dead), len(ack), least, string(firsts))
-		for _, i := range vis {
-			d := b.Ops[i].Delivery
-			args = append(args, d.ID, d.FirstMs, d.Gen, b.Ops[i].VisibilityMs)
-		}
-		for _, i := range dead {
-			op := b.Ops[i]
-			reason := op.Reason
-			if reason == "" {
-				reason = ReasonConsumerDeadLettered
-			}
-			args = append(args, op.Delivery.ID, op.Delivery.FirstMs, op.Delivery.Gen, reason, op.Description)
-		}
-		for _, i := range ack {
-			args = append(args, b.Ops[i].Delivery.ID)
-		}
-		k := s.qkeys(b.Queue)
-		tk := k.tag(b.Tag)
-		calls = append(calls, scriptCall{
-			keys: []string{k.meta, k.stream, tk.state, tk.visible, tk.last, k.outbox, k.wake, tk.batches}, args: args})
-		orders = append(orders, append(append(vis, dead...), ack...))
 	}
 	cmds, err := s.evalPipelined(ctx, scriptSettle, calls)
 	if err != nil {
 		return err
 	}
 	relay := map[string]bool{}
-	for j, b := range batches {
+	type qt struct{ queue, tag string }
+	nacked := map[qt]bool{}
+	for j, pt := range parts {
+		b := pt.b
 		res, err := cmds[j].Int64Slice()
+		if err == nil && len(res) == 0 {
+			err = &Error{Kind: KindInternal, Reason: ReasonInternal, Message: "settle: unexpected reply"}
+		}
 		if err != nil {
 			err = mapErr(err, b.Queue, b.Tag)
-			for _, i := range orders[j] {
+			for _, i := range pt.order {
 				b.Errs[i] = err
 			}
 			continue
 		}
-		// After the per-op results: the topics made ready (S13).
-		nacked := len(res) > len(orders[j]) && res[len(orders[j])] > 0
-		for p, i := range orders[j] {
-			if p >= len(res) {
+		// res[0]: the topics made ready (S13); then per op in order, up to
+		// the last that was not 0 (an ack's 0 is no error).
+		if res[0] > 0 {
+			nacked[qt{b.Queue, b.Tag}] = true
+		}
+		for p, i := range pt.order {
+			if p+1 >= len(res) {
 				break
 			}
 			op := b.Ops[i]
-			switch {
-			case res[p] == -1:
+			switch r := res[p+1]; {
+			case r == -1:
 				b.Errs[i] = notASourceQueue(b.Queue)
-			case res[p] == 0 && op.Kind != SettleAck:
+			case r == 0 && op.Kind != SettleAck:
 				b.Errs[i] = staleHandle(handle{ID: op.Delivery.ID, Tag: b.Tag})
-			case res[p] == 1 && op.Kind == SettleDead:
+			case r == 1 && op.Kind == SettleDead:
 				relay[b.Queue] = true
-			case res[p] == 1 && op.Kind == SettleVisibility && op.VisibilityMs == 0:
-				nacked = true
+			case r == 1 && op.Kind == SettleVisibility && op.VisibilityMs == 0:
+				nacked[qt{b.Queue, b.Tag}] = true
 			}
 		}
+	}
+	for _, b := range batches {
 		if hasVisibility(b.Ops) {
 			s.forgetHint(b.Queue, b.Tag) // something may be due sooner
 		}
-		if nacked {
+		if nacked[qt{b.Queue, b.Tag}] {
 			s.waiters.wakeOne(b.Queue, b.Tag)
 		}
 	}
@@ -187,6 +175,62 @@ func (s *Store) Settle(ctx context.Context, batches []*SettleBatch) error {
 		}
 	}
 	return nil
+}
+
+// maxSettleOps bounds the settlements of one settle.lua call (Lua unpacks
+// a call's ids onto a stack of at most 8,000 slots): a batch beyond it
+// takes more calls, in one round trip.
+const maxSettleOps = 1000
+
+// settleCall is settle.lua's call for the ops of b at order (visibility
+// changes, then deads, then acks).
+func (s *Store) settleCall(b *SettleBatch, order []int) scriptCall {
+	nv, nd, na := 0, 0, 0
+	for _, i := range order {
+		switch b.Ops[i].Kind {
+		case SettleVisibility:
+			nv++
+		case SettleDead:
+			nd++
+		case SettleAck:
+			na++
+		}
+	}
+	// The acks' first receive ms: their least, and all as one string
+	// (one argument for the script to take apart only when it needs them).
+	var firsts []byte
+	least := int64(0)
+	for j, i := range order[nv+nd:] {
+		f := b.Ops[i].Delivery.FirstMs
+		if j > 0 {
+			firsts = append(firsts, ',')
+		}
+		firsts = strconv.AppendInt(firsts, f, 10)
+		if j == 0 || f < least {
+			least = f
+		}
+	}
+	args := make([]any, 0, 7+4*nv+5*nd+na)
+	args = append(args, b.Queue, b.Tag, nv, nd, na, least, string(firsts))
+	for _, i := range order {
+		op := b.Ops[i]
+		d := op.Delivery
+		switch op.Kind {
+		case SettleVisibility:
+			args = append(args, d.ID, d.FirstMs, d.Gen, op.VisibilityMs)
+		case SettleDead:
+			reason := op.Reason
+			if reason == "" {
+				reason = ReasonConsumerDeadLettered
+			}
+			args = append(args, d.ID, d.FirstMs, d.Gen, reason, op.Description)
+		case SettleAck:
+			args = append(args, d.ID)
+		}
+	}
+	k := s.qkeys(b.Queue)
+	tk := k.tag(b.Tag)
+	return scriptCall{keys: []string{k.meta, k.stream, tk.state, tk.visible, tk.last, k.outbox, k.wake, tk.batches}, args: args}
 }
 
 func hasVisibility(ops []Settlement) bool {

@@ -12,8 +12,10 @@
 -- KEYS: 1 meta, 2 stream, 3 fa, 4 z (sizes), 5 zh
 -- ARGV: 1 n entries added, 2 largest size among them, 3 1 = only count
 --       (a repair after this script was missing from Redis's cache: the
---       entries stand, count them), then per entry its size and its
---       attributes JSON ('' = none)
+--       entries stand, count them), 4 their sizes' sum, then the n sizes,
+--       then the n attributes JSONs ('' = none). Without caps or a write
+--       quota to check, the script does no work per entry (the sizes go to
+--       z as they come) but for a queue with filtered tags.
 -- write_quota_per_second: the entries beyond what is left of it this
 -- second are removed the same way, and reported.
 -- Returns: {entries kept (the first k; the others were refused as over a
@@ -56,25 +58,40 @@ if wq > 0 then
   now = nowms()
   qleft = quotaleft(KEYS[1], 'wqs', 'wqn', wq, now)
 end
-local sizes, keep, bytes, byquota = {}, n, c.rb, 0
-for i = 1, n do
-  local sz = tonumber(ARGV[2 + 2 * i])
-  if ARGV[3] ~= '1' and not c.drop and ((c.msgs > 0 and len - n + i > c.msgs) or (c.bytes > 0 and bytes + sz > c.bytes)) then
-    keep = i - 1
-    break
+local keep, bytes, byquota = n, c.rb, 0
+if ARGV[3] ~= '1' and (qleft or (not c.drop and (c.msgs > 0 or c.bytes > 0))) then
+  for i = 1, n do
+    local sz = tonumber(ARGV[4 + i])
+    if not c.drop and ((c.msgs > 0 and len - n + i > c.msgs) or (c.bytes > 0 and bytes + sz > c.bytes)) then
+      keep = i - 1
+      break
+    end
+    if qleft and i > qleft then
+      keep, byquota = i - 1, 1
+      break
+    end
+    bytes = bytes + sz
   end
-  if ARGV[3] ~= '1' and qleft and i > qleft then
-    keep, byquota = i - 1, 1
-    break
-  end
-  sizes[i] = sz
-  bytes = bytes + sz
 end
 if keep < n then
   unadd(n - keep)
   len = len - (n - keep)
 end
-sizeadd(q, sizes)
+if keep == n then
+  if n > 0 then
+    redis.call('RPUSH', KEYS[4], unpack(ARGV, 5, 4 + n))
+    redis.call('HINCRBY', KEYS[1], 'rb', ARGV[4])
+  end
+  bytes = c.rb + tonumber(ARGV[4])
+else
+  local sizes = {}
+  bytes = c.rb
+  for i = 1, keep do
+    sizes[i] = tonumber(ARGV[4 + i])
+    bytes = bytes + sizes[i]
+  end
+  sizeadd(q, sizes)
+end
 local qafter = -1
 if qleft then
   quotacharge(KEYS[1], 'wqs', 'wqn', now, wq, qleft, keep)
@@ -84,7 +101,7 @@ if keep > 0 then
   redis.call('HINCRBY', KEYS[1], 'added', keep)
   local filters = loadfilters(KEYS[3])
   if #filters > 0 then
-    for i = 1, keep do countadmitted(filters, ARGV[3 + 2 * i]) end
+    for i = 1, keep do countadmitted(filters, ARGV[4 + n + i]) end
     flushadmitted(KEYS[3], filters)
   end
 end

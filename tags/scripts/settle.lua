@@ -19,10 +19,12 @@
 -- On a topic queue (S13, lib.lua) a message acked or dead-lettered
 -- unblocks its topic for the tag: the topic's next held message is ready
 -- (waiting receives are woken); a visibility change keeps it blocked.
--- Returns: per settlement in that order: 1 (applied), 0 (stale, or for an
---          ack: already gone, or taken out of the PEL: no error either
---          way), -1 (dead on a queue without a redrive policy:
---          NOT_A_SOURCE_QUEUE); then the count of topics made ready.
+-- Returns: the count of topics made ready, then per settlement in that
+--          order: 1 (applied), 0 (stale, or for an ack: already gone, or
+--          taken out of the PEL: no error either way), -1 (dead on a
+--          queue without a redrive policy: NOT_A_SOURCE_QUEUE); the 0s
+--          after the last other value may be left out (acks of the PEL:
+--          no work per ack here).
 -- Errors: QUEUE_NOT_FOUND, TAG_NOT_FOUND.
 local tag = ARGV[2]
 local st = redis.call('HMGET', KEYS[3], 'h', 'ct')
@@ -146,17 +148,18 @@ end
 
 if na > 0 then
   local gone, goneids, pel = {}, {}, {}
+  local allpel = false -- every ack is for the PEL: ARGV[i..] as they are
   if redis.call('ZCARD', KEYS[4]) == 0 then
     -- Nothing in v (the usual case on streams): every ack is for the PEL,
     -- unless its handle is older than the tag (then all go one by one).
-    local firsts = nil
-    if tonumber(ARGV[6]) < ct then
-      firsts = {}
+    if tonumber(ARGV[6]) >= ct then
+      allpel = true
+    else
+      local firsts = {}
       for f in string.gmatch(ARGV[7], '[^,]+') do firsts[#firsts + 1] = tonumber(f) end
-    end
-    for j = 1, na do
-      if not firsts or firsts[j] >= ct then pel[#pel + 1] = ARGV[i + j - 1] end
-      res[#res + 1] = 0
+      for j = 1, na do
+        if firsts[j] >= ct then pel[#pel + 1] = ARGV[i + j - 1] end
+      end
     end
   else
     local members, firsts = {}, {}
@@ -190,11 +193,14 @@ if na > 0 then
       for _, id in ipairs(goneids) do topicrelease(k, id) end
     end
   end
-  if #pel > 0 then
-    local n = redis.call('XACK', KEYS[2], tag, unpack(pel))
-    pelgone = pelgone + n
-    del = del + n
+  local n = 0
+  if allpel then
+    n = redis.call('XACK', KEYS[2], tag, unpack(ARGV, i, i + na - 1))
+  elseif #pel > 0 then
+    n = redis.call('XACK', KEYS[2], tag, unpack(pel))
   end
+  pelgone = pelgone + n
+  del = del + n
   if del > 0 then redis.call('HINCRBY', KEYS[3], 'del', del) end
 end
 if pelgone > 0 then
@@ -214,5 +220,5 @@ if released > 0 then
   if now == 0 then now = nowms() end
   wake(KEYS[7], tag, now)
 end
-res[#res + 1] = released
+table.insert(res, 1, released)
 return res
