@@ -38,6 +38,9 @@ type watch struct {
 	// when a read that then found the tag drained began (see Reader).
 	entries, events uint64
 	drained         map[string]watchCounts
+	// announced is the last entry this process's sends added and told the
+	// watch of (sent); the watch's read skips up to it.
+	announced string
 	ready           chan struct{} // closed once the stream tails are known
 	err             error         // set before ready closes
 	dead            bool
@@ -249,6 +252,23 @@ func (h *hub) wakeOne(queue, tag string) {
 	}
 }
 
+// sent tells queue's watch, if any, that this process added entries up to
+// last (a stream id) and they are stored: its waiters are woken now, one per
+// tag, and the watch's read need not bring them (their bodies) back.
+func (h *hub) sent(queue, last string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	w := h.watches[queue]
+	if w == nil || w.dead {
+		return
+	}
+	if w.announced == "" || idAfter(last, w.announced) {
+		w.announced = last
+	}
+	w.entries++
+	h.wakeLocked(w, "", 1)
+}
+
 // wakeNext signals one other waiter of wt's tag, if any: wt's receive was
 // full, and there may be more for the next.
 func (h *hub) wakeNext(wt *waiter) {
@@ -335,6 +355,13 @@ func (h *hub) run(w *watch) {
 			last := st.Messages[len(st.Messages)-1].ID
 			if st.Stream == k.stream {
 				lastS = last
+				if w.announced != "" && !idAfter(last, w.announced) {
+					// Sent by this process, which woke the waiters already
+					// (sent): go on from its last entry, not reading the
+					// bodies in between.
+					lastS = w.announced
+					continue
+				}
 				// One waiter per tag: one that reads all it asked for wakes
 				// the next (wakeNext), so no more read than there is for.
 				w.entries++

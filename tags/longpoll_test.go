@@ -192,3 +192,76 @@ func TestS6_LongPollIsWokenAtADeadlineSetElsewhere(t *testing.T) {
 		}
 	})
 }
+
+// Sends on this process's fast path wake its waiting readers themselves
+// (the watch then skips their entries rather than reading their bodies
+// back); another process's sends in between still wake them through the
+// watch.
+func TestS6_LocalSendsWakeReadersDirectly(t *testing.T) {
+	eachBackend(t, func(t *testing.T, b *bundle) {
+		here, other := prodStore(t, b), prodStore(t, b)
+		b.queue("q")
+		r, err := here.NewReader(b.ctx, "q", "", nil)
+		require.NoError(t, err)
+		defer r.Close()
+		receive := func() <-chan received {
+			ch := make(chan received, 1)
+			go func() {
+				msgs, err := r.Receive(b.ctx, 100)
+				ch <- received{msgs: msgs, err: err}
+			}()
+			return ch
+		}
+		expect := func(ch <-chan received, want int) {
+			t.Helper()
+			got := 0
+			for got < want {
+				select {
+				case g := <-ch:
+					require.NoError(t, g.err)
+					got += len(g.msgs)
+					if got < want {
+						ch = receive()
+					}
+				case <-time.After(8 * time.Second):
+					t.Fatalf("woken for %d of %d messages", got, want)
+				}
+			}
+			require.Equal(t, want, got)
+		}
+		send := func(s *Store, n int) {
+			msgs := make([]OutMessage, n)
+			for i := range msgs {
+				msgs[i].Body = []byte("m")
+			}
+			res, err := s.Send(b.ctx, "q", msgs)
+			require.NoError(t, err)
+			for _, r := range res {
+				require.NoError(t, r.Err)
+			}
+		}
+		for round := range 3 {
+			ch := receive()
+			require.Eventually(t, func() bool { _, ok := here.hints.Load(tagKey{"q", "default"}); return ok || round > 0 },
+				5*time.Second, time.Millisecond)
+			switch round {
+			case 0:
+				send(here, 10)
+			case 1:
+				send(other, 5)
+				send(here, 10)
+			case 2:
+				send(here, 10)
+				send(other, 5)
+			}
+			expect(ch, map[int]int{0: 10, 1: 15, 2: 15}[round])
+		}
+		here.waiters.mu.Lock()
+		announced := ""
+		if w := here.waiters.watches["q"]; w != nil {
+			announced = w.announced
+		}
+		here.waiters.mu.Unlock()
+		require.NotEmpty(t, announced, "local sends were announced to the watch")
+	})
+}

@@ -416,15 +416,18 @@ func (s *Store) execSends(ctx context.Context, batch []*fastSend) {
 	}
 	_, _ = pipe.Exec(ctx) // errors are read per command
 	for _, g := range groups {
-		s.finishFastSends(ctx, g)
+		if last := s.finishFastSends(ctx, g); last != "" {
+			s.waiters.sent(g.queue, last)
+		}
 		for _, f := range g.frames {
 			close(f.done)
 		}
 	}
 }
 
-// finishFastSends reads one group's replies into its batches' results.
-func (s *Store) finishFastSends(ctx context.Context, g *sendGroup) {
+// finishFastSends reads one group's replies into its batches' results,
+// and says the id of the last entry it stored ("" none).
+func (s *Store) finishFastSends(ctx context.Context, g *sendGroup) (last string) {
 	done := func(ok bool, err error) {
 		for _, f := range g.frames {
 			f.ok, f.err = ok, err
@@ -498,7 +501,9 @@ func (s *Store) finishFastSends(ctx context.Context, g *sendGroup) {
 				break
 			}
 			f.results[i] = SendResult{ID: id, SendTime: idTime(id)}
+			last = id
 		}
 		off += len(f.sent)
 	}
+	return last
 }
