@@ -2,12 +2,9 @@ package server
 
 import (
 	"fmt"
-	"regexp"
 
 	"github.com/tagq/tagq/tags"
 )
-
-var entryIDRE = regexp.MustCompile(`^[A-Za-z0-9_-]{1,80}$`)
 
 // echo is input quoted in an error: clipped to tags.MaxEcho.
 func echo(s string) string { return tags.Clip(s, tags.MaxEcho) }
@@ -27,12 +24,13 @@ func checkBatch(ids []string) error {
 	}
 	seen := make(map[string]int, len(ids))
 	for i, id := range ids {
-		field := fmt.Sprintf("entries[%d].id", i)
-		if !entryIDRE.MatchString(id) {
-			return fieldError(tags.ReasonInvalidName, field, "entry id %q must be 1-80 characters of A-Z a-z 0-9 _ -", echo(id))
+		if !tags.ValidName(id) { // entry ids follow the rule of names
+			return fieldError(tags.ReasonInvalidName, fmt.Sprintf("entries[%d].id", i),
+				"entry id %q must be 1-80 characters of A-Z a-z 0-9 _ -", echo(id))
 		}
 		if j, dup := seen[id]; dup {
-			return fieldError(tags.ReasonDuplicateBatchEntryID, field, "entry id %q is also the id of entries[%d]", echo(id), j)
+			return fieldError(tags.ReasonDuplicateBatchEntryID, fmt.Sprintf("entries[%d].id", i),
+				"entry id %q is also the id of entries[%d]", echo(id), j)
 		}
 		seen[id] = i
 	}

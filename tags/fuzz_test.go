@@ -3,6 +3,7 @@ package tags
 import (
 	"bytes"
 	"encoding/base64"
+	"regexp"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -271,6 +272,19 @@ func FuzzPageAfter(f *testing.F) {
 		}
 		if !fuzzNameOK(name) || s.PageToken(list, name) != token {
 			t.Fatalf("accepted %q for list %q as %q, which tagq issues as %q", token, list, name, s.PageToken(list, name))
+		}
+	})
+}
+
+// ValidName is the rule ^[A-Za-z0-9_-]{1,80}$, by hand.
+func FuzzValidName(f *testing.F) {
+	rule := regexp.MustCompile(`^[A-Za-z0-9_-]{1,80}$`)
+	for _, s := range []string{"", "a", "orders-1_B", strings.Repeat("x", 80), strings.Repeat("x", 81), "a b", "é", "a\x00", "{q}", "a.b"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if got, want := ValidName(s), rule.MatchString(s); got != want {
+			t.Fatalf("ValidName(%q) = %v, the rule says %v", s, got, want)
 		}
 	})
 }

@@ -41,9 +41,9 @@ type watch struct {
 	// announced is the last entry this process's sends added and told the
 	// watch of (sent); the watch's read skips up to it.
 	announced string
-	ready           chan struct{} // closed once the stream tails are known
-	err             error         // set before ready closes
-	dead            bool
+	ready     chan struct{} // closed once the stream tails are known
+	err       error         // set before ready closes
+	dead      bool
 }
 
 type watchCounts struct{ entries, events uint64 }

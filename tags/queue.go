@@ -297,10 +297,10 @@ func (s *Store) ListQueuesWhere(ctx context.Context, prefix string, pageSize int
 	if e != nil {
 		return nil, "", e
 	}
-	if prefix != "" && !nameRE.MatchString(prefix) {
+	if prefix != "" && !ValidName(prefix) {
 		return nil, "", invalid(ReasonInvalidName, "prefix", "prefix %q must be characters of A-Z a-z 0-9 _ -", echo(prefix))
 	}
-	if pageToken != "" && !nameRE.MatchString(pageToken) {
+	if pageToken != "" && !ValidName(pageToken) {
 		return nil, "", invalid(ReasonInvalidArgumentRange, "page_token", "page token is not one tagq issued")
 	}
 	start := "[" + prefix
@@ -408,7 +408,7 @@ func (s *Store) PageAfter(list, token string) (string, error) {
 		return "", bad
 	}
 	name := string(body[1:])
-	if !nameRE.MatchString(name) {
+	if !ValidName(name) {
 		return "", bad
 	}
 	return name, nil

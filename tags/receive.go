@@ -518,14 +518,17 @@ type newEntry struct {
 func (s *Store) readNew(ctx context.Context, k queueKeys, tag string, max int) ([]newEntry, string, bool, error) {
 	stream := k.stream
 	pipe := s.rdb.Pipeline()
-	ep := pipe.HGet(ctx, k.meta, "pep")
+	// HMGET, not HGET: a missing field is no error reply (go-redis looks
+	// at every error reply of a pipeline with errors.As, 2 % of tagqd's CPU).
+	ep := pipe.HMGet(ctx, k.meta, "pep")
 	rd := pipe.Do(ctx, "XREADGROUP", "GROUP", tag, "c", "COUNT", max, "STREAMS", stream, ">")
 	_, _ = pipe.Exec(ctx)
-	epoch, err := ep.Result()
-	if isNil(err) {
-		epoch = "0"
-	} else if err != nil {
-		epoch = ""
+	epoch := ""
+	if v, err := ep.Result(); err == nil && len(v) == 1 {
+		epoch, _ = v[0].(string)
+		if v[0] == nil {
+			epoch = "0"
+		}
 	}
 	res, err := rd.Result()
 	if isNil(err) {

@@ -6,17 +6,30 @@ import (
 	"unicode/utf8"
 )
 
-var (
-	nameRE     = regexp.MustCompile(`^[A-Za-z0-9_-]{1,80}$`)
-	attrNameRE = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,256}$`)
-)
+var attrNameRE = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,256}$`)
+
+// ValidName says whether s is a valid queue, tag or batch entry name: 1-80
+// characters of A-Z a-z 0-9 _ - (checked on every call, so by hand rather
+// than with a regular expression).
+func ValidName(s string) bool {
+	if len(s) == 0 || len(s) > 80 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
 
 // ReservedAttributePrefix starts attribute names only tagq may set (e.g.
 // DLQ.sourceQueue on dead letters).
 const ReservedAttributePrefix = "DLQ."
 
 func checkName(field, kind, name string) *Error {
-	if !nameRE.MatchString(name) {
+	if !ValidName(name) {
 		e := invalid(ReasonInvalidName, field, "%s name %q must be 1-80 characters of A-Z a-z 0-9 _ -", kind, echo(name))
 		return e
 	}
