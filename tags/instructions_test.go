@@ -17,7 +17,9 @@ import (
 // x 1 KiB, one receive of 50 and one Settle of the 50 acks; "raw" does the
 // same with pipelined XADDs, XREADGROUP COUNT 50 and XACK; "coalesced"
 // is "pel" with the 5 sends in one round trip, as concurrent Publish frames
-// go under load (one MULTI, one sendpost.lua call for the five). After 20
+// go under load (one MULTI, one sendpost.lua call for the five); "single"
+// is a round of one message (one send, receive and ack of one: each
+// call's fixed cost, as at W3's rate). After 20
 // warm-up rounds it zeroes the callgrind counters of the redis-server at
 // TAGQ_COST_PID and dumps them at the end (the framework's first call, of
 // one round, dumps too: the last dump is the one to read);
@@ -49,7 +51,7 @@ func BenchmarkRedisInstructions(b *testing.B) {
 		}
 		f()
 	}
-	for _, mode := range []string{"pel", "coalesced", "zset", "raw"} {
+	for _, mode := range []string{"pel", "coalesced", "single", "zset", "raw"} {
 		b.Run(mode, func(b *testing.B) {
 			opt, err := redis.ParseURL(url)
 			if err != nil {
@@ -73,7 +75,7 @@ func BenchmarkRedisInstructions(b *testing.B) {
 					_ = rdb.Del(ctx, s.handleKeyName(), s.indexKey()).Err()
 					s.Close()
 				}()
-				round = engineRound(b, ctx, s, mode == "coalesced", phase)
+				round = engineRound(b, ctx, s, mode, phase)
 			}
 			counting = false
 			for range 20 {
@@ -95,7 +97,7 @@ func BenchmarkRedisInstructions(b *testing.B) {
 }
 
 // engineRound is one round through the engine.
-func engineRound(b *testing.B, ctx context.Context, s *Store, coalesced bool, phase func(string, func())) func() {
+func engineRound(b *testing.B, ctx context.Context, s *Store, mode string, phase func(string, func())) func() {
 	if _, err := s.CreateQueue(ctx, QueueConfig{Name: "c"}); err != nil {
 		b.Fatal(err)
 	}
@@ -103,9 +105,19 @@ func engineRound(b *testing.B, ctx context.Context, s *Store, coalesced bool, ph
 	for i := range msgs {
 		msgs[i] = OutMessage{Body: make([]byte, 1024)}
 	}
+	n := 50 // messages per round
+	if mode == "single" {
+		n = 1
+	}
 	return func() {
 		phase("send", func() {
-			if coalesced {
+			switch mode {
+			case "single":
+				if _, err := s.Send(ctx, "c", msgs[:1]); err != nil {
+					b.Fatal(err)
+				}
+				return
+			case "coalesced":
 				frames := framesOf("c", 5, msgs)
 				s.execSends(ctx, frames)
 				for _, f := range frames {
@@ -124,8 +136,8 @@ func engineRound(b *testing.B, ctx context.Context, s *Store, coalesced bool, ph
 		var got []Message
 		phase("receive", func() {
 			var err error
-			got, err = s.Receive(ctx, "c", "", ReceiveOptions{MaxMessages: 50, WaitSeconds: i32(0)})
-			if err != nil || len(got) != 50 {
+			got, err = s.Receive(ctx, "c", "", ReceiveOptions{MaxMessages: n, WaitSeconds: i32(0)})
+			if err != nil || len(got) != n {
 				b.Fatalf("received %d: %v", len(got), err)
 			}
 		})
