@@ -319,30 +319,48 @@ type sendCoalescer struct {
 	flushing bool
 }
 
+// submit runs f in the next round trip. With none running, the caller
+// runs it itself (no hand-over to another goroutine: at low rates that was
+// a scheduling delay on every send), and what gathers meanwhile goes on
+// in a goroutine.
 func (c *sendCoalescer) submit(s *Store, f *fastSend) {
 	c.mu.Lock()
 	c.pending = append(c.pending, f)
-	start := !c.flushing
+	lead := !c.flushing
 	c.flushing = true
 	c.mu.Unlock()
-	if start {
+	if !lead {
+		return
+	}
+	c.flushOnce(s) // f among what was pending
+	c.mu.Lock()
+	more := len(c.pending) > 0
+	c.flushing = more
+	c.mu.Unlock()
+	if more {
 		go c.run(s)
 	}
 }
 
 func (c *sendCoalescer) run(s *Store) {
-	for {
-		c.mu.Lock()
-		batch := c.pending
-		c.pending = nil
-		if len(batch) == 0 {
-			c.flushing = false
-			c.mu.Unlock()
-			return
-		}
-		c.mu.Unlock()
-		s.flushSends(batch)
+	for c.flushOnce(s) {
 	}
+}
+
+// flushOnce runs what is pending in one round trip; false when nothing
+// was (flushing is over).
+func (c *sendCoalescer) flushOnce(s *Store) bool {
+	c.mu.Lock()
+	batch := c.pending
+	c.pending = nil
+	if len(batch) == 0 {
+		c.flushing = false
+		c.mu.Unlock()
+		return false
+	}
+	c.mu.Unlock()
+	s.flushSends(batch)
+	return true
 }
 
 // sendFlushTimeout bounds one coalesced round trip.
