@@ -305,7 +305,7 @@ type sendGroup struct {
 	queue  string
 	frames []*fastSend
 	n      int                // entries of all frames
-	adds   []*redis.StringCmd // every frame's, in order
+	adds   []*redis.StringCmd // every frame's XADD, in order
 	check  *redis.Cmd
 	post   []any
 }
@@ -417,14 +417,20 @@ func (s *Store) execSends(ctx context.Context, batch []*fastSend) {
 		g.post[0], g.post[2] = g.n, 0
 		g.adds = make([]*redis.StringCmd, 0, g.n)
 		largest, total, j := 0, 0, 0
+		var stream any = k.stream // boxed once for all the XADDs
 		for _, f := range g.frames {
 			for _, e := range f.entries {
 				largest, total = max(largest, e.size), total+e.size
-				values := []any{"b", e.body}
-				if e.attrs != "" {
-					values = append(values, "a", e.attrs)
+				// XADD made here: go-redis's XAdd builds an argument
+				// struct and a values slice per entry.
+				var add *redis.StringCmd
+				if e.attrs == "" {
+					add = redis.NewStringCmd(ctx, "xadd", stream, "nomkstream", "*", "b", e.body)
+				} else {
+					add = redis.NewStringCmd(ctx, "xadd", stream, "nomkstream", "*", "b", e.body, "a", e.attrs)
 				}
-				g.adds = append(g.adds, pipe.XAdd(ctx, &redis.XAddArgs{Stream: k.stream, NoMkStream: true, Values: values}))
+				_ = pipe.Process(ctx, add) // queued: its error is read with its reply
+				g.adds = append(g.adds, add)
 				g.post[4+j], g.post[4+g.n+j] = e.size, e.attrs
 				j++
 			}

@@ -89,6 +89,8 @@ type Store struct {
 	hintMu    sync.Mutex
 	hintGen   uint64   // hints forgotten so far (see noteHint)
 	limits    sync.Map // queue -> sendLimits, for sends' fast path
+	keyCache  sync.Map // queue -> *queueKeys (see qkeys)
+	keyCacheN atomic.Int64
 	rooms     sync.Map // queue -> room: what a capped queue could take when last seen
 	// spentQuotas: writeQuotaKey or tagKey -> spent, a rate quota that ran
 	// out this second (see quota.go); readQuotas: tagKey -> int64, the
