@@ -141,7 +141,8 @@ func (s *Store) Receive(ctx context.Context, queue, tag string, opt ReceiveOptio
 const infMs = 9007199254740991
 
 // maxReadSteps bounds the read steps of one receive (a topic queue's
-// reads happen in the script, and may all be held behind blocked topics).
+// reads happen in the script, and may all be held behind blocked topics:
+// it reads on only while it has nothing to hand out).
 const maxReadSteps = 20
 
 // isTopicQueue: queue is a topic queue (S13), as last seen (see
@@ -213,7 +214,12 @@ func (s *Store) receiveOnce(ctx context.Context, queue, tag, expectDefault strin
 	if v, ok := s.readQuotas.Load(tagKey{queue, tag}); ok && v.(int64) > 0 && int64(max) > v.(int64) {
 		max = int(v.(int64))
 	}
-	if s.dueMaybe(queue, tag) {
+	// A topic queue's tags read inside the script (below), which hands
+	// out due redeliveries first and sizes its read by what is left: they
+	// come in the first read's call, not in one of their own.
+	due := s.dueMaybe(queue, tag)
+	if due && !s.isTopicQueue(queue) {
+		due = false
 		// Due redeliveries first, on their own: the read that follows then
 		// takes only what is left, so nothing read waits unhanded.
 		part, _, err := s.receiveStep(ctx, queue, tag, expectDefault, max, visMs, true, false, false)
@@ -230,7 +236,9 @@ func (s *Store) receiveOnce(ctx context.Context, queue, tag, expectDefault strin
 	// one round trip fewer, their bodies through Lua no great cost. A
 	// topic queue's tags always do: a topic's order is the order in which
 	// scripts place entries, which must be the order they were read in.
-	inScript := s.smallReads(queue, tag) || s.isTopicQueue(queue)
+	// (Asked after the call above, which may have found the queue is one.)
+	topics := s.isTopicQueue(queue)
+	inScript := topics || s.smallReads(queue, tag)
 	steps := 0
 	defer func() { s.noteRead(queue, tag, len(r.msgs)) }()
 	for {
@@ -238,16 +246,26 @@ func (s *Store) receiveOnce(ctx context.Context, queue, tag, expectDefault strin
 		if r.quotaLeft > 0 && int64(want) > r.quotaLeft {
 			want = int(r.quotaLeft) // what the read quota still takes
 		}
-		part, read, err := s.receiveStep(ctx, queue, tag, expectDefault, want, visMs, false, true, inScript)
+		part, read, err := s.receiveStep(ctx, queue, tag, expectDefault, want, visMs, due, true, inScript)
 		if err != nil {
 			return receiveResult{}, err
 		}
+		due = false // what this call handed out with visibility 0 must not come twice
 		part.msgs = append(r.msgs, part.msgs...)
 		part.dead += r.dead
 		r = part
 		scanned += read
 		if len(r.msgs) >= max || !r.more || r.spent() {
 			r.more = false
+			break
+		}
+		if topics && len(r.msgs) > 0 {
+			// The script read on while what it read was held behind
+			// blocked topics, as far as one call may. Another step would
+			// keep what this receive has (their topics blocked, nobody
+			// working on them) for a round trip more, while it holds what
+			// arrives meanwhile: hand it out now; the next receive reads
+			// on (r.more).
 			break
 		}
 		if steps++; scanned >= scanLimit || steps >= maxReadSteps {

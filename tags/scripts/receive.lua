@@ -44,7 +44,9 @@
 -- is blocked for the tag (or has messages held already) is held behind it
 -- instead of handed out; else it blocks its topic while in v. Ready
 -- topics (their blocker gone) hand out their next held message, after
--- due redeliveries and before new entries, in every call.
+-- due redeliveries and before new entries, in every call. New entries
+-- are read here (N = -1), and read on while they are held, up to
+-- TOPICREAD entries a call.
 -- Errors: QUEUE_NOT_FOUND, TAG_NOT_FOUND, DEFAULT_TAG_CHANGED, TOPIC_QUEUE.
 local tag, max = ARGV[1], tonumber(ARGV[2])
 local st = redis.call('HMGET', KEYS[3], 'ct', 'vis', 'flt', 'h', 'rq')
@@ -71,6 +73,7 @@ local out = {}
 local dead = 0
 local topiccon = 0 -- con's change from held messages: held ones are not counted read
 local heldids = {} -- ids held behind their topic by this call
+local TOPICREAD = 100 -- entries a topic queue's read here may take in one call (held ones included)
 -- Topic tp of message id, admitted for the tag (topic queues): true when
 -- it is held behind its topic, else it now blocks the topic.
 local function topichold(tp, id)
@@ -268,8 +271,14 @@ end
 if nnew < 0 then
   -- Small reads (the caller's choice: one round trip matters more than
   -- the bodies' cost in Lua when few messages come at a time): read here.
+  -- A topic queue's read goes on while what it reads is held behind
+  -- blocked topics, within TOPICREAD entries a call: the next message of
+  -- an unblocked topic may lie beyond them, and a round trip per step
+  -- would keep what the call has meanwhile (see receive.go).
   local want = max - #out
-  if want > 0 then
+  local budget = want
+  if tq then budget = math.max(want, TOPICREAD) end
+  while want > 0 do
     local r
     if pelmode then
       r = redis.call('XREADGROUP', 'GROUP', tag, 'c', 'COUNT', want, 'STREAMS', KEYS[2], '>')
@@ -286,8 +295,14 @@ if nnew < 0 then
         rej[#rej + 1] = id
       end
     end
-    if #entries > 0 then pelfirst, pellast = entries[1][1], entries[#entries][1] end
-    if #entries == want and #out < max then inmore = 1 end
+    if #entries > 0 then pelfirst, pellast = pelfirst or entries[1][1], entries[#entries][1] end
+    if #entries < want or #out >= max then break end
+    budget = budget - #entries
+    if budget <= 0 then
+      inmore = 1
+      break
+    end
+    want = max - #out
   end
 elseif nnew > 0 then
   pelfirst, pellast = ARGV[10], ARGV[11]
