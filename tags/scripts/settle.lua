@@ -27,7 +27,7 @@
 --          no work per ack here).
 -- Errors: QUEUE_NOT_FOUND, TAG_NOT_FOUND.
 local tag = ARGV[2]
-local st = redis.call('HMGET', KEYS[3], 'h', 'ct')
+local st = redis.call('HMGET', KEYS[3], 'h', 'ct', 'pc', 'del')
 local h = st[1]
 if not h then return notfound(KEYS[1]) end
 local ct = tonumber(st[2])
@@ -36,9 +36,20 @@ local now = 0 -- Redis time, read only when needed (acks need none)
 if nv > 0 or nd > 0 then now = nowms() end
 local res = {}
 local k = {s = KEYS[2], n = KEYS[3], v = KEYS[4], x = KEYS[5], dlo = KEYS[6]}
-if redis.call('HGET', KEYS[1], 'topic') == '1' then topickeys(k) end
+-- Whether it is a topic queue is read only when a message leaves v (acks
+-- of the PEL, the usual case on streams, need not know). dlq: the redrive
+-- policy's queue, read with it.
+local known, dlq = false, nil
+local function learn()
+  if known then return end
+  known = true
+  local mq = redis.call('HMGET', KEYS[1], 'topic', 'rpq')
+  if mq[1] == '1' then topickeys(k) end
+  dlq = mq[2]
+end
 local i = 8
 local pelgone = 0 -- deliveries taken out of the PEL
+local deleted = 0 -- messages the acks deleted
 
 -- Takes a delivery of this tag (first received at first ms, so not of an
 -- earlier tag of the same name) out of the PEL: true when it was there.
@@ -116,7 +127,7 @@ if nv > 0 then
 end
 
 if nd > 0 then
-  local dlq = redis.call('HGET', KEYS[1], 'rpq')
+  learn()
   for j = 0, nd - 1 do
     local b = i + j * 5
     local id, gen = ARGV[b], tonumber(ARGV[b + 2])
@@ -186,6 +197,7 @@ if na > 0 then
   end
   local del = #gone
   if #gone > 0 then
+    learn()
     redis.call('ZREM', KEYS[4], unpack(gone))
     redis.call('ZREM', KEYS[5], unpack(gone))
     vcount(KEYS[3], goneids, -1)
@@ -200,11 +212,17 @@ if na > 0 then
     n = redis.call('XACK', KEYS[2], tag, unpack(pel))
   end
   pelgone = pelgone + n
-  del = del + n
-  if del > 0 then redis.call('HINCRBY', KEYS[3], 'del', del) end
+  deleted = del + n
+end
+-- The counters in one write (read above; nothing else here changes them).
+if pelgone > 0 and deleted > 0 then
+  redis.call('HSET', KEYS[3], 'pc', (tonumber(st[3]) or 0) - pelgone, 'del', (tonumber(st[4]) or 0) + deleted)
+elseif deleted > 0 then
+  redis.call('HSET', KEYS[3], 'del', (tonumber(st[4]) or 0) + deleted)
+elseif pelgone > 0 then
+  redis.call('HSET', KEYS[3], 'pc', (tonumber(st[3]) or 0) - pelgone)
 end
 if pelgone > 0 then
-  redis.call('HINCRBY', KEYS[3], 'pc', -pelgone)
   -- Settled in order, as usual: a record wholly below the PEL's first
   -- entry has nothing pending (others go when due, see pelexpire).
   local p = redis.call('XPENDING', KEYS[2], tag, '-', '+', 1)
