@@ -39,7 +39,7 @@ const gatewayCertMD = "x-tagq-gateway-cert-name"
 // authn authenticates and authorises calls against the access data.
 type authn struct {
 	acc   *access.Access
-	store *tags.Store
+	store tags.Storage
 }
 
 type principalKey struct{}

@@ -85,7 +85,7 @@ func (s *messageService) Consume(stream grpc.BidiStreamingServer[tagqv1.ConsumeR
 	if err := c.setLimits("open.", open.MaxOutstandingMessages, open.MaxOutstandingBytes); err != nil {
 		return err
 	}
-	reader, err := s.store.NewReader(ctx, open.GetQueue(), open.GetTag(), open.VisibilitySeconds)
+	reader, err := s.store.OpenReader(ctx, open.GetQueue(), open.GetTag(), open.VisibilitySeconds)
 	if err != nil {
 		return withField(notFoundField(open, err), "open.")
 	}
@@ -273,7 +273,7 @@ func (c *consumer) expireLocked(now time.Time) {
 }
 
 // push receives and pushes while there is credit, until ctx ends.
-func (c *consumer) push(ctx context.Context, r *tags.Reader) error {
+func (c *consumer) push(ctx context.Context, r tags.TagReader) error {
 	for ctx.Err() == nil {
 		n := c.room()
 		if n == 0 {

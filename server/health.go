@@ -19,7 +19,7 @@ const readyTimeout = 2 * time.Second
 // takes the replica out. (Watch reports draining only.)
 type readiness struct {
 	*health.Server
-	store *tags.Store
+	store tags.Storage
 }
 
 func (r *readiness) Check(ctx context.Context, req *healthpb.HealthCheckRequest) (*healthpb.HealthCheckResponse, error) {

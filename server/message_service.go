@@ -16,7 +16,7 @@ import (
 
 type messageService struct {
 	tagqv1.UnimplementedMessageServiceServer
-	store      *tags.Store
+	store      tags.Storage
 	log        *slog.Logger
 	settler    *settler
 	drain      <-chan struct{} // closed when the server starts shutting down

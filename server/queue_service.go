@@ -10,7 +10,7 @@ import (
 
 type queueService struct {
 	tagqv1.UnimplementedQueueServiceServer
-	store *tags.Store
+	store tags.Storage
 	auth  *authn // nil: authentication off
 }
 

@@ -21,7 +21,7 @@ import (
 // Every tagqd on one Redis exports the same figures (they come from Redis,
 // not from the process): aggregate across replicas with max, not sum.
 type queueCollector struct {
-	store    *tags.Store
+	store    tags.Storage
 	interval time.Duration
 	maxTags  int
 	timeout  time.Duration
@@ -70,7 +70,7 @@ var (
 		"Age of the per-queue figures served (they are read at most once per refresh interval).", nil, nil)
 )
 
-func newQueueCollector(store *tags.Store, interval time.Duration, maxTags int) *queueCollector {
+func newQueueCollector(store tags.Storage, interval time.Duration, maxTags int) *queueCollector {
 	return &queueCollector{store: store, interval: interval, maxTags: maxTags, timeout: 10 * time.Second, now: time.Now,
 		failures: prometheus.NewCounter(prometheus.CounterOpts{Name: "tagq_metrics_read_failures_total",
 			Help: "Reads of the per-queue figures that failed (the previous figures are served meanwhile)."}),

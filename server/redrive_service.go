@@ -9,7 +9,7 @@ import (
 
 type redriveService struct {
 	tagqv1.UnimplementedRedriveServiceServer
-	store *tags.Store
+	store tags.Storage
 }
 
 func (s *redriveService) StartMessageMove(ctx context.Context, req *tagqv1.StartMessageMoveRequest) (*tagqv1.StartMessageMoveResponse, error) {

@@ -33,7 +33,7 @@ const DefaultMaxRequestBytes = tags.MaxBatchEntries*tags.MaxMaxMessageBytes + 4<
 // Config configures a Server.
 type Config struct {
 	// Store is the engine. Required.
-	Store *tags.Store
+	Store tags.Storage
 	// Logger receives the access log (one line per call; OK at debug) and
 	// panics. Default: slog.Default().
 	Logger *slog.Logger
@@ -108,7 +108,7 @@ func (c *Config) validate() error {
 
 // Server holds tagq's gRPC server and builds its HTTP handler.
 type Server struct {
-	store      *tags.Store
+	store      tags.Storage
 	log        *slog.Logger
 	gather     prometheus.Gatherer
 	maxRequest int

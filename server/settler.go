@@ -15,7 +15,7 @@ import (
 // round trip. While a flush runs the next batch gathers, so the batches
 // grow with the load and an idle server adds no delay (no fixed tick).
 type settler struct {
-	store *tags.Store
+	store tags.Storage
 	log   *slog.Logger
 
 	mu       sync.Mutex
@@ -41,7 +41,7 @@ type settleWait struct {
 // in flight, so they come back at their deadlines.
 const settleTimeout = 30 * time.Second
 
-func newSettler(store *tags.Store, log *slog.Logger) *settler {
+func newSettler(store tags.Storage, log *slog.Logger) *settler {
 	return &settler{store: store, log: log, pending: map[tagKey]*tagOps{}}
 }
 
