@@ -3,6 +3,8 @@ package tags
 import (
 	"context"
 	"fmt"
+
+	"github.com/tagq/tagq/tags/receipt"
 )
 
 // Delete acknowledges messages by receipt handle for the tags that received
@@ -70,7 +72,7 @@ func (s *Store) settleHandles(ctx context.Context, queue string, b *handleBatch,
 	return nil
 }
 
-func staleHandle(h handle) *Error {
+func staleHandle(h receipt.Handle) *Error {
 	return &Error{Kind: KindFailedPrecondition, Reason: ReasonReceiptHandleStale, Field: "receipt_handle",
 		Message:  fmt.Sprintf("message %s was received again by tag %q, deleted, or expired since this handle was issued", h.ID, h.Tag),
 		Metadata: map[string]string{"message_id": h.ID, "tag": h.Tag}}

@@ -1,27 +1,18 @@
 package tags
 
 import (
-	"bufio"
 	"bytes"
 	"context"
-	"crypto/hmac"
 	"crypto/rand"
-	"crypto/sha256"
-	"encoding/base64"
-	"encoding/hex"
 	"errors"
 	"fmt"
-	"hash"
 	"os"
-	"regexp"
-	"strings"
-	"sync"
-	"sync/atomic"
 	"time"
+
+	"github.com/tagq/tagq/tags/receipt"
 )
 
-// Receipt handles (and page tokens) are signed by a key ring: the first
-// key signs, every key verifies. The ring comes from one of
+// The key ring itself (package receipt) comes from one of
 //
 //   - Config.HandleKeyFile: lines "id:base64key", the first the signing
 //     key, the rest verify only; the file is looked at once a second and
@@ -37,235 +28,16 @@ import (
 //     on, its old key kept for verifying.
 
 // HandleKey is one key of a receipt-handle key ring.
-type HandleKey struct {
-	// ID names the key in each handle it signs: 1-16 of A-Z a-z 0-9 . _ -
-	ID string
-	// Key is the HMAC-SHA256 key, at least MinHandleKeyBytes long.
-	Key []byte
-}
+type HandleKey = receipt.Key
 
 // MinHandleKeyBytes is the shortest key a key file may hold.
-const MinHandleKeyBytes = 16
+const MinHandleKeyBytes = receipt.MinKeyBytes
 
-// maxRingKeys bounds a key file, and the keys a Store on a Redis-kept key
-// remembers after the key in Redis changed.
-const maxRingKeys = 16
+// ParseHandleKeys reads a key file (see receipt.ParseKeys).
+func ParseHandleKeys(data []byte) ([]HandleKey, error) { return receipt.ParseKeys(data) }
 
-var keyIDRE = regexp.MustCompile(`^[A-Za-z0-9._-]{1,16}$`)
-
-// ParseHandleKeys reads a key file: one key a line as "id:base64key"
-// (standard or URL-safe base64, padded or not), the first the signing key
-// and the rest verify only. Blank lines and lines starting with # are
-// ignored. Errors name the line, never the key.
-func ParseHandleKeys(data []byte) ([]HandleKey, error) {
-	var keys []HandleKey
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	for n := 1; sc.Scan(); n++ {
-		line := strings.TrimSpace(sc.Text())
-		if line == "" || strings.HasPrefix(line, "#") {
-			continue
-		}
-		id, enc, ok := strings.Cut(line, ":")
-		if !ok {
-			return nil, fmt.Errorf("line %d: not id:base64key", n)
-		}
-		id, enc = strings.TrimSpace(id), strings.TrimSpace(enc)
-		if !keyIDRE.MatchString(id) {
-			return nil, fmt.Errorf("line %d: key id %q is not 1-16 letters, digits, '.', '_' or '-'", n, Clip(id, 16)) // short: a wrong line may hold a key
-		}
-		key, err := decodeKey(enc)
-		if err != nil {
-			return nil, fmt.Errorf("line %d (key %s): the key is not base64", n, id)
-		}
-		if len(key) < MinHandleKeyBytes {
-			return nil, fmt.Errorf("line %d (key %s): the key is %d bytes, at least %d are needed (32 random bytes: openssl rand -base64 32)",
-				n, id, len(key), MinHandleKeyBytes)
-		}
-		for _, k := range keys {
-			if k.ID == id {
-				return nil, fmt.Errorf("line %d: key id %s is used twice", n, id)
-			}
-		}
-		if len(keys) == maxRingKeys {
-			return nil, fmt.Errorf("line %d: more than %d keys", n, maxRingKeys)
-		}
-		keys = append(keys, HandleKey{ID: id, Key: key})
-	}
-	if err := sc.Err(); err != nil {
-		return nil, err
-	}
-	if len(keys) == 0 {
-		return nil, errors.New("no key in the file (lines of id:base64key, the first signs)")
-	}
-	return keys, nil
-}
-
-func decodeKey(s string) ([]byte, error) {
-	s = strings.TrimRight(s, "=")
-	if strings.ContainsAny(s, "-_") {
-		return base64.RawURLEncoding.DecodeString(s)
-	}
-	return base64.RawStdEncoding.DecodeString(s)
-}
-
-// ReadHandleKeyFile reads and parses a key file (see ParseHandleKeys).
-func ReadHandleKeyFile(path string) ([]HandleKey, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
-	keys, err := ParseHandleKeys(data)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	return keys, nil
-}
-
-// fingerprintID is the key id of a key that came without one (the key in
-// Redis, Config.HandleKey): the same on every replica that holds the key.
-func fingerprintID(key []byte) string {
-	sum := sha256.Sum256(append([]byte("tagq handle key id\x00"), key...))
-	return hex.EncodeToString(sum[:4])
-}
-
-// ringKey is one key of a ring with its pooled MACs: hmac.New derives the
-// padded keys each time (4 % of tagqd's CPU under W1), so MACs are pooled
-// and Reset, each with the buffer its sum is written to.
-type ringKey struct {
-	id   string
-	key  []byte
-	macs sync.Pool // *pooledMAC
-}
-
-type pooledMAC struct {
-	h   hash.Hash
-	sum [sha256.Size]byte
-}
-
-func newRingKey(k HandleKey) *ringKey {
-	r := &ringKey{id: k.ID, key: k.Key}
-	r.macs.New = func() any { return &pooledMAC{h: hmac.New(sha256.New, r.key)} }
-	return r
-}
-
-// sign appends b's MAC to b (in place when b has sha256.Size bytes to
-// spare).
-func (k *ringKey) sign(b []byte) []byte {
-	m := k.macs.Get().(*pooledMAC)
-	m.h.Reset()
-	m.h.Write(b)
-	b = append(b, m.h.Sum(m.sum[:0])[:handleMACLen]...)
-	k.macs.Put(m)
-	return b
-}
-
-// verify says whether sum is body's MAC.
-func (k *ringKey) verify(body, sum []byte) bool {
-	m := k.macs.Get().(*pooledMAC)
-	m.h.Reset()
-	m.h.Write(body)
-	ok := hmac.Equal(sum, m.h.Sum(m.sum[:0])[:handleMACLen])
-	k.macs.Put(m)
-	return ok
-}
-
-// keyRing is an immutable set of keys, the first the signing key.
-// legacy keys check version 2 handles only (from before key ids): the key
-// Redis held when a Store on a key file started.
-type keyRing struct {
-	keys   []*ringKey
-	legacy []*ringKey
-}
-
-// verifyByID checks sum with the keys named id (ids are unique in a key
-// file; two fingerprints may collide, so every key of the id is tried).
-func (r *keyRing) verifyByID(id, body, sum []byte) bool {
-	for _, k := range r.keys {
-		if k.id == string(id) && k.verify(body, sum) {
-			return true
-		}
-	}
-	return false
-}
-
-func (r *keyRing) verifyAny(body, sum []byte) bool {
-	for _, k := range r.keys {
-		if k.verify(body, sum) {
-			return true
-		}
-	}
-	return false
-}
-
-// verifyLegacy checks a version 2 handle: every key, the legacy ones too.
-func (r *keyRing) verifyLegacy(body, sum []byte) bool {
-	if r.verifyAny(body, sum) {
-		return true
-	}
-	for _, k := range r.legacy {
-		if k.verify(body, sum) {
-			return true
-		}
-	}
-	return false
-}
-
-func (r *keyRing) ids() []string {
-	out := make([]string, len(r.keys))
-	for i, k := range r.keys {
-		out[i] = k.id
-	}
-	return out
-}
-
-// handleCodec signs and checks handles with a key ring that a reload or a
-// change of the key in Redis swaps whole.
-type handleCodec struct {
-	ring atomic.Pointer[keyRing]
-}
-
-func newHandleCodec(keys ...HandleKey) *handleCodec {
-	c := &handleCodec{}
-	c.set(keys)
-	return c
-}
-
-func (c *handleCodec) set(keys []HandleKey) {
-	r := &keyRing{keys: make([]*ringKey, len(keys))}
-	for i, k := range keys {
-		r.keys[i] = newRingKey(k)
-	}
-	if old := c.ring.Load(); old != nil {
-		r.legacy = old.legacy
-	}
-	c.ring.Store(r)
-}
-
-// setLegacy adds a key that checks only version 2 handles.
-func (c *handleCodec) setLegacy(key []byte) {
-	old := c.ring.Load()
-	c.ring.Store(&keyRing{keys: old.keys, legacy: []*ringKey{newRingKey(HandleKey{ID: fingerprintID(key), Key: key})}})
-}
-
-// current is the ring's keys, the signing key first.
-func (c *handleCodec) current() []HandleKey {
-	r := c.ring.Load()
-	out := make([]HandleKey, len(r.keys))
-	for i, k := range r.keys {
-		out[i] = HandleKey{ID: k.id, Key: k.key}
-	}
-	return out
-}
-
-// mac is b's MAC by the signing key (page tokens).
-func (c *handleCodec) mac(b []byte) []byte {
-	return c.ring.Load().keys[0].sign(b)[len(b):]
-}
-
-// macOK says whether sum is b's MAC by any key of the ring (page tokens).
-func (c *handleCodec) macOK(b, sum []byte) bool {
-	return c.ring.Load().verifyAny(b, sum)
-}
+// ReadHandleKeyFile reads and parses a key file (see receipt.ParseKeys).
+func ReadHandleKeyFile(path string) ([]HandleKey, error) { return receipt.ReadKeyFile(path) }
 
 // handleKeyCheckDefault is how often a Store on a Redis-kept key looks at
 // it by default.
@@ -297,7 +69,7 @@ func (s *Store) initHandleKeys(ctx context.Context, cfg Config) error {
 			return fmt.Errorf("handle key file: %w", err)
 		}
 		s.keys = handleKeys{file: cfg.HandleKeyFile, every: handleKeyFileCheck, seen: fi}
-		s.handles = newHandleCodec(keys...)
+		s.handles = receipt.NewCodec(keys...)
 		// Handles signed before the upgrade to key ids, by the key in
 		// Redis, keep working while in flight.
 		old, err := s.rdb.Get(ctx, s.handleKeyName()).Bytes()
@@ -305,12 +77,12 @@ func (s *Store) initHandleKeys(ctx context.Context, cfg Config) error {
 			return StorageError(err)
 		}
 		if len(old) > 0 {
-			s.handles.setLegacy(old)
+			s.handles.SetLegacy(old)
 		}
 		s.log.Info("receipt handles signed with the key file's keys", "file", cfg.HandleKeyFile,
-			"signing_key_id", keys[0].ID, "key_ids", s.handles.ring.Load().ids())
+			"signing_key_id", keys[0].ID, "key_ids", s.handles.KeyIDs())
 	case cfg.HandleKey != nil:
-		s.handles = newHandleCodec(HandleKey{ID: fingerprintID(cfg.HandleKey), Key: cfg.HandleKey})
+		s.handles = receipt.NewCodec(HandleKey{ID: receipt.FingerprintID(cfg.HandleKey), Key: cfg.HandleKey})
 	default:
 		key, err := s.loadHandleKey(ctx)
 		if err != nil {
@@ -320,7 +92,7 @@ func (s *Store) initHandleKeys(ctx context.Context, cfg Config) error {
 		if s.keys.every == 0 {
 			s.keys.every = handleKeyCheckDefault
 		}
-		s.handles = newHandleCodec(HandleKey{ID: fingerprintID(key), Key: key})
+		s.handles = receipt.NewCodec(HandleKey{ID: receipt.FingerprintID(key), Key: key})
 	}
 	return nil
 }
@@ -346,7 +118,7 @@ func (s *Store) loadHandleKey(ctx context.Context) ([]byte, error) {
 	if made {
 		s.log.Warn("no receipt-handle signing key in Redis: made a new one; handles signed by any other key are refused "+
 			"(expected on a new Redis; set --handle-key-file to keep the key outside Redis)",
-			"redis_key", k, "key_id", fingerprintID(fresh))
+			"redis_key", k, "key_id", receipt.FingerprintID(fresh))
 		return fresh, nil
 	}
 	if v, err = s.rdb.Get(ctx, k).Bytes(); err != nil { // another Store made it first
@@ -361,7 +133,7 @@ func (s *Store) loadHandleKey(ctx context.Context) ([]byte, error) {
 // logged.
 func (s *Store) checkHandleKey(ctx context.Context) error {
 	k := s.handleKeyName()
-	ours := s.handles.current()
+	ours := s.handles.Current()
 	v, err := s.rdb.Get(ctx, k).Bytes()
 	if isNil(err) {
 		wrote, err := s.rdb.SetNX(ctx, k, ours[0].Key, 0).Result()
@@ -381,14 +153,14 @@ func (s *Store) checkHandleKey(ctx context.Context) error {
 	if bytes.Equal(v, ours[0].Key) {
 		return nil
 	}
-	id := fingerprintID(v)
+	id := receipt.FingerprintID(v)
 	keys := []HandleKey{{ID: id, Key: v}}
 	for _, o := range ours {
-		if !bytes.Equal(o.Key, v) && len(keys) < maxRingKeys {
+		if !bytes.Equal(o.Key, v) && len(keys) < receipt.MaxKeys {
 			keys = append(keys, o)
 		}
 	}
-	s.handles.set(keys)
+	s.handles.Set(keys)
 	s.log.Warn("the receipt-handle signing key in Redis is not this tagqd's (a replica made a new one while Redis had none): "+
 		"signing with Redis's key from now on; handles this tagqd signed before are still taken here, "+
 		"but refused by replicas that never held its key",
@@ -414,8 +186,8 @@ func (s *Store) reloadHandleKeyFile() {
 		s.log.Warn("handle key file changed but does not load; still using the keys loaded", "err", err)
 		return
 	}
-	s.handles.set(keys)
-	s.log.Info("handle key file reloaded", "file", s.keys.file, "signing_key_id", keys[0].ID, "key_ids", s.handles.ring.Load().ids())
+	s.handles.Set(keys)
+	s.log.Info("handle key file reloaded", "file", s.keys.file, "signing_key_id", keys[0].ID, "key_ids", s.handles.KeyIDs())
 }
 
 // watchHandleKeys runs until Close: it reloads the key file, or checks the

@@ -5,7 +5,7 @@ package tags
 // checks use it: a handle carries no authority of its own (S18), so its
 // holder needs a permission on that queue and tag.
 func (s *Store) HandleTarget(raw string) (queue, tag string, ok bool) {
-	h, err := s.handles.decode(raw)
+	h, err := s.handles.Decode(raw)
 	if err != nil {
 		return "", "", false
 	}

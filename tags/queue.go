@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"github.com/tagq/tagq/tags/receipt"
 )
 
 func i32(v int32) *int32 { return &v }
@@ -367,10 +368,14 @@ func (s *Store) ListQueuesWhere(ctx context.Context, prefix string, pageSize int
 //
 // Layout before base64url: version(1) name mac(8), the MAC over a domain
 // string, the list and the version and name.
+// strictBase64 refuses a last character with bits set that carry nothing:
+// one spelling of a token, as of a receipt handle.
+var strictBase64 = base64.RawURLEncoding.Strict()
+
 const (
 	pageTokenVersion = 1
 	pageTokenDomain  = "tagq page token\x00"
-	maxPageTokenLen  = 2 * (1 + 80 + handleMACLen) // base64 of the longest token, with room
+	maxPageTokenLen  = 2 * (1 + 80 + receipt.MACLen) // base64 of the longest token, with room
 )
 
 // PageToken is the page token of list (any string naming the list and
@@ -380,7 +385,7 @@ func (s *Store) PageToken(list, last string) string {
 	if last == "" {
 		return ""
 	}
-	b := make([]byte, 0, 1+len(last)+handleMACLen)
+	b := make([]byte, 0, 1+len(last)+receipt.MACLen)
 	b = append(b, pageTokenVersion)
 	b = append(b, last...)
 	b = append(b, s.pageMAC(list, b)...)
@@ -400,11 +405,11 @@ func (s *Store) PageAfter(list, token string) (string, error) {
 		return "", bad
 	}
 	b, err := strictBase64.DecodeString(token) // one spelling of a token, as of a handle
-	if err != nil || strictBase64.EncodedLen(len(b)) != len(token) || len(b) < 1+1+handleMACLen || b[0] != pageTokenVersion {
+	if err != nil || strictBase64.EncodedLen(len(b)) != len(token) || len(b) < 1+1+receipt.MACLen || b[0] != pageTokenVersion {
 		return "", bad
 	}
-	body, sum := b[:len(b)-handleMACLen], b[len(b)-handleMACLen:]
-	if !s.handles.macOK(s.pageMACInput(list, body), sum) { // any key of the ring: a rotation keeps pages going
+	body, sum := b[:len(b)-receipt.MACLen], b[len(b)-receipt.MACLen:]
+	if !s.handles.MACOK(s.pageMACInput(list, body), sum) { // any key of the ring: a rotation keeps pages going
 		return "", bad
 	}
 	name := string(body[1:])
@@ -415,7 +420,7 @@ func (s *Store) PageAfter(list, token string) (string, error) {
 }
 
 func (s *Store) pageMAC(list string, body []byte) []byte {
-	return s.handles.mac(s.pageMACInput(list, body))
+	return s.handles.MAC(s.pageMACInput(list, body))
 }
 
 func (s *Store) pageMACInput(list string, body []byte) []byte {

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"strings"
 	"time"
+
+	"github.com/tagq/tagq/tags/receipt"
 )
 
 // scanLimit bounds the stream entries one receive script call reads for a
@@ -286,7 +288,7 @@ func (s *Store) finishReceive(ctx context.Context, queue, tag string, r receiveR
 	}
 	for i := range r.msgs {
 		m := &r.msgs[i]
-		m.ReceiptHandle = s.handles.encode(handle{Queue: queue, Tag: tag, ID: m.ID, Gen: m.ReceiveCount, FirstMs: m.firstMs})
+		m.ReceiptHandle = s.handles.Encode(receipt.Handle{Queue: queue, Tag: tag, ID: m.ID, Gen: m.ReceiveCount, FirstMs: m.firstMs})
 	}
 	return r
 }

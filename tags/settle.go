@@ -4,6 +4,8 @@ import (
 	"context"
 	"strconv"
 	"unicode/utf8"
+
+	"github.com/tagq/tagq/tags/receipt"
 )
 
 // Delivery names one receive of a message by a tag: what a receipt handle
@@ -153,7 +155,7 @@ func (s *Store) Settle(ctx context.Context, batches []*SettleBatch) error {
 			case r == -1:
 				b.Errs[i] = notASourceQueue(b.Queue)
 			case r == 0 && op.Kind != SettleAck:
-				b.Errs[i] = staleHandle(handle{ID: op.Delivery.ID, Tag: b.Tag})
+				b.Errs[i] = staleHandle(receipt.Handle{ID: op.Delivery.ID, Tag: b.Tag})
 			case r == 1 && op.Kind == SettleDead:
 				relay[b.Queue] = true
 			case r == 1 && op.Kind == SettleVisibility && op.VisibilityMs == 0:

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"github.com/tagq/tagq/tags/receipt"
 )
 
 // Config configures a Store.
@@ -78,7 +79,7 @@ type Store struct {
 	blocking  redis.UniversalClient
 	prefix    string
 	log       *slog.Logger
-	handles   *handleCodec
+	handles   *receipt.Codec
 	keys      handleKeys
 	waiters   *hub
 	owner     string   // this process, as the holder of move task leases

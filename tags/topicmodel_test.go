@@ -175,7 +175,7 @@ func runTopicModel(t *testing.T, b *bundle, q string, seed uint64, ops int) {
 				b.del(q, Message{ReceiptHandle: tg.st[i].handle})
 			} else {
 				sb := &SettleBatch{Queue: q, Tag: tg.name}
-				h, err := b.s.handles.decode(tg.st[i].handle)
+				h, err := b.s.handles.Decode(tg.st[i].handle)
 				require.NoError(t, err)
 				sb.Ops = []Settlement{{Kind: SettleAck, Delivery: Delivery{Queue: q, Tag: tg.name, ID: h.ID, Gen: h.Gen, FirstMs: h.FirstMs}}}
 				require.NoError(t, b.s.Settle(b.ctx, []*SettleBatch{sb}))

@@ -1,5 +1,5 @@
 //go:build !race
 
-package tags
+package receipt
 
 const raceEnabled = false
