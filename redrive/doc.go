@@ -1,4 +1,6 @@
-// Package redrive runs tagq's dead-letter machinery in the background:
+// Package redrive runs tagq's background work, all of it scheduled here
+// (Worker): the janitor (retention expiry, trimming messages every tag is
+// done with, recovering stalled reads), and the dead-letter machinery,
 // sweeping messages that reached their tag's max receive count to the
 // dead-letter queue without anyone polling the source (S7), relaying
 // dead-letter outboxes left behind by a crash (S9), and moving dead letters

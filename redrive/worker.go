@@ -16,11 +16,17 @@ type Config struct {
 	// Interval between sweeps. Default 1s: a message whose last visibility
 	// deadline passed reaches its dead-letter queue within about that.
 	Interval time.Duration
+	// JanitorInterval between janitor passes (retention expiry, trimming
+	// what every tag is done with, stalled reads recovered; see
+	// tags.Store.RunJanitor). Default 1s; negative: no janitor.
+	JanitorInterval time.Duration
 	// Logger. Default slog.Default().
 	Logger *slog.Logger
 }
 
-// Worker sweeps source queues and relays outboxes on a timer.
+// Worker runs tagq's background work on timers, each kind of work leased
+// per queue in Redis so that several processes share it: the janitor,
+// sweeps of source queues, relays of outboxes, and moves.
 type Worker struct {
 	cfg      Config
 	stop     chan struct{}
@@ -33,6 +39,9 @@ func New(cfg Config) *Worker {
 	if cfg.Interval <= 0 {
 		cfg.Interval = time.Second
 	}
+	if cfg.JanitorInterval == 0 {
+		cfg.JanitorInterval = time.Second
+	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
@@ -41,25 +50,73 @@ func New(cfg Config) *Worker {
 
 // Start runs the worker until Stop.
 func (w *Worker) Start() {
+	p := &pass{idle: newIdle(w.cfg.Interval, sweepIdleMax)}
+	w.every("redrive", w.cfg.Interval, func(ctx context.Context, now time.Time) error { return w.run(ctx, p, now) })
+	if w.cfg.JanitorInterval > 0 {
+		jb := newIdle(w.cfg.JanitorInterval, janitorIdleMax)
+		w.every("janitor", w.cfg.JanitorInterval, func(ctx context.Context, _ time.Time) error { return w.janitor(ctx, jb) })
+	}
+}
+
+// passTimeout bounds one pass of any kind of work.
+const passTimeout = 30 * time.Second
+
+// every runs pass every d until Stop, each with a passTimeout context; a
+// failed pass is logged and the next one runs as usual. All the worker's
+// schedules go through it.
+func (w *Worker) every(name string, d time.Duration, pass func(ctx context.Context, now time.Time) error) {
 	w.done.Add(1)
 	go func() {
 		defer w.done.Done()
-		t := time.NewTicker(w.cfg.Interval)
+		t := time.NewTicker(d)
 		defer t.Stop()
-		p := &pass{idle: tags.NewIdle(w.cfg.Interval, sweepIdleMax)}
 		for {
 			select {
 			case <-w.stop:
 				return
 			case <-t.C:
 			}
-			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-			if err := w.run(ctx, p, time.Now()); err != nil {
-				w.cfg.Logger.Warn("redrive pass failed", "err", err)
+			ctx, cancel := context.WithTimeout(context.Background(), passTimeout)
+			if err := pass(ctx, time.Now()); err != nil {
+				w.cfg.Logger.Warn(name+" pass failed", "err", err)
 			}
 			cancel()
 		}
 	}()
+}
+
+// janitorIdleMax is the longest the janitor leaves a queue where it found
+// nothing to trim: the delay before retention expiry is counted, or a
+// stalled read recovered, on a queue nobody uses.
+const janitorIdleMax = 30 * time.Second
+
+// janitor trims the queues backoff says are due, and notes which had work.
+// Idle queues are visited ever more rarely (up to janitorIdleMax). A queue
+// whose janitor lease another process holds is left to it until the lease
+// would lapse.
+func (w *Worker) janitor(ctx context.Context, backoff *idle) error {
+	s := w.cfg.Store
+	names, err := s.QueueNames(ctx)
+	if err != nil {
+		return err
+	}
+	backoff.Forget(names)
+	for _, q := range names {
+		now := time.Now()
+		if !backoff.Due(q, now) {
+			continue
+		}
+		n, held, err := s.TrimQueueLeased(ctx, q, backoff.IdleGap(q)+tags.LeaseGrace)
+		if err != nil {
+			return err
+		}
+		if held > 0 {
+			backoff.Until(q, now.Add(held))
+			continue
+		}
+		backoff.Done(q, now, n > 0)
+	}
+	return nil
 }
 
 // Stop ends the worker and waits for a pass in progress. Safe to call
@@ -90,9 +147,9 @@ const (
 // pass is what the background worker keeps between passes; RunOnce uses a
 // fresh one (find everything, sweep everything).
 type pass struct {
-	idle               *tags.Idle // nil: sweep every source queue
-	found              time.Time  // when the lists below were found
-	moveStarts         int64      // Store.MoveStarts then
+	idle               *idle     // nil: sweep every source queue
+	found              time.Time // when the lists below were found
+	moveStarts         int64     // Store.MoveStarts then
 	sweep, relay, move []string
 }
 

@@ -3,6 +3,7 @@ package redrive
 import (
 	"context"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -23,7 +24,7 @@ func TestWorker_S7_MovesWithoutAnyonePolling(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			ctx := context.Background()
 			prefix := "tagqtest-redrive-" + name + time.Now().Format("150405.000000")
-			s, err := tags.New(ctx, tags.Config{Client: rdb, Prefix: prefix, JanitorInterval: -1, TestClock: true})
+			s, err := tags.New(ctx, tags.Config{Client: rdb, Prefix: prefix, TestClock: true})
 			require.NoError(t, err)
 			t.Cleanup(func() { cleanup(rdb, prefix) })
 			_, err = s.CreateQueue(ctx, tags.QueueConfig{Name: "dlq", DeadLetterQueue: true})
@@ -41,7 +42,7 @@ func TestWorker_S7_MovesWithoutAnyonePolling(t *testing.T) {
 			require.NoError(t, rdb.HSet(ctx, prefix+":{q}:m", "test_clock_ms", ms).Err())
 
 			w1 := New(Config{Store: s})
-			other, err := tags.New(ctx, tags.Config{Client: rdb, Prefix: prefix, JanitorInterval: -1, TestClock: true})
+			other, err := tags.New(ctx, tags.Config{Client: rdb, Prefix: prefix, TestClock: true})
 			require.NoError(t, err)
 			w2 := New(Config{Store: other})
 			require.NoError(t, w1.RunOnce(ctx))
@@ -90,9 +91,9 @@ func TestWorker_OneReplicaSweepsAQueue(t *testing.T) {
 			ctx := context.Background()
 			prefix := "tagqtest-redrive-lease-" + name + time.Now().Format("150405.000000")
 			t.Cleanup(func() { cleanup(rdb, prefix) })
-			a, err := tags.New(ctx, tags.Config{Client: rdb, Prefix: prefix, JanitorInterval: -1, TestClock: true})
+			a, err := tags.New(ctx, tags.Config{Client: rdb, Prefix: prefix, TestClock: true})
 			require.NoError(t, err)
-			b, err := tags.New(ctx, tags.Config{Client: rdb, Prefix: prefix, JanitorInterval: -1, TestClock: true})
+			b, err := tags.New(ctx, tags.Config{Client: rdb, Prefix: prefix, TestClock: true})
 			require.NoError(t, err)
 			_, err = a.CreateQueue(ctx, tags.QueueConfig{Name: "dlq", DeadLetterQueue: true})
 			require.NoError(t, err)
@@ -104,8 +105,8 @@ func TestWorker_OneReplicaSweepsAQueue(t *testing.T) {
 			setClock(clock)
 
 			wa, wb := New(Config{Store: a}), New(Config{Store: b})
-			pa := &pass{idle: tags.NewIdle(time.Second, sweepIdleMax)}
-			pb := &pass{idle: tags.NewIdle(time.Second, sweepIdleMax)}
+			pa := &pass{idle: newIdle(time.Second, sweepIdleMax)}
+			pb := &pass{idle: newIdle(time.Second, sweepIdleMax)}
 			now := time.Now()
 			require.NoError(t, wa.run(ctx, pa, now)) // a takes q's lease: 1 s idle gap + LeaseGrace
 			_, err = a.Send(ctx, "q", []tags.OutMessage{{Body: []byte("m")}})
@@ -129,6 +130,61 @@ func TestWorker_OneReplicaSweepsAQueue(t *testing.T) {
 			setClock(clock + 5000)
 			require.NoError(t, wb.run(ctx, pb, now.Add(tags.LeaseGrace)))
 			require.EqualValues(t, 1, dead())
+		})
+	}
+}
+
+func TestIdle_UntilAndIdleGap(t *testing.T) {
+	i := newIdle(time.Second, 8*time.Second)
+	now := time.Unix(1000, 0)
+	require.Equal(t, time.Second, i.IdleGap("q"))
+	i.Done("q", now, false)
+	require.Equal(t, 2*time.Second, i.IdleGap("q"))
+	i.Until("q", now.Add(time.Minute))
+	require.False(t, i.Due("q", now.Add(59*time.Second)))
+	require.True(t, i.Due("q", now.Add(time.Minute)))
+	require.Equal(t, 2*time.Second, i.IdleGap("q"), "Until keeps the backoff")
+	i.Done("q", now, false)
+	i.Done("q", now, false)
+	i.Done("q", now, false)
+	require.Equal(t, 8*time.Second, i.IdleGap("q"))
+}
+
+// DESIGN §8: the janitor of a replica without a queue's janitor lease
+// looks at the queue again only when the lease would lapse, not every
+// interval; the holder's own passes renew it and follow its backoff.
+func TestWorker_JanitorWaitsForTheHoldersLease(t *testing.T) {
+	for name, rdb := range clients(t) {
+		t.Run(name, func(t *testing.T) {
+			ctx := context.Background()
+			prefix := "tagqtest-redrive-janitor-" + name + time.Now().Format("150405.000000")
+			t.Cleanup(func() { cleanup(rdb, prefix) })
+			a, err := tags.New(ctx, tags.Config{Client: rdb, Prefix: prefix, TestClock: true})
+			require.NoError(t, err)
+			other, err := tags.New(ctx, tags.Config{Client: rdb, Prefix: prefix, TestClock: true})
+			require.NoError(t, err)
+			_, err = a.CreateQueue(ctx, tags.QueueConfig{Name: "q"})
+			require.NoError(t, err)
+			require.NoError(t, rdb.HSet(ctx, prefix+":{q}:m", "test_clock_ms", time.Now().UnixMilli()).Err())
+			_, held, err := a.TrimQueueLeased(ctx, "q", 10*time.Minute)
+			require.NoError(t, err)
+			require.Zero(t, held)
+			lease := func() string { return rdb.HGet(ctx, prefix+":{q}:m", "lj").Val() }
+			mine := lease()
+			require.NotEmpty(t, mine)
+
+			backoff := newIdle(time.Second, janitorIdleMax)
+			before := time.Now()
+			require.NoError(t, New(Config{Store: other}).janitor(ctx, backoff))
+			require.False(t, backoff.Due("q", before.Add(9*time.Minute)), "visited again while the lease holds")
+			require.True(t, backoff.Due("q", time.Now().Add(10*time.Minute)), "not visited once the lease would lapse")
+			require.Equal(t, mine, lease(), "the other replica took nothing")
+
+			own := newIdle(time.Second, janitorIdleMax)
+			require.NoError(t, New(Config{Store: a}).janitor(ctx, own))
+			require.True(t, own.Due("q", time.Now().Add(time.Second)))
+			require.NotEqual(t, mine, lease(), "renewed for the next idle gap and LeaseGrace")
+			require.Equal(t, strings.Fields(mine)[0], strings.Fields(lease())[0], "by its holder")
 		})
 	}
 }

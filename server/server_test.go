@@ -83,7 +83,7 @@ func setupWith(t testing.TB, opt func(*Config, redis.UniversalClient)) *testBund
 	t.Cleanup(func() { _ = rdb.Close() })
 	logs := &logBuffer{}
 	log := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	store, err := tags.New(ctx, tags.Config{Client: rdb, Logger: log, JanitorInterval: -1})
+	store, err := tags.New(ctx, tags.Config{Client: rdb, Logger: log})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = store.Close() })
 	reg := prometheus.NewRegistry()

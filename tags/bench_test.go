@@ -134,7 +134,7 @@ func benchStoreWith(b *testing.B, cfg Config, queues ...string) (*Store, context
 	}
 	rdb := redis.NewClient(opt)
 	ctx := context.Background()
-	cfg.Client, cfg.Prefix, cfg.JanitorInterval = rdb, "tagqbench", -1
+	cfg.Client, cfg.Prefix = rdb, "tagqbench"
 	s, err := New(ctx, cfg)
 	if err != nil {
 		_ = rdb.Close()

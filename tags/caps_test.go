@@ -14,7 +14,7 @@ import (
 // clock, so that its sends take the fast path (plain XADDs + sendpost.lua).
 func prodStore(t *testing.T, b *bundle) *Store {
 	t.Helper()
-	s, err := New(b.ctx, Config{Client: b.rdb, Prefix: b.prefix, JanitorInterval: -1, Logger: testLogger(t)})
+	s, err := New(b.ctx, Config{Client: b.rdb, Prefix: b.prefix, Logger: testLogger(t)})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = s.Close() })
 	return s

@@ -95,7 +95,7 @@ func TestHandleKeyFile_Rotation(t *testing.T) {
 		path := filepath.Join(t.TempDir(), "keys")
 		writeKeyFile(t, path, keyA)
 		var logs logBuffer
-		s, err := New(b.ctx, Config{Client: b.rdb, Prefix: b.prefix, JanitorInterval: -1, HandleKeyFile: path, Logger: logs.logger()})
+		s, err := New(b.ctx, Config{Client: b.rdb, Prefix: b.prefix, HandleKeyFile: path, Logger: logs.logger()})
 		require.NoError(t, err)
 		defer s.Close()
 		require.Contains(t, logs.take(), "signing_key_id=A")
@@ -190,7 +190,7 @@ func TestHandleKey_RedisKeyIsNeverReplacedSilently(t *testing.T) {
 	eachBackend(t, func(t *testing.T, b *bundle) {
 		var logs1, logs2, logs3 logBuffer
 		open := func(l *logBuffer) *Store {
-			s, err := New(b.ctx, Config{Client: b.rdb, Prefix: b.prefix, JanitorInterval: -1, Logger: l.logger()})
+			s, err := New(b.ctx, Config{Client: b.rdb, Prefix: b.prefix, Logger: l.logger()})
 			require.NoError(t, err)
 			t.Cleanup(func() { _ = s.Close() })
 			return s
@@ -258,7 +258,7 @@ func TestHandleKey_RedisKeyIsNeverReplacedSilently(t *testing.T) {
 func TestHandleKey_StartedStoreWritesALostKeyBack(t *testing.T) {
 	eachBackend(t, func(t *testing.T, b *bundle) {
 		var logs logBuffer
-		s, err := New(b.ctx, Config{Client: b.rdb, Prefix: b.prefix, JanitorInterval: -1, HandleKeyCheck: 10 * time.Millisecond,
+		s, err := New(b.ctx, Config{Client: b.rdb, Prefix: b.prefix, HandleKeyCheck: 10 * time.Millisecond,
 			Logger: logs.logger()})
 		require.NoError(t, err)
 		want, err := b.rdb.Get(b.ctx, b.s.handleKeyName()).Bytes()

@@ -47,14 +47,14 @@ func TestS14_PageTokenIsOnlyOneTagqIssued(t *testing.T) {
 		require.NoError(t, err)
 		require.Empty(t, after, "no token: the first page")
 
-		replica, err := New(b.ctx, Config{Client: b.rdb, Prefix: b.prefix, JanitorInterval: -1, Logger: testLogger(t)})
+		replica, err := New(b.ctx, Config{Client: b.rdb, Prefix: b.prefix, Logger: testLogger(t)})
 		require.NoError(t, err)
 		defer replica.Close()
 		after, err = replica.PageAfter("queues?prefix=", tok)
 		require.NoError(t, err, "another tagqd on the same Redis takes it")
 		require.Equal(t, "q1", after)
 
-		other, err := New(b.ctx, Config{Client: b.rdb, Prefix: b.prefix, HandleKey: []byte("another key"), JanitorInterval: -1,
+		other, err := New(b.ctx, Config{Client: b.rdb, Prefix: b.prefix, HandleKey: []byte("another key"),
 			Logger: testLogger(t)})
 		require.NoError(t, err)
 		defer other.Close()
@@ -151,7 +151,7 @@ func TestBackendUnavailable_TextHidesTheAddress(t *testing.T) {
 	addr := m.Addr()
 	c := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1, DialerRetries: 1})
 	t.Cleanup(func() { _ = c.Close() })
-	s, err := New(context.Background(), Config{Client: c, JanitorInterval: -1, Logger: testLogger(t)})
+	s, err := New(context.Background(), Config{Client: c, Logger: testLogger(t)})
 	require.NoError(t, err)
 	defer s.Close()
 	m.Close()

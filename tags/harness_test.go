@@ -89,7 +89,7 @@ func newBundle(t *testing.T, rdb redis.UniversalClient) *bundle {
 	_, _ = rand.Read(rnd[:])
 	prefix := "tagqtest-" + hex.EncodeToString(rnd[:])
 	ctx := context.Background()
-	s, err := New(ctx, Config{Client: rdb, Prefix: prefix, JanitorInterval: -1, Logger: testLogger(t), TestClock: true})
+	s, err := New(ctx, Config{Client: rdb, Prefix: prefix, Logger: testLogger(t), TestClock: true})
 	require.NoError(t, err)
 	b := &bundle{t: t, ctx: ctx, s: s, rdb: rdb, prefix: prefix}
 	t.Cleanup(func() {

@@ -66,7 +66,7 @@ func BenchmarkRedisInstructions(b *testing.B) {
 				round = rawRound(b, ctx, rdb, prefix+":raw")
 				defer rdb.Del(ctx, prefix+":raw")
 			} else {
-				s, err := New(ctx, Config{Client: rdb, Prefix: prefix, JanitorInterval: -1, InFlightZset: mode == "zset"})
+				s, err := New(ctx, Config{Client: rdb, Prefix: prefix, InFlightZset: mode == "zset"})
 				if err != nil {
 					b.Fatal(err)
 				}

@@ -8,30 +8,6 @@ import (
 // janitorBatch is how many stream entries one janitor script call examines.
 const janitorBatch = 500
 
-// janitorIdleMax is the longest the background janitor leaves a queue
-// where it found nothing to trim: the delay before retention expiry is
-// counted, or a stalled read recovered, on a queue nobody uses.
-const janitorIdleMax = 30 * time.Second
-
-func (s *Store) janitorLoop() {
-	defer s.done.Done()
-	t := time.NewTicker(s.janitorEvery)
-	defer t.Stop()
-	idle := NewIdle(s.janitorEvery, janitorIdleMax)
-	for {
-		select {
-		case <-s.stop:
-			return
-		case <-t.C:
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		if err := s.janitorPass(ctx, idle); err != nil {
-			s.log.Warn("janitor pass failed", "err", err)
-		}
-		cancel()
-	}
-}
-
 // LeaseGrace is how much longer than its holder's next visit a lease on a
 // queue's background work lasts (DESIGN §8): one process does each
 // queue's janitor work, and sweeps it, at a time; when the holder stops,
@@ -40,39 +16,29 @@ func (s *Store) janitorLoop() {
 // interval).
 const LeaseGrace = 3 * time.Second
 
-// janitorPass trims the queues idle says are due, and notes which had
-// work. Idle queues are visited ever more rarely (up to janitorIdleMax). A
-// queue whose janitor lease another process holds is left to it until the
-// lease would lapse.
-func (s *Store) janitorPass(ctx context.Context, idle *Idle) error {
+// QueueNames lists every queue's name, in name order (what background
+// work walks: see redrive).
+func (s *Store) QueueNames(ctx context.Context) ([]string, error) {
 	names, err := s.rdb.ZRange(ctx, s.indexKey(), 0, -1).Result()
 	if err != nil {
-		return StorageError(err)
+		return nil, StorageError(err)
 	}
-	idle.Forget(names)
-	for _, q := range names {
-		now := time.Now()
-		if !idle.Due(q, now) {
-			continue
-		}
-		n, held, err := s.trimQueueLeased(ctx, q, s.owner, idle.IdleGap(q)+LeaseGrace)
-		if err != nil {
-			return err
-		}
-		if held > 0 {
-			idle.Until(q, now.Add(held))
-			continue
-		}
-		idle.Done(q, now, n > 0)
-	}
-	return nil
+	return names, nil
+}
+
+// TrimQueueLeased is the background janitor's work on queue q (see
+// RunJanitor) under q's janitor lease, taken or renewed for lease: it says
+// how many entries went, or, when another process holds the lease, how
+// long that has left (and trims nothing). redrive's worker calls it.
+func (s *Store) TrimQueueLeased(ctx context.Context, q string, lease time.Duration) (int64, time.Duration, error) {
+	return s.trimQueueLeased(ctx, q, s.owner, lease)
 }
 
 // RunJanitor makes one pass over every queue: it trims messages whose
 // retention expired (counting the unfinished ones per tag) and, unless a
 // queue retains acknowledged messages, messages every tag is done with.
-// The background janitor calls it every JanitorInterval; it is safe to run
-// on several processes at once.
+// It is safe to run on several processes at once (redrive's worker runs
+// the janitor in the background, queue by queue, with TrimQueueLeased).
 func (s *Store) RunJanitor(ctx context.Context) error {
 	names, err := s.rdb.ZRange(ctx, s.indexKey(), 0, -1).Result()
 	if err != nil {

@@ -13,7 +13,7 @@ import (
 
 func otherReplica(t *testing.T, b *bundle) *Store {
 	t.Helper()
-	s, err := New(b.ctx, Config{Client: b.rdb, Prefix: b.prefix, JanitorInterval: -1, Logger: testLogger(t), TestClock: true})
+	s, err := New(b.ctx, Config{Client: b.rdb, Prefix: b.prefix, Logger: testLogger(t), TestClock: true})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = s.Close() })
 	require.NotEqual(t, b.s.owner, s.owner)
@@ -84,34 +84,6 @@ func TestLease_JanitorWorkIsDoneByOneReplicaAndPassesOn(t *testing.T) {
 	})
 }
 
-// The background janitor of a replica without the lease looks at the
-// queue again only when the lease would lapse, not every interval.
-func TestLease_JanitorPassWaitsForTheHoldersLease(t *testing.T) {
-	eachBackend(t, func(t *testing.T, b *bundle) {
-		a, other := b.s, otherReplica(t, b)
-		b.queue("q")
-		b.advance("q", 0)
-		_, held, err := a.trimQueueLeased(b.ctx, "q", a.owner, 10*time.Minute)
-		require.NoError(t, err)
-		require.Zero(t, held)
-
-		idle := NewIdle(time.Second, 30*time.Second)
-		before := time.Now()
-		require.NoError(t, other.janitorPass(b.ctx, idle))
-		require.False(t, idle.Due("q", before.Add(9*time.Minute)), "visited again while the lease holds")
-		require.True(t, idle.Due("q", time.Now().Add(10*time.Minute)), "not visited once the lease would lapse")
-
-		// The holder's own pass renews the lease for its next idle gap
-		// and LeaseGrace, and schedules itself by its backoff.
-		own := NewIdle(time.Second, 30*time.Second)
-		require.NoError(t, a.janitorPass(b.ctx, own))
-		require.True(t, own.Due("q", time.Now().Add(time.Second)))
-		lease, err := b.rdb.HGet(b.ctx, b.s.qkeys("q").meta, "lj").Result()
-		require.NoError(t, err)
-		require.Contains(t, lease, a.owner+" ")
-	})
-}
-
 func TestLease_SweepIsDoneByOneReplicaAndPassesOn(t *testing.T) {
 	eachBackend(t, func(t *testing.T, b *bundle) {
 		a, other := b.s, otherReplica(t, b)
@@ -160,20 +132,4 @@ func TestLease_SweepIsDoneByOneReplicaAndPassesOn(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, 1, n)
 	})
-}
-
-func TestIdle_UntilAndIdleGap(t *testing.T) {
-	i := NewIdle(time.Second, 8*time.Second)
-	now := time.Unix(1000, 0)
-	require.Equal(t, time.Second, i.IdleGap("q"))
-	i.Done("q", now, false)
-	require.Equal(t, 2*time.Second, i.IdleGap("q"))
-	i.Until("q", now.Add(time.Minute))
-	require.False(t, i.Due("q", now.Add(59*time.Second)))
-	require.True(t, i.Due("q", now.Add(time.Minute)))
-	require.Equal(t, 2*time.Second, i.IdleGap("q"), "Until keeps the backoff")
-	i.Done("q", now, false)
-	i.Done("q", now, false)
-	i.Done("q", now, false)
-	require.Equal(t, 8*time.Second, i.IdleGap("q"))
 }

@@ -63,7 +63,7 @@ func TestS6_LongPollIsWokenByNack(t *testing.T) {
 func TestS6_LongPollIsWokenAcrossProcesses(t *testing.T) {
 	eachBackend(t, func(t *testing.T, b *bundle) {
 		// A second Store on the same Redis stands for another tagqd.
-		other, err := New(b.ctx, Config{Client: b.rdb, Prefix: b.prefix, JanitorInterval: -1, TestClock: true})
+		other, err := New(b.ctx, Config{Client: b.rdb, Prefix: b.prefix, TestClock: true})
 		require.NoError(t, err)
 		t.Cleanup(func() { _ = other.Close() })
 		b.queue("q")
@@ -121,7 +121,7 @@ func TestS6_ManyWaitersShareOneConnection(t *testing.T) {
 
 func TestS6_CloseReleasesWaitingReceives(t *testing.T) {
 	eachBackend(t, func(t *testing.T, b *bundle) {
-		s, err := New(b.ctx, Config{Client: b.rdb, Prefix: b.prefix, JanitorInterval: -1, TestClock: true})
+		s, err := New(b.ctx, Config{Client: b.rdb, Prefix: b.prefix, TestClock: true})
 		require.NoError(t, err)
 		b.queue("q")
 		ch := waitReceive(t, b, s, "q", "", 20)

@@ -38,7 +38,7 @@ func (f *fakeMemory) read(context.Context) ([]MemoryReading, error) {
 func TestMemoryWatchRefusesSendsNearTheLimit(t *testing.T) {
 	eachBackend(t, func(t *testing.T, b *bundle) {
 		mem := &fakeMemory{}
-		s, err := New(b.ctx, Config{Client: b.rdb, Prefix: b.prefix, JanitorInterval: -1, Logger: testLogger(t),
+		s, err := New(b.ctx, Config{Client: b.rdb, Prefix: b.prefix, Logger: testLogger(t),
 			TestClock: true, MemoryReader: mem.read, MemoryLimitBytes: 1000})
 		require.NoError(t, err)
 		t.Cleanup(func() { _ = s.Close() })
@@ -107,7 +107,7 @@ func TestMemoryWatchOffWithoutALimit(t *testing.T) {
 	eachBackend(t, func(t *testing.T, b *bundle) {
 		mem := &fakeMemory{}
 		mem.set(MemoryReading{Used: 1 << 40})
-		s, err := New(b.ctx, Config{Client: b.rdb, Prefix: b.prefix, JanitorInterval: -1, TestClock: true, MemoryReader: mem.read})
+		s, err := New(b.ctx, Config{Client: b.rdb, Prefix: b.prefix, TestClock: true, MemoryReader: mem.read})
 		require.NoError(t, err)
 		t.Cleanup(func() { _ = s.Close() })
 		require.NoError(t, s.CheckMemory(b.ctx))
@@ -116,7 +116,7 @@ func TestMemoryWatchOffWithoutALimit(t *testing.T) {
 		require.NoError(t, err)
 
 		mem.set(MemoryReading{Used: 1 << 40, Max: 1 << 30})
-		off, err := New(b.ctx, Config{Client: b.rdb, Prefix: b.prefix, JanitorInterval: -1, TestClock: true,
+		off, err := New(b.ctx, Config{Client: b.rdb, Prefix: b.prefix, TestClock: true,
 			MemoryReader: mem.read, MemoryLimitRatio: -1})
 		require.NoError(t, err)
 		t.Cleanup(func() { _ = off.Close() })
@@ -155,7 +155,7 @@ func TestMemoryWatchRefusesOnlyTheFullMasterOfACluster(t *testing.T) {
 			t.Skip("a cluster only (TAGQ_TEST_REDIS_CLUSTER)")
 		}
 		mem := &fakeMemory{}
-		s, err := New(b.ctx, Config{Client: b.rdb, Prefix: b.prefix, JanitorInterval: -1, Logger: testLogger(t),
+		s, err := New(b.ctx, Config{Client: b.rdb, Prefix: b.prefix, Logger: testLogger(t),
 			TestClock: true, MemoryReader: mem.read})
 		require.NoError(t, err)
 		t.Cleanup(func() { _ = s.Close() })
@@ -191,7 +191,7 @@ func TestMemoryWatchReadsOnItsInterval(t *testing.T) {
 		b := syncBundle(t)
 		mem := &fakeMemory{}
 		mem.set(MemoryReading{Used: 10, Max: 100})
-		s, err := New(b.ctx, Config{Client: b.rdb, Prefix: b.prefix, JanitorInterval: -1, Logger: testLogger(t),
+		s, err := New(b.ctx, Config{Client: b.rdb, Prefix: b.prefix, Logger: testLogger(t),
 			MemoryReader: mem.read, MemoryCheckInterval: 5 * time.Second})
 		require.NoError(t, err)
 		s.Start()

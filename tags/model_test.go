@@ -299,7 +299,7 @@ func runModel(t *testing.T, b *bundle, q string, seed uint64, ops int, capped bo
 func newModel(t *testing.T, b *bundle, q string, seed uint64, capped bool) *model {
 	m := &model{t: t, b: b, q: q, rnd: rand.New(rand.NewPCG(seed, 42)), byID: map[string]int{}, tags: map[string]*mTag{},
 		capped: capped, dedup: map[string]mDedup{}}
-	zs, err := New(b.ctx, Config{Client: b.rdb, Prefix: b.prefix, JanitorInterval: -1, TestClock: true, InFlightZset: true})
+	zs, err := New(b.ctx, Config{Client: b.rdb, Prefix: b.prefix, TestClock: true, InFlightZset: true})
 	require.NoError(t, err)
 	m.zs = zs
 	_, err = b.s.CreateQueue(b.ctx, QueueConfig{Name: q + "-dlq", DeadLetterQueue: true})

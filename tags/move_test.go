@@ -155,7 +155,7 @@ func TestS10_MoveIsExactlyOnceAcrossARestart(t *testing.T) {
 		_, _, err = b.s.moveBack(b.ctx, "orders-dlq", dead[0].ID, v[0].Values, dl)
 		require.NoError(t, err)
 		// Another process takes over once the lease lapses (here: none was taken).
-		other, err := New(b.ctx, Config{Client: b.rdb, Prefix: b.prefix, JanitorInterval: -1, Logger: testLogger(t), TestClock: true})
+		other, err := New(b.ctx, Config{Client: b.rdb, Prefix: b.prefix, Logger: testLogger(t), TestClock: true})
 		require.NoError(t, err)
 		defer other.Close()
 		n, err := other.RunMove(b.ctx, "orders-dlq", time.Second)

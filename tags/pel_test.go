@@ -28,7 +28,7 @@ func TestPELDeliveriesAreInFlightNotStalledReads(t *testing.T) {
 		require.Len(t, first, 2)
 		require.Equal(t, int64(2), b.pelCount("q", "default"), "in flight in the PEL")
 
-		impatient, err := New(b.ctx, Config{Client: b.rdb, Prefix: b.prefix, JanitorInterval: -1, TestClock: true,
+		impatient, err := New(b.ctx, Config{Client: b.rdb, Prefix: b.prefix, TestClock: true,
 			StalledRead: time.Nanosecond})
 		require.NoError(t, err)
 		defer impatient.Close()
@@ -77,7 +77,7 @@ func TestReceiveAfterItsReadWasRecoveredHandsOutNothing(t *testing.T) {
 		fresh, epoch, _, err = b.s.readNew(b.ctx, k, "default", 1)
 		require.NoError(t, err)
 		require.Len(t, fresh, 1)
-		impatient, err := New(b.ctx, Config{Client: b.rdb, Prefix: b.prefix, JanitorInterval: -1, TestClock: true,
+		impatient, err := New(b.ctx, Config{Client: b.rdb, Prefix: b.prefix, TestClock: true,
 			StalledRead: time.Nanosecond})
 		require.NoError(t, err)
 		defer impatient.Close()

@@ -130,7 +130,7 @@ func TestReadQuotaPerTag(t *testing.T) {
 // in Redis, so together they store and hand out exactly the quota.
 func TestQuotaIsSharedExactlyAcrossReplicas(t *testing.T) {
 	eachBackend(t, func(t *testing.T, b *bundle) {
-		other, err := New(b.ctx, Config{Client: b.rdb, Prefix: b.prefix, JanitorInterval: -1, Logger: testLogger(t), TestClock: true})
+		other, err := New(b.ctx, Config{Client: b.rdb, Prefix: b.prefix, Logger: testLogger(t), TestClock: true})
 		require.NoError(t, err)
 		t.Cleanup(func() { _ = other.Close() })
 		b.queue("q", func(c *QueueConfig) {

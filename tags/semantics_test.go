@@ -170,7 +170,7 @@ func TestReceiveReadAbandonedBetweenStepsIsRecovered(t *testing.T) {
 		require.Empty(t, b.receive("q", "default", 10), "not yet recovered: the read may still finish")
 
 		// Once stalled long enough (here: at once), the janitor recovers them.
-		impatient, err := New(b.ctx, Config{Client: b.rdb, Prefix: b.prefix, JanitorInterval: -1, TestClock: true,
+		impatient, err := New(b.ctx, Config{Client: b.rdb, Prefix: b.prefix, TestClock: true,
 			StalledRead: time.Nanosecond})
 		require.NoError(t, err)
 		defer impatient.Close()

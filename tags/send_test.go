@@ -21,7 +21,7 @@ import (
 func TestSendFastPathFollowsTheQueueItIsSentTo(t *testing.T) {
 	eachBackend(t, func(t *testing.T, b *bundle) {
 		prod := func() *Store {
-			s, err := New(b.ctx, Config{Client: b.rdb, Prefix: b.prefix, JanitorInterval: -1, Logger: testLogger(t)})
+			s, err := New(b.ctx, Config{Client: b.rdb, Prefix: b.prefix, Logger: testLogger(t)})
 			require.NoError(t, err)
 			t.Cleanup(func() { _ = s.Close() })
 			return s
@@ -74,7 +74,7 @@ func TestSendFastPathFollowsTheQueueItIsSentTo(t *testing.T) {
 // is stored once, under its own id, and counted on its own queue.
 func TestSendFastPathConcurrentBatchesAcrossQueues(t *testing.T) {
 	eachBackend(t, func(t *testing.T, b *bundle) {
-		s, err := New(b.ctx, Config{Client: b.rdb, Prefix: b.prefix, JanitorInterval: -1, Logger: testLogger(t)})
+		s, err := New(b.ctx, Config{Client: b.rdb, Prefix: b.prefix, Logger: testLogger(t)})
 		require.NoError(t, err)
 		defer s.Close()
 		queues := []string{"qa", "qb", "qc"}

@@ -24,10 +24,6 @@ type Config struct {
 	Prefix string
 	// Logger. Default slog.Default().
 	Logger *slog.Logger
-	// JanitorInterval is how often retention and fully-acknowledged
-	// messages are trimmed. Default 1s; negative disables the janitor
-	// (tests call RunJanitor).
-	JanitorInterval time.Duration
 	// TestClock makes the scripts read a queue's test_clock_ms (set by
 	// tests on its meta hash) instead of Redis TIME, so tests drive time on
 	// a real Redis. For tests only: it costs a read per script call.
@@ -111,7 +107,6 @@ type Store struct {
 	moveStarts atomic.Int64
 
 	mem          *memWatch // nil: no memory watch
-	janitorEvery time.Duration
 	stalledRead  time.Duration
 	zsetInFlight bool
 	stopOnce     sync.Once
@@ -130,7 +125,6 @@ func New(ctx context.Context, cfg Config) (*Store, error) {
 		blocking:     cfg.Blocking,
 		prefix:       cfg.Prefix,
 		log:          cfg.Logger,
-		janitorEvery: cfg.JanitorInterval,
 		stalledRead:  cfg.StalledRead,
 		zsetInFlight: cfg.InFlightZset,
 		stop:         make(chan struct{}),
@@ -148,9 +142,6 @@ func New(ctx context.Context, cfg Config) (*Store, error) {
 	if s.stalledRead <= 0 {
 		s.stalledRead = 30 * time.Second
 	}
-	if s.janitorEvery == 0 {
-		s.janitorEvery = time.Second
-	}
 	if err := s.configureMemWatch(cfg); err != nil {
 		return nil, err
 	}
@@ -164,8 +155,9 @@ func New(ctx context.Context, cfg Config) (*Store, error) {
 	return s, nil
 }
 
-// Start runs the background janitor, the watch on the receipt-handle keys
-// and the memory watch. Safe to call once.
+// Start runs the watch on the receipt-handle keys and the memory watch.
+// (The janitor, sweeper, relay and moves are scheduled by redrive's
+// worker.) Safe to call once.
 func (s *Store) Start() {
 	if (s.keys.file != "" || s.keys.redis) && s.keys.every > 0 {
 		s.done.Add(1)
@@ -175,15 +167,10 @@ func (s *Store) Start() {
 		s.done.Add(1)
 		go s.memLoop()
 	}
-	if s.janitorEvery < 0 {
-		return
-	}
-	s.done.Add(1)
-	go s.janitorLoop()
 }
 
 // Close wakes every waiting receive (they return empty) and stops the
-// janitor. Long-poll watchers end within a few seconds, or at once when the
+// watches Start began. Long-poll watchers end within a few seconds, or at once when the
 // caller then closes the Redis clients, which Close does not do. Safe to
 // call more than once.
 func (s *Store) Close() error {

@@ -201,7 +201,7 @@ func TestS13_StalledReadsRecoverIntoTheirTopic(t *testing.T) {
 		got, _, _, err := b.s.readNew(b.ctx, b.s.qkeys("q"), "default", 10) // a read whose script never runs
 		require.NoError(t, err)
 		require.Len(t, got, 2)
-		impatient, err := New(b.ctx, Config{Client: b.rdb, Prefix: b.prefix, JanitorInterval: -1, TestClock: true,
+		impatient, err := New(b.ctx, Config{Client: b.rdb, Prefix: b.prefix, TestClock: true,
 			StalledRead: time.Nanosecond})
 		require.NoError(t, err)
 		defer impatient.Close()

@@ -62,7 +62,7 @@ func harness(open func(t *testing.T) redis.UniversalClient) tagstest.Harness {
 		_, _ = rand.Read(rnd[:])
 		prefix := "tagqconf-" + hex.EncodeToString(rnd[:])
 		ctx := context.Background()
-		s, err := tags.New(ctx, tags.Config{Client: rdb, Prefix: prefix, JanitorInterval: -1, TestClock: true,
+		s, err := tags.New(ctx, tags.Config{Client: rdb, Prefix: prefix, TestClock: true,
 			Logger: slog.New(slog.DiscardHandler)})
 		require.NoError(t, err)
 		t.Cleanup(func() {

@@ -1,14 +1,14 @@
-package tags
+package redrive
 
 import (
 	"sync"
 	"time"
 )
 
-// Idle backs off background work on queues where it finds nothing to do,
+// idle backs off background work on queues where it finds nothing to do,
 // so idle queues cost next to nothing while busy ones are visited every
 // interval. Safe for concurrent use.
-type Idle struct {
+type idle struct {
 	min, max time.Duration
 	mu       sync.Mutex
 	next     map[string]idleState
@@ -19,13 +19,13 @@ type idleState struct {
 	gap time.Duration
 }
 
-// NewIdle makes an Idle whose waits double from min to max.
-func NewIdle(min, max time.Duration) *Idle {
-	return &Idle{min: min, max: max, next: map[string]idleState{}}
+// newIdle makes an idle whose waits double from min to max.
+func newIdle(min, max time.Duration) *idle {
+	return &idle{min: min, max: max, next: map[string]idleState{}}
 }
 
 // Due says whether queue q should be visited at now.
-func (b *Idle) Due(q string, now time.Time) bool {
+func (b *idle) Due(q string, now time.Time) bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	st, ok := b.next[q]
@@ -33,7 +33,7 @@ func (b *Idle) Due(q string, now time.Time) bool {
 }
 
 // Done records a visit of q at now: busy (it did work) or not.
-func (b *Idle) Done(q string, now time.Time, busy bool) {
+func (b *idle) Done(q string, now time.Time, busy bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	st := b.next[q]
@@ -48,7 +48,7 @@ func (b *Idle) Done(q string, now time.Time, busy bool) {
 
 // IdleGap is the wait Done(q, _, false) would set: how long q may go
 // unvisited if this visit finds nothing to do.
-func (b *Idle) IdleGap(q string) time.Duration {
+func (b *idle) IdleGap(q string) time.Duration {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	st := b.next[q]
@@ -60,7 +60,7 @@ func (b *Idle) IdleGap(q string) time.Duration {
 
 // Until sets q's next visit at t (another process's lease on q's work
 // runs until then), keeping its backoff as it was.
-func (b *Idle) Until(q string, t time.Time) {
+func (b *idle) Until(q string, t time.Time) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	st := b.next[q]
@@ -72,7 +72,7 @@ func (b *Idle) Until(q string, t time.Time) {
 }
 
 // Forget drops what is known of queues not in keep (deleted ones).
-func (b *Idle) Forget(keep []string) {
+func (b *idle) Forget(keep []string) {
 	in := make(map[string]bool, len(keep))
 	for _, q := range keep {
 		in[q] = true
