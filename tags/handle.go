@@ -2,6 +2,7 @@ package tags
 
 import (
 	"github.com/tagq/tagq/tags/receipt"
+	"github.com/tagq/tagq/tags/streamid"
 )
 
 // Receipt handles are made and checked by package receipt (the layout and
@@ -24,11 +25,12 @@ func (s *Store) parseHandle(queue, raw, field string) (receipt.Handle, *Error) {
 	return h, nil
 }
 
-// parseID and formatID are stream ids "ms-seq" as numbers and back
-// (receipt.ParseID, receipt.FormatID).
-func parseID(id string) (ms, seq uint64, ok bool) { return receipt.ParseID(id) }
+// parseID, formatID and idAfter are package streamid's, short.
+func parseID(id string) (ms, seq uint64, ok bool) { return streamid.Parse(id) }
 
-func formatID(ms, seq uint64) string { return receipt.FormatID(ms, seq) }
+func formatID(ms, seq uint64) string { return streamid.Format(ms, seq) }
+
+func idAfter(a, b string) bool { return streamid.After(a, b) }
 
 // handleBatch is a batch of receipt handles, checked and grouped by tag.
 type handleBatch struct {

@@ -498,13 +498,6 @@ func nextStreamID(id string) string {
 	return formatID(ms, seq+1)
 }
 
-// idAfter: a > b as stream ids.
-func idAfter(a, b string) bool {
-	am, as, _ := parseID(a)
-	bm, bs, _ := parseID(b)
-	return am > bm || (am == bm && as > bs)
-}
-
 func newTaskID() string {
 	var b [8]byte
 	_, _ = rand.Read(b[:])

@@ -5,6 +5,8 @@ import (
 	"encoding/base64"
 	"strings"
 	"testing"
+
+	"github.com/tagq/tagq/tags/streamid"
 )
 
 // Fuzz targets (go test -run='^$' -fuzz='^FuzzX$' -fuzztime=15s ./tags/receipt;
@@ -22,7 +24,7 @@ func fuzzRing() (*Codec, []byte) {
 // canonical is the handle the codec would issue for h with key k, in the
 // version of raw: what an accepted handle must be, byte for byte.
 func canonical(raw []byte, k Key, h Handle) []byte {
-	ms, seq, _ := ParseID(h.ID)
+	ms, seq, _ := streamid.Parse(h.ID)
 	b := []byte{raw[0]}
 	if raw[0] == version {
 		b = append(b, byte(len(k.ID)))
@@ -65,7 +67,7 @@ func FuzzHandleDecode(f *testing.F) {
 		if h.Gen < 1 || h.Gen > 1<<31 {
 			t.Fatalf("accepted %q with generation %d", s, h.Gen)
 		}
-		if ms, _, ok := ParseID(h.ID); !ok || ms > 1<<53 {
+		if ms, _, ok := streamid.Parse(h.ID); !ok || ms > 1<<53 {
 			t.Fatalf("accepted %q with id %q", s, h.ID)
 		}
 		candidates := append(append([]Key{}, c.Current()...), Key{ID: FingerprintID(legacy), Key: legacy})
@@ -95,7 +97,7 @@ func FuzzHandleRoundTrip(f *testing.F) {
 		if gen == 0 || gen > 1<<31 || ms > 1<<53 {
 			t.Skip("not a handle the engine issues")
 		}
-		h := Handle{Queue: queue, Tag: tag, ID: FormatID(ms, seq), Gen: int(gen), FirstMs: int64(ms) + firstDelta}
+		h := Handle{Queue: queue, Tag: tag, ID: streamid.Format(ms, seq), Gen: int(gen), FirstMs: int64(ms) + firstDelta}
 		s := c.Encode(h)
 		got, err := c.Decode(s)
 		if err != nil || got != h {

@@ -10,8 +10,8 @@ import (
 	"encoding/base64"
 	"encoding/binary"
 	"errors"
-	"strconv"
-	"strings"
+
+	"github.com/tagq/tagq/tags/streamid"
 )
 
 // A receipt handle names queue, tag, message and receive generation (the
@@ -54,7 +54,7 @@ var strictBase64 = base64.RawURLEncoding.Strict()
 func (c *Codec) Encode(h Handle) string {
 	ring := c.ring.Load()
 	k := ring.keys[0]
-	ms, seq, _ := ParseID(h.ID)
+	ms, seq, _ := streamid.Parse(h.ID)
 	// Room for the header, the varints and the whole SHA-256 that k.sign
 	// appends before cutting it to the MAC: one allocation.
 	b := make([]byte, 0, 2+len(k.id)+4*binary.MaxVarintLen64+2*binary.MaxVarintLen32+len(h.Queue)+len(h.Tag)+sha256.Size)
@@ -138,21 +138,5 @@ func (c *Codec) Decode(s string) (Handle, error) {
 	if !(ok1 && ok2 && ok3 && ok4 && ok5) || len(r) != 0 || gen == 0 || gen > 1<<31 || ms > 1<<53 {
 		return h, ErrMalformed
 	}
-	return Handle{Queue: q, Tag: t, ID: FormatID(ms, seq), Gen: int(gen), FirstMs: int64(ms) + d}, nil
-}
-
-// ParseID splits a stream id "ms-seq" (what a handle holds as two numbers).
-func ParseID(id string) (ms, seq uint64, ok bool) {
-	a, b, found := strings.Cut(id, "-")
-	if !found {
-		return 0, 0, false
-	}
-	ms, err1 := strconv.ParseUint(a, 10, 64)
-	seq, err2 := strconv.ParseUint(b, 10, 64)
-	return ms, seq, err1 == nil && err2 == nil
-}
-
-// FormatID is the stream id "ms-seq".
-func FormatID(ms, seq uint64) string {
-	return strconv.FormatUint(ms, 10) + "-" + strconv.FormatUint(seq, 10)
+	return Handle{Queue: q, Tag: t, ID: streamid.Format(ms, seq), Gen: int(gen), FirstMs: int64(ms) + d}, nil
 }

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+	"github.com/tagq/tagq/tags/streamid"
 )
 
 func TestHandleCodec_RoundTripAndTamper(t *testing.T) {
@@ -39,7 +40,7 @@ func TestHandleCodec_Concurrent(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for i := range 200 {
-				h := Handle{Queue: "q", Tag: "t", ID: FormatID(uint64(1000+i), uint64(g)), Gen: i + 1, FirstMs: int64(2000 + i)}
+				h := Handle{Queue: "q", Tag: "t", ID: streamid.Format(uint64(1000+i), uint64(g)), Gen: i + 1, FirstMs: int64(2000 + i)}
 				got, err := c.Decode(c.Encode(h))
 				if err != nil || got != h {
 					t.Errorf("round trip %v: %v, %v", h, got, err)

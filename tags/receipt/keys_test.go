@@ -6,12 +6,13 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+	"github.com/tagq/tagq/tags/streamid"
 )
 
 // legacyHandle is a handle as tagq made it before key ids (version 2):
 // the same fields without the key id, signed with key.
 func legacyHandle(key []byte, h Handle) string {
-	ms, seq, _ := ParseID(h.ID)
+	ms, seq, _ := streamid.Parse(h.ID)
 	b := appendFields([]byte{versionNoKeyID}, h, ms, seq)
 	b = newRingKey(Key{Key: key}).sign(b)
 	return base64.RawURLEncoding.EncodeToString(b)
