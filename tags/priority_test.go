@@ -327,6 +327,24 @@ func TestPriority_PlainDLQAndHeldDeadLettersMovedOut(t *testing.T) {
 	})
 }
 
+// Held messages are available, and the oldest of them is the tag's
+// oldest available.
+func TestPriority_HeldAreAvailableAndAged(t *testing.T) {
+	eachBackend(t, func(t *testing.T, b *bundle) {
+		b.queue("q", priorityQueue)
+		b.advance("q", 0)
+		b.sendPrio("q", 9, "old9", 3, "old3")
+		b.advance("q", 5*time.Second)
+		b.sendPrio("q", 1, "new1")
+		require.Equal(t, []string{"new1"}, bodies(b.receive("q", "", 1)))
+		b.advance("q", 5*time.Second)
+		tg, err := b.s.GetTag(b.ctx, "q", "default")
+		require.NoError(t, err)
+		require.Equal(t, int64(2), tg.State.Available)
+		require.Equal(t, 10*time.Second, tg.State.OldestAvailableAge)
+	})
+}
+
 // A delayed message parks until due, then joins its priority's list.
 func TestPriority_DelayedJoinTheirListWhenDue(t *testing.T) {
 	eachBackend(t, func(t *testing.T, b *bundle) {
