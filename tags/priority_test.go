@@ -529,3 +529,20 @@ func TestPriority_ConcurrentReceivers(t *testing.T) {
 		requireNoPrioKeys(t, b, "q", "default")
 	})
 }
+
+// A count out of step with its list (it cannot be made so but by hand) is
+// set right by the next receive, which hands out what the lists hold.
+func TestPriority_CountOutOfStepIsSetRight(t *testing.T) {
+	eachBackend(t, func(t *testing.T, b *bundle) {
+		b.queue("q", priorityQueue)
+		b.sendPrio("q", 3, "a", 5, "b", 5, "c")
+		require.Equal(t, []string{"a"}, bodies(b.receive("q", "", 1)))
+		n := b.s.qkeys("q").tag("default").state
+		require.NoError(t, b.rdb.HSet(b.ctx, n, "pq:3", 4, "pq:5", 7).Err())
+		require.Equal(t, []string{"b", "c"}, bodies(b.receive("q", "", 10)))
+		requireNoPrioKeys(t, b, "q", "default")
+		b.sendPrio("q", 4, "d")
+		require.Equal(t, []string{"d"}, bodies(b.receive("q", "", 10)))
+		require.Equal(t, TagState{InFlight: 4, ReceivedTotal: 4}, b.state("q", "default"))
+	})
+}

@@ -455,10 +455,10 @@ if pq then
           redis.call('HINCRBY', KEYS[3], 'xb', 1) -- gone unread (counters stay exact)
         end
       else
-        -- The count was out of step with the list: set it right.
+        -- The count was out of step with the (empty) list: set it right.
         total = total - c[p]
-        c[p] = 0
-        redis.call('HSET', KEYS[3], 'pq:' .. p, redis.call('LLEN', k.pl .. p))
+        c[p], taken[p] = 0, nil
+        redis.call('HDEL', KEYS[3], 'pq:' .. p)
       end
     end
     for p, t in pairs(taken) do
