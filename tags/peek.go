@@ -114,14 +114,15 @@ func (s *Store) PeekPage(ctx context.Context, queue, tag string, max int, from s
 	return msgs, next, nil
 }
 
-// peekPosition parses a PeekPage position: "v<offset>" or "p<offset>" (into
-// due redeliveries, or due early-read delayed messages), "s<stream id>"
+// peekPosition parses a PeekPage position: "v<offset>", "p<offset>" or
+// "h<offset>" (into due redeliveries, due early-read delayed messages, or
+// a priority queue's held messages), "s<stream id>"
 // (stream entries past it) or "s" (past the tag's cursor).
 func peekPosition(pos string) (part, where string, err error) {
 	bad := invalid(ReasonInvalidArgumentRange, "page_token", "page_token is not one tagq issued for this listing")
 	part, where = pos[:1], pos[1:]
 	switch part {
-	case "v", "p":
+	case "v", "p", "h":
 		if n, err := strconv.Atoi(where); err != nil || n < 0 || strconv.Itoa(n) != where {
 			return "", "", bad
 		}

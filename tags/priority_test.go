@@ -546,3 +546,33 @@ func TestPriority_CountOutOfStepIsSetRight(t *testing.T) {
 		require.Equal(t, TagState{InFlight: 4, ReceivedTotal: 4}, b.state("q", "default"))
 	})
 }
+
+// Peek lists a priority queue's held messages (by priority, FIFO within
+// one) after redeliveries and before what the tag has yet to read, in
+// pages.
+func TestPriority_PeekListsHeldMessages(t *testing.T) {
+	eachBackend(t, func(t *testing.T, b *bundle) {
+		b.queue("q", priorityQueue)
+		b.sendPrio("q", 9, "a9", 2, "b2", 0, "c8", 2, "d2", 1, "e1")
+		first := b.receive("q", "", 1)
+		require.Equal(t, []string{"e1"}, bodies(first))
+		nack(t, b, "q", first[0].ReceiptHandle)
+		b.sendPrio("q", 1, "unread")
+		var pages [][]string
+		from := ""
+		for range 10 {
+			msgs, next, err := b.s.PeekPage(b.ctx, "q", "", 2, from)
+			require.NoError(t, err)
+			pages = append(pages, bodies(msgs))
+			if next == "" {
+				break
+			}
+			from = next
+		}
+		require.Equal(t, [][]string{{"e1", "b2"}, {"d2", "c8"}, {"a9", "unread"}}, pages)
+		all, err := b.s.PeekNext(b.ctx, "q", "", 10)
+		require.NoError(t, err)
+		require.Equal(t, []int32{1, 2, 2, 8, 9, 1}, prios(all))
+		require.Equal(t, TagState{Available: 6, ReceivedTotal: 1}, b.state("q", "default"), "peek changes nothing")
+	})
+}
