@@ -576,3 +576,26 @@ func TestPriority_PeekListsHeldMessages(t *testing.T) {
 		require.Equal(t, TagState{Available: 6, ReceivedTotal: 1}, b.state("q", "default"), "peek changes nothing")
 	})
 }
+
+// A consume stream's reader follows the same order, and waits for news
+// only once the tag's lists are empty.
+func TestPriority_ReaderFollowsTheOrder(t *testing.T) {
+	eachBackend(t, func(t *testing.T, b *bundle) {
+		b.queue("q", priorityQueue)
+		b.sendPrio("q", 7, "g7", 3, "c3", 3, "c3b", 12, "l12", 1, "a1")
+		r, err := b.s.NewReader(b.ctx, "q", "", nil)
+		require.NoError(t, err)
+		defer r.Close()
+		var got []string
+		for range 3 {
+			msgs, err := r.Receive(b.ctx, 2)
+			require.NoError(t, err)
+			got = append(got, bodies(msgs)...)
+		}
+		require.Equal(t, []string{"a1", "c3", "c3b", "g7", "l12"}, got)
+		b.sendPrio("q", 16, "p16", 2, "p2")
+		msgs, err := r.Receive(b.ctx, 10)
+		require.NoError(t, err)
+		require.Equal(t, []string{"p2", "p16"}, bodies(msgs))
+	})
+}
