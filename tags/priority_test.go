@@ -3,6 +3,7 @@ package tags
 import (
 	"fmt"
 	"math/rand/v2"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -597,5 +598,28 @@ func TestPriority_ReaderFollowsTheOrder(t *testing.T) {
 		msgs, err := r.Receive(b.ctx, 10)
 		require.NoError(t, err)
 		require.Equal(t, []string{"p2", "p16"}, bodies(msgs))
+	})
+}
+
+// A receive reads what is new in chunks, and stops after the chunk that
+// takes the bodies read past 4 MiB (they pass through Lua): a message
+// beyond waits for the next receive's read.
+func TestPriority_ReadIsBoundedByBytes(t *testing.T) {
+	eachBackend(t, func(t *testing.T, b *bundle) {
+		b.queue("q", priorityQueue)
+		body := strings.Repeat("x", 50<<10)
+		for range 2 {
+			var pairs []any
+			for range 75 {
+				pairs = append(pairs, 16, body)
+			}
+			b.sendPrio("q", pairs...)
+		}
+		b.sendPrio("q", 1, "urgent")
+		got := b.receive("q", "", 1)
+		require.Equal(t, []int32{16}, prios(got), "150 x 50 KiB: the first chunk of 100 passes 4 MiB")
+		got = b.receive("q", "", 1)
+		require.Equal(t, []string{"urgent"}, bodies(got))
+		require.Equal(t, TagState{Available: 149, InFlight: 2, ReceivedTotal: 2}, b.state("q", "default"))
 	})
 }

@@ -269,7 +269,8 @@ end
 -- w:<second> (the janitor keeps their entries) but not in con (available,
 -- not yet handed out), as topic queues' held ids. Its tags run in zset
 -- mode and read new entries inside the receive script (up to PRIOREAD a
--- call), so a new high-priority message passes held ones.
+-- call, fewer past PRIOBYTES: receive.lua), so a new high-priority
+-- message passes held ones.
 local PRIODEF = 8
 local PRIOMAX = 16
 local PRIOOLD = 10

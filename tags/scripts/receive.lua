@@ -49,7 +49,8 @@
 -- TOPICREAD entries a call.
 -- Priority queues (keys in lib.lua): always zset mode too (PEL mode asked
 -- for: PRIORITY_QUEUE, nothing done). New entries are read here (N = -1),
--- up to PRIOREAD a call whatever max, into the tag's per-priority lists;
+-- whatever max, up to PRIOREAD a call (fewer when their bodies pass
+-- PRIOBYTES), into the tag's per-priority lists;
 -- a due parked message joins its list. After due redeliveries, the call
 -- hands out from the lists: highest priority first, FIFO within one,
 -- except that every PRIOOLD-th message the tag hands out from them (n's
@@ -98,7 +99,9 @@ local function topichold(tp, id)
 end
 -- Priority queues: ids to hold, per priority, in order (written by
 -- prflush), and the fields of entries read here (no second read).
-local PRIOREAD = 1000 -- new entries a priority queue's read here takes in one call
+local PRIOREAD = 1000 -- new entries a priority queue's read here takes in one call, at most
+local PRIOCHUNK = 100 -- read in chunks of this many
+local PRIOBYTES = 4194304 -- and stops after a chunk that takes the bytes read to this
 local prbuf, seen = {}, {}
 local function prhold(id, fields)
   if not fields then fields = entry(KEYS[2], id) end
@@ -304,7 +307,30 @@ local function admitted(id, due, fields, tp)
   end
   return true
 end
-if nnew < 0 then
+if nnew < 0 and pq then
+  -- A priority queue: everything new goes to the lists first, so what is
+  -- handed out below is the highest priority the tag holds; in chunks, up
+  -- to PRIOREAD entries or PRIOBYTES of bodies and attributes a call (the
+  -- bodies pass through Lua: a bound on the memory one call takes).
+  if #out < max then
+    local nread, bytes = 0, 0
+    while true do
+      local r = redis.call('XREADGROUP', 'GROUP', tag, 'c', 'COUNT', PRIOCHUNK, 'NOACK', 'STREAMS', KEYS[2], '>')
+      local entries = (r and r[1] and r[1][2]) or {}
+      for _, e in ipairs(entries) do
+        local f = fieldmap(e[2])
+        bytes = bytes + #(f['b'] or '') + #(f['a'] or '')
+        if fortag(tag, flt, f) then admitted(e[1], f['d'], e[2], nil) end
+      end
+      nread = nread + #entries
+      if #entries < PRIOCHUNK then break end
+      if nread >= PRIOREAD or bytes >= PRIOBYTES then
+        inmore = 1 -- more may wait: the caller reads again
+        break
+      end
+    end
+  end
+elseif nnew < 0 then
   -- Small reads (the caller's choice: one round trip matters more than
   -- the bodies' cost in Lua when few messages come at a time): read here.
   -- A topic queue's read goes on while what it reads is held behind
@@ -314,11 +340,6 @@ if nnew < 0 then
   local want = max - #out
   local budget = want
   if tq then budget = math.max(want, TOPICREAD) end
-  if pq and want > 0 then
-    -- Everything new goes to the lists first (PRIOREAD at most), so what
-    -- is handed out below is the highest priority the tag holds.
-    want, budget = PRIOREAD, 0
-  end
   while want > 0 do
     local r
     if pelmode then
