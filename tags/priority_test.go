@@ -463,24 +463,66 @@ func TestPriority_StalledReadsRecoverIntoTheirList(t *testing.T) {
 	})
 }
 
+// prioOrder is the order in which a tag hands out messages of these
+// priorities (0: the default), all read at once: by the rule.
+func prioOrder(prios []int32) []int {
+	lists := make([][]int, MaxPriority+1)
+	for i, p := range prios {
+		if p == 0 {
+			p = DefaultPriority
+		}
+		lists[p] = append(lists[p], i)
+	}
+	var out []int
+	for pk := 1; len(out) < len(prios); pk++ {
+		best := 0
+		for p := 1; p <= MaxPriority; p++ {
+			if len(lists[p]) == 0 {
+				continue
+			}
+			if best == 0 {
+				best = p
+				if pk%PriorityOldestEvery != 0 {
+					break
+				}
+			} else if lists[p][0] < lists[best][0] {
+				best = p
+			}
+		}
+		out = append(out, lists[best][0])
+		lists[best] = lists[best][1:]
+	}
+	return out
+}
+
 // Concurrent receivers on one tag: every message once, none lost, and
-// each receive's batch in priority order.
+// the receives together follow the rule: each one's batch is the next
+// run of the one order a single receiver would see.
 func TestPriority_ConcurrentReceivers(t *testing.T) {
 	eachBackend(t, func(t *testing.T, b *bundle) {
 		b.queue("q", priorityQueue)
 		const total = 300
 		rng := rand.New(rand.NewPCG(1, 2))
 		var msgs []OutMessage
+		var ps []int32
 		for i := range total {
-			msgs = append(msgs, OutMessage{Priority: int32(rng.IntN(17)), Body: []byte(fmt.Sprint(i))})
+			p := int32(rng.IntN(17))
+			ps = append(ps, p)
+			msgs = append(msgs, OutMessage{Priority: p, Body: []byte(fmt.Sprint(i))})
 		}
 		for len(msgs) > 0 {
 			n := min(len(msgs), MaxBatchEntries)
 			b.sendMsgs("q", msgs[:n]...)
 			msgs = msgs[n:]
 		}
+		order := prioOrder(ps)
+		pos := make(map[string]int, total) // body -> place in order
+		for k, i := range order {
+			pos[fmt.Sprint(i)] = k
+		}
 		var mu sync.Mutex
 		seen := map[string]bool{}
+		var batches [][]int
 		var wg sync.WaitGroup
 		errc := make(chan error, 4)
 		for range 4 {
@@ -501,6 +543,13 @@ func TestPriority_ConcurrentReceivers(t *testing.T) {
 							return
 						}
 						seen[m.ID] = true
+					}
+					if len(ms) > 0 {
+						places := make([]int, len(ms))
+						for i, m := range ms {
+							places[i] = pos[string(m.Body)]
+						}
+						batches = append(batches, places)
 					}
 					done := len(seen) == total
 					mu.Unlock()
@@ -526,6 +575,11 @@ func TestPriority_ConcurrentReceivers(t *testing.T) {
 			require.NoError(t, err)
 		}
 		require.Len(t, seen, total)
+		for _, places := range batches {
+			for i := range places {
+				require.Equal(t, places[0]+i, places[i], "a batch is a run of the order: %v", places)
+			}
+		}
 		require.Equal(t, TagState{ReceivedTotal: total, DeletedTotal: total}, b.state("q", "default"))
 		requireNoPrioKeys(t, b, "q", "default")
 	})
