@@ -28,6 +28,7 @@ func toQueue(q *tags.Queue) *tagqv1.Queue {
 		MaxMessageBytes:          i32p(q.MaxMessageBytes),
 		DeadLetterQueue:          q.DeadLetterQueue,
 		TopicQueue:               q.TopicQueue,
+		PriorityQueue:            q.PriorityQueue,
 		RetainAckedMessages:      q.RetainAckedMessages,
 		UserAttributes:           q.UserAttributes,
 		DefaultTagName:           q.DefaultTagName,
@@ -174,6 +175,7 @@ func toMessage(m tags.Message) *tagqv1.Message {
 		FirstReceiveTime: ts(m.FirstReceiveTime),
 		MoveCount:        int32(m.MoveCount),
 		Topic:            m.Topic,
+		Priority:         m.Priority,
 	}
 	if d := m.DeadLetter; d != nil {
 		out.DeadLetter = &tagqv1.DeadLetter{

@@ -82,7 +82,8 @@ func toBatchError(i int, id string, err error) *tagqv1.BatchResultError {
 func (s *messageService) SendMessage(ctx context.Context, req *tagqv1.SendMessageRequest) (*tagqv1.SendMessageResponse, error) {
 	res, err := s.store.Send(ctx, req.GetQueue(), []tags.OutMessage{{
 		Body: req.GetBody(), Attributes: fromAttrs(req.GetAttributes()), DelaySeconds: req.DelaySeconds,
-		DeduplicationID: req.DeduplicationId, Topic: req.GetTopic()}})
+		DeduplicationID: req.DeduplicationId, Topic: req.GetTopic(),
+		Priority: req.GetPriority()}})
 	if err != nil {
 		return nil, err
 	}
@@ -103,7 +104,7 @@ func (s *messageService) sendBatch(ctx context.Context, queue string, entries []
 	for i, e := range entries {
 		ids[i] = e.GetId()
 		msgs[i] = tags.OutMessage{Body: e.GetBody(), Attributes: fromAttrs(e.GetAttributes()), DelaySeconds: e.DelaySeconds,
-			DeduplicationID: e.DeduplicationId, Topic: e.GetTopic()}
+			DeduplicationID: e.DeduplicationId, Topic: e.GetTopic(), Priority: e.GetPriority()}
 	}
 	if err := checkBatch(ids); err != nil {
 		return nil, err

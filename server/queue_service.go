@@ -28,6 +28,7 @@ func (s *queueService) CreateQueue(ctx context.Context, req *tagqv1.CreateQueueR
 		MaxMessageBytes:          q.MaxMessageBytes,
 		DeadLetterQueue:          q.GetDeadLetterQueue(),
 		TopicQueue:               q.GetTopicQueue(),
+		PriorityQueue:            q.GetPriorityQueue(),
 		RetainAckedMessages:      q.GetRetainAckedMessages(),
 		UserAttributes:           q.GetUserAttributes(),
 		DefaultTagName:           q.GetDefaultTagName(),
@@ -114,7 +115,7 @@ var updateDefaults = map[string]int32{
 }
 
 var immutableQueueFields = map[string]bool{"name": true, "dead_letter_queue": true, "topic_queue": true,
-	"default_tag_name": true, "create_time": true, "update_time": true, "state": true, "source_queues": true}
+	"priority_queue": true, "default_tag_name": true, "create_time": true, "update_time": true, "state": true, "source_queues": true}
 
 func (s *queueService) UpdateQueue(ctx context.Context, req *tagqv1.UpdateQueueRequest) (*tagqv1.UpdateQueueResponse, error) {
 	q := req.GetQueue()

@@ -232,7 +232,8 @@ func (s *Store) dlqAddCall(outboxID string, v map[string]any) (scriptCall, strin
 	key := fmt.Sprintf("%s/%s/%s/%s/%s", str("sq"), str("st"), str("id"), str("rc"), outboxID)
 	dk := s.qkeys(dlq)
 	return scriptCall{keys: []string{dk.meta, dk.stream, dk.dedupe, dk.filters, dk.sizes, dk.holes},
-		args: []any{key, str("b"), encodeAttrs(attrs), string(dl), len(str("b")) + attrsSize(attrs), str("tp")}}, dlq
+		args: []any{key, str("b"), encodeAttrs(attrs), string(dl), len(str("b")) + attrsSize(attrs), str("tp"),
+			str("pr")}}, dlq
 }
 
 // RedriveWork lists the queues the redrive worker must visit: those with a

@@ -28,6 +28,21 @@
 // counted as expired per tag (caps.go); the memory watch refuses sends
 // while Redis is near its maxmemory (memwatch.go).
 //
+// # Priority queues
+//
+// A queue made with QueueConfig.PriorityQueue (EMQ priorities 1-16, 1
+// highest, 8 by default; fixed at creation, not with TopicQueue) has its
+// tags read new entries inside the receive script, as a topic queue's do,
+// into per-priority lists (keys.go). The rule: after due redeliveries
+// (which come first whatever their priority), a tag hands out the highest
+// priority it holds, FIFO within a priority, except that every
+// PriorityOldestEvery-th (10th) message it hands out from the lists is
+// the oldest one it holds (the lowest id among the lists' heads). Under
+// any backlog the highest priority gets at least 90 % and no priority
+// waits forever. Held messages are available (S12), kept by the janitor
+// while held and expired by retention like any other; dead letters keep
+// their priority, so moved back (S10) they are ordered by it again.
+//
 // # Long polling
 //
 // Waiting receives do not poll. One watcher per queue per process blocks in

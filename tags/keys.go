@@ -12,7 +12,8 @@ package tags
 //	                             and the leases on Q's background work, "owner expiry-ms": lj (janitor), lw (sweeper)
 //	<prefix>:{Q}:tags    hash    tag name -> tag config (JSON)
 //	<prefix>:{Q}:s       stream  messages; fields b (body), a (attributes JSON), d (due ms, delayed only),
-//	                             tp (topic, topic queues only: S13)
+//	                             tp (topic, topic queues only: S13), pr (priority, priority queues only, absent
+//	                             when 8, the default; kept by dead letters and moves back)
 //	group T on :s                tag T's cursor, and in its PEL (consumer "c") the stream deliveries T
 //	                             has in flight with receive count 1 (see t:T:b), plus, for moments, what
 //	                             a receive read and its script has not yet placed (a stalled read when
@@ -38,6 +39,11 @@ package tags
 //	                             (counted in n's w:<s>, so kept by the janitor; named inside scripts from n)
 //	                             A topic queue's tags always run in zset mode (v, no b) and read new
 //	                             entries inside the receive script, so topics are placed in stream order.
+//	<prefix>:{Q}:t:T:pl:<p>  list  priority queues (meta prq; scripts/lib.lua): ids T read and holds with
+//	                             priority p (1-16), in the order read (a delayed one joins when due); counted
+//	                             in n's pq:<p> (absent when 0) and w:<s> (kept by the janitor), not in con;
+//	                             n's pk counts what T handed out from them (every 10th: the oldest held).
+//	                             Named inside scripts from n; T runs in zset mode and reads in the script.
 //	<prefix>:{Q}:dlo     stream  dead-letter outbox: dead letters on their way to the DLQ (relayed, then removed)
 //	<prefix>:{Q}:dd      zset    dedupe keys of dead letters added to Q (a DLQ), or moved back to Q -> ms
 //	<prefix>:{Q}:mv      hash    move task id -> task JSON (Q is a DLQ; see move.go)

@@ -81,6 +81,9 @@ func decodeEntry(id string, fields []any) Message {
 			m.MoveCount, _ = strconv.Atoi(v)
 		case "tp":
 			m.Topic = v
+		case "pr":
+			p, _ := strconv.Atoi(v)
+			m.Priority = int32(p)
 		}
 	}
 	if m.Body == nil {

@@ -385,12 +385,13 @@ func (s *Store) moveBack(ctx context.Context, dlq, id string, v map[string]any, 
 	body, _ := v["b"].(string)
 	a, _ := v["a"].(string)
 	tp, _ := v["tp"].(string)
+	pr, _ := v["pr"].(string) // the priority it had (a priority queue's dead letter)
 	attrs := decodeAttrs(a)
 	delete(attrs, SourceQueueAttribute)
 	sk := s.qkeys(dl.SourceQueue)
 	res, err := scriptMoveAdd.Run(ctx, s.rdb, []string{sk.meta, sk.stream, sk.dedupe, sk.filters, sk.tags, sk.sizes, sk.holes},
 		"mv/"+dlq+"/"+id, dl.SourceTag, body, encodeAttrs(attrs), dl.OriginalMessageID, dl.MoveCount+1,
-		len(body)+attrsSize(attrs), tp).Int()
+		len(body)+attrsSize(attrs), tp, pr).Int()
 	if err != nil {
 		return "", "", mapErr(err, dl.SourceQueue, dl.SourceTag)
 	}

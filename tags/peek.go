@@ -38,6 +38,8 @@ func (s *Store) Peek(ctx context.Context, queue string, ids []string) ([]Message
 	if exists.Val() == 0 {
 		return nil, queueNotFound(queue)
 	}
+	s.learnQueueKind(ctx, queue)
+	prio := s.isPriorityQueue(queue)
 	var out []Message
 	for _, c := range cmds {
 		for _, xm := range c.Val() {
@@ -45,7 +47,9 @@ func (s *Store) Peek(ctx context.Context, queue string, ids []string) ([]Message
 			for f, v := range xm.Values {
 				fields = append(fields, f, v)
 			}
-			out = append(out, decodeEntry(xm.ID, fields))
+			m := decodeEntry(xm.ID, fields)
+			m.Priority = shownPriority(m.Priority, prio)
+			out = append(out, m)
 		}
 	}
 	return out, nil
@@ -101,17 +105,24 @@ func (s *Store) PeekPage(ctx context.Context, queue, tag string, max int, from s
 	if nextPart != "" {
 		next = nextPart + nextWhere
 	}
-	return decodeScriptMessages(res[0], tag), next, nil
+	msgs = decodeScriptMessages(res[0], tag)
+	s.learnQueueKind(ctx, queue)
+	prio := s.isPriorityQueue(queue)
+	for i := range msgs {
+		msgs[i].Priority = shownPriority(msgs[i].Priority, prio)
+	}
+	return msgs, next, nil
 }
 
-// peekPosition parses a PeekPage position: "v<offset>" or "p<offset>" (into
-// due redeliveries, or due early-read delayed messages), "s<stream id>"
+// peekPosition parses a PeekPage position: "v<offset>", "p<offset>" or
+// "h<offset>" (into due redeliveries, due early-read delayed messages, or
+// a priority queue's held messages), "s<stream id>"
 // (stream entries past it) or "s" (past the tag's cursor).
 func peekPosition(pos string) (part, where string, err error) {
 	bad := invalid(ReasonInvalidArgumentRange, "page_token", "page_token is not one tagq issued for this listing")
 	part, where = pos[:1], pos[1:]
 	switch part {
-	case "v", "p":
+	case "v", "p", "h":
 		if n, err := strconv.Atoi(where); err != nil || n < 0 || strconv.Itoa(n) != where {
 			return "", "", bad
 		}

@@ -53,6 +53,10 @@ func (s *Store) CreateQueue(ctx context.Context, cfg QueueConfig) (*Queue, error
 	if e := checkUserAttributes("user_attributes", cfg.UserAttributes); e != nil {
 		return nil, e
 	}
+	if cfg.TopicQueue && cfg.PriorityQueue {
+		return nil, invalid(ReasonInvalidArgumentRange, "priority_queue",
+			"a queue cannot be both a topic queue and a priority queue")
+	}
 	if e := checkPolicyShape("redrive_policy", cfg.RedrivePolicy); e != nil {
 		return nil, e
 	}
@@ -88,6 +92,7 @@ func (s *Store) CreateQueue(ctx context.Context, cfg QueueConfig) (*Queue, error
 		MaxMessageBytes:          mmb,
 		DeadLetterQueue:          cfg.DeadLetterQueue,
 		TopicQueue:               cfg.TopicQueue,
+		PriorityQueue:            cfg.PriorityQueue,
 		RetainAckedMessages:      cfg.RetainAckedMessages,
 		UserAttributes:           cfg.UserAttributes,
 		DefaultTagName:           dtag,
@@ -153,7 +158,7 @@ func encodeMeta(q *Queue) []any {
 	fields := []any{
 		"delay", q.DelaySeconds, "vis", q.VisibilityTimeoutSeconds, "wait", q.ReceiveWaitSeconds,
 		"ret", q.MessageRetentionSeconds, "mmb", q.MaxMessageBytes, "dlq", boolStr(q.DeadLetterQueue),
-		"topic", boolStr(q.TopicQueue), "ra", boolStr(q.RetainAckedMessages), "ua", string(ua),
+		"topic", boolStr(q.TopicQueue), "prq", boolStr(q.PriorityQueue), "ra", boolStr(q.RetainAckedMessages), "ua", string(ua),
 		"dtag", q.DefaultTagName, "cbd", boolStr(q.ContentBasedDeduplication),
 	}
 	fields = append(fields, capFields(&q.MaxRetainedMessages, &q.MaxRetainedBytes, &q.Overflow)...)
@@ -178,6 +183,7 @@ func decodeMeta(name string, m map[string]string) *Queue {
 		MaxMessageBytes:          n32("mmb"),
 		DeadLetterQueue:          m["dlq"] == "1",
 		TopicQueue:               m["topic"] == "1",
+		PriorityQueue:            m["prq"] == "1",
 		RetainAckedMessages:      m["ra"] == "1",
 		DefaultTagName:           m["dtag"],
 		CreateTime:               ms("ct"),

@@ -20,7 +20,7 @@ const (
 	ReasonBatchTooLarge = "BATCH_TOO_LARGE"
 	// ReasonDuplicateBatchEntryID: Two entries of a batch have the same id. (INVALID_ARGUMENT)
 	ReasonDuplicateBatchEntryID = "DUPLICATE_BATCH_ENTRY_ID"
-	// ReasonImmutableField: An update names a field fixed at creation (name, dead_letter_queue, topic_queue, ...). (INVALID_ARGUMENT)
+	// ReasonImmutableField: An update names a field fixed at creation (name, dead_letter_queue, topic_queue, priority_queue, ...). (INVALID_ARGUMENT)
 	ReasonImmutableField = "IMMUTABLE_FIELD"
 	// ReasonInvalidReceiptHandle: A receipt handle is not one tagq issued (or, on a stream, a delivery id no longer outstanding). (INVALID_ARGUMENT)
 	ReasonInvalidReceiptHandle = "INVALID_RECEIPT_HANDLE"
@@ -121,7 +121,7 @@ var Reasons = []ReasonInfo{
 	{Reason: ReasonMessageTooLarge, Codes: []string{"INVALID_ARGUMENT"}, HTTP: 0, Description: "A message (body plus attribute names and values) is over the queue's max_message_bytes (metadata size, limit)."},
 	{Reason: ReasonBatchTooLarge, Codes: []string{"INVALID_ARGUMENT"}, HTTP: 0, Description: "A batch has no entries or more than 100."},
 	{Reason: ReasonDuplicateBatchEntryID, Codes: []string{"INVALID_ARGUMENT"}, HTTP: 0, Description: "Two entries of a batch have the same id."},
-	{Reason: ReasonImmutableField, Codes: []string{"INVALID_ARGUMENT"}, HTTP: 0, Description: "An update names a field fixed at creation (name, dead_letter_queue, topic_queue, ...)."},
+	{Reason: ReasonImmutableField, Codes: []string{"INVALID_ARGUMENT"}, HTTP: 0, Description: "An update names a field fixed at creation (name, dead_letter_queue, topic_queue, priority_queue, ...)."},
 	{Reason: ReasonInvalidReceiptHandle, Codes: []string{"INVALID_ARGUMENT"}, HTTP: 0, Description: "A receipt handle is not one tagq issued (or, on a stream, a delivery id no longer outstanding)."},
 	{Reason: ReasonInvalidPermission, Codes: []string{"INVALID_ARGUMENT"}, HTTP: 0, Description: "A grant names an unknown permission level, or limits receive to tags where it cannot."},
 	{Reason: ReasonMalformedRequest, Codes: []string{"INVALID_ARGUMENT"}, HTTP: 0, Description: "A request body or message could not be decoded."},

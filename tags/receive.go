@@ -63,7 +63,7 @@ func (s *Store) Receive(ctx context.Context, queue, tag string, opt ReceiveOptio
 	r, err := s.receiveOnce(ctx, queue, tag, expect, opt.MaxMessages, visMs)
 	if errors.Is(err, errDefaultTagChanged) || ReasonOf(err) == ReasonQueueNotFound || ReasonOf(err) == ReasonTagNotFound {
 		s.dtags.Delete(queue) // re-created, or its default tag deleted
-		s.topicQueues.Delete(queue)
+		s.queueKinds.Delete(queue)
 		if expect != "" && errors.Is(err, errDefaultTagChanged) {
 			return s.Receive(ctx, queue, "", opt)
 		}
@@ -147,24 +147,47 @@ const infMs = 9007199254740991
 // it reads on only while it has nothing to hand out).
 const maxReadSteps = 20
 
-// isTopicQueue: queue is a topic queue (S13), as last seen (see
-// learnTopicQueue).
-func (s *Store) isTopicQueue(queue string) bool {
-	v, _ := s.topicQueues.Load(queue)
-	b, _ := v.(bool)
-	return b
+// queueKind is what a queue's receives must know of it: a plain queue, a
+// topic queue (S13) or a priority queue. Both of the latter read in zset
+// mode inside the receive script, and every receive runs the script.
+type queueKind uint8
+
+const (
+	kindPlain queueKind = iota
+	kindTopic
+	kindPriority
+)
+
+// kindOf is queue's kind as last seen (see learnQueueKind).
+func (s *Store) kindOf(queue string) queueKind {
+	v, _ := s.queueKinds.Load(queue)
+	k, _ := v.(queueKind)
+	return k
 }
 
-// learnTopicQueue reads whether queue is a topic queue, once per process
-// (topic_queue is fixed at creation; a receive script that finds it was
-// wrong, the queue made again, says so and the cache is corrected).
-func (s *Store) learnTopicQueue(ctx context.Context, queue string) {
-	if _, ok := s.topicQueues.Load(queue); ok {
+// readsInScript: queue is a topic or priority queue, as last seen: its
+// tags read new entries inside the receive script, in zset mode.
+func (s *Store) readsInScript(queue string) bool { return s.kindOf(queue) != kindPlain }
+
+// isPriorityQueue: queue is a priority queue, as last seen.
+func (s *Store) isPriorityQueue(queue string) bool { return s.kindOf(queue) == kindPriority }
+
+// learnQueueKind reads whether queue is a topic or priority queue, once
+// per process (both are fixed at creation; a receive script that finds
+// the cache wrong, the queue made again, says so and it is corrected).
+func (s *Store) learnQueueKind(ctx context.Context, queue string) {
+	if _, ok := s.queueKinds.Load(queue); ok {
 		return
 	}
-	v, err := s.rdb.HGet(ctx, s.qkeys(queue).meta, "topic").Result()
-	if err == nil {
-		s.topicQueues.Store(queue, v == "1")
+	v, err := s.rdb.HMGet(ctx, s.qkeys(queue).meta, "topic", "prq").Result()
+	if err == nil && len(v) == 2 && v[0] != nil {
+		k := kindPlain
+		if v[0] == "1" {
+			k = kindTopic
+		} else if v[1] == "1" {
+			k = kindPriority
+		}
+		s.queueKinds.Store(queue, k)
 	}
 }
 
@@ -210,17 +233,17 @@ func (s *Store) receiveOnce(ctx context.Context, queue, tag, expectDefault strin
 	// a read short: read on, within a bound on the entries read per call.
 	var r receiveResult
 	scanned := 0
-	s.learnTopicQueue(ctx, queue)
+	s.learnQueueKind(ctx, queue)
 	// A tag with a read quota reads no more than the quota at a time (the
 	// script has the last word: what it read beyond waits in v).
 	if v, ok := s.readQuotas.Load(tagKey{queue, tag}); ok && v.(int64) > 0 && int64(max) > v.(int64) {
 		max = int(v.(int64))
 	}
-	// A topic queue's tags read inside the script (below), which hands
-	// out due redeliveries first and sizes its read by what is left: they
-	// come in the first read's call, not in one of their own.
+	// A topic or priority queue's tags read inside the script (below),
+	// which hands out due redeliveries first and sizes its read by what is
+	// left: they come in the first read's call, not in one of their own.
 	due := s.dueMaybe(queue, tag)
-	if due && !s.isTopicQueue(queue) {
+	if due && !s.readsInScript(queue) {
 		due = false
 		// Due redeliveries first, on their own: the read that follows then
 		// takes only what is left, so nothing read waits unhanded.
@@ -237,9 +260,11 @@ func (s *Store) receiveOnce(ctx context.Context, queue, tag, expectDefault strin
 	// A quiet tag (see smallReads): the script reads new entries itself,
 	// one round trip fewer, their bodies through Lua no great cost. A
 	// topic queue's tags always do: a topic's order is the order in which
-	// scripts place entries, which must be the order they were read in.
+	// scripts place entries, which must be the order they were read in; a
+	// priority queue's too: the script reads what is new into its lists
+	// before it chooses what to hand out.
 	// (Asked after the call above, which may have found the queue is one.)
-	topics := s.isTopicQueue(queue)
+	topics := s.readsInScript(queue)
 	inScript := topics || s.smallReads(queue, tag)
 	steps := 0
 	defer func() { s.noteRead(queue, tag, len(r.msgs)) }()
@@ -277,6 +302,19 @@ func (s *Store) receiveOnce(ctx context.Context, queue, tag, expectDefault strin
 	return s.finishReceive(ctx, queue, tag, r), nil
 }
 
+// shownPriority is a message's priority as received or peeked: on a
+// priority queue its own, DefaultPriority when it has none; elsewhere 0
+// (a dead letter of a priority queue keeps its field pr in any DLQ).
+func shownPriority(p int32, priorityQueue bool) int32 {
+	if !priorityQueue {
+		return 0
+	}
+	if p == 0 {
+		return DefaultPriority
+	}
+	return p
+}
+
 // finishReceive relays what the receive dead-lettered and signs handles.
 func (s *Store) finishReceive(ctx context.Context, queue, tag string, r receiveResult) receiveResult {
 	if r.dead > 0 {
@@ -286,8 +324,10 @@ func (s *Store) finishReceive(ctx context.Context, queue, tag string, r receiveR
 			s.log.Warn("dead letters staged; relay to the dead-letter queue will retry", "queue", queue, "err", err)
 		}
 	}
+	prio := s.isPriorityQueue(queue)
 	for i := range r.msgs {
 		m := &r.msgs[i]
+		m.Priority = shownPriority(m.Priority, prio)
 		m.ReceiptHandle = s.handles.Encode(receipt.Handle{Queue: queue, Tag: tag, ID: m.ID, Gen: m.ReceiveCount, FirstMs: m.firstMs})
 	}
 	return r
@@ -422,7 +462,7 @@ func (s *Store) receiveStep(ctx context.Context, queue, tag, expectDefault strin
 		if fresh, epoch, ok, err = s.readNew(ctx, k, tag, max); err != nil {
 			return r, 0, err
 		}
-		if ok && len(fresh) == 0 && !due && !s.isTopicQueue(queue) {
+		if ok && len(fresh) == 0 && !due && !s.readsInScript(queue) {
 			// Nothing new, nothing due: the script would change nothing and
 			// tell what the last one did (the wait as the cached hint).
 			if r, ok := s.cachedEmpty(queue, tag); ok {
@@ -445,7 +485,7 @@ func (s *Store) receiveScript(ctx context.Context, queue, tag, expectDefault str
 		duePhase = 1
 	}
 	mode := 1 // PEL mode: what is handed out stays in the tag's PEL
-	if s.zsetInFlight || s.isTopicQueue(queue) {
+	if s.zsetInFlight || s.readsInScript(queue) {
 		mode = 0
 	}
 	args := make([]any, 0, 11+5*len(fresh))
@@ -477,10 +517,15 @@ func (s *Store) receiveScript(ctx context.Context, queue, tag, expectDefault str
 		if strings.Contains(err.Error(), "DEFAULT_TAG_CHANGED") {
 			return r, errDefaultTagChanged
 		}
-		if mode == 1 && strings.Contains(err.Error(), "TOPIC_QUEUE") {
-			// A topic queue, news to this process: its tags read in zset
-			// mode (the script changed nothing; what was read is pending).
-			s.topicQueues.Store(queue, true)
+		if mode == 1 && (strings.Contains(err.Error(), "TOPIC_QUEUE") || strings.Contains(err.Error(), "PRIORITY_QUEUE")) {
+			// A topic or priority queue, news to this process: its tags
+			// read in zset mode (the script changed nothing; what was read
+			// is pending).
+			k := kindTopic
+			if strings.Contains(err.Error(), "PRIORITY_QUEUE") {
+				k = kindPriority
+			}
+			s.queueKinds.Store(queue, k)
 			return s.receiveScript(ctx, queue, tag, expectDefault, max, visMs, due, inScript, fresh, epoch)
 		}
 		return r, mapErr(err, queue, tag)

@@ -40,7 +40,7 @@ func (s *Store) Send(ctx context.Context, queue string, msgs []OutMessage) ([]Se
 	sent := make([]int, 0, len(msgs))
 	withIDs := false
 	var lim sendLimits
-	limKnown, limLoaded := false, false // the queue's send limits, read once (for the topic check)
+	limKnown, limLoaded := false, false // the queue's send limits, read once (for the topic and priority checks)
 	for i, m := range msgs {
 		size, e := checkMessageAttributes(m.Attributes)
 		if e == nil {
@@ -61,6 +61,13 @@ func (s *Store) Send(ctx context.Context, queue string, msgs []OutMessage) ([]Se
 				tq = m.Topic != ""
 			}
 			e = checkTopic(m.Topic, tq)
+			if e == nil {
+				pq := lim.priority
+				if !limKnown {
+					pq = m.Priority != 0
+				}
+				e = checkPriority(m.Priority, pq)
+			}
 			if e == nil && tq && m.DelaySeconds != nil && *m.DelaySeconds > 0 {
 				// A per-message delay would reorder a topic (as SQS FIFO queues, refused).
 				e = invalid(ReasonInvalidArgumentRange, "delay_seconds",
@@ -85,7 +92,8 @@ func (s *Store) Send(ctx context.Context, queue string, msgs []OutMessage) ([]Se
 		if m.DelaySeconds != nil {
 			delay = *m.DelaySeconds
 		}
-		entry := sendEntry{size: size, delay: delay, body: m.Body, attrs: encodeAttrs(m.Attributes), topic: m.Topic}
+		entry := sendEntry{size: size, delay: delay, body: m.Body, attrs: encodeAttrs(m.Attributes), topic: m.Topic,
+			priority: m.Priority}
 		if m.DeduplicationID != nil {
 			entry.dedupID, withIDs = *m.DeduplicationID, true
 		}
@@ -126,6 +134,8 @@ type sendEntry struct {
 	attrs   string // attributes JSON, "" for none
 	dedupID string // the sender's deduplication id, "" for none
 	topic   string // "" for none
+	// priority: 0 for none (a priority queue's default)
+	priority int32
 }
 
 // contentDedupID is the deduplication id of a body on a queue with
@@ -138,14 +148,14 @@ func contentDedupID(body []byte) string {
 // sendArgs are send.lua's ARGV for entries; with contentBased, an entry
 // without a deduplication id gets its body's.
 func sendArgs(entries []sendEntry, contentBased bool) []any {
-	args := make([]any, 0, 3+6*len(entries))
+	args := make([]any, 0, 3+7*len(entries))
 	args = append(args, len(entries), DeduplicationWindow.Milliseconds(), boolStr(contentBased))
 	for _, e := range entries {
 		id := e.dedupID
 		if id == "" && contentBased {
 			id = contentDedupID(e.body)
 		}
-		args = append(args, e.size, e.delay, e.body, e.attrs, id, e.topic)
+		args = append(args, e.size, e.delay, e.body, e.attrs, id, e.topic, e.priority)
 	}
 	return args
 }
@@ -183,6 +193,9 @@ func (s *Store) sendSlow(ctx context.Context, queue string, entries []sendEntry,
 		case len(parts) == 1 && (parts[0] == "TOPIC_REQUIRED" || parts[0] == "TOPIC_NOT_ALLOWED"):
 			s.limits.Delete(queue) // the cached flag was wrong
 			results[i].Err = checkTopic(entries[j].topic, parts[0] == "TOPIC_REQUIRED")
+		case len(parts) == 1 && parts[0] == "PRIORITY_NOT_ALLOWED":
+			s.limits.Delete(queue) // the cached flag was wrong
+			results[i].Err = checkPriority(entries[j].priority, false)
 		case len(parts) == 3 && parts[0] == ReasonQuotaExceeded:
 			limit, retry := asInt64(parts[2]), asInt64(parts[1])
 			results[i].Err = quotaExceeded(queue, "", QuotaWrite, limit, retry)
@@ -216,14 +229,15 @@ type sendLimits struct {
 	reject       bool // the queue has a cap and refuses sends beyond it
 	contentDedup bool // content_based_deduplication: every send goes through send.lua
 	topic        bool // a topic queue (S13): every send goes through send.lua
+	priority     bool // a priority queue: every send goes through send.lua (field pr)
 }
 
 func (s *Store) limitsOf(ctx context.Context, queue string) (sendLimits, bool) {
 	if v, ok := s.limits.Load(queue); ok {
 		return v.(sendLimits), true
 	}
-	m, err := s.rdb.HMGet(ctx, s.qkeys(queue).meta, "mmb", "delay", "cmax", "bmax", "ovf", "cbd", "topic").Result()
-	if err != nil || len(m) != 7 || m[0] == nil || m[1] == nil {
+	m, err := s.rdb.HMGet(ctx, s.qkeys(queue).meta, "mmb", "delay", "cmax", "bmax", "ovf", "cbd", "topic", "prq").Result()
+	if err != nil || len(m) != 8 || m[0] == nil || m[1] == nil {
 		return sendLimits{}, false // the slow path tells what is wrong
 	}
 	str := func(v any) string { x, _ := v.(string); return x }
@@ -231,7 +245,7 @@ func (s *Store) limitsOf(ctx context.Context, queue string) (sendLimits, bool) {
 	delay, _ := strconv.Atoi(str(m[1]))
 	capped := (str(m[2]) != "" && str(m[2]) != "0") || (str(m[3]) != "" && str(m[3]) != "0")
 	l := sendLimits{maxBytes: mmb, delay: delay, reject: capped && str(m[4]) != "drop", contentDedup: str(m[5]) == "1",
-		topic: str(m[6]) == "1"}
+		topic: str(m[6]) == "1", priority: str(m[7]) == "1"}
 	s.limits.Store(queue, l)
 	return l, true
 }
@@ -249,7 +263,7 @@ func (s *Store) sendFast(ctx context.Context, queue string, entries []sendEntry,
 		return false, false, nil
 	}
 	lim, ok := s.limitsOf(ctx, queue)
-	if !ok || lim.delay != 0 || lim.contentDedup || lim.topic {
+	if !ok || lim.delay != 0 || lim.contentDedup || lim.topic || lim.priority {
 		return false, false, nil
 	}
 	for _, e := range entries {

@@ -97,12 +97,13 @@ type Store struct {
 	// queue -> int32: receive_wait_seconds as the last receive script said
 	// (an empty read that skips the script answers with it).
 	queueWaits sync.Map
-	// topicQueues: queue -> bool, is it a topic queue (S13; see
-	// learnTopicQueue). Its tags read in zset mode, inside the receive
-	// script, and every receive runs the script (a topic unblocked
-	// elsewhere follows no hint).
-	topicQueues sync.Map
-	sends       sendCoalescer
+	// queueKinds: queue -> queueKind, is it a topic queue (S13) or a
+	// priority queue (see learnQueueKind). Their tags read in zset mode,
+	// inside the receive script, and every receive runs the script (a
+	// topic unblocked elsewhere follows no hint; a priority queue's held
+	// messages are handed out by the script).
+	queueKinds sync.Map
+	sends      sendCoalescer
 	// moveStarts counts StartMove calls in this process (see MoveStarts).
 	moveStarts atomic.Int64
 

@@ -140,6 +140,32 @@ func checkTopic(topic string, topicQueue bool) *Error {
 	return nil
 }
 
+// Priorities of a priority queue's messages: 1 (highest) to MaxPriority;
+// a message sent without one (0) has DefaultPriority. A tag hands out
+// every PriorityOldestEvery-th message from what it holds by age instead
+// of priority (lib.lua's PRIOOLD), so no priority starves.
+const (
+	MaxPriority         = 16
+	DefaultPriority     = 8
+	PriorityOldestEvery = 10
+)
+
+// checkPriority checks a message's priority (0: none) against the queue
+// (priorityQueue: whether it is a priority queue).
+func checkPriority(p int32, priorityQueue bool) *Error {
+	if p == 0 {
+		return nil
+	}
+	if !priorityQueue {
+		return invalid(ReasonInvalidArgumentRange, "priority",
+			"priority is for priority queues only; this queue is not one (send 0 or none)")
+	}
+	if p < 1 || p > MaxPriority {
+		return invalid(ReasonInvalidArgumentRange, "priority", "priority must be 1-%d (1 highest), got %d", MaxPriority, p)
+	}
+	return nil
+}
+
 // MaxTopicLen is the longest topic (S13).
 const MaxTopicLen = 128
 

@@ -164,3 +164,30 @@ func TestClient_ReceivesAnswersOver4MiB(t *testing.T) {
 	require.NoError(t, err, "a 6 MiB answer")
 	require.Len(t, msgs, 6)
 }
+
+// A priority queue: higher priority first, FIFO within one, the
+// priority on each message (8 when sent without one); a priority on a
+// plain queue is refused naming the field.
+func TestClient_PriorityQueue(t *testing.T) {
+	c := client(t)
+	ctx := context.Background()
+	queue(t, c, "c-prio", tagq.QueueOptions{PriorityQueue: true})
+	_, err := c.SendBatch(ctx, "c-prio", tagq.Outgoing{Body: []byte("low"), Priority: 16},
+		tagq.Outgoing{Body: []byte("default")}, tagq.Outgoing{Body: []byte("high-1"), Priority: 1})
+	require.NoError(t, err)
+	_, err = c.Send(ctx, "c-prio", tagq.Outgoing{Body: []byte("high-2"), Priority: 1})
+	require.NoError(t, err)
+	got, err := c.Receive(ctx, "c-prio", tagq.ReceiveOptions{Max: 10})
+	require.NoError(t, err)
+	var order []string
+	for _, m := range got {
+		order = append(order, fmt.Sprintf("%s:%d", m.GetBody(), m.GetPriority()))
+	}
+	require.Equal(t, []string{"high-1:1", "high-2:1", "default:8", "low:16"}, order)
+
+	queue(t, c, "c-plain", tagq.QueueOptions{})
+	_, err = c.Send(ctx, "c-plain", tagq.Outgoing{Body: []byte("x"), Priority: 2})
+	var e *tagq.Error
+	require.ErrorAs(t, err, &e)
+	require.Equal(t, "priority", e.Field)
+}

@@ -220,7 +220,8 @@ func (p *Publisher) Publish(ctx context.Context, queue string, m Outgoing) *Publ
 		id = rand.Text() // 26 characters of base32, 130 bits
 	}
 	b.entries = append(b.entries, &tagqv1.SendMessageBatchEntry{Id: strconv.Itoa(len(b.entries)), Body: m.Body,
-		Attributes: withTrace(ctx, attrs(m.Attributes)), DelaySeconds: secs(m.Delay), DeduplicationId: dedupID(id), Topic: m.Topic})
+		Attributes: withTrace(ctx, attrs(m.Attributes)), DelaySeconds: secs(m.Delay), DeduplicationId: dedupID(id), Topic: m.Topic,
+		Priority: m.Priority})
 	b.results = append(b.results, r)
 	b.bytes += n
 	if len(b.entries) >= p.cfg.MaxMessages {

@@ -20,7 +20,7 @@ const (
 	ReasonBatchTooLarge = "BATCH_TOO_LARGE"
 	// ReasonDuplicateBatchEntryID: Two entries of a batch have the same id. (INVALID_ARGUMENT)
 	ReasonDuplicateBatchEntryID = "DUPLICATE_BATCH_ENTRY_ID"
-	// ReasonImmutableField: An update names a field fixed at creation (name, dead_letter_queue, topic_queue, ...). (INVALID_ARGUMENT)
+	// ReasonImmutableField: An update names a field fixed at creation (name, dead_letter_queue, topic_queue, priority_queue, ...). (INVALID_ARGUMENT)
 	ReasonImmutableField = "IMMUTABLE_FIELD"
 	// ReasonInvalidReceiptHandle: A receipt handle is not one tagq issued (or, on a stream, a delivery id no longer outstanding). (INVALID_ARGUMENT)
 	ReasonInvalidReceiptHandle = "INVALID_RECEIPT_HANDLE"

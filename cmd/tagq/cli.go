@@ -207,6 +207,8 @@ func (c *cli) queueCmd() *cobra.Command {
 	create.Flags().BoolVar(&o.DeadLetterQueue, "dead-letter-queue", false, "this queue is a dead-letter queue")
 	create.Flags().BoolVar(&o.TopicQueue, "topic-queue", false,
 		"a topic queue: each tag gets a topic's messages in send order, one at a time (send with --topic)")
+	create.Flags().BoolVar(&o.PriorityQueue, "priority-queue", false,
+		"a priority queue: each tag gets priority 1 first, 16 last, FIFO within one; every 10th message is the oldest waiting (send with --priority)")
 	create.Flags().StringVar(&o.RedriveTo, "redrive-to", "", "dead-letter queue for messages received --max-receives times by a tag")
 	create.Flags().Int32Var(&o.MaxReceiveCount, "max-receives", 5, "receives by one tag before a message is dead-lettered (with --redrive-to)")
 	create.Flags().BoolVar(&o.NoDefaultTag, "no-default-tag", false, "no tag named default: every reader names its tag")
@@ -258,6 +260,9 @@ func (c *cli) queueCmd() *cobra.Command {
 			}
 			if q.GetTopicQueue() {
 				fmt.Fprintf(w, "topic queue\tyes: per tag, a topic's messages in send order, one in flight\n")
+			}
+			if q.GetPriorityQueue() {
+				fmt.Fprintf(w, "priority queue\tyes: per tag, priority 1 first, FIFO within one; every 10th the oldest waiting\n")
 			}
 			if q.GetMaxRetainedMessages() != 0 || q.GetMaxRetainedBytes() != 0 {
 				fmt.Fprintf(w, "caps\t%d messages, %d bytes (0: none), %s\n", q.GetMaxRetainedMessages(), q.GetMaxRetainedBytes(),
@@ -501,13 +506,15 @@ func (c *cli) sendCmd() *cobra.Command {
 	var attrKV []string
 	var delay time.Duration
 	var file, dedupID, topic string
+	var priority int32
 	cmd := &cobra.Command{
 		Use:   "send QUEUE [BODY... | --file PATH]",
 		Short: "Send messages: each BODY argument, or each line of standard input, or one whole file",
 		Example: "  tagq send orders '{\"id\": 1}' '{\"id\": 2}'\n  cat orders.jsonl | tagq send orders --attr source=import\n" +
 			"  tagq send images --file photo.jpg\n  gzip -c report.csv | tagq send reports --file -\n" +
 			"  tagq send orders --dedup-id order-1 '{\"id\": 1}'   # again within 5 minutes: the same id, nothing stored\n" +
-			"  tagq send payments --topic account-42 debit credit   # a topic queue: in this order, one at a time",
+			"  tagq send payments --topic account-42 debit credit   # a topic queue: in this order, one at a time\n" +
+			"  tagq send jobs --priority 1 page-oncall              # a priority queue: 1 highest, 16 lowest, 8 by default",
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) < 1 {
 				return usageError{errors.New("expected QUEUE [BODY...]")}
@@ -524,7 +531,7 @@ func (c *cli) sendCmd() *cobra.Command {
 					return usageError{errors.New("give BODY arguments or --file, not both")}
 				}
 				return c.sendFile(cmd.Context(), args[0], file, tagq.Outgoing{Attributes: attrs, Delay: delay, DeduplicationID: dedupID,
-					Topic: topic})
+					Topic: topic, Priority: priority})
 			}
 			bodies := args[1:]
 			if len(bodies) == 0 {
@@ -545,7 +552,8 @@ func (c *cli) sendCmd() *cobra.Command {
 				n := min(len(bodies), 100)
 				batch := make([]tagq.Outgoing, n)
 				for i, b := range bodies[:n] {
-					batch[i] = tagq.Outgoing{Body: []byte(b), Attributes: attrs, Delay: delay, DeduplicationID: dedupID, Topic: topic}
+					batch[i] = tagq.Outgoing{Body: []byte(b), Attributes: attrs, Delay: delay, DeduplicationID: dedupID, Topic: topic,
+						Priority: priority}
 				}
 				ids, err := c.client.SendBatch(cmd.Context(), args[0], batch...)
 				for _, id := range ids {
@@ -570,6 +578,7 @@ func (c *cli) sendCmd() *cobra.Command {
 	cmd.Flags().DurationVar(&delay, "delay", 0, "deliver after this delay (up to 15m)")
 	cmd.Flags().StringVar(&file, "file", "", "send this file's bytes as one message ('-': all of standard input)")
 	cmd.Flags().StringVar(&topic, "topic", "", "the topic of every message (required on a topic queue, refused elsewhere)")
+	cmd.Flags().Int32Var(&priority, "priority", 0, "the priority of every message on a priority queue: 1 (highest) to 16; 0: the default, 8")
 	cmd.Flags().StringVar(&dedupID, "dedup-id", "",
 		"deduplication id of the one message: a send with an id the queue stored a message under in the last 5 minutes stores nothing and prints that message's id")
 	return cmd

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -199,6 +200,27 @@ func TestCLI_RateQuotas(t *testing.T) {
 	_, errs, code := runTagq(t, "", "queue", "update", "cli-quota")
 	require.NotEqual(t, 0, code)
 	require.Contains(t, errs, "--write-quota")
+}
+
+// Priority queues: created with --priority-queue, shown by get; send
+// --priority orders what each tag receives.
+func TestCLI_PriorityQueue(t *testing.T) {
+	t.Cleanup(func() { runTagq(t, "", "queue", "delete", "cli-prio") })
+	ok(t, "queue", "create", "cli-prio", "--priority-queue")
+	require.Regexp(t, `priority queue\s+yes`, ok(t, "queue", "get", "cli-prio"))
+	ok(t, "send", "cli-prio", "--priority", "12", "report")
+	ok(t, "send", "cli-prio", "plain")
+	ok(t, "send", "cli-prio", "--priority", "1", "page-1", "page-2")
+	_, errs, code := runTagq(t, "", "send", "cli-prio", "--priority", "17", "bad")
+	require.Equal(t, 1, code)
+	require.Contains(t, errs, "priority")
+	got := jsonLines(t, ok(t, "receive", "cli-prio", "--max", "10", "-o", "json"))
+	require.Len(t, got, 4)
+	var order []string
+	for _, m := range got {
+		order = append(order, fmt.Sprintf("%v", m["priority"]))
+	}
+	require.Equal(t, []string{"1", "1", "8", "12"}, order)
 }
 
 // Topic queues: created with --topic-queue, shown by get; send --topic

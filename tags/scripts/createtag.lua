@@ -34,6 +34,7 @@ end
 local flt = nil
 if ARGV[5] ~= '' then flt = cjson.decode(ARGV[5]) end
 topicclear(KEYS[4])
+prioclear(KEYS[4])
 redis.call('DEL', KEYS[4], KEYS[6], KEYS[7], KEYS[8], KEYS[9])
 redis.call('HDEL', KEYS[5], 'm:' .. tag)
 redis.call('XGROUP', 'CREATE', KEYS[3], tag, startid, 'MKSTREAM')

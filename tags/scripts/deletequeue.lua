@@ -5,6 +5,9 @@
 -- Returns: 1. Errors: QUEUE_NOT_FOUND, TAGS_CHANGED.
 if redis.call('EXISTS', KEYS[1]) == 0 then return redis.error_reply('QUEUE_NOT_FOUND') end
 if not sametags(KEYS[3], 1) then return redis.error_reply('TAGS_CHANGED') end
-for i = 15, #KEYS, 5 do topicclear(KEYS[i]) end -- a topic queue's per-tag keys (lib.lua)
+for i = 15, #KEYS, 5 do -- a topic or priority queue's per-tag keys (lib.lua)
+  topicclear(KEYS[i])
+  prioclear(KEYS[i])
+end
 redis.call('DEL', unpack(KEYS))
 return 1

@@ -6,7 +6,9 @@
 -- KEYS: 1 meta, 2 stream, 3 dd, 4 fa, 5 z, 6 zh (all of the DLQ)
 -- ARGV: 1 dedupe key, 2 body, 3 attributes JSON ('' = none), 4 dead-letter JSON,
 --       5 size (as max_message_bytes counts it; kept in field z, for movestep),
---       6 topic ('' none: kept in field tp, S13)
+--       6 topic ('' none: kept in field tp, S13), 7 priority ('' none: kept
+--       in field pr, so a DLQ that is a priority queue, and a move back,
+--       keep it)
 -- Returns: 1 added, 0 already added, -1 the DLQ does not exist.
 local ret = redis.call('HGET', KEYS[1], 'ret')
 if not ret then return -1 end
@@ -20,6 +22,10 @@ end
 if ARGV[6] and ARGV[6] ~= '' then
   args[#args + 1] = 'tp'
   args[#args + 1] = ARGV[6]
+end
+if ARGV[7] and ARGV[7] ~= '' then
+  args[#args + 1] = 'pr'
+  args[#args + 1] = ARGV[7]
 end
 redis.call('XADD', unpack(args))
 redis.call('HINCRBY', KEYS[1], 'added', 1)

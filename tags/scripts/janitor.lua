@@ -18,7 +18,9 @@
 -- On a topic queue (S13, lib.lua) a tag's held messages count as held
 -- (n's w:<second>): kept; when they expire they leave their topic's list
 -- (counted xb: never handed out), and an expiring blocker unblocks its
--- topic (waiting receives are woken).
+-- topic (waiting receives are woken). On a priority queue (lib.lua) the
+-- same: held ids are kept, leave their priority's list when they expire
+-- (counted xb), and a recovered stalled read joins its list.
 -- It prunes up to 1000 send deduplication ids past their window too (send.lua
 -- prunes only when sent ids; this bounds what a queue that stopped keeps).
 -- KEYS: 1 meta, 2 stream, 3 tags, 4 fa, 5 dl, then per tag: n, v, p, x, b,
@@ -37,8 +39,9 @@ if not sametags(KEYS[3], 5) then return redis.error_reply('TAGS_CHANGED') end
 local now = nowms()
 local held = lease(KEYS[1], 'lj', ARGV[3], tonumber(ARGV[4]), now)
 if held > 0 then return {0, 0, held} end
-local m = redis.call('HMGET', KEYS[1], 'ret', 'ra', 'cmax', 'bmax', 'ovf', 'rb', 'topic')
+local m = redis.call('HMGET', KEYS[1], 'ret', 'ra', 'cmax', 'bmax', 'ovf', 'rb', 'topic', 'prq')
 local tq = m[7] == '1'
+local pq = m[8] == '1'
 local ret, retain = tonumber(m[1]) * 1000, m[2] == '1'
 local q = sizestate({meta = KEYS[1], z = KEYS[#KEYS - 3], zh = KEYS[#KEYS - 2]}, KEYS[2])
 local past = redis.call('ZRANGEBYSCORE', KEYS[#KEYS], '-inf', now, 'LIMIT', 0, 1000)
@@ -57,6 +60,7 @@ for i = 5, #ARGV do
     cursor = cur[name] or '0-0', flt = f and cjson.decode(f),
     w = {}, parked = redis.call('EXISTS', KEYS[k + 3]) == 1}
   if tq then topickeys(tags[#tags]) end
+  if pq then priokeys(tags[#tags]) end
 end
 -- 'unread' (beyond the cursor and admitted), 'held' (read, maybe not
 -- deleted: in flight or parked, or in flight counted in the same second) or nil.
@@ -107,6 +111,10 @@ for _, t in ipairs(tags) do
           -- A topic queue's entry whose topic is blocked (S13): held.
           redis.call('RPUSH', t.th .. tp, id)
           vcount(t.n, {id}, 1)
+        elseif t.pl and fortag(t.name, t.flt, f) and (tonumber(f['d']) or 0) <= now then
+          -- A priority queue's entry: joins its priority's list.
+          priohold(t, prioof(f), {id})
+          t.released = (t.released or 0) + 1
         elseif fortag(t.name, t.flt, f) then
           redis.call('HINCRBY', t.n, 'con', 1)
           local due = tonumber(f['d'])
@@ -184,6 +192,11 @@ while not stop and slow < limit do
             held = true
           elseif t.tb and f['tp'] and topicunhold(t, f['tp'], id) then
             -- Held behind its topic: never handed out.
+            t.w[wfield(id)] = nil
+            needed = true
+            redis.call('HINCRBY', t.n, 'xb', 1)
+          elseif t.pl and priounhold(t, prioof(f), id) then
+            -- Held in its priority's list: never handed out.
             t.w[wfield(id)] = nil
             needed = true
             redis.call('HINCRBY', t.n, 'xb', 1)

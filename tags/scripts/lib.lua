@@ -257,6 +257,60 @@ local function topicclear(n)
   end
   redis.call('DEL', k.tb, k.tr)
 end
+-- Priority queues (EMQ priority 1-16, 1 highest, default 8). Per tag T
+-- of a priority queue, keys named after T's state key n as topic lists are:
+--   t:T:pl:<p>  list  ids held for T with priority p, in the order they
+--                     were read (stream order, but for delayed messages,
+--                     which join when due)
+-- and fields of n: "pq:<p>" the length of pl:<p>, absent when 0 (so a receive reads 16
+-- counts in one call instead of probing 16 lists), "pk" the messages T
+-- handed out from the lists (every PRIOOLD-th is the oldest held one,
+-- whatever its priority: the starvation rule). Held ids count in n's
+-- w:<second> (the janitor keeps their entries) but not in con (available,
+-- not yet handed out), as topic queues' held ids. Its tags run in zset
+-- mode and read new entries inside the receive script (up to PRIOREAD a
+-- call, fewer past PRIOBYTES: receive.lua), so a new high-priority
+-- message passes held ones.
+local PRIODEF = 8
+local PRIOMAX = 16
+local PRIOOLD = 10
+local function priokeys(k)
+  k.pl = string.sub(k.n, 1, -2) .. 'pl:'
+  return k
+end
+-- The priority of a stream entry's field table.
+local function prioof(f)
+  local p = tonumber(f['pr'])
+  if not p or p < 1 or p > PRIOMAX then return PRIODEF end
+  return p
+end
+-- Holds ids (all of priority p) for tag k, after those held already.
+local function priohold(k, p, ids)
+  if #ids == 0 then return end
+  redis.call('RPUSH', k.pl .. p, unpack(ids))
+  redis.call('HINCRBY', k.n, 'pq:' .. p, #ids)
+  vcount(k.n, ids, 1)
+end
+-- Takes id (priority p) out of tag k's held list (it leaves the queue:
+-- expired, or a dead letter moved out of its DLQ): true when it was held.
+-- The caller counts it.
+local function priounhold(k, p, id)
+  if redis.call('LREM', k.pl .. p, 1, id) == 0 then return false end
+  if redis.call('HINCRBY', k.n, 'pq:' .. p, -1) <= 0 then redis.call('HDEL', k.n, 'pq:' .. p) end
+  vcount(k.n, {id}, -1)
+  return true
+end
+-- Removes every priority list of a tag (its state key n) and their counts.
+local function prioclear(n)
+  local k = priokeys({n = n})
+  local keys, fields = {}, {}
+  for p = 1, PRIOMAX do
+    keys[p] = k.pl .. p
+    fields[p] = 'pq:' .. p
+  end
+  redis.call('DEL', unpack(keys))
+  redis.call('HDEL', n, unpack(fields))
+end
 -- The wake stream of the queue whose meta key is meta.
 local function wakekey(meta)
   return string.sub(meta, 1, -2) .. 'wk'
@@ -405,6 +459,10 @@ local function todeadletter(k, qname, tag, id, m, fields, cnt, reason, desc, now
   if f['tp'] then
     args[#args + 1] = 'tp'
     args[#args + 1] = f['tp']
+  end
+  if f['pr'] then
+    args[#args + 1] = 'pr'
+    args[#args + 1] = f['pr']
   end
   redis.call('XADD', unpack(args))
   vremove(k, m, id)

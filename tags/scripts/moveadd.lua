@@ -7,7 +7,9 @@
 -- ARGV: 1 dedupe key, 2 tag, 3 body, 4 attributes JSON ('' none),
 --       5 original message id, 6 times moved back (this move included),
 --       7 size (as max_message_bytes counts it), 8 topic ('' none: the
---       dead letter's, kept so a topic queue orders it again, S13)
+--       dead letter's, kept so a topic queue orders it again, S13),
+--       9 priority ('' none: the dead letter's, kept so a priority queue
+--       hands it out by it again)
 -- Returns: 1 added, 0 already added, -1 no such queue, -2 no such tag.
 local ret = redis.call('HGET', KEYS[1], 'ret')
 if not ret then return -1 end
@@ -22,6 +24,10 @@ end
 if ARGV[8] and ARGV[8] ~= '' then
   args[#args + 1] = 'tp'
   args[#args + 1] = ARGV[8]
+end
+if ARGV[9] and ARGV[9] ~= '' then
+  args[#args + 1] = 'pr'
+  args[#args + 1] = ARGV[9]
 end
 redis.call('XADD', unpack(args))
 redis.call('HSET', KEYS[1], 'mvb', 1)

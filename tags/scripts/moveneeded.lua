@@ -3,7 +3,8 @@
 -- dead letter every DLQ tag has received and deleted is done with, even
 -- before the janitor trims it. A DLQ without tags needs all of them. (A
 -- tag holds a letter in v, in p, or in its PEL; on a topic queue, also
--- held behind its topic: S13, lib.lua.)
+-- held behind its topic: S13, lib.lua; on a priority queue, held in its
+-- priority's list.)
 -- KEYS: 1 stream, 2 tags, then per tag: n, v, p
 -- ARGV: 1 number of tags N, 2..N+1 every tag name (same order as KEYS),
 --       then triples: id, attributes JSON ('' none), only ('' none)
@@ -35,8 +36,11 @@ for i = n + 2, #ARGV, 3 do
       -- Held behind its topic? (Counted in w but in no v.)
       local k = topickeys({n = t.n})
       local e = entry(KEYS[1], id)
-      local tp = e and fieldmap(e)['tp']
+      local f = e and fieldmap(e)
+      local tp = f and f['tp']
       if tp and redis.call('LPOS', k.th .. tp, id) then needed = true end
+      -- Held in its priority's list (a priority queue)?
+      if f and not needed and redis.call('LPOS', priokeys({n = t.n}).pl .. prioof(f), id) then needed = true end
     end
     if needed then break end
   end

@@ -5,7 +5,8 @@
 -- Also advances the task's cursor past entries it skipped.
 -- A DLQ that is a topic queue (S13, lib.lua): a dead letter held behind
 -- its topic leaves the held list (counted mvd, as unread); one that
--- blocks its topic unblocks it.
+-- blocks its topic unblocks it. A DLQ that is a priority queue: a dead
+-- letter held in its priority's list leaves it (counted mvd, as unread).
 -- KEYS: 1 meta, 2 stream, 3 tasks, 4 tags, then per tag: n, v, p, x, b,
 --       then zh (out-of-order deletions, see sizehole)
 -- ARGV: 1 task id, 2 lease owner, 3 cursor (last DLQ id examined),
@@ -27,6 +28,7 @@ if outcome == 'moved' then
     local f = fieldmap(e[1][2])
     local cur = cursors(KEYS[2])
     local tq = redis.call('HGET', KEYS[1], 'topic') == '1'
+    local pq = redis.call('HGET', KEYS[1], 'prq') == '1'
     for i = 6, #ARGV do
       local tag, b = ARGV[i], 4 + (i - 6) * 5
       local n, v, p, x, bk = KEYS[b + 1], KEYS[b + 2], KEYS[b + 3], KEYS[b + 4], KEYS[b + 5]
@@ -38,10 +40,13 @@ if outcome == 'moved' then
         local mem = mayhold(n, id) and vfind(v, id)
         local k = {n = n, v = v, x = x}
         if tq then topickeys(k) end
+        if pq then priokeys(k) end
         if mem then
           vremove(k, mem, id)
           if (k.released or 0) > 0 then wake(wakekey(KEYS[1]), tag, now) end
         elseif tq and f['tp'] and topicunhold(k, f['tp'], id) then
+          redis.call('HINCRBY', n, 'mvd', 1)
+        elseif pq and priounhold(k, prioof(f), id) then
           redis.call('HINCRBY', n, 'mvd', 1)
         elseif redis.call('XACK', KEYS[2], tag, id) == 1 then
           -- In the tag's PEL: a delivery (pc), or a read not yet recorded

@@ -4,14 +4,18 @@
 -- changes how they are kept, not what they are: see lib.lua.)
 -- Pages: what a receive would return comes in three parts, in order: due
 -- redeliveries (v, by due time), due delayed messages the tag read early
--- (p), then stream entries past the tag's cursor. A page starts at a
--- position {part, where}: 'v'/'p' and an offset into that part's due
+-- (p), then stream entries past the tag's cursor. On a priority queue, a
+-- part 'h' comes before the stream: the messages the tag holds, by
+-- priority and FIFO within one (a receive reads the stream's into its
+-- lists before it chooses, and hands out every 10th by age: the listing
+-- is not exactly the order receives follow). A page starts at a
+-- position {part, where}: 'v'/'p'/'h' and an offset into that part's
 -- members, or 's' and the last stream id already shown; the reply says
 -- where the next page starts when this one is full. (Offsets shift when
 -- members come and go between pages: a listing, not a snapshot.)
 -- KEYS: 1 meta, 2 stream, 3 n, 4 v, 5 p, 6 x, 7 b
--- ARGV: 1 tag, 2 max, 3 max stream entries to scan, 4 part ('v', 'p' or
---       's'), 5 where (an offset, or for 's' a stream id, '' = the cursor)
+-- ARGV: 1 tag, 2 max, 3 max stream entries to scan, 4 part ('v', 'p', 'h'
+--       or 's'), 5 where (an offset, or for 's' a stream id, '' = the cursor)
 -- Returns: {{{id, fields, receive count so far, first receive ms or 0}...},
 --           next part ('' = no further page), next where}
 -- Errors: QUEUE_NOT_FOUND, TAG_NOT_FOUND.
@@ -53,6 +57,28 @@ if part == 'p' and nextpart == '' then
       break
     end
     add(id, 0, 0)
+  end
+  part, where = 'h', '0'
+end
+if part == 'h' and nextpart == '' then
+  -- A priority queue's held messages (lib.lua), by priority, FIFO within
+  -- one; where: how many of them the pages before showed.
+  if redis.call('HGET', KEYS[1], 'prq') == '1' then
+    local k = priokeys({n = KEYS[3]})
+    local off = tonumber(where) or 0
+    local skip, shown, total = off, 0, 0
+    for p = 1, PRIOMAX do
+      local len = tonumber(redis.call('HGET', KEYS[3], 'pq:' .. p) or 0)
+      total = total + len
+      if #out < max and len > skip then
+        for _, id in ipairs(redis.call('LRANGE', k.pl .. p, skip, skip + max - #out - 1)) do
+          add(id, 0, 0)
+          shown = shown + 1
+        end
+      end
+      skip = math.max(skip - len, 0)
+    end
+    if #out >= max and off + shown < total then nextpart, nextwhere = 'h', fmt(off + shown) end
   end
   part, where = 's', ''
 end

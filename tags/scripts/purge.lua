@@ -19,6 +19,7 @@ for i = 1, #ARGV do
   redis.call('XGROUP', 'CREATE', KEYS[2], tag, '$', 'MKSTREAM')
   redis.call('DEL', KEYS[k + 2], KEYS[k + 3], KEYS[k + 4], KEYS[k + 5])
   topicclear(KEYS[k + 1])
+  prioclear(KEYS[k + 1])
   for _, f in ipairs(redis.call('HKEYS', KEYS[k + 1])) do
     if string.sub(f, 1, 2) == 'w:' then redis.call('HDEL', KEYS[k + 1], f) end
   end

@@ -47,17 +47,29 @@
 -- due redeliveries and before new entries, in every call. New entries
 -- are read here (N = -1), and read on while they are held, up to
 -- TOPICREAD entries a call.
--- Errors: QUEUE_NOT_FOUND, TAG_NOT_FOUND, DEFAULT_TAG_CHANGED, TOPIC_QUEUE.
+-- Priority queues (keys in lib.lua): always zset mode too (PEL mode asked
+-- for: PRIORITY_QUEUE, nothing done). New entries are read here (N = -1),
+-- whatever max, up to PRIOREAD a call (fewer when their bodies pass
+-- PRIOBYTES), into the tag's per-priority lists;
+-- a due parked message joins its list. After due redeliveries, the call
+-- hands out from the lists: highest priority first, FIFO within one,
+-- except that every PRIOOLD-th message the tag hands out from them (n's
+-- pk counts) is the oldest held one (lowest id among the lists' heads).
+-- Errors: QUEUE_NOT_FOUND, TAG_NOT_FOUND, DEFAULT_TAG_CHANGED, TOPIC_QUEUE,
+-- PRIORITY_QUEUE.
 local tag, max = ARGV[1], tonumber(ARGV[2])
 local st = redis.call('HMGET', KEYS[3], 'ct', 'vis', 'flt', 'h', 'rq')
 if not st[1] then return notfound(KEYS[1]) end
-local qm = redis.call('HMGET', KEYS[1], 'vis', 'wait', 'rpq', 'rpm', 'dtag', 'rq', 'topic')
+local qm = redis.call('HMGET', KEYS[1], 'vis', 'wait', 'rpq', 'rpm', 'dtag', 'rq', 'topic', 'prq')
 if ARGV[5] ~= '' and qm[5] ~= ARGV[5] then return redis.error_reply('DEFAULT_TAG_CHANGED') end
 local tq = qm[7] == '1'
 if tq and ARGV[8] == '1' then return redis.error_reply('TOPIC_QUEUE') end
+local pq = qm[8] == '1'
+if pq and ARGV[8] == '1' then return redis.error_reply('PRIORITY_QUEUE') end
 local maxrc = tonumber(qm[4]) or 0
 local k = {s = KEYS[2], n = KEYS[3], v = KEYS[4], x = KEYS[7], dlo = KEYS[8], b = KEYS[9]}
 if tq then topickeys(k) end
+if pq then priokeys(k) end
 local pelmode = ARGV[8] == '1'
 local vis = tonumber(ARGV[3])
 if vis < 0 then vis = tonumber(st[2]) end
@@ -84,6 +96,25 @@ local function topichold(tp, id)
   end
   redis.call('HSET', k.tb, 't:' .. tp, id, 'i:' .. id, tp)
   return false
+end
+-- Priority queues: ids to hold, per priority, in order (written by
+-- prflush), and the fields of entries read here (no second read).
+local PRIOREAD = 1000 -- new entries a priority queue's read here takes in one call, at most
+local PRIOCHUNK = 100 -- read in chunks of this many
+local PRIOBYTES = 4194304 -- and stops after a chunk that takes the bytes read to this
+local prbuf, seen = {}, {}
+local function prhold(id, fields)
+  if not fields then fields = entry(KEYS[2], id) end
+  if not fields then return end
+  seen[id] = fields
+  local p = prioof(fieldmap(fields))
+  if not prbuf[p] then prbuf[p] = {} end
+  local b = prbuf[p]
+  b[#b + 1] = id
+end
+local function prflush()
+  for p, ids in pairs(prbuf) do priohold(k, p, ids) end
+  prbuf = {}
 end
 
 -- Deliveries are written in one ZADD per batch (each redis.call costs
@@ -167,6 +198,9 @@ if hint <= now and ARGV[6] == '1' then
         local tp = tq and fieldmap(fields)['tp']
         if tp and topichold(tp, id) then
           topiccon = topiccon - 1 -- counted read when parked
+        elseif pq then
+          prhold(id, fields) -- joins its priority's list
+          topiccon = topiccon - 1 -- counted read when parked
         else
           deliverfirst(id, fields)
         end
@@ -239,6 +273,11 @@ local function admitted(id, due, fields, tp)
     con = con - 1
     return false
   end
+  if pq then
+    prhold(id, fields)
+    con = con - 1
+    return false
+  end
   if #out + nfresh >= max then
     parked[#parked + 1] = id
     rej[#rej + 1] = id
@@ -268,7 +307,30 @@ local function admitted(id, due, fields, tp)
   end
   return true
 end
-if nnew < 0 then
+if nnew < 0 and pq then
+  -- A priority queue: everything new goes to the lists first, so what is
+  -- handed out below is the highest priority the tag holds; in chunks, up
+  -- to PRIOREAD entries or PRIOBYTES of bodies and attributes a call (the
+  -- bodies pass through Lua: a bound on the memory one call takes).
+  if #out < max then
+    local nread, bytes = 0, 0
+    while true do
+      local r = redis.call('XREADGROUP', 'GROUP', tag, 'c', 'COUNT', PRIOCHUNK, 'NOACK', 'STREAMS', KEYS[2], '>')
+      local entries = (r and r[1] and r[1][2]) or {}
+      for _, e in ipairs(entries) do
+        local f = fieldmap(e[2])
+        bytes = bytes + #(f['b'] or '') + #(f['a'] or '')
+        if fortag(tag, flt, f) then admitted(e[1], f['d'], e[2], nil) end
+      end
+      nread = nread + #entries
+      if #entries < PRIOCHUNK then break end
+      if nread >= PRIOREAD or bytes >= PRIOBYTES then
+        inmore = 1 -- more may wait: the caller reads again
+        break
+      end
+    end
+  end
+elseif nnew < 0 then
   -- Small reads (the caller's choice: one round trip matters more than
   -- the bodies' cost in Lua when few messages come at a time): read here.
   -- A topic queue's read goes on while what it reads is held behind
@@ -363,6 +425,68 @@ elseif nnew > 0 then
     -- The caller knows only what it read: tell it what was handed out.
     handedids = {}
     for _, id in ipairs(pelids(KEYS[2], tag, pelfirst, pellast, nnew)) do consider(id) end
+  end
+end
+if pq then
+  -- Hand out from the lists: by priority, but every PRIOOLD-th the
+  -- oldest held message (the starvation rule, lib.lua).
+  prflush()
+  if #out < max then
+    local flds = {'pk'}
+    for p = 1, PRIOMAX do flds[p + 1] = 'pq:' .. p end
+    local cs = redis.call('HMGET', KEYS[3], unpack(flds))
+    local pk0 = tonumber(cs[1]) or 0
+    local pk = pk0
+    local c, total = {}, 0
+    for p = 1, PRIOMAX do
+      c[p] = tonumber(cs[p + 1]) or 0
+      total = total + c[p]
+    end
+    local taken, popped = {}, {}
+    while #out < max and total > 0 do
+      local p = nil
+      if (pk + 1) % PRIOOLD == 0 then
+        local best = nil
+        for q = 1, PRIOMAX do
+          if c[q] > 0 then
+            local h = redis.call('LINDEX', k.pl .. q, 0)
+            if h and (not best or idlt(h, best)) then best, p = h, q end
+          end
+        end
+      else
+        for q = 1, PRIOMAX do
+          if c[q] > 0 then
+            p = q
+            break
+          end
+        end
+      end
+      if not p then break end
+      local id = redis.call('LPOP', k.pl .. p)
+      if id then
+        c[p], total = c[p] - 1, total - 1
+        taken[p] = (taken[p] or 0) + 1
+        popped[#popped + 1] = id
+        local fields = seen[id] or entry(KEYS[2], id)
+        if fields then
+          pk = pk + 1
+          topiccon = topiccon + 1
+          deliverfirst(id, fields)
+        else
+          redis.call('HINCRBY', KEYS[3], 'xb', 1) -- gone unread (counters stay exact)
+        end
+      else
+        -- The count was out of step with the (empty) list: set it right.
+        total = total - c[p]
+        c[p], taken[p] = 0, nil
+        redis.call('HDEL', KEYS[3], 'pq:' .. p)
+      end
+    end
+    for p, t in pairs(taken) do
+      if redis.call('HINCRBY', KEYS[3], 'pq:' .. p, -t) <= 0 then redis.call('HDEL', KEYS[3], 'pq:' .. p) end
+    end
+    if #popped > 0 then vcount(KEYS[3], popped, -1) end
+    if pk ~= pk0 then redis.call('HSET', KEYS[3], 'pk', pk) end
   end
 end
 if #rej > 0 and pelmode then redis.call('XACK', KEYS[2], tag, unpack(rej)) end

@@ -10,27 +10,31 @@
 -- Topic (S13): stored as field tp; an entry needs one on a topic queue
 -- and may have none elsewhere (else refused: TOPIC_REQUIRED,
 -- TOPIC_NOT_ALLOWED; the caller checked, but against a cached flag).
+-- Priority (priority queues): stored as field pr when not the default 8;
+-- an entry with one on another queue is refused (PRIORITY_NOT_ALLOWED).
+-- The caller checked the range.
 -- KEYS: 1 meta, 2 stream, 3 fa, 4 dl, 5 z (sizes), 6 zh, 7 sd, 8 sdx
 -- ARGV: 1 entry count N, 2 deduplication window ms, 3 '1' when the caller
 --       made content-based ids (it knows the queue has
---       content_based_deduplication) else '0', then per entry 6 values:
+--       content_based_deduplication) else '0', then per entry 7 values:
 --       size (bytes counted against max_message_bytes), delay seconds
 --       (-1 = queue default), body, attributes JSON ('' = none),
---       deduplication id ('' = none), topic ('' = none)
+--       deduplication id ('' = none), topic ('' = none), priority (0 = none)
 -- Returns: {per entry {id} or {'DUPLICATE', id of the message first
 --           stored under its deduplication id} or {'MESSAGE_TOO_LARGE',
 --           limit} or {'QUEUE_FULL'} (a cap with overflow 'reject': this
 --           entry and every later one not a duplicate) or
 --           {'QUOTA_EXCEEDED', ms to the next second, limit} or
---           {'TOPIC_REQUIRED'} or {'TOPIC_NOT_ALLOWED'}
+--           {'TOPIC_REQUIRED'} or {'TOPIC_NOT_ALLOWED'} or {'PRIORITY_NOT_ALLOWED'}
 --           (write_quota_per_second spent: this entry and every later one
 --           not a duplicate), 1 if the queue is now over a cap (overflow
 --           'drop': the caller trims its oldest) else 0}.
 -- Errors: QUEUE_NOT_FOUND; STALE_LIMITS (the queue's
 --         content_based_deduplication is not what ARGV[3] says: nothing
 --         stored, the caller reads the queue again).
-local m = redis.call('HMGET', KEYS[1], 'mmb', 'delay', 'cmax', 'bmax', 'ovf', 'rb', 'cbd', 'wq', 'topic')
+local m = redis.call('HMGET', KEYS[1], 'mmb', 'delay', 'cmax', 'bmax', 'ovf', 'rb', 'cbd', 'wq', 'topic', 'prq')
 local tq = m[9] == '1'
+local pq = m[10] == '1'
 if not m[1] then return redis.error_reply('QUEUE_NOT_FOUND') end
 if (m[7] == '1') ~= (ARGV[3] == '1') then return redis.error_reply('STALE_LIMITS') end
 local mmb, qdelay = tonumber(m[1]), tonumber(m[2])
@@ -50,7 +54,7 @@ local out, added, sizes = {}, 0, {}
 local n = tonumber(ARGV[1])
 local window, dups = tonumber(ARGV[2]), 0
 for i = 1, n do
-  if ARGV[8 + (i - 1) * 6] ~= '' then
+  if ARGV[8 + (i - 1) * 7] ~= '' then
     local past = redis.call('ZRANGEBYSCORE', KEYS[8], '-inf', now, 'LIMIT', 0, n + 100)
     if #past > 0 then
       redis.call('ZREM', KEYS[8], unpack(past))
@@ -60,9 +64,9 @@ for i = 1, n do
   end
 end
 for i = 1, n do
-  local b = 4 + (i - 1) * 6
+  local b = 4 + (i - 1) * 7
   local size, delay, body, attrs, did = tonumber(ARGV[b]), tonumber(ARGV[b + 1]), ARGV[b + 2], ARGV[b + 3], ARGV[b + 4]
-  local topic = ARGV[b + 5]
+  local topic, prio = ARGV[b + 5], tonumber(ARGV[b + 6]) or 0
   local first = nil
   if did ~= '' then
     local ends = redis.call('ZSCORE', KEYS[8], did)
@@ -72,6 +76,8 @@ for i = 1, n do
     out[i] = {'TOPIC_REQUIRED'}
   elseif not tq and topic ~= '' then
     out[i] = {'TOPIC_NOT_ALLOWED'}
+  elseif not pq and prio ~= 0 then
+    out[i] = {'PRIORITY_NOT_ALLOWED'}
   elseif first then
     out[i] = {'DUPLICATE', first}
     dups = dups + 1
@@ -93,6 +99,10 @@ for i = 1, n do
     if attrs ~= '' then
       args[#args + 1] = 'a'
       args[#args + 1] = attrs
+    end
+    if prio ~= 0 and prio ~= PRIODEF then
+      args[#args + 1] = 'pr'
+      args[#args + 1] = fmt(prio)
     end
     local due = 0
     if delay > 0 then

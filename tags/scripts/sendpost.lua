@@ -27,10 +27,10 @@
 --           quota), ms to the next second, the quota}.
 -- Errors: QUEUE_NOT_FOUND, STALE_LIMITS (max_message_bytes or
 --         delay_seconds changed, or content_based_deduplication is on, or
---         it is a topic queue: their sends go through send.lua), NO_STREAM
+--         it is a topic or priority queue: their sends go through send.lua), NO_STREAM
 --         (nothing was added).
 local n = tonumber(ARGV[1])
-local m = redis.call('HMGET', KEYS[1], 'mmb', 'delay', 'cmax', 'bmax', 'ovf', 'rb', 'cbd', 'wq', 'topic')
+local m = redis.call('HMGET', KEYS[1], 'mmb', 'delay', 'cmax', 'bmax', 'ovf', 'rb', 'cbd', 'wq', 'topic', 'prq')
 local function unadd(count)
   local last = redis.call('XREVRANGE', KEYS[2], '+', '-', 'COUNT', count)
   local ids = {}
@@ -42,7 +42,7 @@ if ARGV[3] ~= '1' then
     if redis.call('EXISTS', KEYS[1]) == 0 then return redis.error_reply('QUEUE_NOT_FOUND') end
     return redis.error_reply('NO_STREAM')
   end
-  if not m[1] or tonumber(ARGV[2]) > tonumber(m[1]) or tonumber(m[2]) ~= 0 or m[7] == '1' or m[9] == '1' then
+  if not m[1] or tonumber(ARGV[2]) > tonumber(m[1]) or tonumber(m[2]) ~= 0 or m[7] == '1' or m[9] == '1' or m[10] == '1' then
     unadd(n)
     if not m[1] then return redis.error_reply('QUEUE_NOT_FOUND') end
     return redis.error_reply('STALE_LIMITS')

@@ -51,7 +51,22 @@ local function consider(id)
 end
 for _, m in ipairs(redis.call('ZRANGEBYSCORE', KEYS[4], '-inf', vdue(now), 'LIMIT', 0, 1000)) do consider((vparse(m))) end
 for _, id in ipairs(redis.call('ZRANGEBYSCORE', KEYS[5], '-inf', now, 'LIMIT', 0, 1000)) do consider(id) end
-if unread - delayedu > 0 then
+-- A priority queue's held messages (read, not handed out: counted
+-- unread): the heads of its lists (each list's first is its oldest but
+-- for delayed ones that joined late).
+local held = 0
+if redis.call('HGET', KEYS[1], 'prq') == '1' then
+  local k = priokeys({n = KEYS[3]})
+  for p = 1, PRIOMAX do
+    local c = tonumber(redis.call('HGET', KEYS[3], 'pq:' .. p) or 0)
+    if c > 0 then
+      held = held + c
+      local h = redis.call('LINDEX', k.pl .. p, 0)
+      if h then consider(h) end
+    end
+  end
+end
+if unread - delayedu - held > 0 then
   local from = nextid(cursor)
   for _ = 1, 10 do
     local batch = redis.call('XRANGE', KEYS[2], from, '+', 'COUNT', 100)

@@ -31,7 +31,7 @@ StartTime = Union[datetime.datetime, int, float, None]
 FilterSpec = Union[queue_pb2.TagFilter, Mapping[str, Optional[str]], None]
 
 # Queue fields a caller may set; the last group can be changed by update_queue.
-_FIXED_QUEUE_ATTRS = frozenset({"dead_letter_queue", "topic_queue", "default_tag_name"})
+_FIXED_QUEUE_ATTRS = frozenset({"dead_letter_queue", "topic_queue", "priority_queue", "default_tag_name"})
 _UPDATABLE_QUEUE_ATTRS = frozenset({
     "delay_seconds", "visibility_timeout_seconds", "receive_wait_seconds", "message_retention_seconds",
     "max_message_bytes", "retain_acked_messages", "user_attributes", "redrive_policy",
@@ -180,7 +180,10 @@ class Client:
         ``visibility_timeout_seconds``, ``receive_wait_seconds``,
         ``message_retention_seconds``, ``max_message_bytes``,
         ``retain_acked_messages``, ``user_attributes`` (dict),
-        ``dead_letter_queue``, ``topic_queue``, ``default_tag_name`` and
+        ``dead_letter_queue``, ``topic_queue``, ``priority_queue`` (each tag
+        receives priority 1 first, 16 last, FIFO within one, every 10th
+        message being its oldest waiting one; not with ``topic_queue``),
+        ``default_tag_name`` and
         ``redrive_policy``: a ``RedrivePolicy``, a dict
         ``{"dead_letter_queue": ..., "max_receive_count": ...}`` or a tuple
         ``(dead_letter_queue, max_receive_count)``. The dead-letter queue must
@@ -271,11 +274,14 @@ class Client:
     # ---- messages
 
     def send(self, queue: str, body: Body, attributes: Optional[Mapping[str, AttributeValue]] = None,
-             delay_seconds: Optional[int] = None, deduplication_id: Optional[str] = None, topic: str = "") -> str:
+             delay_seconds: Optional[int] = None, deduplication_id: Optional[str] = None, topic: str = "",
+             priority: int = 0) -> str:
         """Sends one message; returns its id. Attribute values are str or bytes.
 
         ``topic`` is required on a topic queue (each tag receives a topic's
         messages in send order, one at a time) and refused on other queues.
+        ``priority`` (1-16, 1 highest; 0: the default, 8) is for priority
+        queues only.
 
         With ``deduplication_id`` (1-128 printable ASCII characters) the send
         is idempotent for 5 minutes: a send with an id the queue stored a
@@ -290,14 +296,17 @@ class Client:
             req.deduplication_id = deduplication_id
         if topic:
             req.topic = topic
+        if priority:
+            req.priority = priority
         return self._call(self.messages.SendMessage, req).message_id
 
     def send_batch(self, queue: str,
                    bodies: Iterable[Union[Body, Tuple[Body, Optional[Mapping[str, AttributeValue]]]]],
-                   topic: str = "") -> List[str]:
+                   topic: str = "", priority: int = 0) -> List[str]:
         """Sends up to 100 messages in one call; returns their ids in order.
 
-        ``topic`` (a topic queue's) is every message's.
+        ``topic`` (a topic queue's) and ``priority`` (a priority queue's) are
+        every message's.
 
         Each item is a body or a ``(body, attributes)`` pair. The server
         stores the valid entries and refuses the invalid ones: if any is
@@ -309,7 +318,8 @@ class Client:
         for i, item in enumerate(bodies):
             body, attrs = item if isinstance(item, tuple) else (item, None)
             entries.append(message_pb2.SendMessageBatchEntry(
-                id=str(i), body=body_bytes(body), attributes=attributes_to_proto(_outgoing(attrs)), topic=topic))
+                id=str(i), body=body_bytes(body), attributes=attributes_to_proto(_outgoing(attrs)), topic=topic,
+                priority=priority))
         r = self._call(self.messages.SendMessageBatch,
                        message_pb2.SendMessageBatchRequest(queue=queue, entries=entries))
         ids = [""] * len(entries)

@@ -58,6 +58,8 @@ class Message:
     """How many times the message was moved back from a dead-letter queue."""
     topic: str = ""
     """Its topic on a topic queue, else ""."""
+    priority: int = 0
+    """Its priority on a priority queue (1-16, 1 highest; 8 when sent without one), else 0."""
     raw: Optional[message_pb2.Message] = field(default=None, repr=False, compare=False)
     """The protobuf message it was made from."""
 
@@ -77,7 +79,8 @@ class Message:
         return cls(id=m.message_id, body=m.body, attributes=attributes_from_proto(m.attributes),
                    receipt_handle=m.receipt_handle, tag=m.tag, receive_count=m.receive_count,
                    send_time=_opt_time(m, "send_time"), first_receive_time=_opt_time(m, "first_receive_time"),
-                   dead_letter=dl, move_count=m.move_count, topic=m.topic, raw=m)
+                   dead_letter=dl, move_count=m.move_count, topic=m.topic,
+                   priority=m.priority, raw=m)
 
 
 def attributes_from_proto(attrs: Mapping[str, message_pb2.MessageAttribute]) -> Dict[str, AttributeValue]:

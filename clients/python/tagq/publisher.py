@@ -126,7 +126,7 @@ class Publisher:
 
     def publish(self, queue: str, body: Union[bytes, str], attributes: Optional[Mapping[str, AttributeValue]] = None,
                 delay_seconds: Optional[int] = None, deduplication_id: Optional[str] = None,
-                topic: str = "") -> concurrent.futures.Future:
+                topic: str = "", priority: int = 0) -> concurrent.futures.Future:
         """Queues a message; returns a Future of its id. The future raises a
         :class:`TagqError`: for this message (e.g. INVALID_ARGUMENT
         MESSAGE_TOO_LARGE, field ``body``), or for its whole frame (e.g.
@@ -139,6 +139,8 @@ class Publisher:
             entry.deduplication_id = deduplication_id
         if topic:
             entry.topic = topic  # required on a topic queue, refused elsewhere
+        if priority:
+            entry.priority = priority  # a priority queue's 1-16, refused elsewhere
         size = entry.ByteSize() + 8
         fut: concurrent.futures.Future = concurrent.futures.Future()
         fut.set_running_or_notify_cancel()  # cannot be cancelled: it may be on the wire

@@ -374,6 +374,24 @@ class FeatureTest(ServerTest):
         self.assertEqual([m.body for m in c.receive(q, max_messages=10)], [b"a2"])
         c.delete_queue(q)
 
+    def test_priority_queue(self) -> None:
+        """A priority queue hands out priority 1 first, FIFO within a priority."""
+        c = self.c
+        q = self.name("priorities")
+        c.create_queue(q, priority_queue=True)
+        self.assertTrue(c.get_queue(q).priority_queue)
+        c.send_batch(q, ["low-1", "low-2"], priority=16)
+        c.send(q, "default")
+        with c.publisher() as p:
+            p.publish(q, "high", priority=1).result(timeout=10)
+        with self.assertRaises(TagqError) as e:
+            c.send(q, "bad", priority=17)
+        self.assertEqual((e.exception.reason, e.exception.field), ("INVALID_ARGUMENT_RANGE", "priority"))
+        got = c.receive(q, max_messages=10)
+        self.assertEqual([(m.priority, m.body) for m in got],
+                         [(1, b"high"), (8, b"default"), (16, b"low-1"), (16, b"low-2")])
+        c.delete_queue(q)
+
     def test_batch_start_filter_peek_and_delay(self) -> None:
         c = self.c
         q = self.name("batch")

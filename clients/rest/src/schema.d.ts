@@ -628,6 +628,14 @@ export interface components {
              */
             delay_seconds?: number;
             /**
+             * Format: int32
+             * @description On a priority queue: 1-16, 1 highest; 0 or unset: 8. Refused (unless
+             *     0) on other queues. Each tag hands out higher priority first, FIFO
+             *     within a priority, but every 10th message a tag hands out is its
+             *     oldest held one whatever its priority (see Queue.priority_queue).
+             */
+            priority?: number;
+            /**
              * @description Required on a topic queue, refused on other queues: 1-128 characters
              *     of [A-Za-z0-9_.:-]. Each tag receives a topic's messages in send
              *     order, one in flight at a time (S13). A topic queue takes no
@@ -888,6 +896,12 @@ export interface components {
              * @description How many times the message was moved back from a dead-letter queue.
              */
             move_count?: number;
+            /**
+             * Format: int32
+             * @description The message's priority on a priority queue, 1-16 (1 highest; 8 when
+             *     sent without one), else 0.
+             */
+            priority?: number;
             /** @description Set by ReceiveMessage only; new on every receive. */
             receipt_handle?: string;
             /**
@@ -1093,6 +1107,16 @@ export interface components {
             name?: string;
             overflow_policy?: components["schemas"]["v1OverflowPolicy"];
             /**
+             * @description A priority queue (EMQ): each message has a priority 1-16 (1 highest,
+             *     default 8), and each tag hands out higher priority first, FIFO within
+             *     a priority, except that every 10th message a tag hands out from what
+             *     it holds is its oldest held message, whatever its priority (so no
+             *     priority waits forever). Redeliveries (nacked, or their visibility
+             *     passed) come before new messages, whatever their priority. Fixed at
+             *     creation; a queue cannot be both a topic queue and a priority queue.
+             */
+            priority_queue?: boolean;
+            /**
              * Format: int32
              * @description Most messages each tag receives per second (EMQ's read QPS quota;
              *     redeliveries count), unless the tag sets its own. 0 or unset: no quota
@@ -1226,6 +1250,11 @@ export interface components {
             delay_seconds?: number;
             /** @description Unique within the batch: [A-Za-z0-9_-]{1,80}. */
             id?: string;
+            /**
+             * Format: int32
+             * @description As in SendMessageRequest.
+             */
+            priority?: number;
             /** @description As in SendMessageRequest. */
             topic?: string;
         };
@@ -1936,6 +1965,16 @@ export interface operations {
                      */
                     message_retention_seconds?: number;
                     overflow_policy?: components["schemas"]["v1OverflowPolicy"];
+                    /**
+                     * @description A priority queue (EMQ): each message has a priority 1-16 (1 highest,
+                     *     default 8), and each tag hands out higher priority first, FIFO within
+                     *     a priority, except that every 10th message a tag hands out from what
+                     *     it holds is its oldest held message, whatever its priority (so no
+                     *     priority waits forever). Redeliveries (nacked, or their visibility
+                     *     passed) come before new messages, whatever their priority. Fixed at
+                     *     creation; a queue cannot be both a topic queue and a priority queue.
+                     */
+                    priority_queue?: boolean;
                     /**
                      * Format: int32
                      * @description Most messages each tag receives per second (EMQ's read QPS quota;

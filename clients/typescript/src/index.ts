@@ -140,6 +140,12 @@ export interface QueueAttributes {
   deadLetterQueue?: boolean;
   /** Messages with the same topic are delivered in order. Fixed at creation. */
   topicQueue?: boolean;
+  /**
+   * A priority queue: each tag receives priority 1 first, 16 last, FIFO within
+   * a priority, except that every 10th message it hands out is its oldest
+   * waiting one; redeliveries come first. Fixed at creation; not with topicQueue.
+   */
+  priorityQueue?: boolean;
   /** Keep messages for the whole retention even once every tag deleted them. */
   retainAckedMessages?: boolean;
   /** Free-form labels. */
@@ -224,6 +230,8 @@ export interface SendOptions {
    * order, one at a time), refused elsewhere: 1-128 characters of [A-Za-z0-9_.:-].
    */
   topic?: string;
+  /** On a priority queue: 1-16, 1 highest; unset or 0: the default, 8. Refused elsewhere. */
+  priority?: number;
 }
 
 /** One entry of {@link TagqClient.sendBatch}: a body, or a body with options. */
@@ -467,7 +475,7 @@ export class TagqClient {
   /** Sends one message; returns its id. Errors: QUEUE_NOT_FOUND, MESSAGE_TOO_LARGE, INVALID_ATTRIBUTE, ... */
   async send(queue: string, body: Body, opts: SendOptions = {}): Promise<string> {
     const r = await call(
-      this.messages.sendMessage({ queue, body: toBytes(body), attributes: toAttributes(withTrace(opts.attributes)), ...defined({ delaySeconds: opts.delaySeconds, deduplicationId: opts.deduplicationId, topic: opts.topic }) }),
+      this.messages.sendMessage({ queue, body: toBytes(body), attributes: toAttributes(withTrace(opts.attributes)), ...defined({ delaySeconds: opts.delaySeconds, deduplicationId: opts.deduplicationId, topic: opts.topic, priority: opts.priority }) }),
     );
     return r.messageId;
   }
@@ -482,7 +490,7 @@ export class TagqClient {
         queue,
         entries: entries.map((e, i) => {
           const o = typeof e === "string" || e instanceof Uint8Array ? { body: e } : e;
-          return { id: String(i), body: toBytes(o.body), attributes: toAttributes(withTrace(o.attributes)), ...defined({ delaySeconds: o.delaySeconds, deduplicationId: o.deduplicationId, topic: o.topic }) };
+          return { id: String(i), body: toBytes(o.body), attributes: toAttributes(withTrace(o.attributes)), ...defined({ delaySeconds: o.delaySeconds, deduplicationId: o.deduplicationId, topic: o.topic, priority: o.priority }) };
         }),
       }),
     );

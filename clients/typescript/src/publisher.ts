@@ -43,6 +43,8 @@ export interface PublishOptions {
   deduplicationId?: string;
   /** The message's topic: required on a topic queue, refused elsewhere. */
   topic?: string;
+  /** The message's priority on a priority queue: 1-16, 1 highest (unset: 8). */
+  priority?: number;
 }
 
 interface Entry {
@@ -146,6 +148,7 @@ export class Publisher {
     if (opts.delaySeconds !== undefined) init.delaySeconds = opts.delaySeconds;
     if (opts.deduplicationId !== undefined) init.deduplicationId = opts.deduplicationId;
     if (opts.topic !== undefined) init.topic = opts.topic;
+    if (opts.priority !== undefined) init.priority = opts.priority;
     let size = bytes.length + 8;
     for (const [k, v] of Object.entries(attributes ?? {})) size += k.length + (typeof v === "string" ? Buffer.byteLength(v) : v.length) + 8;
 

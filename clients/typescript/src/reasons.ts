@@ -18,7 +18,7 @@ export const Reasons = {
   BATCH_TOO_LARGE: "BATCH_TOO_LARGE",
   /** Two entries of a batch have the same id. (INVALID_ARGUMENT) */
   DUPLICATE_BATCH_ENTRY_ID: "DUPLICATE_BATCH_ENTRY_ID",
-  /** An update names a field fixed at creation (name, dead_letter_queue, topic_queue, ...). (INVALID_ARGUMENT) */
+  /** An update names a field fixed at creation (name, dead_letter_queue, topic_queue, priority_queue, ...). (INVALID_ARGUMENT) */
   IMMUTABLE_FIELD: "IMMUTABLE_FIELD",
   /** A receipt handle is not one tagq issued (or, on a stream, a delivery id no longer outstanding). (INVALID_ARGUMENT) */
   INVALID_RECEIPT_HANDLE: "INVALID_RECEIPT_HANDLE",

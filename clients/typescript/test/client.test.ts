@@ -383,6 +383,24 @@ describe("deduplication", () => {
   });
 });
 
+describe("priority queues", () => {
+  test("priority 1 first, FIFO within a priority, the priority shown", async () => {
+    const q = "ts-priorities";
+    await c.createQueue(q, { priorityQueue: true });
+    assert.equal((await c.getQueue(q)).priorityQueue, true);
+    await c.sendBatch(q, [{ body: "low-1", priority: 16 }, { body: "low-2", priority: 16 }]);
+    await c.send(q, "default");
+    const pub = c.publisher();
+    await pub.publish(q, "high", { priority: 1 });
+    await pub.close();
+    await rejectsWith(c.send(q, "bad", { priority: 17 }), "INVALID_ARGUMENT_RANGE", { field: "priority", code: Code.InvalidArgument });
+    const got = await c.receive(q, { maxMessages: 10 });
+    assert.deepEqual(got.map((m) => [m.priority, Buffer.from(m.body).toString()]),
+      [[1, "high"], [8, "default"], [16, "low-1"], [16, "low-2"]]);
+    await c.deleteQueue(q);
+  });
+});
+
 describe("topic queues", () => {
   test("one message per topic at a time, in send order", async () => {
     const q = "ts-topics";

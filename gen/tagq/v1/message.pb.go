@@ -183,7 +183,10 @@ type Message struct {
 	// How many times the message was moved back from a dead-letter queue.
 	MoveCount int32 `protobuf:"varint,10,opt,name=move_count,json=moveCount,proto3" json:"move_count,omitempty"`
 	// The message's topic on a topic queue (S13), else empty.
-	Topic         string `protobuf:"bytes,11,opt,name=topic,proto3" json:"topic,omitempty"`
+	Topic string `protobuf:"bytes,11,opt,name=topic,proto3" json:"topic,omitempty"`
+	// The message's priority on a priority queue, 1-16 (1 highest; 8 when
+	// sent without one), else 0.
+	Priority      int32 `protobuf:"varint,12,opt,name=priority,proto3" json:"priority,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -293,6 +296,13 @@ func (x *Message) GetTopic() string {
 		return x.Topic
 	}
 	return ""
+}
+
+func (x *Message) GetPriority() int32 {
+	if x != nil {
+		return x.Priority
+	}
+	return 0
 }
 
 // DeadLetter describes a dead letter's origin (S9). Dead letters also carry
@@ -413,7 +423,12 @@ type SendMessageRequest struct {
 	// of [A-Za-z0-9_.:-]. Each tag receives a topic's messages in send
 	// order, one in flight at a time (S13). A topic queue takes no
 	// per-message delay_seconds.
-	Topic         string `protobuf:"bytes,6,opt,name=topic,proto3" json:"topic,omitempty"`
+	Topic string `protobuf:"bytes,6,opt,name=topic,proto3" json:"topic,omitempty"`
+	// On a priority queue: 1-16, 1 highest; 0 or unset: 8. Refused (unless
+	// 0) on other queues. Each tag hands out higher priority first, FIFO
+	// within a priority, but every 10th message a tag hands out is its
+	// oldest held one whatever its priority (see Queue.priority_queue).
+	Priority      int32 `protobuf:"varint,7,opt,name=priority,proto3" json:"priority,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -490,6 +505,13 @@ func (x *SendMessageRequest) GetTopic() string {
 	return ""
 }
 
+func (x *SendMessageRequest) GetPriority() int32 {
+	if x != nil {
+		return x.Priority
+	}
+	return 0
+}
+
 type SendMessageResponse struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	MessageId     string                 `protobuf:"bytes,1,opt,name=message_id,json=messageId,proto3" json:"message_id,omitempty"`
@@ -553,7 +575,9 @@ type SendMessageBatchEntry struct {
 	// the same batch is that entry's duplicate.
 	DeduplicationId *string `protobuf:"bytes,5,opt,name=deduplication_id,json=deduplicationId,proto3,oneof" json:"deduplication_id,omitempty"`
 	// As in SendMessageRequest.
-	Topic         string `protobuf:"bytes,6,opt,name=topic,proto3" json:"topic,omitempty"`
+	Topic string `protobuf:"bytes,6,opt,name=topic,proto3" json:"topic,omitempty"`
+	// As in SendMessageRequest.
+	Priority      int32 `protobuf:"varint,7,opt,name=priority,proto3" json:"priority,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -628,6 +652,13 @@ func (x *SendMessageBatchEntry) GetTopic() string {
 		return x.Topic
 	}
 	return ""
+}
+
+func (x *SendMessageBatchEntry) GetPriority() int32 {
+	if x != nil {
+		return x.Priority
+	}
+	return 0
 }
 
 type SendMessageBatchRequest struct {
@@ -2710,7 +2741,7 @@ const file_tagq_v1_message_proto_rawDesc = "" +
 	"\x10MessageAttribute\x12#\n" +
 	"\fstring_value\x18\x01 \x01(\tH\x00R\vstringValue\x12#\n" +
 	"\fbinary_value\x18\x02 \x01(\fH\x00R\vbinaryValueB\a\n" +
-	"\x05value\"\xa4\x04\n" +
+	"\x05value\"\xc0\x04\n" +
 	"\aMessage\x12\x1d\n" +
 	"\n" +
 	"message_id\x18\x01 \x01(\tR\tmessageId\x12\x12\n" +
@@ -2728,7 +2759,8 @@ const file_tagq_v1_message_proto_rawDesc = "" +
 	"\n" +
 	"move_count\x18\n" +
 	" \x01(\x05R\tmoveCount\x12\x14\n" +
-	"\x05topic\x18\v \x01(\tR\x05topic\x1aX\n" +
+	"\x05topic\x18\v \x01(\tR\x05topic\x12\x1a\n" +
+	"\bpriority\x18\f \x01(\x05R\bpriority\x1aX\n" +
 	"\x0fAttributesEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12/\n" +
 	"\x05value\x18\x02 \x01(\v2\x19.tagq.v1.MessageAttributeR\x05value:\x028\x01\"\xba\x02\n" +
@@ -2741,7 +2773,7 @@ const file_tagq_v1_message_proto_rawDesc = "" +
 	"\x13original_message_id\x18\x04 \x01(\tR\x11originalMessageId\x124\n" +
 	"\x16original_receive_count\x18\x05 \x01(\x05R\x14originalReceiveCount\x12\x16\n" +
 	"\x06reason\x18\x06 \x01(\tR\x06reason\x12 \n" +
-	"\vdescription\x18\a \x01(\tR\vdescription\"\xfc\x02\n" +
+	"\vdescription\x18\a \x01(\tR\vdescription\"\x98\x03\n" +
 	"\x12SendMessageRequest\x12\x14\n" +
 	"\x05queue\x18\x01 \x01(\tR\x05queue\x12\x12\n" +
 	"\x04body\x18\x02 \x01(\fR\x04body\x12K\n" +
@@ -2750,7 +2782,8 @@ const file_tagq_v1_message_proto_rawDesc = "" +
 	"attributes\x12(\n" +
 	"\rdelay_seconds\x18\x04 \x01(\x05H\x00R\fdelaySeconds\x88\x01\x01\x12.\n" +
 	"\x10deduplication_id\x18\x05 \x01(\tH\x01R\x0fdeduplicationId\x88\x01\x01\x12\x14\n" +
-	"\x05topic\x18\x06 \x01(\tR\x05topic\x1aX\n" +
+	"\x05topic\x18\x06 \x01(\tR\x05topic\x12\x1a\n" +
+	"\bpriority\x18\a \x01(\x05R\bpriority\x1aX\n" +
 	"\x0fAttributesEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12/\n" +
 	"\x05value\x18\x02 \x01(\v2\x19.tagq.v1.MessageAttributeR\x05value:\x028\x01B\x10\n" +
@@ -2759,7 +2792,7 @@ const file_tagq_v1_message_proto_rawDesc = "" +
 	"\x13SendMessageResponse\x12\x1d\n" +
 	"\n" +
 	"message_id\x18\x01 \x01(\tR\tmessageId\x127\n" +
-	"\tsend_time\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampR\bsendTime\"\xfc\x02\n" +
+	"\tsend_time\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampR\bsendTime\"\x98\x03\n" +
 	"\x15SendMessageBatchEntry\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
 	"\x04body\x18\x02 \x01(\fR\x04body\x12N\n" +
@@ -2768,7 +2801,8 @@ const file_tagq_v1_message_proto_rawDesc = "" +
 	"attributes\x12(\n" +
 	"\rdelay_seconds\x18\x04 \x01(\x05H\x00R\fdelaySeconds\x88\x01\x01\x12.\n" +
 	"\x10deduplication_id\x18\x05 \x01(\tH\x01R\x0fdeduplicationId\x88\x01\x01\x12\x14\n" +
-	"\x05topic\x18\x06 \x01(\tR\x05topic\x1aX\n" +
+	"\x05topic\x18\x06 \x01(\tR\x05topic\x12\x1a\n" +
+	"\bpriority\x18\a \x01(\x05R\bpriority\x1aX\n" +
 	"\x0fAttributesEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12/\n" +
 	"\x05value\x18\x02 \x01(\v2\x19.tagq.v1.MessageAttributeR\x05value:\x028\x01B\x10\n" +

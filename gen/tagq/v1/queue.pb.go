@@ -208,8 +208,16 @@ type Queue struct {
 	// RESOURCE_EXHAUSTED (QUOTA_EXCEEDED) when it leaves nothing; a Consume
 	// stream waits for the next second instead.
 	ReadQuotaPerSecond *int32 `protobuf:"varint,22,opt,name=read_quota_per_second,json=readQuotaPerSecond,proto3,oneof" json:"read_quota_per_second,omitempty"`
-	unknownFields      protoimpl.UnknownFields
-	sizeCache          protoimpl.SizeCache
+	// A priority queue (EMQ): each message has a priority 1-16 (1 highest,
+	// default 8), and each tag hands out higher priority first, FIFO within
+	// a priority, except that every 10th message a tag hands out from what
+	// it holds is its oldest held message, whatever its priority (so no
+	// priority waits forever). Redeliveries (nacked, or their visibility
+	// passed) come before new messages, whatever their priority. Fixed at
+	// creation; a queue cannot be both a topic queue and a priority queue.
+	PriorityQueue bool `protobuf:"varint,23,opt,name=priority_queue,json=priorityQueue,proto3" json:"priority_queue,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Queue) Reset() {
@@ -394,6 +402,13 @@ func (x *Queue) GetReadQuotaPerSecond() int32 {
 		return *x.ReadQuotaPerSecond
 	}
 	return 0
+}
+
+func (x *Queue) GetPriorityQueue() bool {
+	if x != nil {
+		return x.PriorityQueue
+	}
+	return false
 }
 
 // RedrivePolicy moves a message that one tag received max_receive_count
@@ -1864,7 +1879,7 @@ var File_tagq_v1_queue_proto protoreflect.FileDescriptor
 
 const file_tagq_v1_queue_proto_rawDesc = "" +
 	"\n" +
-	"\x13tagq/v1/queue.proto\x12\atagq.v1\x1a google/protobuf/field_mask.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xb9\v\n" +
+	"\x13tagq/v1/queue.proto\x12\atagq.v1\x1a google/protobuf/field_mask.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xe0\v\n" +
 	"\x05Queue\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12(\n" +
 	"\rdelay_seconds\x18\x02 \x01(\x05H\x00R\fdelaySeconds\x88\x01\x01\x12A\n" +
@@ -1891,7 +1906,8 @@ const file_tagq_v1_queue_proto_rawDesc = "" +
 	"\x0foverflow_policy\x18\x13 \x01(\x0e2\x17.tagq.v1.OverflowPolicyR\x0eoverflowPolicy\x12>\n" +
 	"\x1bcontent_based_deduplication\x18\x14 \x01(\bR\x19contentBasedDeduplication\x128\n" +
 	"\x16write_quota_per_second\x18\x15 \x01(\x05H\aR\x13writeQuotaPerSecond\x88\x01\x01\x126\n" +
-	"\x15read_quota_per_second\x18\x16 \x01(\x05H\bR\x12readQuotaPerSecond\x88\x01\x01\x1aA\n" +
+	"\x15read_quota_per_second\x18\x16 \x01(\x05H\bR\x12readQuotaPerSecond\x88\x01\x01\x12%\n" +
+	"\x0epriority_queue\x18\x17 \x01(\bR\rpriorityQueue\x1aA\n" +
 	"\x13UserAttributesEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01B\x10\n" +

@@ -1,0 +1,258 @@
+package tags
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// TestModel_PriorityQueue runs random sends (priorities 0-16), receives on
+// two tags, deletes, nacks, DeadMessage, time advancing and sweeps against
+// a priority queue and a reference model: a receive hands out due
+// redeliveries first (any order among them), then, having read every new
+// message into per-priority lists, the highest priority held, FIFO within
+// a priority, every 10th from the lists being the oldest held; receive
+// counts, priorities and every tag counter match after each step.
+func TestModel_PriorityQueue(t *testing.T) {
+	seeds, ops := envInt("TAGQ_MODEL_SEEDS", 6), envInt("TAGQ_MODEL_OPS", 250)
+	eachBackend(t, func(t *testing.T, b *bundle) {
+		for seed := 1; seed <= seeds; seed++ {
+			runPrioModel(t, b, fmt.Sprintf("prio%d", seed), uint64(seed), ops)
+		}
+	})
+}
+
+type pmTag struct {
+	tmTag
+	read  int          // messages read into the lists (a prefix of all sent)
+	lists [][]int      // per priority 1..16 (index p-1): held messages, in order
+	pk    int          // handed out from the lists
+	held  map[int]bool // in a list
+}
+
+func runPrioModel(t *testing.T, b *bundle, q string, seed uint64, ops int) {
+	rng := rand.New(rand.NewPCG(seed, 17))
+	dlq := q + "-dlq"
+	b.queue(dlq, func(c *QueueConfig) { c.DeadLetterQueue = true })
+	b.queue(q, priorityQueue, func(c *QueueConfig) {
+		c.VisibilityTimeoutSeconds = i32(tmVisMs / 1000)
+		c.RedrivePolicy = &RedrivePolicy{DeadLetterQueue: dlq, MaxReceiveCount: tmMaxRC}
+	})
+	b.tag(q, "t2")
+	b.advance(q, 0)
+	now := func() int64 {
+		ms, err := b.rdb.HGet(b.ctx, b.s.qkeys(q).meta, "test_clock_ms").Int64()
+		require.NoError(t, err)
+		return ms
+	}
+	type pmMsg struct {
+		id, body string
+		prio     int32
+	}
+	var msgs []pmMsg
+	tags := []*pmTag{{tmTag: tmTag{name: "default"}}, {tmTag: tmTag{name: "t2"}}}
+	for _, tg := range tags {
+		tg.lists = make([][]int, MaxPriority)
+		tg.held = map[int]bool{}
+	}
+	step, op := 0, ""
+	fail := func(format string, args ...any) {
+		t.Helper()
+		t.Fatalf("queue %s step %d (%s): %s", q, step, op, fmt.Sprintf(format, args...))
+	}
+	// pop takes the next message from tag's lists by the rule.
+	pop := func(tg *pmTag) int {
+		p := -1
+		if (tg.pk+1)%PriorityOldestEvery == 0 {
+			for i, l := range tg.lists {
+				if len(l) > 0 && (p < 0 || l[0] < tg.lists[p][0]) {
+					p = i
+				}
+			}
+		} else {
+			for i, l := range tg.lists {
+				if len(l) > 0 {
+					p = i
+					break
+				}
+			}
+		}
+		if p < 0 {
+			return -1
+		}
+		m := tg.lists[p][0]
+		tg.lists[p] = tg.lists[p][1:]
+		delete(tg.held, m)
+		tg.pk++
+		return m
+	}
+	sweep := func() {
+		_, err := b.s.SweepDead(b.ctx, q)
+		require.NoError(t, err)
+		at := now()
+		for _, tg := range tags {
+			for i := range tg.st {
+				s := &tg.st[i]
+				if !s.done && s.count >= tmMaxRC && s.deadline <= at {
+					s.done = true
+					tg.dead++
+				}
+			}
+		}
+	}
+	pickInFlight := func() (*pmTag, int, bool) {
+		tg := tags[rng.IntN(len(tags))]
+		at := now()
+		var cand []int
+		for i, s := range tg.st {
+			if !s.done && s.deadline > at {
+				cand = append(cand, i)
+			}
+		}
+		if len(cand) == 0 {
+			return nil, 0, false
+		}
+		return tg, cand[rng.IntN(len(cand))], true
+	}
+	index := func(id string) int {
+		for j := range msgs {
+			if msgs[j].id == id {
+				return j
+			}
+		}
+		return -1
+	}
+	for step = 0; step < ops; step++ {
+		switch r := rng.IntN(100); {
+		case r < 30:
+			n := 1 + rng.IntN(4)
+			op = fmt.Sprintf("send %d", n)
+			out := make([]OutMessage, n)
+			for j := range out {
+				p := []int32{0, 1, 2, 5, 8, 16}[rng.IntN(6)]
+				out[j] = OutMessage{Priority: p, Body: []byte(fmt.Sprintf("p%d-%d", p, len(msgs)+j))}
+			}
+			ids := b.sendMsgs(q, out...)
+			for j, id := range ids {
+				p := out[j].Priority
+				if p == 0 {
+					p = DefaultPriority
+				}
+				msgs = append(msgs, pmMsg{id: id, body: string(out[j].Body), prio: p})
+				for _, tg := range tags {
+					tg.st = append(tg.st, tmState{})
+				}
+			}
+		case r < 60:
+			tg := tags[rng.IntN(len(tags))]
+			max := 1 + rng.IntN(5)
+			op = fmt.Sprintf("receive %s max %d", tg.name, max)
+			at := now()
+			redeliv := map[int]bool{}
+			for i, s := range tg.st {
+				if !s.done && s.count > 0 && s.deadline <= at {
+					redeliv[i] = true
+				}
+			}
+			var want []int // the first-time deliveries, in order
+			if len(redeliv) < max {
+				for ; tg.read < len(msgs); tg.read++ {
+					p := msgs[tg.read].prio
+					tg.lists[p-1] = append(tg.lists[p-1], tg.read)
+					tg.held[tg.read] = true
+				}
+				for len(want) < max-len(redeliv) {
+					m := pop(tg)
+					if m < 0 {
+						break
+					}
+					want = append(want, m)
+				}
+			}
+			got := b.receive(q, tg.name, max)
+			nre := min(len(redeliv), max)
+			if len(got) != nre+len(want) {
+				fail("handed out %d, want %d redeliveries and %d new", len(got), nre, len(want))
+			}
+			var gotNew []int
+			for k, m := range got {
+				i := index(m.ID)
+				if i < 0 {
+					fail("unknown message %s", m.ID)
+				}
+				if k < nre {
+					if !redeliv[i] {
+						fail("handed out %s as redelivery, not due", msgs[i].body)
+					}
+				} else {
+					gotNew = append(gotNew, i)
+				}
+				s := &tg.st[i]
+				s.count++
+				if m.ReceiveCount != s.count || m.Priority != msgs[i].prio || string(m.Body) != msgs[i].body {
+					fail("got %s count %d priority %d, want %s count %d priority %d", m.Body, m.ReceiveCount, m.Priority,
+						msgs[i].body, s.count, msgs[i].prio)
+				}
+				s.deadline, s.handle = at+tmVisMs, m.ReceiptHandle
+				tg.rcv++
+			}
+			if !slices.Equal(gotNew, want) {
+				fail("new messages %v, want %v", gotNew, want)
+			}
+		case r < 75:
+			tg, i, ok := pickInFlight()
+			if !ok {
+				continue
+			}
+			op = fmt.Sprintf("delete %s %s", tg.name, msgs[i].body)
+			b.del(q, Message{ReceiptHandle: tg.st[i].handle})
+			tg.st[i].done = true
+			tg.del++
+		case r < 85:
+			tg, i, ok := pickInFlight()
+			if !ok {
+				continue
+			}
+			op = fmt.Sprintf("nack %s %s", tg.name, msgs[i].body)
+			nack(t, b, q, tg.st[i].handle)
+			tg.st[i].deadline = now()
+		case r < 90:
+			tg, i, ok := pickInFlight()
+			if !ok {
+				continue
+			}
+			op = fmt.Sprintf("dead %s %s", tg.name, msgs[i].body)
+			errs, err := b.s.DeadLetter(b.ctx, q, []DeadRequest{{ReceiptHandle: tg.st[i].handle}})
+			require.NoError(t, err)
+			require.NoError(t, errs[0])
+			tg.st[i].done = true
+			tg.dead++
+		default:
+			d := time.Duration(1+rng.IntN(12)) * time.Second
+			op = fmt.Sprintf("advance %v", d)
+			b.advance(q, d)
+		}
+		sweep()
+		at := now()
+		for _, tg := range tags {
+			var want TagState
+			for _, s := range tg.st {
+				switch {
+				case s.done:
+				case s.deadline > at:
+					want.InFlight++
+				default:
+					want.Available++
+				}
+			}
+			want.ReceivedTotal, want.DeletedTotal, want.DeadTotal = tg.rcv, tg.del, tg.dead
+			if got := b.state(q, tg.name); got != want {
+				fail("tag %s state %+v, want %+v", tg.name, got, want)
+			}
+		}
+	}
+}
