@@ -18,14 +18,14 @@ type received struct {
 // waitReceive starts a long-poll receive and returns once it is waiting.
 func waitReceive(t *testing.T, b *bundle, s *Store, q, tag string, wait int32) <-chan received {
 	t.Helper()
-	before := s.waiters.waiting(q)
+	before := s.waiters.Waiting(q)
 	ch := make(chan received, 1)
 	go func() {
 		start := time.Now()
 		msgs, err := s.Receive(b.ctx, q, tag, ReceiveOptions{MaxMessages: 1, WaitSeconds: i32(wait)})
 		ch <- received{msgs, err, time.Since(start)}
 	}()
-	require.Eventually(t, func() bool { return s.waiters.waiting(q) > before }, 5*time.Second, time.Millisecond)
+	require.Eventually(t, func() bool { return s.waiters.Waiting(q) > before }, 5*time.Second, time.Millisecond)
 	return ch
 }
 
@@ -99,7 +99,7 @@ func TestS6_ManyWaitersShareOneConnection(t *testing.T) {
 				results <- received{msgs: msgs, err: err}
 			}()
 		}
-		require.Eventually(t, func() bool { return b.s.waiters.waiting("q") == n }, 10*time.Second, 5*time.Millisecond)
+		require.Eventually(t, func() bool { return b.s.waiters.Waiting("q") == n }, 10*time.Second, 5*time.Millisecond)
 		for i := 0; i < n; i += 100 {
 			bodies := make([]string, 100)
 			for j := range bodies {
@@ -145,10 +145,10 @@ func TestS6_CanceledWaitReturnsContextError(t *testing.T) {
 			_, err := b.s.Receive(ctx, "q", "", ReceiveOptions{MaxMessages: 1, WaitSeconds: i32(20)})
 			done <- err
 		}()
-		require.Eventually(t, func() bool { return b.s.waiters.waiting("q") == 1 }, 5*time.Second, time.Millisecond)
+		require.Eventually(t, func() bool { return b.s.waiters.Waiting("q") == 1 }, 5*time.Second, time.Millisecond)
 		cancel()
 		require.ErrorIs(t, <-done, context.Canceled)
-		require.Eventually(t, func() bool { return b.s.waiters.waiting("q") == 0 }, 5*time.Second, time.Millisecond)
+		require.Eventually(t, func() bool { return b.s.waiters.Waiting("q") == 0 }, 5*time.Second, time.Millisecond)
 	})
 }
 
@@ -256,12 +256,6 @@ func TestS6_LocalSendsWakeReadersDirectly(t *testing.T) {
 			}
 			expect(ch, map[int]int{0: 10, 1: 15, 2: 15}[round])
 		}
-		here.waiters.mu.Lock()
-		announced := ""
-		if w := here.waiters.watches["q"]; w != nil {
-			announced = w.announced
-		}
-		here.waiters.mu.Unlock()
-		require.NotEmpty(t, announced, "local sends were announced to the watch")
+		require.NotEmpty(t, here.waiters.Announced("q"), "local sends were announced to the watch")
 	})
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"time"
+
+	"github.com/tagq/tagq/tags/wake"
 )
 
 // ErrClosed is returned by a Reader's Receive once the store is closing.
@@ -18,7 +20,7 @@ type Reader struct {
 	s          *Store
 	queue, tag string
 	visMs      int64
-	w          *waiter
+	w          *wake.Waiter
 }
 
 // NewReader opens a reader of tag ("" = the queue's default tag, resolved
@@ -45,10 +47,10 @@ func (s *Store) NewReader(ctx context.Context, queue, tag string, visibilitySeco
 	if visibilitySeconds != nil {
 		r.visMs = int64(*visibilitySeconds) * 1000
 	}
-	if r.w, err = s.waiters.register(ctx, queue, tag); err != nil {
+	if r.w, err = s.register(ctx, queue, tag); err != nil {
 		return nil, err
 	}
-	s.waiters.setIdle(r.w, true)
+	s.waiters.SetIdle(r.w, true)
 	return r, nil
 }
 
@@ -66,8 +68,8 @@ func (r *Reader) Receive(ctx context.Context, n int) ([]Message, error) {
 			MaxBatchEntries, n)
 	}
 	h := r.s.waiters
-	h.setIdle(r.w, false) // before the first attempt: whatever comes after it wakes us
-	defer h.setIdle(r.w, true)
+	h.SetIdle(r.w, false) // before the first attempt: whatever comes after it wakes us
+	defer h.SetIdle(r.w, true)
 	// A receive that ran must be heard out: cancelled mid-call, its
 	// messages would be in flight with nobody to hand them to until their
 	// deadline. Only the wait is cut short by ctx.
@@ -91,7 +93,7 @@ func (r *Reader) Receive(ctx context.Context, n int) ([]Message, error) {
 			// found it drained, and nothing came since): wait, for the
 			// earliest deadline the last script reported too.
 			if v, ok := r.s.hints.Load(tagKey{r.queue, r.tag}); ok {
-				h.noteDeadline(r.w, max(time.Until(v.(time.Time)), time.Millisecond))
+				h.NoteDeadline(r.w, max(time.Until(v.(time.Time)), time.Millisecond))
 			}
 			if err := r.wait(ctx); err != nil {
 				return nil, err
@@ -100,13 +102,13 @@ func (r *Reader) Receive(ctx context.Context, n int) ([]Message, error) {
 			continue
 		}
 		woken = false
-		seen := h.counts(r.w) // before the read: what comes after it is news
+		seen := h.Counts(r.w) // before the read: what comes after it is news
 		res, err := r.s.receiveOnce(sctx, r.queue, r.tag, "", n, r.visMs)
 		if err != nil {
 			return nil, err
 		}
 		if len(res.msgs) < n && !res.more && !res.spent() {
-			h.noteDrained(r.w, seen)
+			h.NoteDrained(r.w, seen)
 		}
 		if len(res.msgs) == 0 && res.spent() {
 			// The tag's read quota is spent: a stream waits for the next
@@ -118,7 +120,7 @@ func (r *Reader) Receive(ctx context.Context, n int) ([]Message, error) {
 		}
 		if len(res.msgs) > 0 {
 			if len(res.msgs) == n {
-				h.wakeNext(r.w) // there may be more for another waiter
+				h.WakeNext(r.w) // there may be more for another waiter
 			}
 			return res.msgs, nil
 		}
@@ -126,7 +128,7 @@ func (r *Reader) Receive(ctx context.Context, n int) ([]Message, error) {
 			continue
 		}
 		if res.hintMs < infMs {
-			h.noteDeadline(r.w, max(time.Duration(res.hintMs-res.nowMs)*time.Millisecond, time.Millisecond))
+			h.NoteDeadline(r.w, max(time.Duration(res.hintMs-res.nowMs)*time.Millisecond, time.Millisecond))
 		}
 		if err := r.wait(ctx); err != nil {
 			return nil, err
@@ -138,15 +140,15 @@ func (r *Reader) Receive(ctx context.Context, n int) ([]Message, error) {
 // mayHaveMore: a read now may find something: the tag was not found
 // drained since the watch last saw something, or a redelivery may be due.
 func (r *Reader) mayHaveMore() bool {
-	return !r.s.waiters.drained(r.w) || r.s.dueMaybe(r.queue, r.tag)
+	return !r.s.waiters.Drained(r.w) || r.s.dueMaybe(r.queue, r.tag)
 }
 
 // wait waits for a wake-up.
 func (r *Reader) wait(ctx context.Context) error {
 	select {
-	case <-r.w.ch:
+	case <-r.w.C():
 		return nil
-	case <-r.w.stop:
+	case <-r.w.Closed():
 		return ErrClosed
 	case <-ctx.Done():
 		return ctx.Err()
@@ -164,7 +166,7 @@ func (r *Reader) pause(ctx context.Context, d time.Duration) error {
 	select {
 	case <-t.C:
 		return nil
-	case <-r.w.stop:
+	case <-r.w.Closed():
 		return ErrClosed
 	case <-ctx.Done():
 		return ctx.Err()
@@ -178,7 +180,7 @@ const quotaPoll = 20 * time.Millisecond
 // Close unregisters the reader. Safe to call more than once.
 func (r *Reader) Close() {
 	if r.w != nil {
-		r.s.waiters.unregister(r.w)
+		r.s.waiters.Unregister(r.w)
 		r.w = nil
 	}
 }

@@ -83,13 +83,13 @@ func (s *Store) Receive(ctx context.Context, queue, tag string, opt ReceiveOptio
 	}
 	deadline := start.Add(time.Duration(wait) * time.Second)
 
-	w, err := s.waiters.register(ctx, queue, tag)
+	w, err := s.register(ctx, queue, tag)
 	if err != nil {
 		return nil, err
 	}
 	defer func() {
 		if w != nil {
-			s.waiters.unregister(w)
+			s.waiters.Unregister(w)
 		}
 	}()
 	for {
@@ -97,7 +97,7 @@ func (s *Store) Receive(ctx context.Context, queue, tag string, opt ReceiveOptio
 		r, err = s.receiveOnce(ctx, queue, tag, expect, opt.MaxMessages, visMs)
 		if errors.Is(err, errDefaultTagChanged) {
 			s.dtags.Delete(queue)
-			s.waiters.unregister(w)
+			s.waiters.Unregister(w)
 			w = nil
 			return s.Receive(ctx, queue, "", opt)
 		}
@@ -106,7 +106,7 @@ func (s *Store) Receive(ctx context.Context, queue, tag string, opt ReceiveOptio
 		}
 		if len(r.msgs) > 0 {
 			if len(r.msgs) == opt.MaxMessages {
-				s.waiters.wakeNext(w) // there may be more for the next waiter
+				s.waiters.WakeNext(w) // there may be more for the next waiter
 			}
 			return r.msgs, nil
 		}
@@ -123,13 +123,13 @@ func (s *Store) Receive(ctx context.Context, queue, tag string, opt ReceiveOptio
 			return r.msgs, nil
 		}
 		if r.hintMs < infMs {
-			s.waiters.noteDeadline(w, max(time.Duration(r.hintMs-r.nowMs)*time.Millisecond, time.Millisecond))
+			s.waiters.NoteDeadline(w, max(time.Duration(r.hintMs-r.nowMs)*time.Millisecond, time.Millisecond))
 		}
 		t := time.NewTimer(left)
 		select {
-		case <-w.ch:
+		case <-w.C():
 		case <-t.C:
-		case <-w.stop:
+		case <-w.Closed():
 			t.Stop()
 			return nil, nil
 		case <-ctx.Done():

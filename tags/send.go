@@ -455,7 +455,7 @@ func (s *Store) execSends(ctx context.Context, batch []*fastSend) {
 	_, _ = pipe.Exec(ctx) // errors are read per command
 	for _, g := range groups {
 		if last := s.finishFastSends(ctx, g); last != "" {
-			s.waiters.sent(g.queue, last)
+			s.waiters.Sent(g.queue, last)
 		}
 		for _, f := range g.frames {
 			close(f.done)

@@ -168,7 +168,7 @@ func (s *Store) Settle(ctx context.Context, batches []*SettleBatch) error {
 			s.forgetHint(b.Queue, b.Tag) // something may be due sooner
 		}
 		if nacked[qt{b.Queue, b.Tag}] {
-			s.waiters.wakeOne(b.Queue, b.Tag)
+			s.waiters.WakeOne(b.Queue, b.Tag)
 		}
 	}
 	for q := range relay {

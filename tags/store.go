@@ -10,6 +10,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 	"github.com/tagq/tagq/tags/receipt"
+	"github.com/tagq/tagq/tags/wake"
 )
 
 // Config configures a Store.
@@ -77,7 +78,7 @@ type Store struct {
 	log       *slog.Logger
 	handles   *receipt.Codec
 	keys      handleKeys
-	waiters   *hub
+	waiters   *wake.Hub
 	owner     string   // this process, as the holder of move task leases
 	dtags     sync.Map // queue -> default tag name (checked by the receive script)
 	relaying  sync.Map // queue -> *relayState: one RelayOutbox per queue at a time
@@ -177,7 +178,7 @@ func (s *Store) Start() {
 func (s *Store) Close() error {
 	s.stopOnce.Do(func() {
 		close(s.stop)
-		s.waiters.close()
+		s.waiters.Close()
 	})
 	s.done.Wait()
 	return nil
