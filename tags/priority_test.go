@@ -59,83 +59,6 @@ func requireNoPrioKeys(t *testing.T, b *bundle, q, tag string) {
 	}
 }
 
-func TestPriority_OrderAcrossPrioritiesFIFOWithin(t *testing.T) {
-	eachBackend(t, func(t *testing.T, b *bundle) {
-		b.queue("q", priorityQueue)
-		b.tag("q", "single")
-		b.sendPrio("q", 5, "a1", 1, "b1", 0, "c1", 16, "d1", 1, "b2", 5, "a2", 8, "c2")
-
-		got := b.receive("q", "", 10)
-		require.Equal(t, []string{"b1", "b2", "a1", "a2", "c1", "c2", "d1"}, bodies(got))
-		require.Equal(t, []int32{1, 1, 5, 5, 8, 8, 16}, prios(got), "0 is the default, 8")
-
-		// One at a time, the same order; held messages are available.
-		var one []string
-		for i := range 7 {
-			m := b.receive("q", "single", 1)
-			require.Len(t, m, 1)
-			one = append(one, string(m[0].Body))
-			if i == 0 {
-				require.Equal(t, TagState{Available: 6, InFlight: 1, ReceivedTotal: 1}, b.state("q", "single"))
-			}
-		}
-		require.Equal(t, bodies(got), one)
-		require.Empty(t, b.receive("q", "single", 1))
-
-		// A new message of higher priority passes the held ones.
-		b.sendPrio("q", 9, "x1", 9, "x2", 9, "x3")
-		require.Equal(t, []string{"x1"}, bodies(b.receive("q", "single", 1)))
-		b.sendPrio("q", 2, "urgent")
-		require.Equal(t, []string{"urgent", "x2"}, bodies(b.receive("q", "single", 2)))
-
-		// Peek shows the priority too.
-		peeked, err := b.s.Peek(b.ctx, "q", []string{got[0].ID, got[4].ID})
-		require.NoError(t, err)
-		require.Equal(t, []int32{1, 8}, prios(peeked))
-	})
-}
-
-// The starvation rule at exact positions: every 10th message handed out
-// from the lists is the oldest held one, whatever its priority; the same
-// in one receive of 30 as in 30 receives of one.
-func TestPriority_EveryTenthIsTheOldestHeld(t *testing.T) {
-	eachBackend(t, func(t *testing.T, b *bundle) {
-		b.queue("q", priorityQueue)
-		b.tag("q", "ones")
-		var pairs []any
-		for i := range 10 {
-			pairs = append(pairs, 16, fmt.Sprintf("o%d", i))
-		}
-		for i := range 20 {
-			pairs = append(pairs, 1, fmt.Sprintf("h%d", i))
-		}
-		b.sendPrio("q", pairs...)
-		var want []string
-		for i := range 9 {
-			want = append(want, fmt.Sprintf("h%d", i))
-		}
-		want = append(want, "o0")
-		for i := 9; i < 18; i++ {
-			want = append(want, fmt.Sprintf("h%d", i))
-		}
-		want = append(want, "o1", "h18", "h19")
-		for i := 2; i < 10; i++ {
-			want = append(want, fmt.Sprintf("o%d", i))
-		}
-		require.Equal(t, want, bodies(b.receive("q", "", 30)))
-		var one []string
-		for range 30 {
-			one = append(one, bodies(b.receive("q", "ones", 1))...)
-		}
-		require.Equal(t, want, one)
-
-		// Redeliveries do not count: the counter goes on from 30.
-		b.sendPrio("q", 16, "old", 1, "p1", 1, "p2", 1, "p3", 1, "p4", 1, "p5", 1, "p6", 1, "p7", 1, "p8", 1, "p9", 1, "p10")
-		got := b.receive("q", "", 10)
-		require.Equal(t, []string{"p1", "p2", "p3", "p4", "p5", "p6", "p7", "p8", "p9", "old"}, bodies(got))
-	})
-}
-
 func TestPriority_Validation(t *testing.T) {
 	eachBackend(t, func(t *testing.T, b *bundle) {
 		b.queue("pq", priorityQueue)
@@ -206,32 +129,6 @@ func TestPriority_StaleFlagIsCheckedByTheScripts(t *testing.T) {
 		res, err := b.s.Send(b.ctx, "r", []OutMessage{{Body: []byte("x"), Priority: 3}})
 		require.NoError(t, err)
 		requireReason(t, res[0].Err, ReasonInvalidArgumentRange)
-	})
-}
-
-// Redeliveries (nacked, or their visibility passed) come before new
-// messages whatever their priority.
-func TestPriority_RedeliveriesFirst(t *testing.T) {
-	eachBackend(t, func(t *testing.T, b *bundle) {
-		b.queue("q", priorityQueue, func(c *QueueConfig) { c.VisibilityTimeoutSeconds = i32(30) })
-		b.sendPrio("q", 16, "low")
-		low := b.receive("q", "", 1)
-		require.Equal(t, []string{"low"}, bodies(low))
-		b.sendPrio("q", 1, "high")
-		nack(t, b, "q", low[0].ReceiptHandle)
-		got := b.receive("q", "", 10)
-		require.Equal(t, []string{"low", "high"}, bodies(got))
-		require.Equal(t, []int{2, 1}, []int{got[0].ReceiveCount, got[1].ReceiveCount})
-		require.Equal(t, []int32{16, 1}, prios(got))
-
-		b.sendPrio("q", 1, "high2")
-		b.advance("q", 30*time.Second)
-		got = b.receive("q", "", 10)
-		// Redeliveries among themselves by due time (here the same).
-		require.ElementsMatch(t, []string{"low", "high"}, bodies(got[:2]), "visibility passed: redeliveries first")
-		require.Equal(t, "high2", string(got[2].Body))
-		b.del("q", got...)
-		require.Equal(t, TagState{ReceivedTotal: 6, DeletedTotal: 3}, b.state("q", "default"))
 	})
 }
 
@@ -325,65 +222,6 @@ func TestPriority_PlainDLQAndHeldDeadLettersMovedOut(t *testing.T) {
 		got = b.receive("r", "", 10)
 		require.Equal(t, []string{"r3", "r14"}, bodies(got))
 		require.Equal(t, []int32{3, 14}, prios(got))
-	})
-}
-
-// Held messages are available, and the oldest of them is the tag's
-// oldest available.
-func TestPriority_HeldAreAvailableAndAged(t *testing.T) {
-	eachBackend(t, func(t *testing.T, b *bundle) {
-		b.queue("q", priorityQueue)
-		b.advance("q", 0)
-		b.sendPrio("q", 9, "old9", 3, "old3")
-		b.advance("q", 5*time.Second)
-		b.sendPrio("q", 1, "new1")
-		require.Equal(t, []string{"new1"}, bodies(b.receive("q", "", 1)))
-		b.advance("q", 5*time.Second)
-		tg, err := b.s.GetTag(b.ctx, "q", "default")
-		require.NoError(t, err)
-		require.Equal(t, int64(2), tg.State.Available)
-		require.Equal(t, 10*time.Second, tg.State.OldestAvailableAge)
-	})
-}
-
-// A delayed message parks until due, then joins its priority's list.
-func TestPriority_DelayedJoinTheirListWhenDue(t *testing.T) {
-	eachBackend(t, func(t *testing.T, b *bundle) {
-		b.queue("q", priorityQueue)
-		b.advance("q", 0)
-		b.sendMsgs("q", OutMessage{Body: []byte("later1"), Priority: 1, DelaySeconds: i32(10)},
-			OutMessage{Body: []byte("now9"), Priority: 9}, OutMessage{Body: []byte("now10"), Priority: 10})
-		require.Equal(t, []string{"now9"}, bodies(b.receive("q", "", 1)))
-		require.Equal(t, TagState{Available: 1, InFlight: 1, Delayed: 1, ReceivedTotal: 1}, b.state("q", "default"))
-		b.advance("q", 10*time.Second)
-		b.sendPrio("q", 2, "now2")
-		got := b.receive("q", "", 10)
-		require.Equal(t, []string{"later1", "now2", "now10"}, bodies(got))
-		require.Equal(t, []int32{1, 2, 10}, prios(got))
-		require.Equal(t, TagState{InFlight: 4, ReceivedTotal: 4}, b.state("q", "default"))
-	})
-}
-
-func TestPriority_FilteredTagsAndIndependentTags(t *testing.T) {
-	eachBackend(t, func(t *testing.T, b *bundle) {
-		b.queue("q", priorityQueue)
-		red := "red"
-		b.tag("q", "reds", func(c *TagConfig) {
-			c.Filter = &Filter{Conditions: []Condition{{Name: "color", Value: &red}}}
-		})
-		b.tag("q", "all")
-		colored := func(p int32, body, color string) OutMessage {
-			return OutMessage{Body: []byte(body), Priority: p, Attributes: map[string]Attribute{"color": {String: color}}}
-		}
-		b.sendMsgs("q", colored(9, "r9", "red"), colored(1, "b1", "blue"), colored(3, "r3", "red"), colored(2, "b2", "blue"))
-		require.Equal(t, []string{"r3"}, bodies(b.receive("q", "reds", 1)))
-		require.Equal(t, []string{"b1", "b2"}, bodies(b.receive("q", "all", 2)))
-		require.Equal(t, TagState{Available: 1, InFlight: 1, ReceivedTotal: 1}, b.state("q", "reds"))
-		require.Equal(t, TagState{Available: 2, InFlight: 2, ReceivedTotal: 2}, b.state("q", "all"))
-		b.sendMsgs("q", colored(1, "r1", "red"))
-		require.Equal(t, []string{"r1", "r9"}, bodies(b.receive("q", "reds", 10)))
-		require.Equal(t, []string{"r1", "r3", "r9"}, bodies(b.receive("q", "all", 10)))
-		require.Equal(t, []string{"b1", "r1", "b2", "r3", "r9"}, bodies(b.receive("q", "", 10)), "the default tag's own order")
 	})
 }
 
@@ -599,36 +437,6 @@ func TestPriority_CountOutOfStepIsSetRight(t *testing.T) {
 		b.sendPrio("q", 4, "d")
 		require.Equal(t, []string{"d"}, bodies(b.receive("q", "", 10)))
 		require.Equal(t, TagState{InFlight: 4, ReceivedTotal: 4}, b.state("q", "default"))
-	})
-}
-
-// Peek lists a priority queue's held messages (by priority, FIFO within
-// one) after redeliveries and before what the tag has yet to read, in
-// pages.
-func TestPriority_PeekListsHeldMessages(t *testing.T) {
-	eachBackend(t, func(t *testing.T, b *bundle) {
-		b.queue("q", priorityQueue)
-		b.sendPrio("q", 9, "a9", 2, "b2", 0, "c8", 2, "d2", 1, "e1")
-		first := b.receive("q", "", 1)
-		require.Equal(t, []string{"e1"}, bodies(first))
-		nack(t, b, "q", first[0].ReceiptHandle)
-		b.sendPrio("q", 1, "unread")
-		var pages [][]string
-		from := ""
-		for range 10 {
-			msgs, next, err := b.s.PeekPage(b.ctx, "q", "", 2, from)
-			require.NoError(t, err)
-			pages = append(pages, bodies(msgs))
-			if next == "" {
-				break
-			}
-			from = next
-		}
-		require.Equal(t, [][]string{{"e1", "b2"}, {"d2", "c8"}, {"a9", "unread"}}, pages)
-		all, err := b.s.PeekNext(b.ctx, "q", "", 10)
-		require.NoError(t, err)
-		require.Equal(t, []int32{1, 2, 2, 8, 9, 1}, prios(all))
-		require.Equal(t, TagState{Available: 6, ReceivedTotal: 1}, b.state("q", "default"), "peek changes nothing")
 	})
 }
 

@@ -188,3 +188,23 @@ func sendTime(b *B, q, id string) time.Time {
 	require.Len(b.t, msgs, 1)
 	return msgs[0].SendTime
 }
+
+func priorityQueue(c *tags.QueueConfig) { c.PriorityQueue = true }
+
+// sendPrio sends pairs of priority and body.
+func (b *B) sendPrio(q string, pairs ...any) []string {
+	b.t.Helper()
+	msgs := make([]tags.OutMessage, 0, len(pairs)/2)
+	for i := 0; i+1 < len(pairs); i += 2 {
+		msgs = append(msgs, tags.OutMessage{Priority: int32(pairs[i].(int)), Body: []byte(pairs[i+1].(string))})
+	}
+	return b.sendMsgs(q, msgs...)
+}
+
+func prios(msgs []tags.Message) []int32 {
+	out := make([]int32, len(msgs))
+	for i, m := range msgs {
+		out[i] = m.Priority
+	}
+	return out
+}
