@@ -48,5 +48,14 @@
 // Waiting receives do not poll. One watcher per queue per process blocks in
 // XREAD on the queue's stream and its wake stream (on a dedicated
 // connection, not the command pool) and wakes local waiters; a timer per tag
-// wakes a waiter at the earliest visibility or delay deadline.
+// wakes a waiter at the earliest visibility or delay deadline (package
+// wake).
+//
+// # Around the engine
+//
+// The server sees the engine as Storage (storage.go), whose conformance
+// suite any implementation can run (package tagstest). Receipt handles and
+// their key ring are package receipt; stream ids, package streamid. The
+// background work that calls the engine's janitor, sweep, relay and move
+// steps is scheduled by package redrive.
 package tags
