@@ -465,7 +465,20 @@ func TestPriority_ReaderFollowsTheOrder(t *testing.T) {
 
 // A receive reads what is new in chunks, and stops after the chunk that
 // takes the bodies read past 4 MiB (they pass through Lua): a message
-// beyond waits for the next receive's read.
+// beyond waits for the next receive's read. A chunk holds what the
+// queue's max_message_bytes allows within 4 MiB (16 at the default 256 KiB).
+
+// held is what the default tag of q holds in its priority lists.
+func held(b *bundle, q string) int64 {
+	b.t.Helper()
+	var n int64
+	for _, k := range prioKeysOf(b, q, "default") {
+		l, err := b.rdb.LLen(b.ctx, k).Result()
+		require.NoError(b.t, err)
+		n += l
+	}
+	return n
+}
 func TestPriority_ReadIsBoundedByBytes(t *testing.T) {
 	eachBackend(t, func(t *testing.T, b *bundle) {
 		b.queue("q", priorityQueue)
@@ -479,9 +492,25 @@ func TestPriority_ReadIsBoundedByBytes(t *testing.T) {
 		}
 		b.sendPrio("q", 1, "urgent")
 		got := b.receive("q", "", 1)
-		require.Equal(t, []int32{16}, prios(got), "150 x 50 KiB: the first chunk of 100 passes 4 MiB")
+		require.Equal(t, []int32{16}, prios(got), "150 x 50 KiB: 96 (six chunks of 16) pass 4 MiB")
+		require.Equal(t, int64(95), held(b, "q"))
 		got = b.receive("q", "", 1)
 		require.Equal(t, []string{"urgent"}, bodies(got))
 		require.Equal(t, TagState{Available: 149, InFlight: 2, ReceivedTotal: 2}, b.state("q", "default"))
+
+		// Chunks are sized by the queue's largest message: at 1 MiB a chunk
+		// is 4 messages, so one read never takes more than 4 MiB of bodies
+		// into Lua (a chunk of 100 would have taken all 7 below, urgent too).
+		b.queue("big", priorityQueue, func(c *QueueConfig) { c.MaxMessageBytes = i32(MaxMaxMessageBytes) })
+		large := strings.Repeat("y", MaxMaxMessageBytes)
+		for range 6 {
+			b.sendPrio("big", 16, large)
+		}
+		b.sendPrio("big", 1, "urgent")
+		got = b.receive("big", "", 1)
+		require.Equal(t, []int32{16}, prios(got), "the first chunk (4 x 1 MiB) reached 4 MiB: urgent not read yet")
+		require.Equal(t, int64(3), held(b, "big"))
+		got = b.receive("big", "", 1)
+		require.Equal(t, []string{"urgent"}, bodies(got))
 	})
 }

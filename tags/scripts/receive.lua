@@ -100,7 +100,7 @@ end
 -- Priority queues: ids to hold, per priority, in order (written by
 -- prflush), and the fields of entries read here (no second read).
 local PRIOREAD = 1000 -- new entries a priority queue's read here takes in one call, at most
-local PRIOCHUNK = 100 -- read in chunks of this many
+local PRIOCHUNK = 100 -- read in chunks of at most this many (fewer for large messages)
 local PRIOBYTES = 4194304 -- and stops after a chunk that takes the bytes read to this
 local prbuf, seen = {}, {}
 local function prhold(id, fields)
@@ -314,8 +314,13 @@ if nnew < 0 and pq then
   -- bodies pass through Lua: a bound on the memory one call takes).
   if #out < max then
     local nread, bytes = 0, 0
+    -- A chunk's bodies fit in PRIOBYTES whatever their size: its count is
+    -- what the queue's largest message allows (100 of 40 KiB or less, 4 of
+    -- 1 MiB), so the bound holds per chunk, not only after one.
+    local mmb = tonumber(redis.call('HGET', KEYS[1], 'mmb')) or PRIOBYTES
+    local chunk = math.max(1, math.min(PRIOCHUNK, math.floor(PRIOBYTES / mmb)))
     while true do
-      local r = redis.call('XREADGROUP', 'GROUP', tag, 'c', 'COUNT', PRIOCHUNK, 'NOACK', 'STREAMS', KEYS[2], '>')
+      local r = redis.call('XREADGROUP', 'GROUP', tag, 'c', 'COUNT', chunk, 'NOACK', 'STREAMS', KEYS[2], '>')
       local entries = (r and r[1] and r[1][2]) or {}
       for _, e in ipairs(entries) do
         local f = fieldmap(e[2])
@@ -323,7 +328,7 @@ if nnew < 0 and pq then
         if fortag(tag, flt, f) then admitted(e[1], f['d'], e[2], nil) end
       end
       nread = nread + #entries
-      if #entries < PRIOCHUNK then break end
+      if #entries < chunk then break end
       if nread >= PRIOREAD or bytes >= PRIOBYTES then
         inmore = 1 -- more may wait: the caller reads again
         break
