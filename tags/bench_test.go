@@ -305,13 +305,16 @@ func BenchmarkSend(b *testing.B) {
 
 // BenchmarkTopics is W1 at batch 10 through the engine (4 goroutines each
 // send 10 messages of 1 KiB, receive up to 10 and delete what they got),
-// on a plain queue and on a topic queue whose messages spread over 1,000
-// topics (S13): the cost of per-topic order. msg/s counts deliveries.
+// on a plain queue, on a topic queue whose messages spread over 1,000
+// topics (S13): the cost of per-topic order, and on a priority queue whose
+// messages cycle over priorities 1-16: the cost of priority order. msg/s
+// counts deliveries.
 func BenchmarkTopics(b *testing.B) {
-	for _, mode := range []string{"plain", "topics1000"} {
+	for _, mode := range []string{"plain", "topics1000", "priority16"} {
 		b.Run(mode, func(b *testing.B) {
 			s, ctx := benchStore(b, "bench")
-			if _, err := s.CreateQueue(ctx, QueueConfig{Name: "bench", TopicQueue: mode != "plain"}); err != nil {
+			if _, err := s.CreateQueue(ctx, QueueConfig{Name: "bench", TopicQueue: mode == "topics1000",
+				PriorityQueue: mode == "priority16"}); err != nil {
 				b.Fatal(err)
 			}
 			var seq, delivered atomic.Int64
@@ -322,8 +325,11 @@ func BenchmarkTopics(b *testing.B) {
 				for pb.Next() {
 					for i := range msgs {
 						msgs[i] = OutMessage{Body: make([]byte, 1024)}
-						if mode != "plain" {
+						switch mode {
+						case "topics1000":
 							msgs[i].Topic = "t" + strconv.FormatInt(seq.Add(1)%1000, 10)
+						case "priority16":
+							msgs[i].Priority = int32(seq.Add(1)%16) + 1
 						}
 					}
 					if _, err := s.Send(ctx, "bench", msgs); err != nil {
