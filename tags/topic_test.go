@@ -3,6 +3,7 @@ package tags
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -290,5 +291,24 @@ func TestS13_DeadLettersAndMovesBackKeepTheTopic(t *testing.T) {
 			}
 		}
 		require.Equal(t, []string{"a1", "b1", "a2", "a3"}, seen, "the default tag never gets the moved-back ones")
+	})
+}
+
+// A topic queue's read inside the receive script takes bodies through Lua:
+// it reads in chunks that max_message_bytes keeps within 4 MiB and stops
+// once the bodies read pass it, handing out what it has (at 1 MiB, 4 of
+// the 6 here; the rest on the next receive).
+func TestS13_ReadIsBoundedByBytes(t *testing.T) {
+	eachBackend(t, func(t *testing.T, b *bundle) {
+		b.queue("big", topicQueue, func(c *QueueConfig) { c.MaxMessageBytes = i32(MaxMaxMessageBytes) })
+		large := strings.Repeat("y", MaxMaxMessageBytes)
+		var pairs []string
+		for i := range 6 {
+			pairs = append(pairs, fmt.Sprint("t", i), large)
+		}
+		b.sendTopics("big", pairs...)
+		require.Len(t, b.receive("big", "", 10), 4, "one chunk of 4 x 1 MiB reached 4 MiB")
+		require.Len(t, b.receive("big", "", 10), 2)
+		require.Equal(t, TagState{InFlight: 6, ReceivedTotal: 6}, b.state("big", "default"))
 	})
 }

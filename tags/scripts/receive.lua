@@ -46,7 +46,8 @@
 -- topics (their blocker gone) hand out their next held message, after
 -- due redeliveries and before new entries, in every call. New entries
 -- are read here (N = -1), and read on while they are held, up to
--- TOPICREAD entries a call.
+-- TOPICREAD entries a call, or until their bodies pass PRIOBYTES (read in
+-- chunks that max_message_bytes keeps within it).
 -- Priority queues (keys in lib.lua): always zset mode too (PEL mode asked
 -- for: PRIORITY_QUEUE, nothing done). New entries are read here (N = -1),
 -- whatever max, up to PRIOREAD a call (fewer when their bodies pass
@@ -342,10 +343,19 @@ elseif nnew < 0 then
   -- blocked topics, within TOPICREAD entries a call: the next message of
   -- an unblocked topic may lie beyond them, and a round trip per step
   -- would keep what the call has meanwhile (see receive.go).
+  -- A topic queue's chunks are sized as a priority queue's are (what
+  -- max_message_bytes allows within PRIOBYTES), and its read stops once
+  -- the bodies read pass PRIOBYTES: they go through Lua.
   local want = max - #out
   local budget = want
-  if tq then budget = math.max(want, TOPICREAD) end
+  local chunk, bytes = nil, 0
+  if tq then
+    budget = math.max(want, TOPICREAD)
+    local mmb = tonumber(redis.call('HGET', KEYS[1], 'mmb')) or PRIOBYTES
+    chunk = math.max(1, math.min(TOPICREAD, math.floor(PRIOBYTES / mmb)))
+  end
   while want > 0 do
+    if chunk and want > chunk then want = chunk end
     local r
     if pelmode then
       r = redis.call('XREADGROUP', 'GROUP', tag, 'c', 'COUNT', want, 'STREAMS', KEYS[2], '>')
@@ -356,6 +366,7 @@ elseif nnew < 0 then
     for _, e in ipairs(entries) do
       local id, fields = e[1], e[2]
       local f = fieldmap(fields)
+      if chunk then bytes = bytes + #(f['b'] or '') + #(f['a'] or '') end
       if fortag(tag, flt, f) then
         admitted(id, f['d'], fields, f['tp'])
       elseif pelmode then
@@ -365,7 +376,7 @@ elseif nnew < 0 then
     if #entries > 0 then pelfirst, pellast = pelfirst or entries[1][1], entries[#entries][1] end
     if #entries < want or #out >= max then break end
     budget = budget - #entries
-    if budget <= 0 then
+    if budget <= 0 or bytes >= PRIOBYTES then
       inmore = 1
       break
     end
