@@ -43,6 +43,39 @@ type tmTag struct {
 	rcv, del, dead int64
 }
 
+// want is the counters the model expects of tg at the queue's ms at.
+func (tg *tmTag) want(at int64) TagState {
+	var want TagState
+	for _, s := range tg.st {
+		switch {
+		case s.done:
+		case s.deadline > at:
+			want.InFlight++
+		default:
+			want.Available++
+		}
+	}
+	want.ReceivedTotal, want.DeletedTotal, want.DeadTotal = tg.rcv, tg.del, tg.dead
+	return want
+}
+
+// nack makes tg's message i visible again at once (at: the queue's ms now).
+func (tg *tmTag) nack(t *testing.T, b *bundle, q string, i int, at int64) {
+	t.Helper()
+	nack(t, b, q, tg.st[i].handle)
+	tg.st[i].deadline = at
+}
+
+// deadLetter dead-letters tg's message i (DeadMessage).
+func (tg *tmTag) deadLetter(t *testing.T, b *bundle, q string, i int) {
+	t.Helper()
+	errs, err := b.s.DeadLetter(b.ctx, q, []DeadRequest{{ReceiptHandle: tg.st[i].handle}})
+	require.NoError(t, err)
+	require.NoError(t, errs[0])
+	tg.st[i].done = true
+	tg.dead++
+}
+
 const (
 	tmVisMs = 10000
 	tmMaxRC = 3
@@ -189,19 +222,14 @@ func runTopicModel(t *testing.T, b *bundle, q string, seed uint64, ops int) {
 				continue
 			}
 			op = fmt.Sprintf("nack %s %s", tg.name, msgs[i].body)
-			nack(t, b, q, tg.st[i].handle)
-			tg.st[i].deadline = now()
+			tg.nack(t, b, q, i, now())
 		case r < 90:
 			tg, i, ok := pickInFlight()
 			if !ok {
 				continue
 			}
 			op = fmt.Sprintf("dead %s %s", tg.name, msgs[i].body)
-			errs, err := b.s.DeadLetter(b.ctx, q, []DeadRequest{{ReceiptHandle: tg.st[i].handle}})
-			require.NoError(t, err)
-			require.NoError(t, errs[0])
-			tg.st[i].done = true
-			tg.dead++
+			tg.deadLetter(t, b, q, i)
 		default:
 			d := time.Duration(1+rng.IntN(12)) * time.Second
 			op = fmt.Sprintf("advance %v", d)
@@ -210,18 +238,7 @@ func runTopicModel(t *testing.T, b *bundle, q string, seed uint64, ops int) {
 		sweep()
 		at := now()
 		for _, tg := range tags {
-			var want TagState
-			for _, s := range tg.st {
-				switch {
-				case s.done:
-				case s.deadline > at:
-					want.InFlight++
-				default:
-					want.Available++
-				}
-			}
-			want.ReceivedTotal, want.DeletedTotal, want.DeadTotal = tg.rcv, tg.del, tg.dead
-			if got := b.state(q, tg.name); got != want {
+			if got, want := b.state(q, tg.name), tg.want(at); got != want {
 				fail("tag %s state %+v, want %+v", tg.name, got, want)
 			}
 		}
