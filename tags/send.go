@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"github.com/tagq/tagq/tags/wake"
 )
 
 // Send stores messages in one atomic step. Each message is checked first;
@@ -452,11 +453,13 @@ func (s *Store) execSends(ctx context.Context, batch []*fastSend) {
 		g.post[1], g.post[3] = largest, total
 		g.check = post.EvalSha(ctx, pipe, []string{k.meta, k.stream, k.filters, k.sizes, k.holes}, g.post...)
 	}
+	sending := make([]wake.Send, len(groups))
+	for i, g := range groups {
+		sending[i] = s.waiters.Sending(g.queue)
+	}
 	_, _ = pipe.Exec(ctx) // errors are read per command
-	for _, g := range groups {
-		if last := s.finishFastSends(ctx, g); last != "" {
-			s.waiters.Sent(g.queue, last)
-		}
+	for i, g := range groups {
+		s.waiters.SendDone(g.queue, sending[i], s.finishFastSends(ctx, g))
 		for _, f := range g.frames {
 			close(f.done)
 		}

@@ -78,6 +78,11 @@ type watch struct {
 	// announced is the last entry this process's sends added and told the
 	// watch of (sent); the watch's read skips up to it.
 	announced string
+	// sending counts this process's sends in progress (Sending); held is
+	// the last entry the watch read meanwhile beyond announced ("" none),
+	// news unless a send in progress announces it.
+	sending int
+	held    string
 	ready     chan struct{} // closed once the stream tails are known
 	err       error         // set before ready closes
 	dead      bool
@@ -305,24 +310,62 @@ func (h *Hub) WakeOne(queue, tag string) {
 	}
 }
 
-// Sent tells queue's watch, if any, that this process added entries up to
-// last (a stream id) and they are stored: its waiters are woken now, one per
-// tag, and the watch's read need not bring them (their bodies) back.
-func (h *Hub) Sent(queue, last string) {
+// Send is a send in progress, between Sending and SendDone.
+type Send struct{ w *watch }
+
+// Sending tells queue's watch, if any, that this process is about to add
+// entries to the stream. Until SendDone, what the watch reads of the
+// stream may be those entries, whose waiters SendDone wakes: the watch
+// holds what it reads meanwhile instead of counting it as news. Without
+// that, an entry the watch read before SendDone came was news twice, two
+// wake-ups and a read that found nothing.
+func (h *Hub) Sending(queue string) Send {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	w := h.watches[queue]
 	if w == nil || w.dead {
-		return
+		return Send{}
 	}
-	if w.announced == "" || streamid.After(last, w.announced) {
-		w.announced = last
-	}
-	w.entries++
-	h.wakeLocked(w, "", 1)
+	w.sending++
+	return Send{w: w}
 }
 
-// Announced is the last entry Sent announced for queue's watch ("" none,
+// SendDone ends s: this process added entries up to last (a stream id; ""
+// when it stored none) and they are stored. One waiter per tag is woken
+// now, and the watch's read need not bring the entries (their bodies)
+// back. What the watch held meanwhile beyond last came from elsewhere:
+// news, once no send of this process is in progress.
+func (h *Hub) SendDone(queue string, s Send, last string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	w := s.w
+	if w == nil {
+		// No watch when the send began: one may have started since.
+		w = h.watches[queue]
+	} else {
+		w.sending--
+	}
+	if w == nil || w.dead {
+		return
+	}
+	if last != "" {
+		if w.announced == "" || streamid.After(last, w.announced) {
+			w.announced = last
+		}
+		w.entries++
+		h.wakeLocked(w, "", 1)
+	}
+	if w.held != "" && w.announced != "" && !streamid.After(w.held, w.announced) {
+		w.held = "" // all announced
+	}
+	if w.held != "" && w.sending == 0 {
+		w.held = ""
+		w.entries++
+		h.wakeLocked(w, "", 1)
+	}
+}
+
+// Announced is the last entry SendDone announced for queue's watch ("" none,
 // or no watch): what its read skips to.
 func (h *Hub) Announced(queue string) string {
 	h.mu.Lock()
@@ -421,9 +464,17 @@ func (h *Hub) run(w *watch) {
 				lastS = last
 				if w.announced != "" && !streamid.After(last, w.announced) {
 					// Sent by this process, which woke the waiters already
-					// (sent): go on from its last entry, not reading the
+					// (SendDone): go on from its last entry, not reading the
 					// bodies in between.
 					lastS = w.announced
+					continue
+				}
+				if w.sending > 0 {
+					// Perhaps sent by this process, not yet announced:
+					// SendDone tells.
+					if w.held == "" || streamid.After(last, w.held) {
+						w.held = last
+					}
 					continue
 				}
 				// One waiter per tag: one that reads all it asked for wakes

@@ -105,7 +105,7 @@ func TestHub_WakesOneWaiterPerTagPerEvent(t *testing.T) {
 	before := h.Counts(a1)
 	id, err := rdb.XAdd(ctx, &redis.XAddArgs{Stream: "q:s", Values: []any{"b", "y"}}).Result()
 	require.NoError(t, err)
-	h.Sent("q", id)
+	h.SendDone("q", Send{}, id) // no send announced: as one begun before the watch
 	require.True(t, signalled(a1) || signalled(a2), "a waiter of a is woken")
 	require.Equal(t, id, h.Announced("q"))
 	require.NotEqual(t, before, h.Counts(a1))
@@ -139,6 +139,79 @@ func TestHub_WakesOneWaiterPerTagPerEvent(t *testing.T) {
 	h.Unregister(other)
 	h.Unregister(b1)
 	require.Zero(t, h.Waiting(""))
+}
+
+// held is what the watch of q holds, read while a send was in progress.
+func held(h *Hub, q string) string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if w := h.watches[q]; w != nil {
+		return w.held
+	}
+	return ""
+}
+
+// An entry the watch reads while this process's send is in progress is
+// news once: SendDone wakes one waiter per tag for the send's entries, and
+// the watch, having held what it read, wakes nobody for them. What it held
+// beyond the send's last entry came from elsewhere, and wakes a waiter
+// once no send is in progress.
+func TestHub_AnEntryReadDuringASendIsNewsOnce(t *testing.T) {
+	h, rdb, _ := newHub(t)
+	ctx := context.Background()
+	a1, err := h.Register(ctx, "q", "a")
+	require.NoError(t, err)
+	a2, err := h.Register(ctx, "q", "a")
+	require.NoError(t, err)
+	add := func() string {
+		id, err := rdb.XAdd(ctx, &redis.XAddArgs{Stream: "q:s", Values: []any{"b", "x"}}).Result()
+		require.NoError(t, err)
+		return id
+	}
+	woken := func() int {
+		n := 0
+		for _, w := range []*Waiter{a1, a2} {
+			if signalled(w) {
+				n++
+			}
+		}
+		return n
+	}
+	heldIs := func(id string) {
+		t.Helper()
+		require.Eventually(t, func() bool { return held(h, "q") == id }, 5*time.Second, time.Millisecond,
+			"the watch read the entry and held it")
+	}
+
+	// Ours, read by the watch before SendDone: one wake-up, one count.
+	before := h.Counts(a1)
+	s := h.Sending("q")
+	id := add()
+	heldIs(id)
+	require.Zero(t, woken(), "the watch woke nobody for an entry a send in progress may have added")
+	h.SendDone("q", s, id)
+	require.Equal(t, 1, woken())
+	require.Equal(t, before.entries+1, h.Counts(a1).entries)
+	require.Empty(t, held(h, "q"))
+
+	// Another process's entry beyond ours: news too, once.
+	s = h.Sending("q")
+	ours := add()
+	theirs := add()
+	heldIs(theirs)
+	h.SendDone("q", s, ours)
+	require.Equal(t, 2, woken(), "a wake-up for ours and one for theirs")
+	require.Empty(t, held(h, "q"))
+
+	// A send that stored nothing: what the watch held is news. With two
+	// sends in progress, the first to end does not decide for the second.
+	s1, s2 := h.Sending("q"), h.Sending("q")
+	theirs = add()
+	heldIs(theirs)
+	h.SendDone("q", s1, "")
+	require.Zero(t, woken(), "another send in progress may yet announce it")
+	h.SendDone("q", s2, "")
+	require.Equal(t, 1, woken())
 }
 
 // A wake-stream entry with a deadline ahead lowers the tag's hint and
