@@ -21,6 +21,11 @@ type Reader struct {
 	queue, tag string
 	visMs      int64
 	w          *wake.Waiter
+	// While it waits, the reader is offered to sends (deliver.go):
+	// offerN is how many it asked for, delivery where a send that
+	// claimed it answers.
+	offerN   int
+	delivery chan delivery
 }
 
 // NewReader opens a reader of tag ("" = the queue's default tag, resolved
@@ -43,7 +48,7 @@ func (s *Store) NewReader(ctx context.Context, queue, tag string, visibilitySeco
 	if err != nil {
 		return nil, err
 	}
-	r := &Reader{s: s, queue: queue, tag: tag, visMs: -1}
+	r := &Reader{s: s, queue: queue, tag: tag, visMs: -1, delivery: make(chan delivery, 1)}
 	if visibilitySeconds != nil {
 		r.visMs = int64(*visibilitySeconds) * 1000
 	}
@@ -75,37 +80,49 @@ func (r *Reader) Receive(ctx context.Context, n int) ([]Message, error) {
 	// deadline. Only the wait is cut short by ctx.
 	sctx := context.WithoutCancel(ctx)
 	woken := false
+	var got *delivery // what a send received for this reader while it waited
 	for {
-		// Nor does one start once ctx has ended (a wake-up and the end of
-		// the stream can come together): its messages would go back with
-		// a receive counted that no client saw.
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		if _, left, ok := r.s.spentFor(tagKey{r.queue, r.tag}); ok {
-			if err := r.pause(ctx, left); err != nil {
+		var res receiveResult
+		var seen wake.Counts
+		if got != nil {
+			// Its messages are handed out whatever ctx says now (the
+			// caller gives back what it cannot pass on).
+			res, seen = r.s.finishReceive(sctx, r.queue, r.tag, got.res), got.seen
+			r.s.noteRead(r.queue, r.tag, len(res.msgs))
+			got = nil
+		} else {
+			// Nor does one start once ctx has ended (a wake-up and the end of
+			// the stream can come together): its messages would go back with
+			// a receive counted that no client saw.
+			if err := ctx.Err(); err != nil {
 				return nil, err
 			}
-			continue
-		}
-		if !woken && !r.mayHaveMore() {
-			// A read now would find nothing (another reader of the tag here
-			// found it drained, and nothing came since): wait, for the
-			// earliest deadline the last script reported too.
-			if v, ok := r.s.hints.Load(tagKey{r.queue, r.tag}); ok {
-				h.NoteDeadline(r.w, max(time.Until(v.(time.Time)), time.Millisecond))
+			if _, left, ok := r.s.spentFor(tagKey{r.queue, r.tag}); ok {
+				if err := r.pause(ctx, left); err != nil {
+					return nil, err
+				}
+				continue
 			}
-			if err := r.wait(ctx); err != nil {
+			if !woken && !r.mayHaveMore() {
+				// A read now would find nothing (another reader of the tag here
+				// found it drained, and nothing came since): wait, for the
+				// earliest deadline the last script reported too.
+				if v, ok := r.s.hints.Load(tagKey{r.queue, r.tag}); ok {
+					h.NoteDeadline(r.w, max(time.Until(v.(time.Time)), time.Millisecond))
+				}
+				var err error
+				if got, err = r.wait(ctx, n); err != nil {
+					return nil, err
+				}
+				woken = got == nil // a wake-up is for this reader to act on: it reads
+				continue
+			}
+			woken = false
+			seen = h.Counts(r.w) // before the read: what comes after it is news
+			var err error
+			if res, err = r.s.receiveOnce(sctx, r.queue, r.tag, "", n, r.visMs); err != nil {
 				return nil, err
 			}
-			woken = true // a wake-up is for this reader to act on: it reads
-			continue
-		}
-		woken = false
-		seen := h.Counts(r.w) // before the read: what comes after it is news
-		res, err := r.s.receiveOnce(sctx, r.queue, r.tag, "", n, r.visMs)
-		if err != nil {
-			return nil, err
 		}
 		if len(res.msgs) < n && !res.more && !res.spent() {
 			h.NoteDrained(r.w, seen)
@@ -130,10 +147,11 @@ func (r *Reader) Receive(ctx context.Context, n int) ([]Message, error) {
 		if res.hintMs < infMs {
 			h.NoteDeadline(r.w, max(time.Duration(res.hintMs-res.nowMs)*time.Millisecond, time.Millisecond))
 		}
-		if err := r.wait(ctx); err != nil {
+		var err error
+		if got, err = r.wait(ctx, n); err != nil {
 			return nil, err
 		}
-		woken = true
+		woken = got == nil
 	}
 }
 
@@ -143,16 +161,38 @@ func (r *Reader) mayHaveMore() bool {
 	return !r.s.waiters.Drained(r.w) || r.s.dueMaybe(r.queue, r.tag)
 }
 
-// wait waits for a wake-up.
-func (r *Reader) wait(ctx context.Context) error {
+// wait waits for a wake-up (nil) or for what a send received for the
+// reader, offered meanwhile to sends of up to n messages (deliver.go). A
+// send that claimed the reader is heard out: when its receive found
+// messages they come back without error even if ctx ended or the store
+// closed meanwhile (the receive counted them; the caller gives back what
+// it cannot pass on), else the error.
+func (r *Reader) wait(ctx context.Context, n int) (*delivery, error) {
+	r.s.offer(r, n)
+	var err error
 	select {
 	case <-r.w.C():
-		return nil
+	case d := <-r.delivery:
+		if !d.ok {
+			return nil, nil // woken
+		}
+		return &d, nil
 	case <-r.w.Closed():
-		return ErrClosed
+		err = ErrClosed
 	case <-ctx.Done():
-		return ctx.Err()
+		err = ctx.Err()
 	}
+	if r.s.withdraw(r) {
+		return nil, err
+	}
+	d := <-r.delivery // claimed: the send's round trip is under way
+	if err != nil && (!d.ok || len(d.res.msgs) == 0) {
+		return nil, err
+	}
+	if !d.ok {
+		return nil, nil // woken
+	}
+	return &d, nil
 }
 
 // pause waits d (the rest of a second whose read quota is spent), or,

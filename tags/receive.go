@@ -478,6 +478,46 @@ func (s *Store) receiveStep(ctx context.Context, queue, tag, expectDefault strin
 // epoch are what readNew read (nothing when inScript: the script reads).
 func (s *Store) receiveScript(ctx context.Context, queue, tag, expectDefault string, max int, visMs int64,
 	due, inScript bool, fresh []newEntry, epoch string) (r receiveResult, err error) {
+	keys, args := s.receiveCall(queue, tag, expectDefault, max, visMs, due, inScript, fresh, epoch)
+	if len(fresh) > 0 {
+		// They are read: the script must run whatever the caller does now.
+		ctx = context.WithoutCancel(ctx)
+	}
+	gen := s.hintGeneration()
+	asked := time.Now()
+	res, err := scriptReceive.Run(ctx, s.rdb, keys, args...).Slice()
+	if err != nil {
+		if strings.Contains(err.Error(), "DEFAULT_TAG_CHANGED") {
+			return r, errDefaultTagChanged
+		}
+		if k, ok := kindNews(err); ok && !s.zsetInFlight && !s.readsInScript(queue) {
+			// A topic or priority queue, news to this process: its tags
+			// read in zset mode (the script changed nothing; what was read
+			// is pending).
+			s.queueKinds.Store(queue, k)
+			return s.receiveScript(ctx, queue, tag, expectDefault, max, visMs, due, inScript, fresh, epoch)
+		}
+		return r, mapErr(err, queue, tag)
+	}
+	return s.receiveReply(queue, tag, max, res, fresh, gen, asked)
+}
+
+// kindNews: a receive script in PEL mode refused a topic or priority
+// queue (its tags read in zset mode), which is which.
+func kindNews(err error) (queueKind, bool) {
+	switch msg := err.Error(); {
+	case strings.Contains(msg, "PRIORITY_QUEUE"):
+		return kindPriority, true
+	case strings.Contains(msg, "TOPIC_QUEUE"):
+		return kindTopic, true
+	}
+	return kindPlain, false
+}
+
+// receiveCall is the receive script's keys and arguments for a receive of
+// up to max messages of tag (see receiveScript).
+func (s *Store) receiveCall(queue, tag, expectDefault string, max int, visMs int64,
+	due, inScript bool, fresh []newEntry, epoch string) (keys []string, args []any) {
 	k := s.qkeys(queue)
 	tk := k.tag(tag)
 	duePhase := 0
@@ -488,7 +528,7 @@ func (s *Store) receiveScript(ctx context.Context, queue, tag, expectDefault str
 	if s.zsetInFlight || s.readsInScript(queue) {
 		mode = 0
 	}
-	args := make([]any, 0, 11+5*len(fresh))
+	args = make([]any, 0, 11+5*len(fresh))
 	nnew := len(fresh)
 	if inScript {
 		nnew = -1
@@ -505,31 +545,13 @@ func (s *Store) receiveScript(ctx context.Context, queue, tag, expectDefault str
 			args = append(args, e.id, e.due, e.only, e.attrs, e.topic)
 		}
 	}
-	if len(fresh) > 0 {
-		// They are read: the script must run whatever the caller does now.
-		ctx = context.WithoutCancel(ctx)
-	}
-	gen := s.hintGeneration()
-	asked := time.Now()
-	res, err := scriptReceive.Run(ctx, s.rdb,
-		[]string{k.meta, k.stream, tk.state, tk.visible, tk.parked, k.wake, tk.last, k.outbox, tk.batches}, args...).Slice()
-	if err != nil {
-		if strings.Contains(err.Error(), "DEFAULT_TAG_CHANGED") {
-			return r, errDefaultTagChanged
-		}
-		if mode == 1 && (strings.Contains(err.Error(), "TOPIC_QUEUE") || strings.Contains(err.Error(), "PRIORITY_QUEUE")) {
-			// A topic or priority queue, news to this process: its tags
-			// read in zset mode (the script changed nothing; what was read
-			// is pending).
-			k := kindTopic
-			if strings.Contains(err.Error(), "PRIORITY_QUEUE") {
-				k = kindPriority
-			}
-			s.queueKinds.Store(queue, k)
-			return s.receiveScript(ctx, queue, tag, expectDefault, max, visMs, due, inScript, fresh, epoch)
-		}
-		return r, mapErr(err, queue, tag)
-	}
+	return []string{k.meta, k.stream, tk.state, tk.visible, tk.parked, k.wake, tk.last, k.outbox, tk.batches}, args
+}
+
+// receiveReply reads the receive script's reply (res) for a call that
+// asked for max messages, with fresh read before it; gen and asked are
+// the hint generation and the time before the call.
+func (s *Store) receiveReply(queue, tag string, max int, res []any, fresh []newEntry, gen uint64, asked time.Time) (r receiveResult, err error) {
 	if len(res) != 12 {
 		return r, &Error{Kind: KindInternal, Reason: ReasonInternal, Message: "receive: unexpected reply"}
 	}

@@ -323,6 +323,7 @@ type sendGroup struct {
 	adds   []*redis.StringCmd // every frame's XADD, in order
 	check  *redis.Cmd
 	post   []any
+	claims []*deliverClaim // readers its receives deliver to (deliver.go)
 }
 
 // sendCoalescer runs the fast-path batches that arrive together in one
@@ -452,6 +453,10 @@ func (s *Store) execSends(ctx context.Context, batch []*fastSend) {
 		}
 		g.post[1], g.post[3] = largest, total
 		g.check = post.EvalSha(ctx, pipe, []string{k.meta, k.stream, k.filters, k.sizes, k.holes}, g.post...)
+		if g == byQueue[g.queue] { // the queue's last group: its receives see every entry
+			g.claims = s.claimReaders(g.queue)
+			s.queueDeliveries(ctx, pipe, g.claims)
+		}
 	}
 	sending := make([]wake.Send, len(groups))
 	for i, g := range groups {
@@ -459,7 +464,8 @@ func (s *Store) execSends(ctx context.Context, batch []*fastSend) {
 	}
 	_, _ = pipe.Exec(ctx) // errors are read per command
 	for i, g := range groups {
-		s.waiters.SendDone(g.queue, sending[i], s.finishFastSends(ctx, g))
+		last := s.finishFastSends(ctx, g)
+		s.deliver(g.claims, s.waiters.SendDone(g.queue, sending[i], last, claimedTags(g.claims)))
 		for _, f := range g.frames {
 			close(f.done)
 		}

@@ -105,6 +105,10 @@ type Store struct {
 	// messages are handed out by the script).
 	queueKinds sync.Map
 	sends      sendCoalescer
+	// offers: Consume readers waiting, which a send may deliver to
+	// (deliver.go); delivered counts those deliveries.
+	offers    offerBook
+	delivered atomic.Int64
 	// moveStarts counts StartMove calls in this process (see MoveStarts).
 	moveStarts atomic.Int64
 

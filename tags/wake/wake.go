@@ -83,9 +83,9 @@ type watch struct {
 	// news unless a send in progress announces it.
 	sending int
 	held    string
-	ready     chan struct{} // closed once the stream tails are known
-	err       error         // set before ready closes
-	dead      bool
+	ready   chan struct{} // closed once the stream tails are known
+	err     error         // set before ready closes
+	dead    bool
 }
 
 // Counts is what a watch has seen: new stream entries, and everything
@@ -203,28 +203,29 @@ func (h *Hub) wakeLocked(w *watch, tag string, n int) {
 
 // wakeOthersLocked is wakeLocked passing over except.
 func (h *Hub) wakeOthersLocked(w *watch, tag string, n int, except *Waiter) {
-	signal := func(list []*Waiter) {
-		left := n
-		for _, wt := range list {
-			if left == 0 {
-				return
-			}
-			if wt.idle || wt == except {
-				continue
-			}
-			select {
-			case wt.ch <- struct{}{}:
-				left--
-			default:
-			}
-		}
-	}
 	if tag != "" {
-		signal(w.tags[tag])
+		h.signalLocked(w.tags[tag], n, except)
 		return
 	}
 	for _, list := range w.tags {
-		signal(list)
+		h.signalLocked(list, n, except)
+	}
+}
+
+// signalLocked signals up to n of a tag's waiters, passing over except.
+func (h *Hub) signalLocked(list []*Waiter, n int, except *Waiter) {
+	for _, wt := range list {
+		if n == 0 {
+			return
+		}
+		if wt.idle || wt == except {
+			continue
+		}
+		select {
+		case wt.ch <- struct{}{}:
+			n--
+		default:
+		}
 	}
 }
 
@@ -332,10 +333,13 @@ func (h *Hub) Sending(queue string) Send {
 
 // SendDone ends s: this process added entries up to last (a stream id; ""
 // when it stored none) and they are stored. One waiter per tag is woken
-// now, and the watch's read need not bring the entries (their bodies)
-// back. What the watch held meanwhile beyond last came from elsewhere:
-// news, once no send of this process is in progress.
-func (h *Hub) SendDone(queue string, s Send, last string) {
+// now, but for the tags in skip (the send handed their waiters what it
+// had itself), and the watch's read need not bring the entries (their
+// bodies) back. What the watch held meanwhile beyond last came from
+// elsewhere: news, once no send of this process is in progress. It
+// returns the watch's counts with the send's entries counted, before
+// that news (a read that covers the send's entries saw those).
+func (h *Hub) SendDone(queue string, s Send, last string, skip map[string]bool) Counts {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	w := s.w
@@ -346,15 +350,20 @@ func (h *Hub) SendDone(queue string, s Send, last string) {
 		w.sending--
 	}
 	if w == nil || w.dead {
-		return
+		return Counts{}
 	}
 	if last != "" {
 		if w.announced == "" || streamid.After(last, w.announced) {
 			w.announced = last
 		}
 		w.entries++
-		h.wakeLocked(w, "", 1)
+		for tag, list := range w.tags {
+			if !skip[tag] {
+				h.signalLocked(list, 1, nil)
+			}
+		}
 	}
+	seen := Counts{w.entries, w.events}
 	if w.held != "" && w.announced != "" && !streamid.After(w.held, w.announced) {
 		w.held = "" // all announced
 	}
@@ -363,6 +372,7 @@ func (h *Hub) SendDone(queue string, s Send, last string) {
 		w.entries++
 		h.wakeLocked(w, "", 1)
 	}
+	return seen
 }
 
 // Announced is the last entry SendDone announced for queue's watch ("" none,

@@ -105,7 +105,7 @@ func TestHub_WakesOneWaiterPerTagPerEvent(t *testing.T) {
 	before := h.Counts(a1)
 	id, err := rdb.XAdd(ctx, &redis.XAddArgs{Stream: "q:s", Values: []any{"b", "y"}}).Result()
 	require.NoError(t, err)
-	h.SendDone("q", Send{}, id) // no send announced: as one begun before the watch
+	h.SendDone("q", Send{}, id, nil) // no send announced: as one begun before the watch
 	require.True(t, signalled(a1) || signalled(a2), "a waiter of a is woken")
 	require.Equal(t, id, h.Announced("q"))
 	require.NotEqual(t, before, h.Counts(a1))
@@ -189,7 +189,7 @@ func TestHub_AnEntryReadDuringASendIsNewsOnce(t *testing.T) {
 	id := add()
 	heldIs(id)
 	require.Zero(t, woken(), "the watch woke nobody for an entry a send in progress may have added")
-	h.SendDone("q", s, id)
+	h.SendDone("q", s, id, nil)
 	require.Equal(t, 1, woken())
 	require.Equal(t, before.entries+1, h.Counts(a1).entries)
 	require.Empty(t, held(h, "q"))
@@ -199,7 +199,7 @@ func TestHub_AnEntryReadDuringASendIsNewsOnce(t *testing.T) {
 	ours := add()
 	theirs := add()
 	heldIs(theirs)
-	h.SendDone("q", s, ours)
+	h.SendDone("q", s, ours, nil)
 	require.Equal(t, 2, woken(), "a wake-up for ours and one for theirs")
 	require.Empty(t, held(h, "q"))
 
@@ -208,10 +208,21 @@ func TestHub_AnEntryReadDuringASendIsNewsOnce(t *testing.T) {
 	s1, s2 := h.Sending("q"), h.Sending("q")
 	theirs = add()
 	heldIs(theirs)
-	h.SendDone("q", s1, "")
+	h.SendDone("q", s1, "", nil)
 	require.Zero(t, woken(), "another send in progress may yet announce it")
-	h.SendDone("q", s2, "")
+	h.SendDone("q", s2, "", nil)
 	require.Equal(t, 1, woken())
+
+	// The tags a send delivered to are passed over; the counts it returns
+	// include its entries.
+	b1, err := h.Register(ctx, "q", "b")
+	require.NoError(t, err)
+	s = h.Sending("q")
+	id = add()
+	seen := h.SendDone("q", s, id, map[string]bool{"a": true})
+	require.Zero(t, woken(), "tag a was delivered to")
+	require.True(t, signalled(b1))
+	require.Equal(t, h.Counts(a1), seen)
 }
 
 // A wake-stream entry with a deadline ahead lowers the tag's hint and

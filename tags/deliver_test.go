@@ -1,0 +1,217 @@
+package tags
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/require"
+
+	"github.com/tagq/tagq/tags/wake"
+)
+
+// offered counts the readers of queue waiting in the store's offer book.
+func offered(s *Store, queue string) int {
+	s.offers.mu.Lock()
+	defer s.offers.mu.Unlock()
+	n := 0
+	for _, list := range s.offers.byQueue[queue] {
+		n += len(list)
+	}
+	return n
+}
+
+// receiveIn runs r.Receive(ctx, n) in a goroutine.
+func receiveIn(ctx context.Context, r *Reader, n int) <-chan received {
+	ch := make(chan received, 1)
+	go func() {
+		msgs, err := r.Receive(ctx, n)
+		ch <- received{msgs: msgs, err: err}
+	}()
+	return ch
+}
+
+// got waits (bounded) for a Receive's outcome.
+func got(t *testing.T, ch <-chan received) received {
+	t.Helper()
+	select {
+	case g := <-ch:
+		return g
+	case <-time.After(10 * time.Second):
+		t.Fatal("the receive did not return")
+		return received{}
+	}
+}
+
+// waitOffered waits until queue has n readers offered, each having read
+// once (its tag's hint is known: a send may deliver to it).
+func waitOffered(t *testing.T, s *Store, queue string, n int, tags ...string) {
+	t.Helper()
+	require.Eventually(t, func() bool {
+		for _, tag := range tags {
+			if _, ok := s.hints.Load(tagKey{queue, tag}); !ok {
+				return false
+			}
+		}
+		return offered(s, queue) == n
+	}, 10*time.Second, time.Millisecond, "readers waiting")
+}
+
+// A fast-path send hands one waiting reader of each tag what it received
+// for it in the send's own MULTI: the messages, with working receipt
+// handles, counted in flight; the tag's other reader stays waiting.
+func TestDeliver_ASendHandsAWaitingReaderItsMessages(t *testing.T) {
+	t.Parallel()
+	eachBackend(t, func(t *testing.T, b *bundle) {
+		s := prodStore(t, b)
+		b.queue("q")
+		b.tag("q", "a")
+		b.tag("q", "b")
+		open := func(tag string) *Reader {
+			r, err := s.NewReader(b.ctx, "q", tag, nil)
+			require.NoError(t, err)
+			t.Cleanup(r.Close)
+			return r
+		}
+		ra1, ra2, rb := open("a"), open("a"), open("b")
+		ctx, cancel := context.WithCancel(b.ctx)
+		defer cancel()
+		cha1, cha2, chb := receiveIn(ctx, ra1, 10), receiveIn(ctx, ra2, 10), receiveIn(ctx, rb, 10)
+		waitOffered(t, s, "q", 3, "a", "b")
+
+		res, err := s.Send(b.ctx, "q", []OutMessage{{Body: []byte("x")}, {Body: []byte("y")}})
+		require.NoError(t, err)
+		require.NoError(t, res[0].Err)
+		require.EqualValues(t, 2, s.delivered.Load(), "one delivery per tag")
+
+		gb := got(t, chb)
+		require.NoError(t, gb.err)
+		require.Equal(t, []string{"x", "y"}, bodies(gb.msgs))
+		var ga received
+		left := cha2 // the reader of a that stays waiting
+		select {
+		case ga = <-cha1:
+		case ga = <-cha2:
+			left = cha1
+		case <-time.After(10 * time.Second):
+			t.Fatal("no reader of tag a got the messages")
+		}
+		require.NoError(t, ga.err)
+		require.Equal(t, []string{"x", "y"}, bodies(ga.msgs))
+		require.Equal(t, 1, offered(s, "q"), "the other reader of a still waits")
+		cancel()
+		require.ErrorIs(t, got(t, left).err, context.Canceled)
+
+		for _, m := range append(ga.msgs, gb.msgs...) {
+			require.EqualValues(t, 1, m.ReceiveCount)
+			require.Positive(t, m.VisibleFor)
+		}
+		require.EqualValues(t, 2, b.state("q", "a").InFlight)
+		errs, err := s.Delete(b.ctx, "q", []string{ga.msgs[0].ReceiptHandle, gb.msgs[1].ReceiptHandle})
+		require.NoError(t, err)
+		require.Equal(t, []error{nil, nil}, errs)
+		require.EqualValues(t, 1, b.state("q", "a").InFlight)
+		require.EqualValues(t, 1, b.state("q", "b").InFlight)
+	})
+}
+
+// A reader a send claimed waits for that send's answer even when it is
+// woken or its context ends meanwhile: messages the send's receive found
+// come back (not lost to the visibility timeout with nobody to pass them
+// on); a receive that did not run is a wake-up, or the context's error.
+func TestDeliver_AClaimedReaderIsHeardOut(t *testing.T) {
+	t.Parallel()
+	eachBackend(t, func(t *testing.T, b *bundle) {
+		s, other := prodStore(t, b), prodStore(t, b)
+		b.queue("q")
+		r, err := s.NewReader(b.ctx, "q", "", nil)
+		require.NoError(t, err)
+		defer r.Close()
+		send := func(body string) {
+			res, err := other.Send(b.ctx, "q", []OutMessage{{Body: []byte(body)}})
+			require.NoError(t, err)
+			require.NoError(t, res[0].Err)
+		}
+
+		// Claimed, woken by another process's send, then cancelled: the
+		// claim's receive runs and its message comes back without error.
+		ctx, cancel := context.WithCancel(b.ctx)
+		ch := receiveIn(ctx, r, 10)
+		waitOffered(t, s, "q", 1, "default")
+		claims := s.claimReaders("q")
+		require.Len(t, claims, 1)
+		send("m1")
+		cancel()
+		pipe := s.rdb.TxPipeline()
+		s.queueDeliveries(b.ctx, pipe, claims)
+		_, err = pipe.Exec(b.ctx)
+		require.NoError(t, err)
+		s.deliver(claims, wake.Counts{})
+		g := got(t, ch)
+		require.NoError(t, g.err)
+		require.Equal(t, []string{"m1"}, bodies(g.msgs))
+
+		// A claim whose receive failed: the reader reads itself.
+		ch = receiveIn(b.ctx, r, 10)
+		waitOffered(t, s, "q", 1, "default")
+		claims = s.claimReaders("q")
+		require.Len(t, claims, 1)
+		send("m2")
+		claims[0].cmd = redis.NewCmd(b.ctx)
+		claims[0].cmd.SetErr(errors.New("connection reset"))
+		s.deliver(claims, wake.Counts{})
+		g = got(t, ch)
+		require.NoError(t, g.err)
+		require.Equal(t, []string{"m2"}, bodies(g.msgs))
+
+		// The same with the context ended: its error.
+		ctx, cancel = context.WithCancel(b.ctx)
+		ch = receiveIn(ctx, r, 10)
+		waitOffered(t, s, "q", 1, "default")
+		claims = s.claimReaders("q")
+		require.Len(t, claims, 1)
+		cancel()
+		claims[0].cmd = redis.NewCmd(b.ctx)
+		claims[0].cmd.SetErr(errors.New("connection reset"))
+		s.deliver(claims, wake.Counts{})
+		g = got(t, ch)
+		require.ErrorIs(t, g.err, context.Canceled)
+		require.Empty(t, g.msgs)
+	})
+}
+
+// Sends deliver only where the reader's own receive would do the same:
+// not to a tag whose redeliveries may be due (no hint yet, or a nack),
+// nor to a tag with a read quota, nor on a topic queue.
+func TestDeliver_OnlyThePlainCase(t *testing.T) {
+	t.Parallel()
+	eachBackend(t, func(t *testing.T, b *bundle) {
+		s := prodStore(t, b)
+		b.queue("q")
+		b.tag("q", "quota", func(c *TagConfig) { c.ReadQuotaPerSecond = i32(1000) })
+		b.queue("tq", topicQueue)
+		open := func(q, tag string) *Reader {
+			r, err := s.NewReader(b.ctx, q, tag, nil)
+			require.NoError(t, err)
+			t.Cleanup(r.Close)
+			return r
+		}
+		ctx, cancel := context.WithCancel(b.ctx)
+		defer cancel()
+		rq := open("q", "quota")
+		rt := open("tq", "")
+		chq, cht := receiveIn(ctx, rq, 10), receiveIn(ctx, rt, 10)
+		waitOffered(t, s, "q", 1, "quota")
+		waitOffered(t, s, "tq", 1)
+		require.Empty(t, s.claimReaders("q"), "a tag with a read quota")
+		require.Empty(t, s.claimReaders("tq"), "a topic queue")
+		s.forgetHint("q", "quota")
+		s.readQuotas.Delete(tagKey{"q", "quota"})
+		require.Empty(t, s.claimReaders("q"), "redeliveries may be due")
+		cancel()
+		require.ErrorIs(t, got(t, chq).err, context.Canceled)
+		require.ErrorIs(t, got(t, cht).err, context.Canceled)
+	})
+}
