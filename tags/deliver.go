@@ -10,54 +10,74 @@ import (
 	"github.com/tagq/tagq/tags/wake"
 )
 
-// Send and deliver. A Consume stream's Reader that waits for messages
-// offers itself; a fast-path send to its queue claims one waiting reader
-// per tag and runs that tag's receive script in the send's own MULTI,
-// after the XADDs and sendpost.lua, then hands the reader what it
-// received. At low rates that saves the reader's wake-up and its receive
-// round trip: a message's way from Publish to Consume is one Redis round
-// trip instead of two.
+// Send and deliver. A receive that waits for messages (a Consume stream's
+// Reader, a long poll) offers itself; a fast-path send to its queue claims
+// one waiting receive per tag and runs that tag's receive script in the
+// send's own MULTI, after the XADDs and sendpost.lua, then hands the
+// waiting receive what it received. At low rates that saves the waiting
+// receive's wake-up and its round trip: a message's way from Publish to
+// Consume is one Redis round trip instead of two.
 //
 // Only the plain case is delivered this way: a plain queue (topic and
 // priority queues send through send.lua), a tag with no read quota and no
-// redelivery that may be due (the reader's own receive hands those out
-// first). A claimed reader always gets an answer: what its receive found
-// (perhaps nothing), or "look yourself" (ok false) when the receive did
-// not run or failed, which it takes as a wake-up.
+// redelivery that may be due (the receive's own read hands those out
+// first). A claimed receive always gets an answer: what the send's receive
+// found (perhaps nothing), or "look yourself" (ok false) when it did not
+// run or failed, which it takes as a wake-up. It waits for that answer
+// even when it is woken, its context ends or the store closes meanwhile,
+// and hands out what the answer holds: the receive ran and counted them,
+// like a receive script a cancelled call waits for. (A Consume stream
+// gives them back; a long poll whose client left leaves them in flight
+// until their visibility timeout, as it would a receive already running.)
 
-// delivery is what a send's receive found for a claimed reader.
+// delivery is what a send's receive found for a claimed receive.
 type delivery struct {
-	ok   bool // false: no receive ran for the reader; it reads itself
+	ok   bool // false: no receive ran for it; it reads itself
 	res  receiveResult
 	seen wake.Counts // the watch's counts the receive covers (see Reader)
 }
 
-// offerBook is the readers waiting for messages, by queue and tag.
+// offer is a waiting receive as sends see it: up to n messages of tag,
+// with the visibility (-1: the tag's) and the expected default tag ("":
+// none) its own receive would use; a send that claims it answers on
+// delivery.
+type offer struct {
+	queue, tag, expect string
+	visMs              int64
+	n                  int
+	delivery           chan delivery
+}
+
+func newOffer(queue, tag, expect string, visMs int64) *offer {
+	return &offer{queue: queue, tag: tag, expect: expect, visMs: visMs, delivery: make(chan delivery, 1)}
+}
+
+// offerBook is the receives waiting for messages, by queue and tag.
 type offerBook struct {
 	mu      sync.Mutex
-	byQueue map[string]map[string][]*Reader
+	byQueue map[string]map[string][]*offer
 }
 
 // offer puts r, waiting for up to n messages, in the book.
-func (s *Store) offer(r *Reader, n int) {
+func (s *Store) offer(r *offer, n int) {
 	b := &s.offers
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.byQueue == nil {
-		b.byQueue = map[string]map[string][]*Reader{}
+		b.byQueue = map[string]map[string][]*offer{}
 	}
 	tags := b.byQueue[r.queue]
 	if tags == nil {
-		tags = map[string][]*Reader{}
+		tags = map[string][]*offer{}
 		b.byQueue[r.queue] = tags
 	}
-	r.offerN = n
+	r.n = n
 	tags[r.tag] = append(tags[r.tag], r)
 }
 
 // withdraw takes r out of the book; false when a send claimed it first
 // (its delivery is on the way).
-func (s *Store) withdraw(r *Reader) bool {
+func (s *Store) withdraw(r *offer) bool {
 	b := &s.offers
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -79,18 +99,18 @@ func (s *Store) withdraw(r *Reader) bool {
 	return false
 }
 
-// deliverClaim is a reader claimed by a send, and its receive in the
-// send's MULTI.
+// deliverClaim is a waiting receive claimed by a send, and its receive
+// in the send's MULTI.
 type deliverClaim struct {
-	r     *Reader
+	r     *offer
 	n     int
 	cmd   *redis.Cmd
 	gen   uint64
 	asked time.Time
 }
 
-// claimReaders claims one offered reader of each tag of queue that may be
-// delivered to (see above), the first to offer; nil when none.
+// claimReaders claims one waiting receive of each tag of queue that may
+// be delivered to (see above), the first to offer; nil when none.
 func (s *Store) claimReaders(queue string) []*deliverClaim {
 	if v, ok := s.queueKinds.Load(queue); !ok || v.(queueKind) != kindPlain {
 		return nil
@@ -114,7 +134,7 @@ func (s *Store) claimReaders(queue string) []*deliverClaim {
 		} else {
 			tags[tag] = list[1:]
 		}
-		out = append(out, &deliverClaim{r: r, n: r.offerN})
+		out = append(out, &deliverClaim{r: r, n: r.n})
 	}
 	if len(tags) == 0 {
 		delete(b.byQueue, queue)
@@ -127,14 +147,14 @@ func (s *Store) claimReaders(queue string) []*deliverClaim {
 func (s *Store) queueDeliveries(ctx context.Context, pipe redis.Pipeliner, claims []*deliverClaim) {
 	sc := scriptReceive.build(s.rdb.testClock)
 	for _, c := range claims {
-		keys, args := s.receiveCall(c.r.queue, c.r.tag, "", c.n, c.r.visMs, false, true, nil, "")
+		keys, args := s.receiveCall(c.r.queue, c.r.tag, c.r.expect, c.n, c.r.visMs, false, true, nil, "")
 		c.gen, c.asked = s.hintGeneration(), time.Now()
 		c.cmd = sc.EvalSha(ctx, pipe, keys, args...)
 	}
 }
 
-// deliver hands each claimed reader what its receive found; seen is the
-// watch's counts once the send's entries were counted.
+// deliver hands each claimed receive what the send's receive found; seen
+// is the watch's counts once the send's entries were counted.
 func (s *Store) deliver(claims []*deliverClaim, seen wake.Counts) {
 	for _, c := range claims {
 		d := delivery{seen: seen}
@@ -160,4 +180,50 @@ func claimedTags(claims []*deliverClaim) map[string]bool {
 		m[c.r.tag] = true
 	}
 	return m
+}
+
+// Why a waiting receive stopped waiting (await).
+const (
+	awaitWoken = iota
+	awaitDelivered
+	awaitClosed
+	awaitDone // ctx ended
+	awaitTimeout
+)
+
+// await waits on w for a wake-up or for what a send received for off,
+// offered meanwhile to sends of up to n messages, or until the store
+// closes, ctx ends or timeout fires (nil: never). A send that claimed off
+// is heard out: when its receive found messages they are returned
+// (awaitDelivered) whatever else happened meanwhile (the receive counted
+// them; the caller hands them out or gives them back); a claim whose
+// receive did not run is a wake-up.
+func (s *Store) await(ctx context.Context, w *wake.Waiter, off *offer, n int, timeout <-chan time.Time) (*delivery, int) {
+	s.offer(off, n)
+	why := awaitWoken
+	select {
+	case <-w.C():
+	case d := <-off.delivery:
+		if !d.ok {
+			return nil, awaitWoken
+		}
+		return &d, awaitDelivered
+	case <-w.Closed():
+		why = awaitClosed
+	case <-ctx.Done():
+		why = awaitDone
+	case <-timeout:
+		why = awaitTimeout
+	}
+	if s.withdraw(off) {
+		return nil, why
+	}
+	d := <-off.delivery // claimed: the send's round trip is under way
+	switch {
+	case d.ok && (why == awaitWoken || len(d.res.msgs) > 0):
+		return &d, awaitDelivered
+	case !d.ok && why == awaitWoken:
+		return nil, awaitWoken
+	}
+	return nil, why
 }

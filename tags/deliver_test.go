@@ -215,3 +215,36 @@ func TestDeliver_OnlyThePlainCase(t *testing.T) {
 		require.ErrorIs(t, got(t, cht).err, context.Canceled)
 	})
 }
+
+// A long poll (ReceiveMessage with a wait) is delivered to the same way,
+// with its own visibility.
+func TestDeliver_LongPollsToo(t *testing.T) {
+	t.Parallel()
+	eachBackend(t, func(t *testing.T, b *bundle) {
+		s := prodStore(t, b)
+		b.queue("q")
+		poll := func() <-chan received {
+			ch := make(chan received, 1)
+			go func() {
+				msgs, err := s.Receive(b.ctx, "q", "", ReceiveOptions{MaxMessages: 5, WaitSeconds: i32(20),
+					VisibilitySeconds: i32(7)})
+				ch <- received{msgs: msgs, err: err}
+			}()
+			return ch
+		}
+		ch := poll()
+		waitOffered(t, s, "q", 1, "default")
+		res, err := s.Send(b.ctx, "q", []OutMessage{{Body: []byte("x")}})
+		require.NoError(t, err)
+		require.NoError(t, res[0].Err)
+		g := got(t, ch)
+		require.NoError(t, g.err)
+		require.Equal(t, []string{"x"}, bodies(g.msgs))
+		require.EqualValues(t, 1, s.delivered.Load())
+		require.Equal(t, 7*time.Second, g.msgs[0].VisibleFor)
+		errs, err := s.Delete(b.ctx, "q", []string{g.msgs[0].ReceiptHandle})
+		require.NoError(t, err)
+		require.Equal(t, []error{nil}, errs)
+
+	})
+}

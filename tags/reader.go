@@ -21,11 +21,7 @@ type Reader struct {
 	queue, tag string
 	visMs      int64
 	w          *wake.Waiter
-	// While it waits, the reader is offered to sends (deliver.go):
-	// offerN is how many it asked for, delivery where a send that
-	// claimed it answers.
-	offerN   int
-	delivery chan delivery
+	off        *offer // to sends, while it waits (deliver.go)
 }
 
 // NewReader opens a reader of tag ("" = the queue's default tag, resolved
@@ -48,10 +44,11 @@ func (s *Store) NewReader(ctx context.Context, queue, tag string, visibilitySeco
 	if err != nil {
 		return nil, err
 	}
-	r := &Reader{s: s, queue: queue, tag: tag, visMs: -1, delivery: make(chan delivery, 1)}
+	r := &Reader{s: s, queue: queue, tag: tag, visMs: -1}
 	if visibilitySeconds != nil {
 		r.visMs = int64(*visibilitySeconds) * 1000
 	}
+	r.off = newOffer(queue, tag, "", r.visMs)
 	if r.w, err = s.register(ctx, queue, tag); err != nil {
 		return nil, err
 	}
@@ -162,37 +159,18 @@ func (r *Reader) mayHaveMore() bool {
 }
 
 // wait waits for a wake-up (nil) or for what a send received for the
-// reader, offered meanwhile to sends of up to n messages (deliver.go). A
-// send that claimed the reader is heard out: when its receive found
-// messages they come back without error even if ctx ended or the store
-// closed meanwhile (the receive counted them; the caller gives back what
-// it cannot pass on), else the error.
+// reader (see Store.await): when that holds messages they come back
+// without error even if ctx ended or the store closed meanwhile (the
+// caller gives back what it cannot pass on).
 func (r *Reader) wait(ctx context.Context, n int) (*delivery, error) {
-	r.s.offer(r, n)
-	var err error
-	select {
-	case <-r.w.C():
-	case d := <-r.delivery:
-		if !d.ok {
-			return nil, nil // woken
-		}
-		return &d, nil
-	case <-r.w.Closed():
-		err = ErrClosed
-	case <-ctx.Done():
-		err = ctx.Err()
+	d, why := r.s.await(ctx, r.w, r.off, n, nil)
+	switch why {
+	case awaitClosed:
+		return nil, ErrClosed
+	case awaitDone:
+		return nil, ctx.Err()
 	}
-	if r.s.withdraw(r) {
-		return nil, err
-	}
-	d := <-r.delivery // claimed: the send's round trip is under way
-	if err != nil && (!d.ok || len(d.res.msgs) == 0) {
-		return nil, err
-	}
-	if !d.ok {
-		return nil, nil // woken
-	}
-	return &d, nil
+	return d, nil
 }
 
 // pause waits d (the rest of a second whose read quota is spent), or,

@@ -92,9 +92,17 @@ func (s *Store) Receive(ctx context.Context, queue, tag string, opt ReceiveOptio
 			s.waiters.Unregister(w)
 		}
 	}()
+	off := newOffer(queue, tag, expect, visMs) // to sends, while it waits (deliver.go)
+	var got *delivery
 	for {
-		// Registered before this attempt: whatever arrives after it wakes us.
-		r, err = s.receiveOnce(ctx, queue, tag, expect, opt.MaxMessages, visMs)
+		if got != nil {
+			r = s.finishReceive(context.WithoutCancel(ctx), queue, tag, got.res)
+			s.noteRead(queue, tag, len(r.msgs))
+			got = nil
+		} else {
+			// Registered before this attempt: whatever arrives after it wakes us.
+			r, err = s.receiveOnce(ctx, queue, tag, expect, opt.MaxMessages, visMs)
+		}
 		if errors.Is(err, errDefaultTagChanged) {
 			s.dtags.Delete(queue)
 			s.waiters.Unregister(w)
@@ -126,17 +134,16 @@ func (s *Store) Receive(ctx context.Context, queue, tag string, opt ReceiveOptio
 			s.waiters.NoteDeadline(w, max(time.Duration(r.hintMs-r.nowMs)*time.Millisecond, time.Millisecond))
 		}
 		t := time.NewTimer(left)
-		select {
-		case <-w.C():
-		case <-t.C:
-		case <-w.Closed():
-			t.Stop()
+		var why int
+		got, why = s.await(ctx, w, off, opt.MaxMessages, t.C)
+		t.Stop()
+		switch why {
+		case awaitClosed:
 			return nil, nil
-		case <-ctx.Done():
-			t.Stop()
+		case awaitDone:
 			return nil, ctx.Err()
 		}
-		t.Stop()
+		// Woken, delivered to, or at the deadline: look (once more).
 	}
 }
 
