@@ -49,7 +49,10 @@
 // XREAD on the queue's stream and its wake stream (on a dedicated
 // connection, not the command pool) and wakes local waiters; a timer per tag
 // wakes a waiter at the earliest visibility or delay deadline (package
-// wake).
+// wake). A send of this process wakes its waiters itself, and one that
+// finds a receive waiting on a plain queue's tag does that receive in its
+// own MULTI and hands it the messages (deliver.go): at low rates a message
+// goes from send to receiver in one Redis round trip.
 //
 // # Around the engine
 //
