@@ -2,10 +2,13 @@ package tags
 
 import (
 	"context"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
 )
 
@@ -257,5 +260,62 @@ func TestS6_LocalSendsWakeReadersDirectly(t *testing.T) {
 			expect(ch, map[int]int{0: 10, 1: 15, 2: 15}[round])
 		}
 		require.NotEmpty(t, here.waiters.Announced("q"), "local sends were announced to the watch")
+	})
+}
+
+// countHook counts the commands named name a client sends.
+type countHook struct {
+	name string
+	n    *atomic.Int64
+}
+
+func (h countHook) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+func (h countHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		h.count(cmd)
+		return next(ctx, cmd)
+	}
+}
+
+func (h countHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		for _, c := range cmds {
+			h.count(c)
+		}
+		return next(ctx, cmds)
+	}
+}
+
+func (h countHook) count(cmd redis.Cmder) {
+	if strings.EqualFold(cmd.Name(), h.name) {
+		h.n.Add(1)
+	}
+}
+
+// A long poll on a queue this process already watches registers before
+// its first read, so that one read covers the wait too: it reads once
+// before it waits, not twice. A send then wakes it as before.
+func TestS6_ALongPollOnAWatchedQueueReadsOnceBeforeItWaits(t *testing.T) {
+	t.Parallel()
+	eachBackend(t, func(t *testing.T, b *bundle) {
+		s := prodStore(t, b)
+		b.queue("q")
+		r, err := s.NewReader(b.ctx, "q", "", nil) // keeps the queue's watch
+		require.NoError(t, err)
+		defer r.Close()
+		var reads atomic.Int64
+		b.rdb.AddHook(countHook{name: "xreadgroup", n: &reads})
+		ch := make(chan received, 1)
+		go func() {
+			msgs, err := s.Receive(b.ctx, "q", "", ReceiveOptions{MaxMessages: 1, WaitSeconds: i32(20)})
+			ch <- received{msgs: msgs, err: err}
+		}()
+		require.Eventually(t, func() bool { return offered(s, "q") == 1 }, 10*time.Second, time.Millisecond)
+		require.EqualValues(t, 1, reads.Load(), "reads before the wait")
+		b.send("q", "x") // another process's send: the watch wakes it
+		g := got(t, ch)
+		require.NoError(t, g.err)
+		require.Equal(t, []string{"x"}, bodies(g.msgs))
 	})
 }

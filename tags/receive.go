@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/tagq/tagq/tags/receipt"
+	"github.com/tagq/tagq/tags/wake"
 )
 
 // scanLimit bounds the stream entries one receive script call reads for a
@@ -60,16 +61,41 @@ func (s *Store) Receive(ctx context.Context, queue, tag string, opt ReceiveOptio
 		return nil, quotaExceeded(queue, tag, QuotaRead, limit, ceilMs(left))
 	}
 	start := time.Now()
+	// A long poll on a queue this process already watches registers before
+	// its first read, which then covers the wait's too: one read fewer
+	// when it waits (a first long poll starts the watch only if it waits).
+	var w *wake.Waiter
+	defer func() {
+		if w != nil {
+			s.waiters.Unregister(w)
+		}
+	}()
+	if opt.WaitSeconds != nil && *opt.WaitSeconds > 0 && s.waiters.Waiting(queue) > 0 {
+		var err error
+		if w, err = s.register(ctx, queue, tag); err != nil {
+			return nil, err
+		}
+	}
 	r, err := s.receiveOnce(ctx, queue, tag, expect, opt.MaxMessages, visMs)
 	if errors.Is(err, errDefaultTagChanged) || ReasonOf(err) == ReasonQueueNotFound || ReasonOf(err) == ReasonTagNotFound {
 		s.dtags.Delete(queue) // re-created, or its default tag deleted
 		s.queueKinds.Delete(queue)
 		if expect != "" && errors.Is(err, errDefaultTagChanged) {
+			if w != nil {
+				s.waiters.Unregister(w)
+				w = nil
+			}
 			return s.Receive(ctx, queue, "", opt)
 		}
 	}
-	if err != nil || len(r.msgs) > 0 {
-		return r.msgs, err
+	if err != nil {
+		return nil, err
+	}
+	if len(r.msgs) > 0 {
+		if w != nil && len(r.msgs) == opt.MaxMessages {
+			s.waiters.WakeNext(w) // there may be more for the next waiter
+		}
+		return r.msgs, nil
 	}
 	if r.spent() {
 		return nil, quotaExceeded(queue, tag, QuotaRead, r.quota, r.retryMs)
@@ -83,24 +109,26 @@ func (s *Store) Receive(ctx context.Context, queue, tag string, opt ReceiveOptio
 	}
 	deadline := start.Add(time.Duration(wait) * time.Second)
 
-	w, err := s.register(ctx, queue, tag)
-	if err != nil {
-		return nil, err
-	}
-	defer func() {
-		if w != nil {
-			s.waiters.Unregister(w)
+	// Registered before the first read, which left nothing to read on:
+	// wait now. Otherwise register, then read again: whatever arrives
+	// after registering wakes us.
+	waitNow := w != nil && !r.more
+	if w == nil {
+		if w, err = s.register(ctx, queue, tag); err != nil {
+			return nil, err
 		}
-	}()
+	}
 	off := newOffer(queue, tag, expect, visMs) // to sends, while it waits (deliver.go)
 	var got *delivery
 	for {
-		if got != nil {
+		switch {
+		case waitNow:
+			waitNow = false
+		case got != nil:
 			r = s.finishReceive(context.WithoutCancel(ctx), queue, tag, got.res)
 			s.noteRead(queue, tag, len(r.msgs))
 			got = nil
-		} else {
-			// Registered before this attempt: whatever arrives after it wakes us.
+		default:
 			r, err = s.receiveOnce(ctx, queue, tag, expect, opt.MaxMessages, visMs)
 		}
 		if errors.Is(err, errDefaultTagChanged) {
