@@ -99,8 +99,13 @@ func (s *Store) withdraw(r *offer) bool {
 	return false
 }
 
+// deliverBytes bounds the bodies one delivery's receive reads in its
+// script (as a topic or priority queue's in-script read is bounded).
+const deliverBytes = 4 << 20
+
 // deliverClaim is a waiting receive claimed by a send, and its receive
-// in the send's MULTI.
+// in the send's MULTI, of up to n messages (the offer's count, or fewer
+// where the queue's messages may be large).
 type deliverClaim struct {
 	r     *offer
 	n     int
@@ -114,6 +119,12 @@ type deliverClaim struct {
 func (s *Store) claimReaders(queue string) []*deliverClaim {
 	if v, ok := s.queueKinds.Load(queue); !ok || v.(queueKind) != kindPlain {
 		return nil
+	}
+	// The bodies pass through Lua: at most what max_message_bytes keeps
+	// within deliverBytes.
+	most := 1
+	if v, ok := s.limits.Load(queue); ok && v.(sendLimits).maxBytes > 0 {
+		most = max(1, deliverBytes/v.(sendLimits).maxBytes)
 	}
 	b := &s.offers
 	b.mu.Lock()
@@ -134,7 +145,7 @@ func (s *Store) claimReaders(queue string) []*deliverClaim {
 		} else {
 			tags[tag] = list[1:]
 		}
-		out = append(out, &deliverClaim{r: r, n: r.n})
+		out = append(out, &deliverClaim{r: r, n: min(r.n, most)})
 	}
 	if len(tags) == 0 {
 		delete(b.byQueue, queue)
@@ -160,6 +171,9 @@ func (s *Store) deliver(claims []*deliverClaim, seen wake.Counts) {
 		d := delivery{seen: seen}
 		if res, err := c.cmd.Slice(); err == nil {
 			if r, err := s.receiveReply(c.r.queue, c.r.tag, c.n, res, nil, c.gen, c.asked); err == nil {
+				// Asked for fewer than the offer wants and got them all:
+				// there may be more (the tag is not drained).
+				r.more = r.more || len(r.msgs) == c.n
 				d.ok, d.res = true, r
 				s.delivered.Add(1)
 			}

@@ -248,3 +248,33 @@ func TestDeliver_LongPollsToo(t *testing.T) {
 
 	})
 }
+
+// A delivery's bodies pass through Lua, so it takes at most what the
+// queue's max_message_bytes keeps within 4 MiB (4 at 1 MiB); the rest is
+// not left behind: the reader reads it next, without waiting for news.
+func TestDeliver_IsBoundedByBytes(t *testing.T) {
+	t.Parallel()
+	eachBackend(t, func(t *testing.T, b *bundle) {
+		s := prodStore(t, b)
+		b.queue("q", func(c *QueueConfig) { c.MaxMessageBytes = i32(1 << 20) })
+		r, err := s.NewReader(b.ctx, "q", "", nil)
+		require.NoError(t, err)
+		defer r.Close()
+		ch := receiveIn(b.ctx, r, 10)
+		waitOffered(t, s, "q", 1, "default")
+		out := make([]OutMessage, 10)
+		for i := range out {
+			out[i].Body = []byte{byte('a' + i)}
+		}
+		res, err := s.Send(b.ctx, "q", out)
+		require.NoError(t, err)
+		require.NoError(t, res[9].Err)
+		g := got(t, ch)
+		require.NoError(t, g.err)
+		require.Equal(t, []string{"a", "b", "c", "d"}, bodies(g.msgs))
+		require.EqualValues(t, 1, s.delivered.Load())
+		g = got(t, receiveIn(b.ctx, r, 10))
+		require.NoError(t, g.err)
+		require.Equal(t, []string{"e", "f", "g", "h", "i", "j"}, bodies(g.msgs))
+	})
+}

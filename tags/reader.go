@@ -133,7 +133,7 @@ func (r *Reader) Receive(ctx context.Context, n int) ([]Message, error) {
 			continue
 		}
 		if len(res.msgs) > 0 {
-			if len(res.msgs) == n {
+			if len(res.msgs) == n || res.more {
 				h.WakeNext(r.w) // there may be more for another waiter
 			}
 			return res.msgs, nil

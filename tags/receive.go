@@ -92,7 +92,7 @@ func (s *Store) Receive(ctx context.Context, queue, tag string, opt ReceiveOptio
 		return nil, err
 	}
 	if len(r.msgs) > 0 {
-		if w != nil && len(r.msgs) == opt.MaxMessages {
+		if w != nil && (len(r.msgs) == opt.MaxMessages || r.more) {
 			s.waiters.WakeNext(w) // there may be more for the next waiter
 		}
 		return r.msgs, nil
@@ -141,7 +141,7 @@ func (s *Store) Receive(ctx context.Context, queue, tag string, opt ReceiveOptio
 			return nil, err
 		}
 		if len(r.msgs) > 0 {
-			if len(r.msgs) == opt.MaxMessages {
+			if len(r.msgs) == opt.MaxMessages || r.more {
 				s.waiters.WakeNext(w) // there may be more for the next waiter
 			}
 			return r.msgs, nil
