@@ -3,6 +3,8 @@ package tags
 import (
 	"context"
 	"errors"
+	"fmt"
+	"sync"
 	"testing"
 	"time"
 
@@ -276,5 +278,87 @@ func TestDeliver_IsBoundedByBytes(t *testing.T) {
 		g = got(t, receiveIn(b.ctx, r, 10))
 		require.NoError(t, g.err)
 		require.Equal(t, []string{"e", "f", "g", "h", "i", "j"}, bodies(g.msgs))
+	})
+}
+
+// Concurrent fast-path sends and readers of two tags: every message
+// reaches each tag exactly once, whether a send delivered it or a reader
+// read it, and sends did deliver.
+func TestDeliver_ConcurrentSendsAndReaders(t *testing.T) {
+	t.Parallel()
+	eachBackend(t, func(t *testing.T, b *bundle) {
+		s := prodStore(t, b)
+		b.queue("q")
+		b.tag("q", "a")
+		b.tag("q", "b")
+		const perTag, senders, total = 3, 4, 400
+		ctx, cancel := context.WithTimeout(b.ctx, 60*time.Second)
+		defer cancel()
+		type item struct{ tag, body string }
+		got := make(chan item, 2*total)
+		errs := make(chan error, 2*perTag+senders)
+		var wg sync.WaitGroup
+		var rs []*Reader
+		defer func() {
+			cancel()
+			wg.Wait()
+			for _, r := range rs {
+				r.Close()
+			}
+		}()
+		for _, tag := range []string{"a", "b"} {
+			for range perTag {
+				r, err := s.NewReader(b.ctx, "q", tag, nil)
+				require.NoError(t, err)
+				rs = append(rs, r)
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					for {
+						msgs, err := r.Receive(ctx, 3)
+						if err != nil {
+							if ctx.Err() == nil {
+								errs <- err
+							}
+							return
+						}
+						for _, m := range msgs {
+							got <- item{tag, string(m.Body)}
+						}
+					}
+				}()
+			}
+		}
+		for i := range senders {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for j := 0; j < total/senders; j += 2 {
+					res, err := s.Send(ctx, "q", []OutMessage{{Body: []byte(fmt.Sprint(i, "-", j))},
+						{Body: []byte(fmt.Sprint(i, "-", j+1))}})
+					if err == nil {
+						err = errors.Join(res[0].Err, res[1].Err)
+					}
+					if err != nil {
+						errs <- err
+						return
+					}
+				}
+			}()
+		}
+		seen := map[item]bool{}
+		for len(seen) < 2*total {
+			select {
+			case it := <-got:
+				require.False(t, seen[it], "%v received twice", it)
+				seen[it] = true
+			case err := <-errs:
+				t.Fatalf("failed: %v", err)
+			case <-ctx.Done():
+				t.Fatalf("received %d of %d", len(seen), 2*total)
+			}
+		}
+		require.Positive(t, s.delivered.Load(), "sends delivered")
+		t.Logf("%d of %d receives were deliveries", s.delivered.Load(), 2*total)
 	})
 }
