@@ -1,4 +1,4 @@
-package tags
+package tagstest
 
 import (
 	"fmt"
@@ -7,23 +7,23 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/tagq/tagq/tags"
 )
 
-// TestModel_TopicQueue runs random sends (topics a, b, c), receives on two
+// testModel_TopicQueue runs random sends (topics a, b, c), receives on two
 // tags, deletes, nacks, DeadMessage, time advancing and sweeps against a
 // topic queue (S13) and a reference model: per tag, a message may be
 // handed out only when it is the first of its topic the tag has not
 // deleted or dead-lettered, and it is not in flight; a receive returns as
 // many as the model has ready, up to its max; receive counts and every
-// tag counter match after each step. (The model of tags/model_test.go
-// covers S1-S12 on plain queues.)
-func TestModel_TopicQueue(t *testing.T) {
+// tag counter match after each step. (The model of model.go covers
+// S1-S12 on plain queues.)
+func testModel_TopicQueue(t *testing.T, b *B) {
 	seeds, ops := envInt("TAGQ_MODEL_SEEDS", 6), envInt("TAGQ_MODEL_OPS", 250)
-	eachBackend(t, func(t *testing.T, b *bundle) {
-		for seed := 1; seed <= seeds; seed++ {
-			runTopicModel(t, b, fmt.Sprintf("topics%d", seed), uint64(seed), ops)
-		}
-	})
+	for seed := 1; seed <= seeds; seed++ {
+		runTopicModel(t, b, fmt.Sprintf("topics%d", seed), uint64(seed), ops)
+	}
 }
 
 type tmMsg struct {
@@ -35,6 +35,7 @@ type tmState struct {
 	deadline int64 // in flight until (ms of the queue clock); 0 never received
 	count    int
 	handle   string
+	d        tags.Delivery // what a consume stream settles instead of the handle
 }
 
 type tmTag struct {
@@ -44,8 +45,8 @@ type tmTag struct {
 }
 
 // want is the counters the model expects of tg at the queue's ms at.
-func (tg *tmTag) want(at int64) TagState {
-	var want TagState
+func (tg *tmTag) want(at int64) tags.TagState {
+	var want tags.TagState
 	for _, s := range tg.st {
 		switch {
 		case s.done:
@@ -60,16 +61,16 @@ func (tg *tmTag) want(at int64) TagState {
 }
 
 // nack makes tg's message i visible again at once (at: the queue's ms now).
-func (tg *tmTag) nack(t *testing.T, b *bundle, q string, i int, at int64) {
+func (tg *tmTag) nack(t *testing.T, b *B, q string, i int, at int64) {
 	t.Helper()
 	nack(t, b, q, tg.st[i].handle)
 	tg.st[i].deadline = at
 }
 
 // deadLetter dead-letters tg's message i (DeadMessage).
-func (tg *tmTag) deadLetter(t *testing.T, b *bundle, q string, i int) {
+func (tg *tmTag) deadLetter(t *testing.T, b *B, q string, i int) {
 	t.Helper()
-	errs, err := b.s.DeadLetter(b.ctx, q, []DeadRequest{{ReceiptHandle: tg.st[i].handle}})
+	errs, err := b.s.DeadLetter(b.ctx, q, []tags.DeadRequest{{ReceiptHandle: tg.st[i].handle}})
 	require.NoError(t, err)
 	require.NoError(t, errs[0])
 	tg.st[i].done = true
@@ -81,23 +82,20 @@ const (
 	tmMaxRC = 3
 )
 
-func runTopicModel(t *testing.T, b *bundle, q string, seed uint64, ops int) {
+func runTopicModel(t *testing.T, b *B, q string, seed uint64, ops int) {
+	bg := b.maintainer()
 	rng := rand.New(rand.NewPCG(seed, 13))
 	dlq := q + "-dlq"
-	b.queue(dlq, topicQueue, func(c *QueueConfig) { c.DeadLetterQueue = true })
-	b.queue(q, topicQueue, func(c *QueueConfig) {
+	b.queue(dlq, topicQueue, func(c *tags.QueueConfig) { c.DeadLetterQueue = true })
+	b.queue(q, topicQueue, func(c *tags.QueueConfig) {
 		c.VisibilityTimeoutSeconds = i32(tmVisMs / 1000)
-		c.RedrivePolicy = &RedrivePolicy{DeadLetterQueue: dlq, MaxReceiveCount: tmMaxRC}
+		c.RedrivePolicy = &tags.RedrivePolicy{DeadLetterQueue: dlq, MaxReceiveCount: tmMaxRC}
 	})
 	b.tag(q, "t2")
 	b.advance(q, 0)
-	now := func() int64 {
-		ms, err := b.rdb.HGet(b.ctx, b.s.qkeys(q).meta, "test_clock_ms").Int64()
-		require.NoError(t, err)
-		return ms
-	}
+	now := func() int64 { return b.now(q) }
 	var msgs []tmMsg
-	tags := []*tmTag{{name: "default"}, {name: "t2"}}
+	tgs := []*tmTag{{name: "default"}, {name: "t2"}}
 	step, op := 0, ""
 	fail := func(format string, args ...any) {
 		t.Helper()
@@ -120,10 +118,9 @@ func runTopicModel(t *testing.T, b *bundle, q string, seed uint64, ops int) {
 		return out
 	}
 	sweep := func() {
-		_, err := b.s.SweepDead(b.ctx, q)
-		require.NoError(t, err)
+		require.NoError(t, bg.Sweep(b.ctx, q))
 		at := now()
-		for _, tg := range tags {
+		for _, tg := range tgs {
 			for i := range tg.st {
 				s := &tg.st[i]
 				if !s.done && s.count >= tmMaxRC && s.deadline <= at {
@@ -134,7 +131,7 @@ func runTopicModel(t *testing.T, b *bundle, q string, seed uint64, ops int) {
 		}
 	}
 	pickInFlight := func() (*tmTag, int, bool) {
-		tg := tags[rng.IntN(len(tags))]
+		tg := tgs[rng.IntN(len(tgs))]
 		at := now()
 		var cand []int
 		for i, s := range tg.st {
@@ -152,20 +149,20 @@ func runTopicModel(t *testing.T, b *bundle, q string, seed uint64, ops int) {
 		case r < 25:
 			n := 1 + rng.IntN(3)
 			op = fmt.Sprintf("send %d", n)
-			out := make([]OutMessage, n)
+			out := make([]tags.OutMessage, n)
 			for j := range out {
 				tp := string(rune('a' + rng.IntN(3)))
-				out[j] = OutMessage{Topic: tp, Body: []byte(fmt.Sprintf("%s%d", tp, len(msgs)+j))}
+				out[j] = tags.OutMessage{Topic: tp, Body: []byte(fmt.Sprintf("%s%d", tp, len(msgs)+j))}
 			}
 			ids := b.sendMsgs(q, out...)
 			for j, id := range ids {
 				msgs = append(msgs, tmMsg{id: id, topic: out[j].Topic, body: string(out[j].Body)})
-				for _, tg := range tags {
+				for _, tg := range tgs {
 					tg.st = append(tg.st, tmState{})
 				}
 			}
 		case r < 60:
-			tg := tags[rng.IntN(len(tags))]
+			tg := tgs[rng.IntN(len(tgs))]
 			max := 1 + rng.IntN(4)
 			op = fmt.Sprintf("receive %s max %d", tg.name, max)
 			want := ready(tg, now())
@@ -192,7 +189,7 @@ func runTopicModel(t *testing.T, b *bundle, q string, seed uint64, ops int) {
 					fail("got %s count %d topic %s, want %s count %d topic %s", m.Body, m.ReceiveCount, m.Topic,
 						msgs[i].body, s.count, msgs[i].topic)
 				}
-				s.deadline, s.handle = at+tmVisMs, m.ReceiptHandle
+				s.deadline, s.handle, s.d = at+tmVisMs, m.ReceiptHandle, m.Delivery(q)
 				tg.rcv++
 			}
 			if len(got) < max && len(got) < len(want) {
@@ -205,13 +202,10 @@ func runTopicModel(t *testing.T, b *bundle, q string, seed uint64, ops int) {
 			}
 			op = fmt.Sprintf("delete %s %s", tg.name, msgs[i].body)
 			if rng.IntN(2) == 0 {
-				b.del(q, Message{ReceiptHandle: tg.st[i].handle})
+				b.del(q, tags.Message{ReceiptHandle: tg.st[i].handle})
 			} else {
-				sb := &SettleBatch{Queue: q, Tag: tg.name}
-				h, err := b.s.handles.Decode(tg.st[i].handle)
-				require.NoError(t, err)
-				sb.Ops = []Settlement{{Kind: SettleAck, Delivery: Delivery{Queue: q, Tag: tg.name, ID: h.ID, Gen: h.Gen, FirstMs: h.FirstMs}}}
-				require.NoError(t, b.s.Settle(b.ctx, []*SettleBatch{sb}))
+				sb := &tags.SettleBatch{Queue: q, Tag: tg.name, Ops: []tags.Settlement{{Kind: tags.SettleAck, Delivery: tg.st[i].d}}}
+				require.NoError(t, b.s.Settle(b.ctx, []*tags.SettleBatch{sb}))
 				require.NoError(t, sb.Errs[0])
 			}
 			tg.st[i].done = true
@@ -237,7 +231,7 @@ func runTopicModel(t *testing.T, b *bundle, q string, seed uint64, ops int) {
 		}
 		sweep()
 		at := now()
-		for _, tg := range tags {
+		for _, tg := range tgs {
 			if got, want := b.state(q, tg.name), tg.want(at); got != want {
 				fail("tag %s state %+v, want %+v", tg.name, got, want)
 			}

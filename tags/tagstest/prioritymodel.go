@@ -1,4 +1,4 @@
-package tags
+package tagstest
 
 import (
 	"fmt"
@@ -8,22 +8,22 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/tagq/tagq/tags"
 )
 
-// TestModel_PriorityQueue runs random sends (priorities 0-16), receives on
+// testModel_PriorityQueue runs random sends (priorities 0-16), receives on
 // two tags, deletes, nacks, DeadMessage, time advancing and sweeps against
 // a priority queue and a reference model: a receive hands out due
 // redeliveries first (any order among them), then, having read every new
 // message into per-priority lists, the highest priority held, FIFO within
 // a priority, every 10th from the lists being the oldest held; receive
 // counts, priorities and every tag counter match after each step.
-func TestModel_PriorityQueue(t *testing.T) {
+func testModel_PriorityQueue(t *testing.T, b *B) {
 	seeds, ops := envInt("TAGQ_MODEL_SEEDS", 6), envInt("TAGQ_MODEL_OPS", 250)
-	eachBackend(t, func(t *testing.T, b *bundle) {
-		for seed := 1; seed <= seeds; seed++ {
-			runPrioModel(t, b, fmt.Sprintf("prio%d", seed), uint64(seed), ops)
-		}
-	})
+	for seed := 1; seed <= seeds; seed++ {
+		runPrioModel(t, b, fmt.Sprintf("prio%d", seed), uint64(seed), ops)
+	}
 }
 
 type pmTag struct {
@@ -34,29 +34,26 @@ type pmTag struct {
 	held  map[int]bool // in a list
 }
 
-func runPrioModel(t *testing.T, b *bundle, q string, seed uint64, ops int) {
+func runPrioModel(t *testing.T, b *B, q string, seed uint64, ops int) {
+	bg := b.maintainer()
 	rng := rand.New(rand.NewPCG(seed, 17))
 	dlq := q + "-dlq"
-	b.queue(dlq, func(c *QueueConfig) { c.DeadLetterQueue = true })
-	b.queue(q, priorityQueue, func(c *QueueConfig) {
+	b.queue(dlq, func(c *tags.QueueConfig) { c.DeadLetterQueue = true })
+	b.queue(q, priorityQueue, func(c *tags.QueueConfig) {
 		c.VisibilityTimeoutSeconds = i32(tmVisMs / 1000)
-		c.RedrivePolicy = &RedrivePolicy{DeadLetterQueue: dlq, MaxReceiveCount: tmMaxRC}
+		c.RedrivePolicy = &tags.RedrivePolicy{DeadLetterQueue: dlq, MaxReceiveCount: tmMaxRC}
 	})
 	b.tag(q, "t2")
 	b.advance(q, 0)
-	now := func() int64 {
-		ms, err := b.rdb.HGet(b.ctx, b.s.qkeys(q).meta, "test_clock_ms").Int64()
-		require.NoError(t, err)
-		return ms
-	}
+	now := func() int64 { return b.now(q) }
 	type pmMsg struct {
 		id, body string
 		prio     int32
 	}
 	var msgs []pmMsg
-	tags := []*pmTag{{tmTag: tmTag{name: "default"}}, {tmTag: tmTag{name: "t2"}}}
-	for _, tg := range tags {
-		tg.lists = make([][]int, MaxPriority)
+	tgs := []*pmTag{{tmTag: tmTag{name: "default"}}, {tmTag: tmTag{name: "t2"}}}
+	for _, tg := range tgs {
+		tg.lists = make([][]int, tags.MaxPriority)
 		tg.held = map[int]bool{}
 	}
 	step, op := 0, ""
@@ -67,7 +64,7 @@ func runPrioModel(t *testing.T, b *bundle, q string, seed uint64, ops int) {
 	// pop takes the next message from tag's lists by the rule.
 	pop := func(tg *pmTag) int {
 		p := -1
-		if (tg.pk+1)%PriorityOldestEvery == 0 {
+		if (tg.pk+1)%tags.PriorityOldestEvery == 0 {
 			for i, l := range tg.lists {
 				if len(l) > 0 && (p < 0 || l[0] < tg.lists[p][0]) {
 					p = i
@@ -91,10 +88,9 @@ func runPrioModel(t *testing.T, b *bundle, q string, seed uint64, ops int) {
 		return m
 	}
 	sweep := func() {
-		_, err := b.s.SweepDead(b.ctx, q)
-		require.NoError(t, err)
+		require.NoError(t, bg.Sweep(b.ctx, q))
 		at := now()
-		for _, tg := range tags {
+		for _, tg := range tgs {
 			for i := range tg.st {
 				s := &tg.st[i]
 				if !s.done && s.count >= tmMaxRC && s.deadline <= at {
@@ -105,7 +101,7 @@ func runPrioModel(t *testing.T, b *bundle, q string, seed uint64, ops int) {
 		}
 	}
 	pickInFlight := func() (*pmTag, int, bool) {
-		tg := tags[rng.IntN(len(tags))]
+		tg := tgs[rng.IntN(len(tgs))]
 		at := now()
 		var cand []int
 		for i, s := range tg.st {
@@ -131,24 +127,24 @@ func runPrioModel(t *testing.T, b *bundle, q string, seed uint64, ops int) {
 		case r < 30:
 			n := 1 + rng.IntN(4)
 			op = fmt.Sprintf("send %d", n)
-			out := make([]OutMessage, n)
+			out := make([]tags.OutMessage, n)
 			for j := range out {
 				p := []int32{0, 1, 2, 5, 8, 16}[rng.IntN(6)]
-				out[j] = OutMessage{Priority: p, Body: []byte(fmt.Sprintf("p%d-%d", p, len(msgs)+j))}
+				out[j] = tags.OutMessage{Priority: p, Body: []byte(fmt.Sprintf("p%d-%d", p, len(msgs)+j))}
 			}
 			ids := b.sendMsgs(q, out...)
 			for j, id := range ids {
 				p := out[j].Priority
 				if p == 0 {
-					p = DefaultPriority
+					p = tags.DefaultPriority
 				}
 				msgs = append(msgs, pmMsg{id: id, body: string(out[j].Body), prio: p})
-				for _, tg := range tags {
+				for _, tg := range tgs {
 					tg.st = append(tg.st, tmState{})
 				}
 			}
 		case r < 60:
-			tg := tags[rng.IntN(len(tags))]
+			tg := tgs[rng.IntN(len(tgs))]
 			max := 1 + rng.IntN(5)
 			op = fmt.Sprintf("receive %s max %d", tg.name, max)
 			at := now()
@@ -209,7 +205,7 @@ func runPrioModel(t *testing.T, b *bundle, q string, seed uint64, ops int) {
 				continue
 			}
 			op = fmt.Sprintf("delete %s %s", tg.name, msgs[i].body)
-			b.del(q, Message{ReceiptHandle: tg.st[i].handle})
+			b.del(q, tags.Message{ReceiptHandle: tg.st[i].handle})
 			tg.st[i].done = true
 			tg.del++
 		case r < 85:
@@ -233,7 +229,7 @@ func runPrioModel(t *testing.T, b *bundle, q string, seed uint64, ops int) {
 		}
 		sweep()
 		at := now()
-		for _, tg := range tags {
+		for _, tg := range tgs {
 			if got, want := b.state(q, tg.name), tg.want(at); got != want {
 				fail("tag %s state %+v, want %+v", tg.name, got, want)
 			}
