@@ -556,18 +556,31 @@ func (m *model) changeVisibility() {
 // changeVisibilityWith sets the visibility of h's message to secs.
 func (m *model) changeVisibilityWith(h mHandle, secs int32) {
 	m.op = fmt.Sprintf("visibility %s %s gen %d -> %ds", h.tag, m.msgs[h.idx].body, h.gen, secs)
-	errs, err := m.settleOr(tags.Settlement{Kind: tags.SettleVisibility, Delivery: h.d, VisibilityMs: int64(secs) * 1000}, func() ([]error, error) {
+	op := tags.Settlement{Kind: tags.SettleVisibility, Delivery: h.d, VisibilityMs: int64(secs) * 1000}
+	if held := m.settleLatest("visibility", h, op, func() ([]error, error) {
 		return m.b.s.ChangeVisibility(m.b.ctx, m.q, []tags.VisibilityChange{{ReceiptHandle: h.handle, VisibilitySeconds: secs}})
-	})
+	}); held != nil {
+		held.deadline = m.now + int64(secs)*1000
+	}
+}
+
+// settleLatest runs op, which the latest receive's handle h alone may
+// take (a visibility change, DeadMessage), through settleOr, and checks
+// the answer: TAG_NOT_FOUND once h's tag is gone, RECEIPT_HANDLE_STALE
+// unless h is the current handle of a message its tag holds, else none.
+// It returns what the tag holds of h's message when h was current (the
+// caller applies op to it), else nil.
+func (m *model) settleLatest(name string, h mHandle, op tags.Settlement, unary func() ([]error, error)) *mHeld {
+	errs, err := m.settleOr(op, unary)
 	if err != nil {
-		m.failf("change visibility: %v", err)
+		m.failf("%s: %v", name, err)
 	}
 	tg := m.tags[h.tag]
 	if tg == nil {
 		if tags.ReasonOf(errs[0]) != tags.ReasonTagNotFound {
-			m.failf("visibility on a deleted tag: %v, want TAG_NOT_FOUND", errs[0])
+			m.failf("%s on a deleted tag: %v, want TAG_NOT_FOUND", name, errs[0])
 		}
-		return
+		return nil
 	}
 	held := tg.held[h.idx]
 	current := held != nil && !held.done && held.rc == h.gen
@@ -577,8 +590,9 @@ func (m *model) changeVisibilityWith(h mHandle, secs int32) {
 	case !current && tags.ReasonOf(errs[0]) != tags.ReasonReceiptHandleStale:
 		m.failf("stale handle: got %v, want RECEIPT_HANDLE_STALE", errs[0])
 	case current:
-		held.deadline = m.now + int64(secs)*1000
+		return held
 	}
+	return nil
 }
 
 // settleOr runs op through the storage's Settle, as consume streams
@@ -651,28 +665,10 @@ func (m *model) dead() {
 		return
 	}
 	m.op = fmt.Sprintf("dead %s %s gen %d", h.tag, m.msgs[h.idx].body, h.gen)
-	errs, err := m.settleOr(tags.Settlement{Kind: tags.SettleDead, Delivery: h.d}, func() ([]error, error) {
+	if held := m.settleLatest("dead", h, tags.Settlement{Kind: tags.SettleDead, Delivery: h.d}, func() ([]error, error) {
 		return m.b.s.DeadLetter(m.b.ctx, m.q, []tags.DeadRequest{{ReceiptHandle: h.handle}})
-	})
-	if err != nil {
-		m.failf("dead: %v", err)
-	}
-	tg := m.tags[h.tag]
-	if tg == nil {
-		if tags.ReasonOf(errs[0]) != tags.ReasonTagNotFound {
-			m.failf("dead on a deleted tag: %v, want TAG_NOT_FOUND", errs[0])
-		}
-		return
-	}
-	held := tg.held[h.idx]
-	current := held != nil && !held.done && held.rc == h.gen
-	switch {
-	case current && errs[0] != nil:
-		m.failf("current handle refused: %v", errs[0])
-	case !current && tags.ReasonOf(errs[0]) != tags.ReasonReceiptHandleStale:
-		m.failf("stale handle: got %v, want RECEIPT_HANDLE_STALE", errs[0])
-	case current:
-		m.toDLQ(tg, h.idx)
+	}); held != nil {
+		m.toDLQ(m.tags[h.tag], h.idx)
 	}
 }
 

@@ -5,9 +5,6 @@ import (
 	"math/rand/v2"
 	"slices"
 	"testing"
-	"time"
-
-	"github.com/stretchr/testify/require"
 
 	"github.com/tagq/tagq/tags"
 )
@@ -35,7 +32,6 @@ type pmTag struct {
 }
 
 func runPrioModel(t *testing.T, b *B, q string, seed uint64, ops int) {
-	bg := b.maintainer()
 	rng := rand.New(rand.NewPCG(seed, 17))
 	dlq := q + "-dlq"
 	b.queue(dlq, func(c *tags.QueueConfig) { c.DeadLetterQueue = true })
@@ -45,21 +41,17 @@ func runPrioModel(t *testing.T, b *B, q string, seed uint64, ops int) {
 	})
 	b.tag(q, "t2")
 	b.advance(q, 0)
-	now := func() int64 { return b.now(q) }
 	type pmMsg struct {
 		id, body string
 		prio     int32
 	}
 	var msgs []pmMsg
 	tgs := []*pmTag{{tmTag: tmTag{name: "default"}}, {tmTag: tmTag{name: "t2"}}}
+	run := &tmRun{t: t, b: b, bg: b.maintainer(), q: q, rng: rng, body: func(i int) string { return msgs[i].body }}
 	for _, tg := range tgs {
 		tg.lists = make([][]int, tags.MaxPriority)
 		tg.held = map[int]bool{}
-	}
-	step, op := 0, ""
-	fail := func(format string, args ...any) {
-		t.Helper()
-		t.Fatalf("queue %s step %d (%s): %s", q, step, op, fmt.Sprintf(format, args...))
+		run.tgs = append(run.tgs, &tg.tmTag)
 	}
 	// pop takes the next message from tag's lists by the rule.
 	pop := func(tg *pmTag) int {
@@ -87,33 +79,6 @@ func runPrioModel(t *testing.T, b *B, q string, seed uint64, ops int) {
 		tg.pk++
 		return m
 	}
-	sweep := func() {
-		require.NoError(t, bg.Sweep(b.ctx, q))
-		at := now()
-		for _, tg := range tgs {
-			for i := range tg.st {
-				s := &tg.st[i]
-				if !s.done && s.count >= tmMaxRC && s.deadline <= at {
-					s.done = true
-					tg.dead++
-				}
-			}
-		}
-	}
-	pickInFlight := func() (*pmTag, int, bool) {
-		tg := tgs[rng.IntN(len(tgs))]
-		at := now()
-		var cand []int
-		for i, s := range tg.st {
-			if !s.done && s.deadline > at {
-				cand = append(cand, i)
-			}
-		}
-		if len(cand) == 0 {
-			return nil, 0, false
-		}
-		return tg, cand[rng.IntN(len(cand))], true
-	}
 	index := func(id string) int {
 		for j := range msgs {
 			if msgs[j].id == id {
@@ -122,11 +87,11 @@ func runPrioModel(t *testing.T, b *B, q string, seed uint64, ops int) {
 		}
 		return -1
 	}
-	for step = 0; step < ops; step++ {
+	for run.step = 0; run.step < ops; run.step++ {
 		switch r := rng.IntN(100); {
 		case r < 30:
 			n := 1 + rng.IntN(4)
-			op = fmt.Sprintf("send %d", n)
+			run.op = fmt.Sprintf("send %d", n)
 			out := make([]tags.OutMessage, n)
 			for j := range out {
 				p := []int32{0, 1, 2, 5, 8, 16}[rng.IntN(6)]
@@ -146,8 +111,8 @@ func runPrioModel(t *testing.T, b *B, q string, seed uint64, ops int) {
 		case r < 60:
 			tg := tgs[rng.IntN(len(tgs))]
 			max := 1 + rng.IntN(5)
-			op = fmt.Sprintf("receive %s max %d", tg.name, max)
-			at := now()
+			run.op = fmt.Sprintf("receive %s max %d", tg.name, max)
+			at := run.now()
 			redeliv := map[int]bool{}
 			for i, s := range tg.st {
 				if !s.done && s.count > 0 && s.deadline <= at {
@@ -172,17 +137,17 @@ func runPrioModel(t *testing.T, b *B, q string, seed uint64, ops int) {
 			got := b.receive(q, tg.name, max)
 			nre := min(len(redeliv), max)
 			if len(got) != nre+len(want) {
-				fail("handed out %d, want %d redeliveries and %d new", len(got), nre, len(want))
+				run.fail("handed out %d, want %d redeliveries and %d new", len(got), nre, len(want))
 			}
 			var gotNew []int
 			for k, m := range got {
 				i := index(m.ID)
 				if i < 0 {
-					fail("unknown message %s", m.ID)
+					run.fail("unknown message %s", m.ID)
 				}
 				if k < nre {
 					if !redeliv[i] {
-						fail("handed out %s as redelivery, not due", msgs[i].body)
+						run.fail("handed out %s as redelivery, not due", msgs[i].body)
 					}
 				} else {
 					gotNew = append(gotNew, i)
@@ -190,49 +155,29 @@ func runPrioModel(t *testing.T, b *B, q string, seed uint64, ops int) {
 				s := &tg.st[i]
 				s.count++
 				if m.ReceiveCount != s.count || m.Priority != msgs[i].prio || string(m.Body) != msgs[i].body {
-					fail("got %s count %d priority %d, want %s count %d priority %d", m.Body, m.ReceiveCount, m.Priority,
+					run.fail("got %s count %d priority %d, want %s count %d priority %d", m.Body, m.ReceiveCount, m.Priority,
 						msgs[i].body, s.count, msgs[i].prio)
 				}
 				s.deadline, s.handle = at+tmVisMs, m.ReceiptHandle
 				tg.rcv++
 			}
 			if !slices.Equal(gotNew, want) {
-				fail("new messages %v, want %v", gotNew, want)
+				run.fail("new messages %v, want %v", gotNew, want)
 			}
 		case r < 75:
-			tg, i, ok := pickInFlight()
+			tg, i, ok := run.pickInFlight()
 			if !ok {
 				continue
 			}
-			op = fmt.Sprintf("delete %s %s", tg.name, msgs[i].body)
+			run.op = fmt.Sprintf("delete %s %s", tg.name, msgs[i].body)
 			b.del(q, tags.Message{ReceiptHandle: tg.st[i].handle})
 			tg.st[i].done = true
 			tg.del++
-		case r < 85:
-			tg, i, ok := pickInFlight()
-			if !ok {
-				continue
-			}
-			op = fmt.Sprintf("nack %s %s", tg.name, msgs[i].body)
-			tg.nack(t, b, q, i, now())
-		case r < 90:
-			tg, i, ok := pickInFlight()
-			if !ok {
-				continue
-			}
-			op = fmt.Sprintf("dead %s %s", tg.name, msgs[i].body)
-			tg.deadLetter(t, b, q, i)
 		default:
-			d := time.Duration(1+rng.IntN(12)) * time.Second
-			op = fmt.Sprintf("advance %v", d)
-			b.advance(q, d)
-		}
-		sweep()
-		at := now()
-		for _, tg := range tgs {
-			if got, want := b.state(q, tg.name), tg.want(at); got != want {
-				fail("tag %s state %+v, want %+v", tg.name, got, want)
+			if !run.shared(r) {
+				continue
 			}
 		}
+		run.endStep()
 	}
 }

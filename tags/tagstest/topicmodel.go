@@ -82,8 +82,95 @@ const (
 	tmMaxRC = 3
 )
 
+// tmRun is one run of the topic or the priority model: its queue, the
+// model of its tags (message i of tgs[k].st is body(i)), where the run
+// is, and the steps both models take alike.
+type tmRun struct {
+	t    *testing.T
+	b    *B
+	bg   Maintainer
+	q    string
+	rng  *rand.Rand
+	tgs  []*tmTag
+	body func(i int) string
+	step int
+	op   string
+}
+
+func (r *tmRun) now() int64 { return r.b.now(r.q) }
+
+func (r *tmRun) fail(format string, args ...any) {
+	r.t.Helper()
+	r.t.Fatalf("queue %s step %d (%s): %s", r.q, r.step, r.op, fmt.Sprintf(format, args...))
+}
+
+// pickInFlight picks a tag, and one of its messages in flight, at random.
+func (r *tmRun) pickInFlight() (*tmTag, int, bool) {
+	tg := r.tgs[r.rng.IntN(len(r.tgs))]
+	at := r.now()
+	var cand []int
+	for i, s := range tg.st {
+		if !s.done && s.deadline > at {
+			cand = append(cand, i)
+		}
+	}
+	if len(cand) == 0 {
+		return nil, 0, false
+	}
+	return tg, cand[r.rng.IntN(len(cand))], true
+}
+
+// shared takes the step of roll (75-99 of 100) that both models take
+// alike: a nack, DeadMessage or time advancing. It says false when there
+// was nothing to take it on (the step ends there).
+func (r *tmRun) shared(roll int) bool {
+	switch {
+	case roll < 85:
+		tg, i, ok := r.pickInFlight()
+		if !ok {
+			return false
+		}
+		r.op = fmt.Sprintf("nack %s %s", tg.name, r.body(i))
+		tg.nack(r.t, r.b, r.q, i, r.now())
+	case roll < 90:
+		tg, i, ok := r.pickInFlight()
+		if !ok {
+			return false
+		}
+		r.op = fmt.Sprintf("dead %s %s", tg.name, r.body(i))
+		tg.deadLetter(r.t, r.b, r.q, i)
+	default:
+		d := time.Duration(1+r.rng.IntN(12)) * time.Second
+		r.op = fmt.Sprintf("advance %v", d)
+		r.b.advance(r.q, d)
+	}
+	return true
+}
+
+// endStep ends a step with a sweep, as the background worker would run
+// (what a tag received tmMaxRC times and whose deadline passed is dead),
+// then checks every tag's counters against the model's.
+func (r *tmRun) endStep() {
+	r.t.Helper()
+	require.NoError(r.t, r.bg.Sweep(r.b.ctx, r.q))
+	at := r.now()
+	for _, tg := range r.tgs {
+		for i := range tg.st {
+			s := &tg.st[i]
+			if !s.done && s.count >= tmMaxRC && s.deadline <= at {
+				s.done = true
+				tg.dead++
+			}
+		}
+	}
+	for _, tg := range r.tgs {
+		if got, want := r.b.state(r.q, tg.name), tg.want(at); got != want {
+			r.fail("tag %s state %+v, want %+v", tg.name, got, want)
+		}
+	}
+}
+
 func runTopicModel(t *testing.T, b *B, q string, seed uint64, ops int) {
-	bg := b.maintainer()
 	rng := rand.New(rand.NewPCG(seed, 13))
 	dlq := q + "-dlq"
 	b.queue(dlq, topicQueue, func(c *tags.QueueConfig) { c.DeadLetterQueue = true })
@@ -93,14 +180,9 @@ func runTopicModel(t *testing.T, b *B, q string, seed uint64, ops int) {
 	})
 	b.tag(q, "t2")
 	b.advance(q, 0)
-	now := func() int64 { return b.now(q) }
 	var msgs []tmMsg
 	tgs := []*tmTag{{name: "default"}, {name: "t2"}}
-	step, op := 0, ""
-	fail := func(format string, args ...any) {
-		t.Helper()
-		t.Fatalf("queue %s step %d (%s): %s", q, step, op, fmt.Sprintf(format, args...))
-	}
+	run := &tmRun{t: t, b: b, bg: b.maintainer(), q: q, rng: rng, tgs: tgs, body: func(i int) string { return msgs[i].body }}
 	// ready: the messages tag may be handed out now, by index.
 	ready := func(tg *tmTag, at int64) map[int]bool {
 		out := map[int]bool{}
@@ -117,38 +199,11 @@ func runTopicModel(t *testing.T, b *B, q string, seed uint64, ops int) {
 		}
 		return out
 	}
-	sweep := func() {
-		require.NoError(t, bg.Sweep(b.ctx, q))
-		at := now()
-		for _, tg := range tgs {
-			for i := range tg.st {
-				s := &tg.st[i]
-				if !s.done && s.count >= tmMaxRC && s.deadline <= at {
-					s.done = true
-					tg.dead++
-				}
-			}
-		}
-	}
-	pickInFlight := func() (*tmTag, int, bool) {
-		tg := tgs[rng.IntN(len(tgs))]
-		at := now()
-		var cand []int
-		for i, s := range tg.st {
-			if !s.done && s.deadline > at {
-				cand = append(cand, i)
-			}
-		}
-		if len(cand) == 0 {
-			return nil, 0, false
-		}
-		return tg, cand[rng.IntN(len(cand))], true
-	}
-	for step = 0; step < ops; step++ {
+	for run.step = 0; run.step < ops; run.step++ {
 		switch r := rng.IntN(100); {
 		case r < 25:
 			n := 1 + rng.IntN(3)
-			op = fmt.Sprintf("send %d", n)
+			run.op = fmt.Sprintf("send %d", n)
 			out := make([]tags.OutMessage, n)
 			for j := range out {
 				tp := string(rune('a' + rng.IntN(3)))
@@ -164,10 +219,10 @@ func runTopicModel(t *testing.T, b *B, q string, seed uint64, ops int) {
 		case r < 60:
 			tg := tgs[rng.IntN(len(tgs))]
 			max := 1 + rng.IntN(4)
-			op = fmt.Sprintf("receive %s max %d", tg.name, max)
-			want := ready(tg, now())
+			run.op = fmt.Sprintf("receive %s max %d", tg.name, max)
+			want := ready(tg, run.now())
 			got := b.receive(q, tg.name, max)
-			at := now()
+			at := run.now()
 			topics := map[string]bool{}
 			for _, m := range got {
 				i := -1
@@ -177,30 +232,30 @@ func runTopicModel(t *testing.T, b *B, q string, seed uint64, ops int) {
 					}
 				}
 				if i < 0 || !want[i] {
-					fail("handed out %s (%s), not ready: ready %v", m.ID, m.Body, want)
+					run.fail("handed out %s (%s), not ready: ready %v", m.ID, m.Body, want)
 				}
 				if topics[m.Topic] {
-					fail("two of topic %s in one receive", m.Topic)
+					run.fail("two of topic %s in one receive", m.Topic)
 				}
 				topics[m.Topic] = true
 				s := &tg.st[i]
 				s.count++
 				if m.ReceiveCount != s.count || m.Topic != msgs[i].topic || string(m.Body) != msgs[i].body {
-					fail("got %s count %d topic %s, want %s count %d topic %s", m.Body, m.ReceiveCount, m.Topic,
+					run.fail("got %s count %d topic %s, want %s count %d topic %s", m.Body, m.ReceiveCount, m.Topic,
 						msgs[i].body, s.count, msgs[i].topic)
 				}
 				s.deadline, s.handle, s.d = at+tmVisMs, m.ReceiptHandle, m.Delivery(q)
 				tg.rcv++
 			}
 			if len(got) < max && len(got) < len(want) {
-				fail("handed out %d of %d ready (max %d)", len(got), len(want), max)
+				run.fail("handed out %d of %d ready (max %d)", len(got), len(want), max)
 			}
 		case r < 75:
-			tg, i, ok := pickInFlight()
+			tg, i, ok := run.pickInFlight()
 			if !ok {
 				continue
 			}
-			op = fmt.Sprintf("delete %s %s", tg.name, msgs[i].body)
+			run.op = fmt.Sprintf("delete %s %s", tg.name, msgs[i].body)
 			if rng.IntN(2) == 0 {
 				b.del(q, tags.Message{ReceiptHandle: tg.st[i].handle})
 			} else {
@@ -210,31 +265,11 @@ func runTopicModel(t *testing.T, b *B, q string, seed uint64, ops int) {
 			}
 			tg.st[i].done = true
 			tg.del++
-		case r < 85:
-			tg, i, ok := pickInFlight()
-			if !ok {
-				continue
-			}
-			op = fmt.Sprintf("nack %s %s", tg.name, msgs[i].body)
-			tg.nack(t, b, q, i, now())
-		case r < 90:
-			tg, i, ok := pickInFlight()
-			if !ok {
-				continue
-			}
-			op = fmt.Sprintf("dead %s %s", tg.name, msgs[i].body)
-			tg.deadLetter(t, b, q, i)
 		default:
-			d := time.Duration(1+rng.IntN(12)) * time.Second
-			op = fmt.Sprintf("advance %v", d)
-			b.advance(q, d)
-		}
-		sweep()
-		at := now()
-		for _, tg := range tgs {
-			if got, want := b.state(q, tg.name), tg.want(at); got != want {
-				fail("tag %s state %+v, want %+v", tg.name, got, want)
+			if !run.shared(r) {
+				continue
 			}
 		}
+		run.endStep()
 	}
 }
