@@ -57,8 +57,9 @@
 // # Around the engine
 //
 // The server sees the engine as Storage (storage.go), whose conformance
-// suite any implementation can run (package tagstest). Receipt handles and
-// their key ring are package receipt; stream ids, package streamid. The
-// background work that calls the engine's janitor, sweep, relay and move
-// steps is scheduled by package redrive.
+// suite, model tests included, any implementation can run (package
+// tagstest). Receipt handles and their key ring are package receipt;
+// stream ids, package streamid. The background work that calls the
+// engine's janitor, sweep, relay and move steps is scheduled by package
+// redrive.
 package tags

@@ -12,7 +12,8 @@ import (
 	"github.com/tagq/tagq/tags"
 )
 
-// cases are the suite's tests, in DESIGN.md's order of semantics.
+// cases are the suite's tests, in DESIGN.md's order of semantics, then
+// the model tests.
 var cases = []struct {
 	name string
 	fn   func(t *testing.T, b *B)
@@ -46,6 +47,12 @@ var cases = []struct {
 	{"Priority_DelayedJoinTheirListWhenDue", testPriority_DelayedJoinTheirListWhenDue},
 	{"Priority_FilteredTagsAndIndependentTags", testPriority_FilteredTagsAndIndependentTags},
 	{"Priority_PeekListsHeldMessages", testPriority_PeekListsHeldMessages},
+	// The model tests (model.go, topicmodel.go, prioritymodel.go).
+	{"Model_RandomOperationsMatchReferenceModel", testModel_RandomOperationsMatchReferenceModel},
+	{"Model_CapsDropOldest", testModel_CapsDropOldest},
+	{"Model_MovedBackInStreamOrder", testModel_MovedBackInStreamOrder},
+	{"Model_TopicQueue", testModel_TopicQueue},
+	{"Model_PriorityQueue", testModel_PriorityQueue},
 }
 
 // From semantics_test.go.

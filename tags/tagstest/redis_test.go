@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"log/slog"
 	"os"
 	"strings"
@@ -17,6 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/tagq/tagq/tags"
+	"github.com/tagq/tagq/tags/streamid"
 	"github.com/tagq/tagq/tags/tagstest"
 )
 
@@ -54,24 +56,42 @@ func TestConformance(t *testing.T) {
 }
 
 // harness makes a Store per test on a client open gives, with the test
-// clock (Config.TestClock) and a fresh key prefix.
+// clock (Config.TestClock) and a fresh key prefix; its hooks run the
+// background worker's steps, check a tag's PEL and give a second Store on
+// the same data that keeps deliveries in the in-flight zset.
 func harness(open func(t *testing.T) redis.UniversalClient) tagstest.Harness {
-	return tagstest.Harness{New: func(t *testing.T) (tags.Storage, tagstest.Clock) {
-		rdb := open(t)
-		var rnd [6]byte
-		_, _ = rand.Read(rnd[:])
-		prefix := "tagqconf-" + hex.EncodeToString(rnd[:])
-		ctx := context.Background()
-		s, err := tags.New(ctx, tags.Config{Client: rdb, Prefix: prefix, TestClock: true,
-			Logger: slog.New(slog.DiscardHandler)})
-		require.NoError(t, err)
-		t.Cleanup(func() {
-			_ = s.Close()
-			removePrefix(t, rdb, prefix)
-			_ = rdb.Close()
-		})
-		return s, &testClock{rdb: rdb, prefix: prefix}
-	}}
+	return tagstest.Harness{
+		New: func(t *testing.T) (tags.Storage, tagstest.Clock) {
+			rdb := open(t)
+			var rnd [6]byte
+			_, _ = rand.Read(rnd[:])
+			prefix := "tagqconf-" + hex.EncodeToString(rnd[:])
+			s := newStore(t, rdb, prefix, false)
+			t.Cleanup(func() {
+				_ = s.Close()
+				removePrefix(t, rdb, prefix)
+				_ = rdb.Close()
+			})
+			return s, &testClock{rdb: rdb, prefix: prefix}
+		},
+		Hooks: func(t *testing.T, s tags.Storage, c tagstest.Clock) tagstest.Hooks {
+			clock := c.(*testClock)
+			twin := newStore(t, clock.rdb, clock.prefix, true)
+			t.Cleanup(func() { _ = twin.Close() })
+			return tagstest.Hooks{
+				Maintainer: maintainer{s.(*tags.Store)},
+				Inspector:  inspector{rdb: clock.rdb, prefix: clock.prefix},
+				Twin:       twin,
+			}
+		},
+	}
+}
+
+func newStore(t *testing.T, rdb redis.UniversalClient, prefix string, inFlightZset bool) *tags.Store {
+	s, err := tags.New(context.Background(), tags.Config{Client: rdb, Prefix: prefix, TestClock: true,
+		InFlightZset: inFlightZset, Logger: slog.New(slog.DiscardHandler)})
+	require.NoError(t, err)
+	return s
 }
 
 // testClock moves a queue's test clock: the test_clock_ms field of its
@@ -84,16 +104,100 @@ type testClock struct {
 
 func (c *testClock) Advance(t *testing.T, queue string, d time.Duration) {
 	t.Helper()
+	ms := c.Now(t, queue).UnixMilli()
+	require.NoError(t, c.rdb.HSet(context.Background(), c.meta(queue), "test_clock_ms", ms+d.Milliseconds()).Err())
+}
+
+// Now is queue's test clock, or Redis's own time while it has none.
+func (c *testClock) Now(t *testing.T, queue string) time.Time {
+	t.Helper()
 	ctx := context.Background()
-	meta := c.prefix + ":{" + queue + "}:m"
-	ms, err := c.rdb.HGet(ctx, meta, "test_clock_ms").Int64()
+	ms, err := c.rdb.HGet(ctx, c.meta(queue), "test_clock_ms").Int64()
 	if errors.Is(err, redis.Nil) {
 		now, terr := c.rdb.Time(ctx).Result()
 		require.NoError(t, terr)
-		ms, err = now.UnixMilli(), nil
+		return now
 	}
 	require.NoError(t, err)
-	require.NoError(t, c.rdb.HSet(ctx, meta, "test_clock_ms", ms+d.Milliseconds()).Err())
+	return time.UnixMilli(ms)
+}
+
+func (c *testClock) meta(queue string) string { return c.prefix + ":{" + queue + "}:m" }
+
+// maintainer runs what redrive's worker runs on a queue: the janitor pass
+// (under the janitor lease, as the worker takes it), the dead sweep and a
+// move task's run.
+type maintainer struct{ s *tags.Store }
+
+func (m maintainer) Janitor(ctx context.Context, queue string) error {
+	_, held, err := m.s.TrimQueueLeased(ctx, queue, time.Minute)
+	if err == nil && held > 0 {
+		err = fmt.Errorf("janitor of %s: another owner holds the lease (%v left)", queue, held)
+	}
+	return err
+}
+
+func (m maintainer) Sweep(ctx context.Context, queue string) error {
+	_, err := m.s.SweepDead(ctx, queue)
+	return err
+}
+
+func (m maintainer) RunMove(ctx context.Context, dlq string, period time.Duration) error {
+	_, err := m.s.RunMove(ctx, dlq, period)
+	return err
+}
+
+// inspector checks how a tag keeps its stream deliveries (see lib.lua and
+// the key layout in tags/keys.go): its PEL holds exactly pc entries (the
+// model's receives always finish, so no read waits for its script), each
+// in one batch record, none also in v.
+type inspector struct {
+	rdb    redis.UniversalClient
+	prefix string
+}
+
+func (in inspector) CheckTag(ctx context.Context, queue, tag string) (int, error) {
+	base := in.prefix + ":{" + queue + "}:"
+	stream, tk := base+"s", base+"t:"+tag+":"
+	pend, err := in.rdb.XPendingExt(ctx, &redis.XPendingExtArgs{Stream: stream, Group: tag, Start: "-", End: "+", Count: 10000}).Result()
+	if err != nil {
+		return 0, fmt.Errorf("XPENDING: %w", err)
+	}
+	pc, _ := in.rdb.HGet(ctx, tk+"n", "pc").Int()
+	if len(pend) != pc {
+		return 0, fmt.Errorf("%d entries in its PEL, pc %d", len(pend), pc)
+	}
+	if len(pend) == 0 {
+		return 0, nil
+	}
+	recs, err := in.rdb.ZRange(ctx, tk+"b", 0, -1).Result()
+	if err != nil {
+		return 0, fmt.Errorf("batches: %w", err)
+	}
+	members, err := in.rdb.ZRange(ctx, tk+"v", 0, -1).Result()
+	if err != nil {
+		return 0, fmt.Errorf("v: %w", err)
+	}
+	inV := map[string]bool{}
+	for _, mem := range members {
+		inV[mem[:strings.LastIndex(mem, ":")]] = true
+	}
+	for _, p := range pend {
+		n := 0
+		for _, r := range recs {
+			f := strings.Fields(r)
+			if len(f) == 3 && !streamid.After(f[0], p.ID) && !streamid.After(p.ID, f[1]) {
+				n++
+			}
+		}
+		if n != 1 {
+			return 0, fmt.Errorf("PEL entry %s is in %d batch records %v", p.ID, n, recs)
+		}
+		if inV[p.ID] {
+			return 0, fmt.Errorf("%s is both in the PEL and in v", p.ID)
+		}
+	}
+	return len(pend), nil
 }
 
 // removePrefix deletes the keys under prefix, on every master of a cluster.

@@ -7,10 +7,26 @@
 // what lies beneath the interface (keys, scripts, the janitor, crash
 // recovery) stay in package tags.
 //
+// Besides one test per semantic (conformance.go), Run runs the model
+// tests: random operations checked step by step against a reference model
+// of a plain queue (model.go, S1-S12 with caps, deduplication and moves
+// back), a topic queue (topicmodel.go, S13) and a priority queue
+// (prioritymodel.go). They need the storage's background work on demand
+// (Hooks.Maintainer; without it they skip), and check more when the
+// harness gives an Inspector (invariants of how the storage keeps
+// deliveries) or a Twin (a second storage on the same data). TAGQ_MODEL_SEEDS
+// and TAGQ_MODEL_OPS scale them; TAGQ_MODEL_FIRST_SEED replays the plain
+// model from a seed.
+//
 //	func TestConformance(t *testing.T) {
-//		tagstest.Run(t, tagstest.Harness{New: func(t *testing.T) (tags.Storage, tagstest.Clock) {
-//			return myStorage(t), myClock
-//		}})
+//		tagstest.Run(t, tagstest.Harness{
+//			New: func(t *testing.T) (tags.Storage, tagstest.Clock) {
+//				return myStorage(t), myClock
+//			},
+//			Hooks: func(t *testing.T, s tags.Storage, c tagstest.Clock) tagstest.Hooks {
+//				return tagstest.Hooks{Maintainer: myBackground(s)}
+//			},
+//		})
 //	}
 package tagstest
 
@@ -26,10 +42,12 @@ import (
 
 // Clock moves a storage's time, as the suite's tests need it to (for
 // visibility timeouts, delays and redrive): Advance moves the clock of
-// queue by d, forward only. A storage whose clock is one for all queues
-// may ignore queue.
+// queue by d, forward only; Now is queue's time, which once Advance was
+// called (the tests advance by 0 to start) moves only by Advance. A
+// storage whose clock is one for all queues may ignore queue.
 type Clock interface {
 	Advance(t *testing.T, queue string, d time.Duration)
+	Now(t *testing.T, queue string) time.Time
 }
 
 // Harness makes what each test runs on.
@@ -37,16 +55,70 @@ type Harness struct {
 	// New returns an empty storage for one test, with its clock; it
 	// registers the storage's cleanup with t. Tests run in parallel.
 	New func(t *testing.T) (tags.Storage, Clock)
+	// Hooks, optional, gives the model tests what they need of the storage
+	// s that New returned (with its clock c) beyond the Storage interface.
+	// It is called at most once per test, by the model tests only; what it
+	// makes, it cleans up through t.
+	Hooks func(t *testing.T, s tags.Storage, c Clock) Hooks
+}
+
+// Hooks are a storage's extras for the model tests. Each is optional.
+type Hooks struct {
+	// Maintainer runs the storage's background work when a model test
+	// asks. Without it the model tests skip: their model has a storage
+	// dead-letter, trim and move back when told and not otherwise.
+	Maintainer Maintainer
+	// Inspector checks what the storage keeps beneath the interface after
+	// every step of the plain model. Without it, those checks are left out.
+	Inspector Inspector
+	// Twin is a second storage on the same data, which keeps deliveries
+	// another way (tags.Store: Config.InFlightZset); the plain model
+	// receives through either at random, as processes of one deployment
+	// may differ. Without it, everything goes through the one storage.
+	Twin tags.Storage
+}
+
+// Maintainer is the background work a storage's server runs on timers
+// (for tags.Store, package redrive's worker), one step on one queue at a
+// time.
+type Maintainer interface {
+	// Janitor makes one janitor pass over queue: messages whose retention
+	// passed go (each counted expired by every tag that had not finished
+	// it), and so do messages every tag is done with, oldest first, up to
+	// the first one a tag still needs. The model follows tags.Store's
+	// rule there: a tag needs every message of a second (of message id) in
+	// which it holds one not finished.
+	Janitor(ctx context.Context, queue string) error
+	// Sweep dead-letters queue's messages that a tag received its redrive
+	// policy's max receive count times and whose deadline passed (S7).
+	Sweep(ctx context.Context, queue string) error
+	// RunMove advances dlq's running move task (S10) by period's worth of
+	// its rate.
+	RunMove(ctx context.Context, dlq string, period time.Duration) error
+}
+
+// Inspector checks invariants of a storage's own, beneath the Storage
+// interface.
+type Inspector interface {
+	// CheckTag checks how the storage keeps the deliveries tag of queue
+	// has in flight, between calls (none is in progress), and says how
+	// many it checked; a broken invariant is an error. A model run long
+	// enough in which no call checked any fails: the path went untested.
+	CheckTag(ctx context.Context, queue, tag string) (checked int, err error)
 }
 
 // Run runs the suite: one subtest per semantic (named after DESIGN.md's
-// S-rules), in parallel.
+// S-rules), then the model tests (Model_…), in parallel.
 func Run(t *testing.T, h Harness) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
 			s, clock := h.New(t)
-			c.fn(t, &B{t: t, ctx: context.Background(), s: s, clock: clock})
+			b := &B{t: t, ctx: context.Background(), s: s, clock: clock}
+			if h.Hooks != nil {
+				b.makeHooks = func() Hooks { return h.Hooks(t, s, clock) }
+			}
+			c.fn(t, b)
 		})
 	}
 }
@@ -57,6 +129,37 @@ type B struct {
 	ctx   context.Context
 	s     tags.Storage
 	clock Clock
+
+	makeHooks func() Hooks // nil: none
+	hooks     *Hooks
+}
+
+// extras is the harness's Hooks for this test's storage, made at the
+// first call.
+func (b *B) extras() Hooks {
+	if b.hooks == nil {
+		b.hooks = &Hooks{}
+		if b.makeHooks != nil {
+			*b.hooks = b.makeHooks()
+		}
+	}
+	return *b.hooks
+}
+
+// maintainer is the harness's Maintainer; without one, the test skips.
+func (b *B) maintainer() Maintainer {
+	b.t.Helper()
+	mt := b.extras().Maintainer
+	if mt == nil {
+		b.t.Skip("the harness gives no Maintainer (Hooks): the model tests need the storage's background work")
+	}
+	return mt
+}
+
+// now is queue q's time in ms.
+func (b *B) now(q string) int64 {
+	b.t.Helper()
+	return b.clock.Now(b.t, q).UnixMilli()
 }
 
 func (b *B) advance(q string, d time.Duration) {

@@ -1,4 +1,4 @@
-package tags
+package tagstest
 
 import (
 	"fmt"
@@ -10,58 +10,60 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
+
+	"github.com/tagq/tagq/tags"
+	"github.com/tagq/tagq/tags/streamid"
 )
 
-// TestModel_RandomOperationsMatchReferenceModel runs random sequences of
+// testModel_RandomOperationsMatchReferenceModel runs random sequences of
 // send (some entries with deduplication ids, answered as duplicates while
-// the model says their window holds), receive, delete, change visibility, DeadMessage, moving dead letters
-// back, time advancing, purge, janitor and tag create/delete against the
-// engine and an in-memory reference model of S1-S12 (but S13), and fails on
-// the first divergence (receives go through a store that keeps stream
-// deliveries in the tag's PEL, the default, or through one that keeps them
-// in the in-flight zset, Config.InFlightZset, at random: processes on one
-// Redis may differ): a receive that
-// returns a message the tag may not have, misses one it should, or reports
-// a wrong receive count; a delete, visibility change or DeadMessage that the
-// model would refuse (or the reverse); any tag counter, of the queue or of
-// its DLQ, that differs; a retained message count that differs after any
-// step, or retained bytes or drops that differ after the janitor; a tag
-// whose PEL holds anything but its recorded deliveries (pc, each in one
-// batch, none also in v). The queue has a redrive policy (max receive count 3); every step
-// ends with a sweep, as the background worker would run.
+// the model says their window holds), receive, delete, change visibility,
+// DeadMessage, moving dead letters back, time advancing, purge, janitor
+// and tag create/delete against the storage and an in-memory reference
+// model of S1-S12 (but S13), and fails on the first divergence (with a
+// Twin, receives go through either storage at random: for tags.Store, one
+// that keeps stream deliveries in the tag's PEL, the default, and one that
+// keeps them in the in-flight zset, Config.InFlightZset: processes on one
+// Redis may differ): a receive that returns a message the tag may not
+// have, misses one it should, or reports a wrong receive count; a delete,
+// visibility change or DeadMessage that the model would refuse (or the
+// reverse); any tag counter, of the queue or of its DLQ, that differs; a
+// retained message count that differs after any step, or retained bytes
+// or drops that differ after the janitor; and, with an Inspector, a tag
+// whose deliveries are kept amiss (tags.Store: a PEL holding anything but
+// its recorded deliveries, pc, each in one batch, none also in v). The
+// queue has a redrive policy (max receive count 3); every step ends with
+// a sweep, as the background worker would run.
 //
 // Receives may return any valid choice of available messages (no order is
-// promised); the model checks the choice and then follows it.
+// promised); the model checks the choice and then follows it. Message ids
+// are stream ids (package streamid): the model keeps messages in id order,
+// which must be send order, as drop-oldest and the janitor trim them.
 // TAGQ_MODEL_SEEDS and TAGQ_MODEL_OPS scale the run; TAGQ_MODEL_FIRST_SEED
 // replays from a given seed (failures name their queue, model<seed>).
-func TestModel_RandomOperationsMatchReferenceModel(t *testing.T) {
+func testModel_RandomOperationsMatchReferenceModel(t *testing.T, b *B) {
 	seeds, ops := envInt("TAGQ_MODEL_SEEDS", 6), envInt("TAGQ_MODEL_OPS", 250)
 	first := envInt("TAGQ_MODEL_FIRST_SEED", 1)
-	eachBackend(t, func(t *testing.T, b *bundle) {
-		renewed := 0
-		for seed := first; seed < first+seeds; seed++ {
-			q := fmt.Sprintf("model%d", seed)
-			renewed += runModel(t, b, q, uint64(seed), ops, false)
-		}
-		requireWindowsPassed(t, seeds, ops, renewed)
-	})
+	renewed := 0
+	for seed := first; seed < first+seeds; seed++ {
+		q := fmt.Sprintf("model%d", seed)
+		renewed += runModel(t, b, q, uint64(seed), ops, false)
+	}
+	requireWindowsPassed(t, seeds, ops, renewed)
 }
 
-// TestModel_CapsDropOldest is the model run on a queue with small caps on
+// testModel_CapsDropOldest is the model run on a queue with small caps on
 // retained messages and bytes and OVERFLOW_POLICY_DROP_OLDEST: the sends
 // that take it over drop its oldest messages, each counted as expired by
 // every tag that had not finished it and as dropped by the queue; retained
 // messages, bytes and drops are checked after every janitor pass.
-func TestModel_CapsDropOldest(t *testing.T) {
+func testModel_CapsDropOldest(t *testing.T, b *B) {
 	seeds, ops := envInt("TAGQ_MODEL_SEEDS", 6), envInt("TAGQ_MODEL_OPS", 250)
 	first := envInt("TAGQ_MODEL_FIRST_SEED", 1)
-	eachBackend(t, func(t *testing.T, b *bundle) {
-		for seed := first; seed < first+seeds; seed++ {
-			runModel(t, b, fmt.Sprintf("capped%d", seed), uint64(seed), ops, true)
-		}
-	})
+	for seed := first; seed < first+seeds; seed++ {
+		runModel(t, b, fmt.Sprintf("capped%d", seed), uint64(seed), ops, true)
+	}
 }
 
 // Caps of the capped model run: a few messages' worth.
@@ -134,30 +136,32 @@ type mHandle struct {
 	idx    int
 	gen    int
 	handle string
-	d      Delivery // what a consume stream keeps instead of the handle
+	d      tags.Delivery // what a consume stream keeps instead of the handle
 }
 
 type model struct {
-	t       *testing.T
-	b       *bundle
-	zs      *Store // the same Redis and prefix, in-flight zset mode
-	pelSeen int    // checks that found deliveries in a PEL
-	q       string
-	rnd     *rand.Rand
-	now     int64
-	msgs    []*mMsg
-	byID    map[string]int
-	tags    map[string]*mTag
-	handles []mHandle
-	dlq     []*mDead // dead letters in the DLQ, in order
-	step    int
-	op      string
-	capped  bool  // the queue has the caps above and drops the oldest
-	dropped int64 // the queue's dropped_total
-	sent    int   // messages sent (bodies are numbered by it)
-	dedup   map[string]mDedup
-	deduped int64 // the queue's deduplicated_total
-	renewed int   // ids stored again once their window had passed
+	t         *testing.T
+	b         *B
+	bg        Maintainer
+	insp      Inspector    // nil: none
+	twin      tags.Storage // nil: none
+	inspected int          // Inspector checks that found deliveries to check
+	q         string
+	rnd       *rand.Rand
+	now       int64
+	msgs      []*mMsg
+	byID      map[string]int
+	tags      map[string]*mTag
+	handles   []mHandle
+	dlq       []*mDead // dead letters in the DLQ, in order
+	step      int
+	op        string
+	capped    bool  // the queue has the caps above and drops the oldest
+	dropped   int64 // the queue's dropped_total
+	sent      int   // messages sent (bodies are numbered by it)
+	dedup     map[string]mDedup
+	deduped   int64 // the queue's deduplicated_total
+	renewed   int   // ids stored again once their window had passed
 }
 
 // mDedup is a deduplication id the queue remembers: the message first
@@ -231,8 +235,8 @@ func (m *model) status(tg *mTag, idx int) string {
 	return "available"
 }
 
-func (m *model) expectState(tg *mTag) TagState {
-	st := TagState{ReceivedTotal: tg.rcv, DeletedTotal: tg.del, ExpiredTotal: tg.exp, DeadTotal: tg.dead}
+func (m *model) expectState(tg *mTag) tags.TagState {
+	st := tags.TagState{ReceivedTotal: tg.rcv, DeletedTotal: tg.del, ExpiredTotal: tg.exp, DeadTotal: tg.dead}
 	for idx := range m.msgs {
 		switch m.status(tg, idx) {
 		case "available":
@@ -248,9 +252,8 @@ func (m *model) expectState(tg *mTag) TagState {
 
 // runModel runs one seed and returns how many deduplication ids were
 // stored again once their window had passed.
-func runModel(t *testing.T, b *bundle, q string, seed uint64, ops int, capped bool) int {
+func runModel(t *testing.T, b *B, q string, seed uint64, ops int, capped bool) int {
 	m := newModel(t, b, q, seed, capped)
-	defer m.zs.Close()
 	for m.step = 0; m.step < ops; m.step++ {
 		switch r := m.rnd.IntN(100); {
 		case r < 22:
@@ -279,13 +282,10 @@ func runModel(t *testing.T, b *bundle, q string, seed uint64, ops int, capped bo
 			m.advance()
 		}
 		m.sweep()
-		if n, _ := m.retained(); n != m.b.rdb.XLen(m.b.ctx, m.b.s.qkeys(m.q).stream).Val() {
-			m.failf("the stream holds %d messages, model %d", m.b.rdb.XLen(m.b.ctx, m.b.s.qkeys(m.q).stream).Val(), n)
-		}
 		m.check()
 	}
-	if ops >= 200 && m.pelSeen == 0 {
-		t.Fatalf("queue %s: no check found a delivery in a PEL: the PEL path went untested", q)
+	if ops >= 200 && m.insp != nil && m.inspected == 0 {
+		t.Fatalf("queue %s: no Inspector check found a delivery to check (tags.Store: in a PEL): the path went untested", q)
 	}
 	if ops >= 200 && !capped && m.deduped == 0 {
 		t.Fatalf("queue %s: no send was a duplicate: deduplication went untested", q)
@@ -294,29 +294,32 @@ func runModel(t *testing.T, b *bundle, q string, seed uint64, ops int, capped bo
 }
 
 // newModel makes queue q (capped: with the caps above, dropping the
-// oldest) and its DLQ, and a model of them with the tag "default". The
-// caller closes m.zs.
-func newModel(t *testing.T, b *bundle, q string, seed uint64, capped bool) *model {
-	m := &model{t: t, b: b, q: q, rnd: rand.New(rand.NewPCG(seed, 42)), byID: map[string]int{}, tags: map[string]*mTag{},
+// oldest) and its DLQ, and a model of them with the tag "default"; both
+// queues' clocks stand still at the start of a second.
+func newModel(t *testing.T, b *B, q string, seed uint64, capped bool) *model {
+	m := &model{t: t, b: b, bg: b.maintainer(), insp: b.extras().Inspector, twin: b.extras().Twin, q: q,
+		rnd: rand.New(rand.NewPCG(seed, 42)), byID: map[string]int{}, tags: map[string]*mTag{},
 		capped: capped, dedup: map[string]mDedup{}}
-	zs, err := New(b.ctx, Config{Client: b.rdb, Prefix: b.prefix, TestClock: true, InFlightZset: true})
+	_, err := b.s.CreateQueue(b.ctx, tags.QueueConfig{Name: q + "-dlq", DeadLetterQueue: true})
 	require.NoError(t, err)
-	m.zs = zs
-	_, err = b.s.CreateQueue(b.ctx, QueueConfig{Name: q + "-dlq", DeadLetterQueue: true})
-	require.NoError(t, err)
-	cfg := QueueConfig{Name: q, VisibilityTimeoutSeconds: i32(modelVis / 1000),
+	cfg := tags.QueueConfig{Name: q, VisibilityTimeoutSeconds: i32(modelVis / 1000),
 		MessageRetentionSeconds: i32(modelRetention / 1000),
-		RedrivePolicy:           &RedrivePolicy{DeadLetterQueue: q + "-dlq", MaxReceiveCount: modelMaxRC}}
+		RedrivePolicy:           &tags.RedrivePolicy{DeadLetterQueue: q + "-dlq", MaxReceiveCount: modelMaxRC}}
 	if capped {
 		msgs, bytes := int64(modelMaxMsgs), int64(modelMaxBytes)
-		cfg.MaxMessageBytes, cfg.MaxRetainedMessages, cfg.MaxRetainedBytes = i32(MinMaxMessageBytes), &msgs, &bytes
-		cfg.Overflow = OverflowDropOldest
+		cfg.MaxMessageBytes, cfg.MaxRetainedMessages, cfg.MaxRetainedBytes = i32(tags.MinMaxMessageBytes), &msgs, &bytes
+		cfg.Overflow = tags.OverflowDropOldest
 	}
 	_, err = b.s.CreateQueue(b.ctx, cfg)
 	require.NoError(t, err)
-	m.now = 1_800_000_000_000 + int64(seed)*1_000_000_000
-	b.setClock(q, m.now)
-	b.setClock(q+"-dlq", m.now)
+	// Runs replay by seed: what depends on time (the janitor's seconds of
+	// message ids) is the same from any start on a second's boundary. The
+	// start is days past the storage's own time (more for each seed), so
+	// that a step that read the wrong clock would show.
+	b.advance(q, 0)
+	b.advance(q+"-dlq", 0)
+	m.now = (max(b.now(q), b.now(q+"-dlq"))/1000+1)*1000 + int64(seed)*1_000_000_000
+	m.clockTo(m.now)
 	m.tags["default"] = &mTag{name: "default", held: map[int]*mHeld{}, excluded: map[int]bool{}, vis: -1}
 	return m
 }
@@ -341,7 +344,7 @@ func (m *model) pickTag() *mTag {
 
 func (m *model) send() {
 	n := 1 + m.rnd.IntN(4)
-	out := make([]OutMessage, n)
+	out := make([]tags.OutMessage, n)
 	added := make([]*mMsg, n)
 	for i := range out {
 		m.sent++
@@ -351,7 +354,7 @@ func (m *model) send() {
 		}
 		out[i].Body = []byte(msg.body)
 		if msg.red {
-			out[i].Attributes = map[string]Attribute{"color": {String: "red"}}
+			out[i].Attributes = map[string]tags.Attribute{"color": {String: "red"}}
 		}
 		if d := []int32{0, 0, 0, 5, 40}[m.rnd.IntN(5)]; d > 0 || m.rnd.IntN(2) == 0 {
 			out[i].DelaySeconds = i32(d)
@@ -368,7 +371,7 @@ func (m *model) send() {
 }
 
 // store sends out, whose messages the model holds as added.
-func (m *model) store(out []OutMessage, added []*mMsg) {
+func (m *model) store(out []tags.OutMessage, added []*mMsg) {
 	m.op = fmt.Sprintf("send %d", len(out))
 	res, err := m.b.s.Send(m.b.ctx, m.q, out)
 	if err != nil {
@@ -397,7 +400,7 @@ func (m *model) store(out []OutMessage, added []*mMsg) {
 			if _, ok := m.dedup[did]; ok {
 				m.renewed++
 			}
-			m.dedup[did] = mDedup{idx: len(m.msgs), ends: m.now + DeduplicationWindow.Milliseconds()}
+			m.dedup[did] = mDedup{idx: len(m.msgs), ends: m.now + tags.DeduplicationWindow.Milliseconds()}
 		}
 		added[i].id = r.ID
 		if r.SendTime.UnixMilli() != m.now {
@@ -442,22 +445,22 @@ func (m *model) available(tg *mTag) int {
 func (m *model) receiveWith(tg *mTag, max int, visOverride *int32, zset, stream bool) {
 	m.op = fmt.Sprintf("receive tag=%s max=%d vis=%v", tg.name, max, visOverride)
 	avail := m.available(tg)
-	var got []Message
+	var got []tags.Message
 	var err error
 	s := m.b.s
-	if zset {
-		s = m.zs
-		m.op += " (zset mode)"
+	if zset && m.twin != nil {
+		s = m.twin
+		m.op += " (twin)"
 	}
 	if stream {
 		m.op += " (stream)"
-		var r *Reader
-		if r, err = s.NewReader(m.b.ctx, m.q, tg.name, visOverride); err == nil {
+		var r tags.TagReader
+		if r, err = s.OpenReader(m.b.ctx, m.q, tg.name, visOverride); err == nil {
 			got, err = r.Receive(m.b.ctx, max)
 			r.Close()
 		}
 	} else {
-		got, err = s.Receive(m.b.ctx, m.q, tg.name, ReceiveOptions{MaxMessages: max, WaitSeconds: i32(0), VisibilitySeconds: visOverride})
+		got, err = s.Receive(m.b.ctx, m.q, tg.name, tags.ReceiveOptions{MaxMessages: max, WaitSeconds: i32(0), VisibilitySeconds: visOverride})
 	}
 	if err != nil {
 		m.failf("receive: %v", err)
@@ -519,7 +522,7 @@ func (m *model) delete() {
 		return
 	}
 	m.op = fmt.Sprintf("delete %s %s gen %d", h.tag, m.msgs[h.idx].body, h.gen)
-	errs, err := m.settleOr(Settlement{Kind: SettleAck, Delivery: h.d}, func() ([]error, error) {
+	errs, err := m.settleOr(tags.Settlement{Kind: tags.SettleAck, Delivery: h.d}, func() ([]error, error) {
 		return m.b.s.Delete(m.b.ctx, m.q, []string{h.handle})
 	})
 	if err != nil {
@@ -527,7 +530,7 @@ func (m *model) delete() {
 	}
 	tg := m.tags[h.tag]
 	if tg == nil {
-		if ReasonOf(errs[0]) != ReasonTagNotFound {
+		if tags.ReasonOf(errs[0]) != tags.ReasonTagNotFound {
 			m.failf("delete on a deleted tag: %v, want TAG_NOT_FOUND", errs[0])
 		}
 		return
@@ -553,40 +556,54 @@ func (m *model) changeVisibility() {
 // changeVisibilityWith sets the visibility of h's message to secs.
 func (m *model) changeVisibilityWith(h mHandle, secs int32) {
 	m.op = fmt.Sprintf("visibility %s %s gen %d -> %ds", h.tag, m.msgs[h.idx].body, h.gen, secs)
-	errs, err := m.settleOr(Settlement{Kind: SettleVisibility, Delivery: h.d, VisibilityMs: int64(secs) * 1000}, func() ([]error, error) {
-		return m.b.s.ChangeVisibility(m.b.ctx, m.q, []VisibilityChange{{ReceiptHandle: h.handle, VisibilitySeconds: secs}})
-	})
+	op := tags.Settlement{Kind: tags.SettleVisibility, Delivery: h.d, VisibilityMs: int64(secs) * 1000}
+	if held := m.settleLatest("visibility", h, op, func() ([]error, error) {
+		return m.b.s.ChangeVisibility(m.b.ctx, m.q, []tags.VisibilityChange{{ReceiptHandle: h.handle, VisibilitySeconds: secs}})
+	}); held != nil {
+		held.deadline = m.now + int64(secs)*1000
+	}
+}
+
+// settleLatest runs op, which the latest receive's handle h alone may
+// take (a visibility change, DeadMessage), through settleOr, and checks
+// the answer: TAG_NOT_FOUND once h's tag is gone, RECEIPT_HANDLE_STALE
+// unless h is the current handle of a message its tag holds, else none.
+// It returns what the tag holds of h's message when h was current (the
+// caller applies op to it), else nil.
+func (m *model) settleLatest(name string, h mHandle, op tags.Settlement, unary func() ([]error, error)) *mHeld {
+	errs, err := m.settleOr(op, unary)
 	if err != nil {
-		m.failf("change visibility: %v", err)
+		m.failf("%s: %v", name, err)
 	}
 	tg := m.tags[h.tag]
 	if tg == nil {
-		if ReasonOf(errs[0]) != ReasonTagNotFound {
-			m.failf("visibility on a deleted tag: %v, want TAG_NOT_FOUND", errs[0])
+		if tags.ReasonOf(errs[0]) != tags.ReasonTagNotFound {
+			m.failf("%s on a deleted tag: %v, want TAG_NOT_FOUND", name, errs[0])
 		}
-		return
+		return nil
 	}
 	held := tg.held[h.idx]
 	current := held != nil && !held.done && held.rc == h.gen
 	switch {
 	case current && errs[0] != nil:
 		m.failf("current handle refused: %v", errs[0])
-	case !current && ReasonOf(errs[0]) != ReasonReceiptHandleStale:
+	case !current && tags.ReasonOf(errs[0]) != tags.ReasonReceiptHandleStale:
 		m.failf("stale handle: got %v, want RECEIPT_HANDLE_STALE", errs[0])
 	case current:
-		held.deadline = m.now + int64(secs)*1000
+		return held
 	}
+	return nil
 }
 
-// settleOr runs op through Store.Settle, as consume streams settle, or
-// (as often) the unary call; both must give the same answer.
-func (m *model) settleOr(op Settlement, unary func() ([]error, error)) ([]error, error) {
+// settleOr runs op through the storage's Settle, as consume streams
+// settle, or (as often) the unary call; both must give the same answer.
+func (m *model) settleOr(op tags.Settlement, unary func() ([]error, error)) ([]error, error) {
 	if m.rnd.IntN(2) == 0 {
 		return unary()
 	}
 	m.op += " (stream)"
-	b := &SettleBatch{Queue: m.q, Tag: op.Delivery.Tag, Ops: []Settlement{op}}
-	if err := m.b.s.Settle(m.b.ctx, []*SettleBatch{b}); err != nil {
+	b := &tags.SettleBatch{Queue: m.q, Tag: op.Delivery.Tag, Ops: []tags.Settlement{op}}
+	if err := m.b.s.Settle(m.b.ctx, []*tags.SettleBatch{b}); err != nil {
 		return nil, err
 	}
 	return b.Errs, nil
@@ -600,8 +617,22 @@ func (m *model) advance() {
 func (m *model) advanceBy(d int64) {
 	m.op = fmt.Sprintf("advance %dms", d)
 	m.now += d
-	m.b.setClock(m.q, m.now)
-	m.b.setClock(m.q+"-dlq", m.now)
+	m.clockTo(m.now)
+}
+
+// clockTo moves the clocks of the queue and its DLQ on to ms (one move
+// when the storage's clock is one for all queues).
+func (m *model) clockTo(ms int64) {
+	m.t.Helper()
+	for _, q := range []string{m.q, m.q + "-dlq"} {
+		d := ms - m.b.now(q)
+		if d < 0 {
+			m.failf("queue %s's clock is at %d, past the model's %d", q, ms-d, ms)
+		}
+		if d > 0 {
+			m.b.advance(q, time.Duration(d)*time.Millisecond)
+		}
+	}
 }
 
 // toDLQ records that tag dead-lettered message idx.
@@ -615,7 +646,7 @@ func (m *model) toDLQ(tg *mTag, idx int) {
 // sweep: what the background worker does after every step (S7). Messages a
 // tag received modelMaxRC times whose deadline passed are dead letters.
 func (m *model) sweep() {
-	if _, err := m.b.s.SweepDead(m.b.ctx, m.q); err != nil {
+	if err := m.bg.Sweep(m.b.ctx, m.q); err != nil {
 		m.failf("sweep: %v", err)
 	}
 	for _, name := range m.tagNames() {
@@ -634,28 +665,10 @@ func (m *model) dead() {
 		return
 	}
 	m.op = fmt.Sprintf("dead %s %s gen %d", h.tag, m.msgs[h.idx].body, h.gen)
-	errs, err := m.settleOr(Settlement{Kind: SettleDead, Delivery: h.d}, func() ([]error, error) {
-		return m.b.s.DeadLetter(m.b.ctx, m.q, []DeadRequest{{ReceiptHandle: h.handle}})
-	})
-	if err != nil {
-		m.failf("dead: %v", err)
-	}
-	tg := m.tags[h.tag]
-	if tg == nil {
-		if ReasonOf(errs[0]) != ReasonTagNotFound {
-			m.failf("dead on a deleted tag: %v, want TAG_NOT_FOUND", errs[0])
-		}
-		return
-	}
-	held := tg.held[h.idx]
-	current := held != nil && !held.done && held.rc == h.gen
-	switch {
-	case current && errs[0] != nil:
-		m.failf("current handle refused: %v", errs[0])
-	case !current && ReasonOf(errs[0]) != ReasonReceiptHandleStale:
-		m.failf("stale handle: got %v, want RECEIPT_HANDLE_STALE", errs[0])
-	case current:
-		m.toDLQ(tg, h.idx)
+	if held := m.settleLatest("dead", h, tags.Settlement{Kind: tags.SettleDead, Delivery: h.d}, func() ([]error, error) {
+		return m.b.s.DeadLetter(m.b.ctx, m.q, []tags.DeadRequest{{ReceiptHandle: h.handle}})
+	}); held != nil {
+		m.toDLQ(m.tags[h.tag], h.idx)
 	}
 }
 
@@ -663,18 +676,21 @@ func (m *model) dead() {
 // whose tag is gone stay.
 func (m *model) moveBack() {
 	m.op = "move back"
-	if _, err := m.b.s.StartMove(m.b.ctx, m.q+"-dlq", "", "", MaxMoveRate); err != nil {
+	if _, err := m.b.s.StartMove(m.b.ctx, m.q+"-dlq", "", "", tags.MaxMoveRate); err != nil {
 		m.failf("start move: %v", err)
 	}
-	for {
-		if _, err := m.b.s.RunMove(m.b.ctx, m.q+"-dlq", time.Second); err != nil {
+	for run := 0; ; run++ {
+		if run == 100 {
+			m.failf("the move still runs after %d runs", run)
+		}
+		if err := m.bg.RunMove(m.b.ctx, m.q+"-dlq", time.Second); err != nil {
 			m.failf("run move: %v", err)
 		}
 		tasks, err := m.b.s.ListMoves(m.b.ctx, m.q+"-dlq")
 		if err != nil {
 			m.failf("list moves: %v", err)
 		}
-		if tasks[0].State != MoveRunning {
+		if tasks[0].State != tags.MoveRunning {
 			break
 		}
 	}
@@ -688,8 +704,10 @@ func (m *model) moveBack() {
 		m.msgs = append(m.msgs, msg)
 	}
 	m.dlq = stay
-	// The moved-back messages are the newest stream entries; the DLQ's
-	// order (the sweep's) need not be the model's, so pair them by content.
+	// The moved-back messages are the ones the model has no id for, each
+	// available to its tag alone; the DLQ's order (the sweep's) need not
+	// be the model's, so pair them by content. The order check below
+	// makes them the newest.
 	fresh := 0
 	for i := len(m.msgs) - 1; i >= 0 && m.msgs[i].id == ""; i-- {
 		fresh++
@@ -697,21 +715,15 @@ func (m *model) moveBack() {
 	if fresh == 0 {
 		return
 	}
-	entries, err := m.b.rdb.XRevRangeN(m.b.ctx, m.b.s.qkeys(m.q).stream, "+", "-", int64(fresh)).Result()
-	if err != nil {
-		m.failf("read ids: %v", err)
-	}
+	entries := m.unknownAvailable()
 	if len(entries) != fresh {
-		m.failf("%d moved-back messages in the stream, model %d", len(entries), fresh)
+		m.failf("%d moved-back messages available, model %d", len(entries), fresh)
 	}
 	for _, e := range entries {
-		body, _ := e.Values["b"].(string)
-		only, _ := e.Values["only"].(string)
-		mv, _ := e.Values["mv"].(string)
 		found := false
 		for i := len(m.msgs) - fresh; i < len(m.msgs); i++ {
 			msg := m.msgs[i]
-			if msg.id == "" && msg.body == body && msg.only == only && fmt.Sprint(msg.moved) == mv {
+			if msg.id == "" && msg.body == string(e.Body) && msg.only == e.Tag && msg.moved == e.MoveCount {
 				msg.id = e.ID
 				m.byID[e.ID] = i
 				found = true
@@ -719,7 +731,7 @@ func (m *model) moveBack() {
 			}
 		}
 		if !found {
-			m.failf("moved-back entry %s (%s for %s, moved %s) is not in the model", e.ID, body, only, mv)
+			m.failf("moved-back message %s (%s for %s, moved %d) is not in the model", e.ID, e.Body, e.Tag, e.MoveCount)
 		}
 	}
 	// The model keeps its messages in stream order (trimModel drops them
@@ -742,12 +754,50 @@ func (m *model) moveBack() {
 	}
 }
 
+// unknownAvailable lists the messages available to the model's tags
+// (PeekPage) whose ids the model does not know, each with the tag it is
+// available to.
+func (m *model) unknownAvailable() []tags.Message {
+	var out []tags.Message
+	tagOf := map[string]string{}
+	for _, name := range m.tagNames() {
+		for from, pages := "", 0; ; pages++ {
+			if pages == 1000 {
+				m.failf("tag %s: peek pages do not end", name)
+			}
+			page, next, err := m.b.s.PeekPage(m.b.ctx, m.q, name, tags.MaxBatchEntries, from)
+			if err != nil {
+				m.failf("peek %s: %v", name, err)
+			}
+			for _, msg := range page {
+				if _, ok := m.byID[msg.ID]; ok {
+					continue
+				}
+				if other, ok := tagOf[msg.ID]; ok {
+					if other != name {
+						m.failf("moved-back message %s is available to tags %s and %s", msg.ID, other, name)
+					}
+					continue // listed again (pages are a listing, not a snapshot)
+				}
+				tagOf[msg.ID] = name
+				msg.Tag = name
+				out = append(out, msg)
+			}
+			if next == "" {
+				break
+			}
+			from = next
+		}
+	}
+	return out
+}
+
 // sameSecondHeld: the janitor knows a tag's in-flight messages only as a
 // count per second of message id, so it keeps every entry of a second in
 // which the tag holds one (received, not deleted, dead or expired).
 func (m *model) sameSecondHeld(tg *mTag, msg *mMsg) bool {
 	sec := func(id string) uint64 {
-		ms, _, _ := parseID(id)
+		ms, _, _ := streamid.Parse(id)
 		return ms / 1000
 	}
 	for j, h := range tg.held {
@@ -760,7 +810,7 @@ func (m *model) sameSecondHeld(tg *mTag, msg *mMsg) bool {
 
 func (m *model) janitor() {
 	m.op = "janitor"
-	if err := m.b.s.trimQueue(m.b.ctx, m.q); err != nil {
+	if err := m.bg.Janitor(m.b.ctx, m.q); err != nil {
 		m.failf("janitor: %v", err)
 	}
 	m.trimModel()
@@ -834,9 +884,9 @@ func (m *model) createTag() {
 		return
 	}
 	tg := &mTag{name: name, held: map[int]*mHeld{}, excluded: map[int]bool{}, vis: -1, startIdx: len(m.msgs)}
-	cfg := TagConfig{Name: name}
+	cfg := tags.TagConfig{Name: name}
 	if m.rnd.IntN(2) == 0 {
-		cfg.Start = Start{Kind: StartOldest}
+		cfg.Start = tags.Start{Kind: tags.StartOldest}
 		tg.startIdx = 0
 		for idx, msg := range m.msgs {
 			if msg.trimmed {
@@ -846,7 +896,7 @@ func (m *model) createTag() {
 	}
 	if m.rnd.IntN(2) == 0 {
 		red := "red"
-		cfg.Filter = &Filter{Conditions: []Condition{{Name: "color", Value: &red}}}
+		cfg.Filter = &tags.Filter{Conditions: []tags.Condition{{Name: "color", Value: &red}}}
 		tg.red = true
 	}
 	if m.rnd.IntN(3) == 0 {
@@ -912,14 +962,26 @@ func (m *model) check() {
 	if err != nil {
 		m.failf("get DLQ tag: %v", err)
 	}
-	if q, err := m.b.s.GetQueue(m.b.ctx, m.q); err != nil || q.DeduplicatedTotal != m.deduped {
+	q, err := m.b.s.GetQueue(m.b.ctx, m.q)
+	if err != nil || q.DeduplicatedTotal != m.deduped {
 		m.failf("queue deduplicated_total: %+v %v, model %d", q, err, m.deduped)
+	}
+	if n, _ := m.retained(); q.RetainedMessages != n {
+		m.failf("the queue retains %d messages, model %d", q.RetainedMessages, n)
 	}
 	if dlq.State.Available != int64(len(m.dlq)) {
 		m.failf("DLQ holds %d dead letters, model %d", dlq.State.Available, len(m.dlq))
 	}
 	for _, name := range m.tagNames() {
-		m.checkPEL(name)
+		if m.insp != nil {
+			n, err := m.insp.CheckTag(m.b.ctx, m.q, name)
+			if err != nil {
+				m.failf("tag %s: %v", name, err)
+			}
+			if n > 0 {
+				m.inspected++
+			}
+		}
 		tg := m.tags[name]
 		got, err := m.b.s.GetTag(m.b.ctx, m.q, name)
 		if err != nil {
@@ -933,60 +995,10 @@ func (m *model) check() {
 	}
 }
 
-// checkPEL checks how a tag keeps its stream deliveries (see lib.lua): its
-// PEL holds exactly pc entries (the model's receives always finish, so no
-// read waits for its script), each in one batch record, none also in v.
-func (m *model) checkPEL(tag string) {
-	k := m.b.s.qkeys(m.q)
-	tk := k.tag(tag)
-	pend, err := m.b.rdb.XPendingExt(m.b.ctx, &redis.XPendingExtArgs{Stream: k.stream, Group: tag, Start: "-", End: "+", Count: 10000}).Result()
-	if err != nil {
-		m.failf("XPENDING %s: %v", tag, err)
-	}
-	pc, _ := m.b.rdb.HGet(m.b.ctx, tk.state, "pc").Int()
-	if len(pend) != pc {
-		m.failf("tag %s: %d entries in its PEL, pc %d", tag, len(pend), pc)
-	}
-	if len(pend) == 0 {
-		return
-	}
-	m.pelSeen++
-	recs, err := m.b.rdb.ZRange(m.b.ctx, tk.batches, 0, -1).Result()
-	if err != nil {
-		m.failf("batches of %s: %v", tag, err)
-	}
-	members, err := m.b.rdb.ZRange(m.b.ctx, tk.visible, 0, -1).Result()
-	if err != nil {
-		m.failf("v of %s: %v", tag, err)
-	}
-	inV := map[string]bool{}
-	for _, mem := range members {
-		inV[mem[:strings.LastIndex(mem, ":")]] = true
-	}
-	for _, p := range pend {
-		n := 0
-		for _, r := range recs {
-			f := strings.Fields(r)
-			if len(f) == 3 && !idLess(p.ID, f[0]) && !idLess(f[1], p.ID) {
-				n++
-			}
-		}
-		if n != 1 {
-			m.failf("tag %s: PEL entry %s is in %d batch records %v", tag, p.ID, n, recs)
-		}
-		if inV[p.ID] {
-			m.failf("tag %s: %s is both in the PEL and in v", tag, p.ID)
-		}
-	}
-}
+// idLess says whether message id a comes before b (stream ids).
+func idLess(a, b string) bool { return streamid.After(b, a) }
 
-func idLess(a, b string) bool {
-	am, as, _ := parseID(a)
-	bm, bs, _ := parseID(b)
-	return am < bm || (am == bm && as < bs)
-}
-
-// TestModel_MovedBackInStreamOrder: dead letters move back in the DLQ's
+// testModel_MovedBackInStreamOrder: dead letters move back in the DLQ's
 // order, which need not be the order the model dead-lettered them in: one
 // sweep takes a queue's tags in HKEYS order (on Redis, a small hash's
 // insertion order; miniredis sorts) and a tag's messages by deadline. The
@@ -994,64 +1006,61 @@ func idLess(a, b string) bool {
 // them. Here t4 is made before t2, x and y die in both in one sweep (y's
 // deadline first), and a send then drops the oldest moved-back entry:
 // counted as expired by its own tag (t4 on Redis) and of its own size.
-func TestModel_MovedBackInStreamOrder(t *testing.T) {
-	eachBackend(t, func(t *testing.T, b *bundle) {
-		m := newModel(t, b, "movedorder", 1, true)
-		defer m.zs.Close()
-		m.op = "setup"
-		require.NoError(t, b.s.DeleteTag(b.ctx, m.q, "default"))
-		delete(m.tags, "default")
+func testModel_MovedBackInStreamOrder(t *testing.T, b *B) {
+	m := newModel(t, b, "movedorder", 1, true)
+	m.op = "setup"
+	require.NoError(t, b.s.DeleteTag(b.ctx, m.q, "default"))
+	delete(m.tags, "default")
+	for _, name := range []string{"t4", "t2"} {
+		_, err := b.s.CreateTag(b.ctx, m.q, tags.TagConfig{Name: name})
+		require.NoError(t, err)
+		m.tags[name] = &mTag{name: name, held: map[int]*mHeld{}, excluded: map[int]bool{}, vis: -1}
+	}
+	plain := func(bodies ...string) ([]tags.OutMessage, []*mMsg) {
+		out, added := make([]tags.OutMessage, len(bodies)), make([]*mMsg, len(bodies))
+		for i, body := range bodies {
+			out[i].Body = []byte(body)
+			added[i] = &mMsg{body: body, dueMs: m.now}
+		}
+		return out, added
+	}
+	m.store(plain("x"+strings.Repeat(".", 50), "y"))
+	x, y := 0, 1
+	m.check()
+	for round := 1; round <= modelMaxRC; round++ {
+		vis := int32(0) // available again at once
+		if round == modelMaxRC {
+			vis = 10
+		}
 		for _, name := range []string{"t4", "t2"} {
-			_, err := b.s.CreateTag(b.ctx, m.q, TagConfig{Name: name})
-			require.NoError(t, err)
-			m.tags[name] = &mTag{name: name, held: map[int]*mHeld{}, excluded: map[int]bool{}, vis: -1}
+			m.receiveWith(m.tags[name], 10, &vis, false, false)
+			m.check()
 		}
-		plain := func(bodies ...string) ([]OutMessage, []*mMsg) {
-			out, added := make([]OutMessage, len(bodies)), make([]*mMsg, len(bodies))
-			for i, body := range bodies {
-				out[i].Body = []byte(body)
-				added[i] = &mMsg{body: body, dueMs: m.now}
-			}
-			return out, added
+	}
+	for _, h := range m.handles {
+		if h.idx == y && h.gen == modelMaxRC {
+			m.changeVisibilityWith(h, 5)
 		}
-		m.store(plain("x"+strings.Repeat(".", 50), "y"))
-		x, y := 0, 1
-		m.check()
-		for round := 1; round <= modelMaxRC; round++ {
-			vis := int32(0) // available again at once
-			if round == modelMaxRC {
-				vis = 10
-			}
-			for _, name := range []string{"t4", "t2"} {
-				m.receiveWith(m.tags[name], 10, &vis, false, false)
-				m.check()
-			}
-		}
-		for _, h := range m.handles {
-			if h.idx == y && h.gen == modelMaxRC {
-				m.changeVisibilityWith(h, 5)
-			}
-		}
-		m.check()
-		m.advanceBy(10_000)
-		m.sweep()
-		m.check()
-		for _, name := range []string{"t4", "t2"} {
-			require.True(t, m.tags[name].held[x].done && m.tags[name].held[y].done, "tag %s dead-lettered both", name)
-		}
-		require.Len(t, m.dlq, 4)
-		m.moveBack()
-		m.check()
-		m.janitor() // x and y themselves: every tag is done with them
-		if n, _ := m.retained(); n != 4 {
-			t.Fatalf("retained %d messages after the janitor, want the 4 moved back", n)
-		}
-		m.store(plain("1", "2", "3", "4", "5", "6", "7")) // one over the cap: drops the oldest moved back
-		if n, _ := m.retained(); n != modelMaxMsgs {
-			t.Fatalf("model retains %d messages, want %d", n, modelMaxMsgs)
-		}
-		m.check()
-		m.janitor()
-		require.Equal(t, int64(1), m.tags["t2"].exp+m.tags["t4"].exp, "expired in all")
-	})
+	}
+	m.check()
+	m.advanceBy(10_000)
+	m.sweep()
+	m.check()
+	for _, name := range []string{"t4", "t2"} {
+		require.True(t, m.tags[name].held[x].done && m.tags[name].held[y].done, "tag %s dead-lettered both", name)
+	}
+	require.Len(t, m.dlq, 4)
+	m.moveBack()
+	m.check()
+	m.janitor() // x and y themselves: every tag is done with them
+	if n, _ := m.retained(); n != 4 {
+		t.Fatalf("retained %d messages after the janitor, want the 4 moved back", n)
+	}
+	m.store(plain("1", "2", "3", "4", "5", "6", "7")) // one over the cap: drops the oldest moved back
+	if n, _ := m.retained(); n != modelMaxMsgs {
+		t.Fatalf("model retains %d messages, want %d", n, modelMaxMsgs)
+	}
+	m.check()
+	m.janitor()
+	require.Equal(t, int64(1), m.tags["t2"].exp+m.tags["t4"].exp, "expired in all")
 }

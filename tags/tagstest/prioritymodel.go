@@ -1,29 +1,26 @@
-package tags
+package tagstest
 
 import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
 	"testing"
-	"time"
 
-	"github.com/stretchr/testify/require"
+	"github.com/tagq/tagq/tags"
 )
 
-// TestModel_PriorityQueue runs random sends (priorities 0-16), receives on
+// testModel_PriorityQueue runs random sends (priorities 0-16), receives on
 // two tags, deletes, nacks, DeadMessage, time advancing and sweeps against
 // a priority queue and a reference model: a receive hands out due
 // redeliveries first (any order among them), then, having read every new
 // message into per-priority lists, the highest priority held, FIFO within
 // a priority, every 10th from the lists being the oldest held; receive
 // counts, priorities and every tag counter match after each step.
-func TestModel_PriorityQueue(t *testing.T) {
+func testModel_PriorityQueue(t *testing.T, b *B) {
 	seeds, ops := envInt("TAGQ_MODEL_SEEDS", 6), envInt("TAGQ_MODEL_OPS", 250)
-	eachBackend(t, func(t *testing.T, b *bundle) {
-		for seed := 1; seed <= seeds; seed++ {
-			runPrioModel(t, b, fmt.Sprintf("prio%d", seed), uint64(seed), ops)
-		}
-	})
+	for seed := 1; seed <= seeds; seed++ {
+		runPrioModel(t, b, fmt.Sprintf("prio%d", seed), uint64(seed), ops)
+	}
 }
 
 type pmTag struct {
@@ -34,40 +31,32 @@ type pmTag struct {
 	held  map[int]bool // in a list
 }
 
-func runPrioModel(t *testing.T, b *bundle, q string, seed uint64, ops int) {
+func runPrioModel(t *testing.T, b *B, q string, seed uint64, ops int) {
 	rng := rand.New(rand.NewPCG(seed, 17))
 	dlq := q + "-dlq"
-	b.queue(dlq, func(c *QueueConfig) { c.DeadLetterQueue = true })
-	b.queue(q, priorityQueue, func(c *QueueConfig) {
+	b.queue(dlq, func(c *tags.QueueConfig) { c.DeadLetterQueue = true })
+	b.queue(q, priorityQueue, func(c *tags.QueueConfig) {
 		c.VisibilityTimeoutSeconds = i32(tmVisMs / 1000)
-		c.RedrivePolicy = &RedrivePolicy{DeadLetterQueue: dlq, MaxReceiveCount: tmMaxRC}
+		c.RedrivePolicy = &tags.RedrivePolicy{DeadLetterQueue: dlq, MaxReceiveCount: tmMaxRC}
 	})
 	b.tag(q, "t2")
 	b.advance(q, 0)
-	now := func() int64 {
-		ms, err := b.rdb.HGet(b.ctx, b.s.qkeys(q).meta, "test_clock_ms").Int64()
-		require.NoError(t, err)
-		return ms
-	}
 	type pmMsg struct {
 		id, body string
 		prio     int32
 	}
 	var msgs []pmMsg
-	tags := []*pmTag{{tmTag: tmTag{name: "default"}}, {tmTag: tmTag{name: "t2"}}}
-	for _, tg := range tags {
-		tg.lists = make([][]int, MaxPriority)
+	tgs := []*pmTag{{tmTag: tmTag{name: "default"}}, {tmTag: tmTag{name: "t2"}}}
+	run := &tmRun{t: t, b: b, bg: b.maintainer(), q: q, rng: rng, body: func(i int) string { return msgs[i].body }}
+	for _, tg := range tgs {
+		tg.lists = make([][]int, tags.MaxPriority)
 		tg.held = map[int]bool{}
-	}
-	step, op := 0, ""
-	fail := func(format string, args ...any) {
-		t.Helper()
-		t.Fatalf("queue %s step %d (%s): %s", q, step, op, fmt.Sprintf(format, args...))
+		run.tgs = append(run.tgs, &tg.tmTag)
 	}
 	// pop takes the next message from tag's lists by the rule.
 	pop := func(tg *pmTag) int {
 		p := -1
-		if (tg.pk+1)%PriorityOldestEvery == 0 {
+		if (tg.pk+1)%tags.PriorityOldestEvery == 0 {
 			for i, l := range tg.lists {
 				if len(l) > 0 && (p < 0 || l[0] < tg.lists[p][0]) {
 					p = i
@@ -90,34 +79,6 @@ func runPrioModel(t *testing.T, b *bundle, q string, seed uint64, ops int) {
 		tg.pk++
 		return m
 	}
-	sweep := func() {
-		_, err := b.s.SweepDead(b.ctx, q)
-		require.NoError(t, err)
-		at := now()
-		for _, tg := range tags {
-			for i := range tg.st {
-				s := &tg.st[i]
-				if !s.done && s.count >= tmMaxRC && s.deadline <= at {
-					s.done = true
-					tg.dead++
-				}
-			}
-		}
-	}
-	pickInFlight := func() (*pmTag, int, bool) {
-		tg := tags[rng.IntN(len(tags))]
-		at := now()
-		var cand []int
-		for i, s := range tg.st {
-			if !s.done && s.deadline > at {
-				cand = append(cand, i)
-			}
-		}
-		if len(cand) == 0 {
-			return nil, 0, false
-		}
-		return tg, cand[rng.IntN(len(cand))], true
-	}
 	index := func(id string) int {
 		for j := range msgs {
 			if msgs[j].id == id {
@@ -126,32 +87,32 @@ func runPrioModel(t *testing.T, b *bundle, q string, seed uint64, ops int) {
 		}
 		return -1
 	}
-	for step = 0; step < ops; step++ {
+	for run.step = 0; run.step < ops; run.step++ {
 		switch r := rng.IntN(100); {
 		case r < 30:
 			n := 1 + rng.IntN(4)
-			op = fmt.Sprintf("send %d", n)
-			out := make([]OutMessage, n)
+			run.op = fmt.Sprintf("send %d", n)
+			out := make([]tags.OutMessage, n)
 			for j := range out {
 				p := []int32{0, 1, 2, 5, 8, 16}[rng.IntN(6)]
-				out[j] = OutMessage{Priority: p, Body: []byte(fmt.Sprintf("p%d-%d", p, len(msgs)+j))}
+				out[j] = tags.OutMessage{Priority: p, Body: []byte(fmt.Sprintf("p%d-%d", p, len(msgs)+j))}
 			}
 			ids := b.sendMsgs(q, out...)
 			for j, id := range ids {
 				p := out[j].Priority
 				if p == 0 {
-					p = DefaultPriority
+					p = tags.DefaultPriority
 				}
 				msgs = append(msgs, pmMsg{id: id, body: string(out[j].Body), prio: p})
-				for _, tg := range tags {
+				for _, tg := range tgs {
 					tg.st = append(tg.st, tmState{})
 				}
 			}
 		case r < 60:
-			tg := tags[rng.IntN(len(tags))]
+			tg := tgs[rng.IntN(len(tgs))]
 			max := 1 + rng.IntN(5)
-			op = fmt.Sprintf("receive %s max %d", tg.name, max)
-			at := now()
+			run.op = fmt.Sprintf("receive %s max %d", tg.name, max)
+			at := run.now()
 			redeliv := map[int]bool{}
 			for i, s := range tg.st {
 				if !s.done && s.count > 0 && s.deadline <= at {
@@ -176,17 +137,17 @@ func runPrioModel(t *testing.T, b *bundle, q string, seed uint64, ops int) {
 			got := b.receive(q, tg.name, max)
 			nre := min(len(redeliv), max)
 			if len(got) != nre+len(want) {
-				fail("handed out %d, want %d redeliveries and %d new", len(got), nre, len(want))
+				run.fail("handed out %d, want %d redeliveries and %d new", len(got), nre, len(want))
 			}
 			var gotNew []int
 			for k, m := range got {
 				i := index(m.ID)
 				if i < 0 {
-					fail("unknown message %s", m.ID)
+					run.fail("unknown message %s", m.ID)
 				}
 				if k < nre {
 					if !redeliv[i] {
-						fail("handed out %s as redelivery, not due", msgs[i].body)
+						run.fail("handed out %s as redelivery, not due", msgs[i].body)
 					}
 				} else {
 					gotNew = append(gotNew, i)
@@ -194,49 +155,29 @@ func runPrioModel(t *testing.T, b *bundle, q string, seed uint64, ops int) {
 				s := &tg.st[i]
 				s.count++
 				if m.ReceiveCount != s.count || m.Priority != msgs[i].prio || string(m.Body) != msgs[i].body {
-					fail("got %s count %d priority %d, want %s count %d priority %d", m.Body, m.ReceiveCount, m.Priority,
+					run.fail("got %s count %d priority %d, want %s count %d priority %d", m.Body, m.ReceiveCount, m.Priority,
 						msgs[i].body, s.count, msgs[i].prio)
 				}
 				s.deadline, s.handle = at+tmVisMs, m.ReceiptHandle
 				tg.rcv++
 			}
 			if !slices.Equal(gotNew, want) {
-				fail("new messages %v, want %v", gotNew, want)
+				run.fail("new messages %v, want %v", gotNew, want)
 			}
 		case r < 75:
-			tg, i, ok := pickInFlight()
+			tg, i, ok := run.pickInFlight()
 			if !ok {
 				continue
 			}
-			op = fmt.Sprintf("delete %s %s", tg.name, msgs[i].body)
-			b.del(q, Message{ReceiptHandle: tg.st[i].handle})
+			run.op = fmt.Sprintf("delete %s %s", tg.name, msgs[i].body)
+			b.del(q, tags.Message{ReceiptHandle: tg.st[i].handle})
 			tg.st[i].done = true
 			tg.del++
-		case r < 85:
-			tg, i, ok := pickInFlight()
-			if !ok {
-				continue
-			}
-			op = fmt.Sprintf("nack %s %s", tg.name, msgs[i].body)
-			tg.nack(t, b, q, i, now())
-		case r < 90:
-			tg, i, ok := pickInFlight()
-			if !ok {
-				continue
-			}
-			op = fmt.Sprintf("dead %s %s", tg.name, msgs[i].body)
-			tg.deadLetter(t, b, q, i)
 		default:
-			d := time.Duration(1+rng.IntN(12)) * time.Second
-			op = fmt.Sprintf("advance %v", d)
-			b.advance(q, d)
-		}
-		sweep()
-		at := now()
-		for _, tg := range tags {
-			if got, want := b.state(q, tg.name), tg.want(at); got != want {
-				fail("tag %s state %+v, want %+v", tg.name, got, want)
+			if !run.shared(r) {
+				continue
 			}
 		}
+		run.endStep()
 	}
 }
