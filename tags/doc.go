@@ -61,5 +61,7 @@
 // tagstest). Receipt handles and their key ring are package receipt;
 // stream ids, package streamid. The background work that calls the
 // engine's janitor, sweep, relay and move steps is scheduled by package
-// redrive.
+// redrive. The steps themselves stay here: each is a script on the
+// engine's keys with a few lines around it, and moving them out would
+// export the key layout.
 package tags
