@@ -283,7 +283,7 @@ func TestDeliver_IsBoundedByBytes(t *testing.T) {
 
 // Concurrent fast-path sends and readers of two tags: every message
 // reaches each tag exactly once, whether a send delivered it or a reader
-// read it, and sends did deliver.
+// read it, and sends did deliver (the readers all wait before the first).
 func TestDeliver_ConcurrentSendsAndReaders(t *testing.T) {
 	t.Parallel()
 	eachBackend(t, func(t *testing.T, b *bundle) {
@@ -329,6 +329,9 @@ func TestDeliver_ConcurrentSendsAndReaders(t *testing.T) {
 				}()
 			}
 		}
+		// Every reader waits (and its tag's hint is known) before the
+		// sends begin: the first send has readers to deliver to.
+		waitOffered(t, s, "q", 2*perTag, "a", "b")
 		for i := range senders {
 			wg.Add(1)
 			go func() {
