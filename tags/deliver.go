@@ -107,16 +107,16 @@ const deliverBytes = 4 << 20
 // in the send's MULTI, of up to n messages (the offer's count, or fewer
 // where the queue's messages may be large).
 type deliverClaim struct {
-	r     *offer
+	off   *offer
 	n     int
 	cmd   *redis.Cmd
 	gen   uint64
 	asked time.Time
 }
 
-// claimReaders claims one waiting receive of each tag of queue that may
+// claimOffers claims one waiting receive of each tag of queue that may
 // be delivered to (see above), the first to offer; nil when none.
-func (s *Store) claimReaders(queue string) []*deliverClaim {
+func (s *Store) claimOffers(queue string) []*deliverClaim {
 	if v, ok := s.queueKinds.Load(queue); !ok || v.(queueKind) != kindPlain {
 		return nil
 	}
@@ -145,7 +145,7 @@ func (s *Store) claimReaders(queue string) []*deliverClaim {
 		} else {
 			tags[tag] = list[1:]
 		}
-		out = append(out, &deliverClaim{r: r, n: min(r.n, most)})
+		out = append(out, &deliverClaim{off: r, n: min(r.n, most)})
 	}
 	if len(tags) == 0 {
 		delete(b.byQueue, queue)
@@ -158,7 +158,7 @@ func (s *Store) claimReaders(queue string) []*deliverClaim {
 func (s *Store) queueDeliveries(ctx context.Context, pipe redis.Pipeliner, claims []*deliverClaim) {
 	sc := scriptReceive.build(s.rdb.testClock)
 	for _, c := range claims {
-		keys, args := s.receiveCall(c.r.queue, c.r.tag, c.r.expect, c.n, c.r.visMs, false, true, nil, "")
+		keys, args := s.receiveCall(c.off.queue, c.off.tag, c.off.expect, c.n, c.off.visMs, false, true, nil, "")
 		c.gen, c.asked = s.hintGeneration(), time.Now()
 		c.cmd = sc.EvalSha(ctx, pipe, keys, args...)
 	}
@@ -170,7 +170,7 @@ func (s *Store) deliver(claims []*deliverClaim, seen wake.Counts) {
 	for _, c := range claims {
 		d := delivery{seen: seen}
 		if res, err := c.cmd.Slice(); err == nil {
-			if r, err := s.receiveReply(c.r.queue, c.r.tag, c.n, res, nil, c.gen, c.asked); err == nil {
+			if r, err := s.receiveReply(c.off.queue, c.off.tag, c.n, res, nil, c.gen, c.asked); err == nil {
 				// Asked for fewer than the offer wants and got them all:
 				// there may be more (the tag is not drained).
 				r.more = r.more || len(r.msgs) == c.n
@@ -178,9 +178,9 @@ func (s *Store) deliver(claims []*deliverClaim, seen wake.Counts) {
 				s.delivered.Add(1)
 			}
 		} else if k, ok := kindNews(err); ok {
-			s.queueKinds.Store(c.r.queue, k) // the script changed nothing
+			s.queueKinds.Store(c.off.queue, k) // the script changed nothing
 		}
-		c.r.delivery <- d // buffered: one claim, one delivery
+		c.off.delivery <- d // buffered: one claim, one delivery
 	}
 }
 
@@ -191,7 +191,7 @@ func claimedTags(claims []*deliverClaim) map[string]bool {
 	}
 	m := make(map[string]bool, len(claims))
 	for _, c := range claims {
-		m[c.r.tag] = true
+		m[c.off.tag] = true
 	}
 	return m
 }
@@ -240,4 +240,12 @@ func (s *Store) await(ctx context.Context, w *wake.Waiter, off *offer, n int, ti
 		return nil, awaitWoken
 	}
 	return nil, why
+}
+
+// received is what a claimed receive found, finished as its own receive
+// would have been (handles signed, dead letters relayed, the read noted).
+func (s *Store) received(ctx context.Context, off *offer, d *delivery) receiveResult {
+	r := s.finishReceive(context.WithoutCancel(ctx), off.queue, off.tag, d.res)
+	s.noteRead(off.queue, off.tag, len(r.msgs))
+	return r
 }

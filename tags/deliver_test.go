@@ -25,6 +25,16 @@ func offered(s *Store, queue string) int {
 	return n
 }
 
+// openReader opens a reader of queue's tag, closed when the test ends
+// (after its receives returned).
+func openReader(t *testing.T, s *Store, queue, tag string) *Reader {
+	t.Helper()
+	r, err := s.NewReader(context.Background(), queue, tag, nil)
+	require.NoError(t, err)
+	t.Cleanup(r.Close)
+	return r
+}
+
 // receiveIn runs r.Receive(ctx, n) in a goroutine.
 func receiveIn(ctx context.Context, r *Reader, n int) <-chan received {
 	ch := make(chan received, 1)
@@ -71,13 +81,7 @@ func TestDeliver_ASendHandsAWaitingReaderItsMessages(t *testing.T) {
 		b.queue("q")
 		b.tag("q", "a")
 		b.tag("q", "b")
-		open := func(tag string) *Reader {
-			r, err := s.NewReader(b.ctx, "q", tag, nil)
-			require.NoError(t, err)
-			t.Cleanup(r.Close)
-			return r
-		}
-		ra1, ra2, rb := open("a"), open("a"), open("b")
+		ra1, ra2, rb := openReader(t, s, "q", "a"), openReader(t, s, "q", "a"), openReader(t, s, "q", "b")
 		ctx, cancel := context.WithCancel(b.ctx)
 		defer cancel()
 		cha1, cha2, chb := receiveIn(ctx, ra1, 10), receiveIn(ctx, ra2, 10), receiveIn(ctx, rb, 10)
@@ -142,7 +146,7 @@ func TestDeliver_AClaimedReaderIsHeardOut(t *testing.T) {
 		ctx, cancel := context.WithCancel(b.ctx)
 		ch := receiveIn(ctx, r, 10)
 		waitOffered(t, s, "q", 1, "default")
-		claims := s.claimReaders("q")
+		claims := s.claimOffers("q")
 		require.Len(t, claims, 1)
 		send("m1")
 		cancel()
@@ -158,7 +162,7 @@ func TestDeliver_AClaimedReaderIsHeardOut(t *testing.T) {
 		// A claim whose receive failed: the reader reads itself.
 		ch = receiveIn(b.ctx, r, 10)
 		waitOffered(t, s, "q", 1, "default")
-		claims = s.claimReaders("q")
+		claims = s.claimOffers("q")
 		require.Len(t, claims, 1)
 		send("m2")
 		claims[0].cmd = redis.NewCmd(b.ctx)
@@ -172,7 +176,7 @@ func TestDeliver_AClaimedReaderIsHeardOut(t *testing.T) {
 		ctx, cancel = context.WithCancel(b.ctx)
 		ch = receiveIn(ctx, r, 10)
 		waitOffered(t, s, "q", 1, "default")
-		claims = s.claimReaders("q")
+		claims = s.claimOffers("q")
 		require.Len(t, claims, 1)
 		cancel()
 		claims[0].cmd = redis.NewCmd(b.ctx)
@@ -194,24 +198,18 @@ func TestDeliver_OnlyThePlainCase(t *testing.T) {
 		b.queue("q")
 		b.tag("q", "quota", func(c *TagConfig) { c.ReadQuotaPerSecond = i32(1000) })
 		b.queue("tq", topicQueue)
-		open := func(q, tag string) *Reader {
-			r, err := s.NewReader(b.ctx, q, tag, nil)
-			require.NoError(t, err)
-			t.Cleanup(r.Close)
-			return r
-		}
 		ctx, cancel := context.WithCancel(b.ctx)
 		defer cancel()
-		rq := open("q", "quota")
-		rt := open("tq", "")
+		rq := openReader(t, s, "q", "quota")
+		rt := openReader(t, s, "tq", "")
 		chq, cht := receiveIn(ctx, rq, 10), receiveIn(ctx, rt, 10)
 		waitOffered(t, s, "q", 1, "quota")
 		waitOffered(t, s, "tq", 1)
-		require.Empty(t, s.claimReaders("q"), "a tag with a read quota")
-		require.Empty(t, s.claimReaders("tq"), "a topic queue")
+		require.Empty(t, s.claimOffers("q"), "a tag with a read quota")
+		require.Empty(t, s.claimOffers("tq"), "a topic queue")
 		s.forgetHint("q", "quota")
 		s.readQuotas.Delete(tagKey{"q", "quota"})
-		require.Empty(t, s.claimReaders("q"), "redeliveries may be due")
+		require.Empty(t, s.claimOffers("q"), "redeliveries may be due")
 		cancel()
 		require.ErrorIs(t, got(t, chq).err, context.Canceled)
 		require.ErrorIs(t, got(t, cht).err, context.Canceled)

@@ -84,8 +84,7 @@ func (r *Reader) Receive(ctx context.Context, n int) ([]Message, error) {
 		if got != nil {
 			// Its messages are handed out whatever ctx says now (the
 			// caller gives back what it cannot pass on).
-			res, seen = r.s.finishReceive(sctx, r.queue, r.tag, got.res), got.seen
-			r.s.noteRead(r.queue, r.tag, len(res.msgs))
+			res, seen = r.s.received(ctx, r.off, got), got.seen
 			got = nil
 		} else {
 			// Nor does one start once ctx has ended (a wake-up and the end of

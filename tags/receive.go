@@ -125,8 +125,7 @@ func (s *Store) Receive(ctx context.Context, queue, tag string, opt ReceiveOptio
 		case waitNow:
 			waitNow = false
 		case got != nil:
-			r = s.finishReceive(context.WithoutCancel(ctx), queue, tag, got.res)
-			s.noteRead(queue, tag, len(r.msgs))
+			r = s.received(ctx, off, got)
 			got = nil
 		default:
 			r, err = s.receiveOnce(ctx, queue, tag, expect, opt.MaxMessages, visMs)

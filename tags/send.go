@@ -454,7 +454,7 @@ func (s *Store) execSends(ctx context.Context, batch []*fastSend) {
 		g.post[1], g.post[3] = largest, total
 		g.check = post.EvalSha(ctx, pipe, []string{k.meta, k.stream, k.filters, k.sizes, k.holes}, g.post...)
 		if g == byQueue[g.queue] { // the queue's last group: its receives see every entry
-			g.claims = s.claimReaders(g.queue)
+			g.claims = s.claimOffers(g.queue)
 			s.queueDeliveries(ctx, pipe, g.claims)
 		}
 	}
