@@ -292,7 +292,8 @@ func (s *Store) receiveOnce(ctx context.Context, queue, tag, expectDefault strin
 		}
 	}
 	// A quiet tag (see smallReads): the script reads new entries itself,
-	// one round trip fewer, their bodies through Lua no great cost. A
+	// one round trip fewer, their bodies through Lua no great cost (it
+	// reads at most what max_message_bytes keeps within 4 MiB at a time). A
 	// topic queue's tags always do: a topic's order is the order in which
 	// scripts place entries, which must be the order they were read in; a
 	// priority queue's too: the script reads what is new into its lists

@@ -17,9 +17,10 @@
 --       from v, b and p first (0 on a call's later reads: what it handed
 --       out with visibility 0 is due again, and must not come twice),
 --       7 N, the new entries read (-1: read new entries here, for small
---       reads), 8 1 for PEL mode, 0 for zset mode, 9 the queue's pep
---       (PEL epoch) read before the XREADGROUP ('' unknown: check every
---       entry is still pending), 10 first and 11 last id read, then
+--       reads, in chunks whose bodies fit in PRIOBYTES), 8 1 for PEL
+--       mode, 0 for zset mode, 9 the queue's pep (PEL epoch) read before
+--       the XREADGROUP ('' unknown: check every entry is still pending),
+--       10 first and 11 last id read, then
 --       quintuples: id, due ms ('' = not delayed), the tag it is only for
 --       ('' = any), attributes JSON ('' = none), topic ('' = none); in
 --       zset mode one per new entry, in PEL mode only for entries with
@@ -61,7 +62,7 @@
 local tag, max = ARGV[1], tonumber(ARGV[2])
 local st = redis.call('HMGET', KEYS[3], 'ct', 'vis', 'flt', 'h', 'rq')
 if not st[1] then return notfound(KEYS[1]) end
-local qm = redis.call('HMGET', KEYS[1], 'vis', 'wait', 'rpq', 'rpm', 'dtag', 'rq', 'topic', 'prq')
+local qm = redis.call('HMGET', KEYS[1], 'vis', 'wait', 'rpq', 'rpm', 'dtag', 'rq', 'topic', 'prq', 'mmb')
 if ARGV[5] ~= '' and qm[5] ~= ARGV[5] then return redis.error_reply('DEFAULT_TAG_CHANGED') end
 local tq = qm[7] == '1'
 if tq and ARGV[8] == '1' then return redis.error_reply('TOPIC_QUEUE') end
@@ -103,6 +104,10 @@ end
 local PRIOREAD = 1000 -- new entries a priority queue's read here takes in one call, at most
 local PRIOCHUNK = 100 -- read in chunks of at most this many (fewer for large messages)
 local PRIOBYTES = 4194304 -- and stops after a chunk that takes the bytes read to this
+-- A chunk's bodies fit in PRIOBYTES whatever their size: its count is what
+-- the queue's largest message allows (100 of 40 KiB or less, 4 of 1 MiB),
+-- so the bound holds per chunk, not only after one.
+local MOSTREAD = math.max(1, math.floor(PRIOBYTES / (tonumber(qm[9]) or PRIOBYTES)))
 local prbuf, seen = {}, {}
 local function prhold(id, fields)
   if not fields then fields = entry(KEYS[2], id) end
@@ -315,11 +320,7 @@ if nnew < 0 and pq then
   -- bodies pass through Lua: a bound on the memory one call takes).
   if #out < max then
     local nread, bytes = 0, 0
-    -- A chunk's bodies fit in PRIOBYTES whatever their size: its count is
-    -- what the queue's largest message allows (100 of 40 KiB or less, 4 of
-    -- 1 MiB), so the bound holds per chunk, not only after one.
-    local mmb = tonumber(redis.call('HGET', KEYS[1], 'mmb')) or PRIOBYTES
-    local chunk = math.max(1, math.min(PRIOCHUNK, math.floor(PRIOBYTES / mmb)))
+    local chunk = math.min(PRIOCHUNK, MOSTREAD)
     while true do
       local r = redis.call('XREADGROUP', 'GROUP', tag, 'c', 'COUNT', chunk, 'NOACK', 'STREAMS', KEYS[2], '>')
       local entries = (r and r[1] and r[1][2]) or {}
@@ -343,16 +344,17 @@ elseif nnew < 0 then
   -- blocked topics, within TOPICREAD entries a call: the next message of
   -- an unblocked topic may lie beyond them, and a round trip per step
   -- would keep what the call has meanwhile (see receive.go).
-  -- A topic queue's chunks are sized as a priority queue's are (what
-  -- max_message_bytes allows within PRIOBYTES), and its read stops once
-  -- the bodies read pass PRIOBYTES: they go through Lua.
+  -- Chunks are sized as a priority queue's are (what max_message_bytes
+  -- allows within PRIOBYTES), and the read stops once the bodies read
+  -- pass PRIOBYTES (more: the caller reads again): they go through Lua.
   local want = max - #out
   local budget = want
   local chunk, bytes = nil, 0
   if tq then
     budget = math.max(want, TOPICREAD)
-    local mmb = tonumber(redis.call('HGET', KEYS[1], 'mmb')) or PRIOBYTES
-    chunk = math.max(1, math.min(TOPICREAD, math.floor(PRIOBYTES / mmb)))
+    chunk = math.min(TOPICREAD, MOSTREAD)
+  elseif want > MOSTREAD then
+    chunk = MOSTREAD
   end
   while want > 0 do
     if chunk and want > chunk then want = chunk end
