@@ -438,3 +438,43 @@ func TestPublish_EndsWhenTheClientCancels(t *testing.T) {
 		require.Eventually(t, func() bool { return b.srv.messages.streams.Load() == 0 }, streamWait, time.Millisecond)
 	}
 }
+
+// On shutdown a Publish stream reads no more frames, answers those it
+// has, and ends UNAVAILABLE. A frame sent as the shutdown begins may be
+// read before it or not: either way it is stored if and only if it is
+// answered. The stream's goroutines end.
+func TestPublish_ShutdownAnswersWhatItHasAndEndsUnavailable(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.queueWith(t, &tagqv1.Queue{Name: "q"})
+	ctx, cancel := context.WithTimeout(b.ctx, streamWait)
+	defer cancel()
+	st, err := b.m.Publish(ctx)
+	require.NoError(t, err)
+	frame := func(seq uint64) *tagqv1.PublishRequest {
+		return &tagqv1.PublishRequest{Seq: seq, Queue: "q", Entries: []*tagqv1.SendMessageBatchEntry{{Id: "a", Body: []byte("x")}}}
+	}
+	require.NoError(t, st.Send(frame(1)))
+	r, err := st.Recv()
+	require.NoError(t, err)
+	require.Len(t, r.GetSuccessful(), 1)
+
+	b.srv.Draining()
+	for seq := uint64(2); seq <= 5; seq++ {
+		_ = st.Send(frame(seq)) // the stream may have ended already
+	}
+	answered := 1
+	for {
+		r, err := st.Recv()
+		if err != nil {
+			code, ei := info(t, err)
+			require.Equal(t, codes.Unavailable, code)
+			require.Equal(t, ReasonServerShuttingDown, ei.GetReason())
+			break
+		}
+		require.Len(t, r.GetSuccessful(), 1, "frame %d", r.GetSeq())
+		answered++
+	}
+	require.Equal(t, int64(answered), b.tagState(t, "q", "default").GetAvailable(), "stored if and only if answered")
+	require.Eventually(t, func() bool { return b.srv.messages.streams.Load() == 0 }, streamWait, time.Millisecond)
+}
