@@ -234,6 +234,53 @@ func BenchmarkConsumePath(b *testing.B) {
 
 func runtimeYield() { time.Sleep(time.Millisecond) }
 
+// BenchmarkScriptPerCall is what one script call costs Redis when it
+// handles one message, as at W3's 1,000 msg/s: b.N sends of one message
+// (one sendpost.lua each), then b.N receives of one (one receive.lua),
+// then b.N deletes of one (one settle.lua), each reported as µs of EVALSHA
+// time per call (INFO commandstats: a call's own commands included). Run
+// it on a Redis nothing else uses meanwhile.
+func BenchmarkScriptPerCall(b *testing.B) {
+	s, ctx := benchStore(b, "bench")
+	if _, err := s.CreateQueue(ctx, QueueConfig{Name: "bench"}); err != nil {
+		b.Fatal(err)
+	}
+	msgs := []OutMessage{{Body: make([]byte, 1024)}}
+	handles := make([]string, 0, b.N)
+	phases := []struct {
+		unit string
+		op   func() error
+	}{
+		{"sendpost-µs/call", func() error { _, err := s.Send(ctx, "bench", msgs); return err }},
+		{"receive-µs/call", func() error {
+			got, err := s.Receive(ctx, "bench", "default", ReceiveOptions{MaxMessages: 1, WaitSeconds: i32(0)})
+			if err == nil && len(got) != 1 {
+				err = fmt.Errorf("received %d, want 1", len(got))
+			}
+			if err == nil {
+				handles = append(handles, got[0].ReceiptHandle)
+			}
+			return err
+		}},
+		{"settle-µs/call", func() error {
+			_, err := s.Delete(ctx, "bench", handles[:1])
+			handles = handles[1:]
+			return err
+		}},
+	}
+	b.ResetTimer()
+	for _, ph := range phases {
+		_, before := redisCost(b, s)
+		for range b.N {
+			if err := ph.op(); err != nil {
+				b.Fatal(err)
+			}
+		}
+		_, after := redisCost(b, s)
+		b.ReportMetric((after-before)/float64(b.N), ph.unit)
+	}
+}
+
 // redisCost is the Redis server's CPU seconds so far and the µs it spent
 // in EVALSHA (INFO cpu and commandstats).
 func redisCost(b *testing.B, s *Store) (cpu, scriptUs float64) {

@@ -173,7 +173,7 @@ func run(url string, dur time.Duration, only string, backlog, inflight, size, ro
 			fmt.Printf("peer %s: %s, server processes %v\n\n", p.name(), p.version(), p.pids())
 		}
 	}
-	if want("W1") {
+	if want("W1") || want("W3") || want("W4") {
 		fp, err := startFloor(url, prefix+"-raw")
 		if err != nil {
 			return err
@@ -185,6 +185,8 @@ func run(url string, dur time.Duration, only string, backlog, inflight, size, ro
 		}
 		defer fc.Close()
 		e.floor, e.floorPID = fc.Messages, fp.cmd.Process.Pid
+	}
+	if want("W1") {
 		var rs []result
 		for _, b := range w1Batches {
 			rs = append(rs, e.w1(b)...)
@@ -220,6 +222,9 @@ func run(url string, dur time.Duration, only string, backlog, inflight, size, ro
 				if e.streaming {
 					rs = append(rs, medianRun(runs[p], "tagq-stream"))
 				}
+				if nack {
+					rs = append(rs, medianRun(runs[p], "floor"))
+				}
 				rs = append(rs, medianRun(runs[p], "raw"))
 			}
 			title := "W4: redrive with poison messages (max receive count 3; the consumer leaves poison undeleted, visibility 1 s)"
@@ -228,8 +233,8 @@ func run(url string, dur time.Duration, only string, backlog, inflight, size, ro
 			}
 			table(fmt.Sprintf("%s, median of %d rounds", title, rounds), rs)
 			for _, p := range []int{1, 10} {
-				for _, sys := range []string{"tagq", "tagq-stream", "raw"} {
-					if sys == "tagq-stream" && !e.streaming {
+				for _, sys := range []string{"tagq", "tagq-stream", "floor", "raw"} {
+					if (sys == "tagq-stream" && !e.streaming) || (sys == "floor" && !nack) {
 						continue
 					}
 					fmt.Printf("- %s, %d %% poison vs 0 %%: %s\n", sys, p, poisonCost(runs[0], runs[p], sys))

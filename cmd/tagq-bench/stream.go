@@ -289,13 +289,22 @@ type streamLoad struct {
 	got                  func(m *tagqv1.Message)
 	poison               func(m *tagqv1.Message) bool // see streamConsumer
 	nack                 bool
+	// The server: tagqd (nil via) as system "tagq-stream", or another
+	// (the floor) as system, its process pid.
+	via    tagqv1.MessageServiceClient
+	pid    int
+	system string
 }
 
 // runStream runs a load through the streaming API on the queue (which the
 // caller created). Messages counted are those received and acknowledged
 // over all tags; producers are held back by the first tag's consumers.
 func (e *env) runStream(sl streamLoad) (r result) {
+	m, pid := e.m, e.pid
 	r = result{workload: sl.workload, system: "tagq-stream"}
+	if sl.via != nil {
+		m, pid, r.system = sl.via, sl.pid, sl.system
+	}
 	fail := func(err error) result {
 		r.note = "error: " + err.Error()
 		return r
@@ -318,14 +327,14 @@ func (e *env) runStream(sl streamLoad) (r result) {
 	}
 	var err error
 	for i := range cons {
-		if cons[i], err = openConsume(e.ctx, e.m, sl.queue, sl.tags[i%len(sl.tags)], e.streamCredit); err != nil {
+		if cons[i], err = openConsume(e.ctx, m, sl.queue, sl.tags[i%len(sl.tags)], e.streamCredit); err != nil {
 			closeAll()
 			return fail(err)
 		}
 		cons[i].poison, cons[i].nack = sl.poison, sl.nack
 	}
 	for i := range prods {
-		if prods[i], err = openPublish(e.ctx, e.m, sl.queue, publishWindow(sl.batch)); err != nil {
+		if prods[i], err = openPublish(e.ctx, m, sl.queue, publishWindow(sl.batch)); err != nil {
 			closeAll()
 			return fail(err)
 		}
@@ -347,7 +356,7 @@ func (e *env) runStream(sl streamLoad) (r result) {
 		}
 	}
 	var delivered atomic.Int64
-	mt := startMeter(e.ctx, e.rdb, e.pid)
+	mt := startMeter(e.ctx, e.rdb, pid)
 	l, el := e.runIdxThen(sl.producers, sl.consumers, func(l *loop, i int) error {
 		return steps[i](l)
 	}, func(l *loop, i int) error {
@@ -415,15 +424,28 @@ func (e *env) streamW3(name string, pace func(send func() error) func(l *loop) e
 	}
 	e.tagqQueue("w3s", 1, nil)
 	defer func() { _, _ = e.q.DeleteQueue(e.ctx, &tagqv1.DeleteQueueRequest{Name: "w3s", Force: true}) }()
-	lat := &latencies{}
-	r := e.runStream(streamLoad{workload: name, queue: "w3s", tags: tagNames(1), producers: 1, consumers: 4, batch: 1,
+	sl := streamLoad{workload: name, queue: "w3s", tags: tagNames(1), producers: 1, consumers: 4, batch: 1,
 		entries: func() []*tagqv1.SendMessageBatchEntry {
 			return []*tagqv1.SendMessageBatchEntry{{Id: "0", Body: stamped(len(e.body))}}
 		},
-		pace: pace,
-		got:  func(m *tagqv1.Message) { lat.add(since(m.GetBody())) }})
+		pace: pace}
+	out := []result{e.latencyRun(sl)}
+	if e.floor != nil {
+		// The same through the floor server's streams, on the raw stream.
+		defer e.rdb.Del(e.ctx, e.rawStream("w3s", 1))
+		sl.via, sl.pid, sl.system = e.floor, e.floorPID, "floor-stream"
+		out = append(out, e.latencyRun(sl))
+	}
+	return out
+}
+
+// latencyRun is runStream with the latency of every message received.
+func (e *env) latencyRun(sl streamLoad) result {
+	lat := &latencies{}
+	sl.got = func(m *tagqv1.Message) { lat.add(since(m.GetBody())) }
+	r := e.runStream(sl)
 	r.p50, r.p99, r.max = lat.pct()
-	return []result{r}
+	return r
 }
 
 // streamW4 is W4 through the streaming API: 4 producers (batch 10), 4

@@ -489,38 +489,19 @@ func pacer(rate int) func(send func() error) func(l *loop) error {
 func (e *env) w3(rate int) []result {
 	name := fmt.Sprintf("W3 latency at %d msg/s", rate)
 	pace := pacer(rate)
-	var out []result
 	e.tagqQueue("w3", 1, nil)
-	lat := &latencies{}
-	mt := startMeter(e.ctx, e.rdb, e.pid)
-	l, el := e.run(1, 4, pace(func() error {
-		_, err := e.m.SendMessage(e.ctx, &tagqv1.SendMessageRequest{Queue: "w3", Body: stamped(len(e.body))})
-		return err
-	}), func(l *loop, _ int) error {
-		r, err := e.m.ReceiveMessage(e.ctx, &tagqv1.ReceiveMessageRequest{Queue: "w3", MaxMessages: i32(10), WaitSeconds: i32(1)})
-		if err != nil {
-			return err
-		}
-		for _, m := range r.GetMessages() {
-			lat.add(since(m.GetBody()))
-		}
-		if len(r.GetMessages()) > 0 {
-			l.consumed.Add(int64(len(r.GetMessages())))
-			return e.tagqDelete("w3", r.GetMessages())
-		}
-		return nil
-	})
-	r := result{workload: name, system: "tagq", msgs: l.consumed.Load()}
-	mt.stop(&r)
-	r.elapsed = el
-	r.p50, r.p99, r.max = lat.pct()
-	out = append(out, check(r, l))
+	out := []result{e.unaryW3(e.m, e.pid, "tagq", name, pace)}
 	out = append(out, e.streamW3(name, pace)...)
+	if e.floor != nil {
+		key := e.rawStream("w3", 1)
+		out = append(out, e.unaryW3(e.floor, e.floorPID, "floor", name, pace))
+		e.rdb.Del(e.ctx, key)
+	}
 
 	key := e.rawStream("w3", 1)
-	lat = &latencies{}
-	mt = startMeter(e.ctx, e.rdb, 0)
-	l, el = e.run(1, 4, pace(func() error {
+	lat := &latencies{}
+	mt := startMeter(e.ctx, e.rdb, 0)
+	l, el := e.run(1, 4, pace(func() error {
 		return e.rdb.XAdd(e.ctx, &redis.XAddArgs{Stream: key, Values: []any{"b", stamped(len(e.body))}}).Err()
 	}), func(l *loop, i int) error {
 		msgs, err := e.rawRead(key, "g0", "c"+strconv.Itoa(i), 10, time.Second)
@@ -534,13 +515,89 @@ func (e *env) w3(rate int) []result {
 		l.consumed.Add(int64(len(msgs)))
 		return e.rawAck(key, "g0", msgs)
 	})
-	r = result{workload: name, system: "raw", msgs: l.consumed.Load()}
+	r := result{workload: name, system: "raw", msgs: l.consumed.Load()}
 	mt.stop(&r)
 	r.elapsed = el
 	r.p50, r.p99, r.max = lat.pct()
 	e.rdb.Del(e.ctx, key)
 	out = append(out, check(r, l))
 	return append(out, e.peersW3(name, pace)...)
+}
+
+// unaryW3 is W3's unary run through server m (pid its process), on
+// queue w3: one producer sending one stamped message at the pace given, 4
+// consumers long polling for up to 10 and deleting what they got. Through
+// the floor server (floor.go: gRPC in front of XADD and a blocking
+// XREADGROUP, no more) it is the least hop a message can take: what lies
+// between it and raw Redis is gRPC's, between it and tagq is tagq's own
+// work.
+func (e *env) unaryW3(m tagqv1.MessageServiceClient, pid int, system, name string, pace func(send func() error) func(l *loop) error) result {
+	lat := &latencies{}
+	mt := startMeter(e.ctx, e.rdb, pid)
+	l, el := e.run(1, 4, pace(func() error {
+		_, err := m.SendMessage(e.ctx, &tagqv1.SendMessageRequest{Queue: "w3", Body: stamped(len(e.body))})
+		return err
+	}), func(l *loop, _ int) error {
+		r, err := m.ReceiveMessage(e.ctx, &tagqv1.ReceiveMessageRequest{Queue: "w3", MaxMessages: i32(10), WaitSeconds: i32(1)})
+		if err != nil || len(r.GetMessages()) == 0 {
+			return err
+		}
+		for _, msg := range r.GetMessages() {
+			lat.add(since(msg.GetBody()))
+		}
+		l.consumed.Add(int64(len(r.GetMessages())))
+		return deleteVia(e.ctx, m, "w3", r.GetMessages())
+	})
+	r := result{workload: name, system: system, msgs: l.consumed.Load()}
+	mt.stop(&r)
+	r.elapsed = el
+	r.p50, r.p99, r.max = lat.pct()
+	return check(r, l)
+}
+
+// unaryW4 is W4's unary run through server m (pid its process): 4
+// producers send batches of 10 to queue w4, 4 consumers receive up to 10,
+// nack the poison among them in one ChangeMessageVisibilityBatch (when
+// nack) and delete the rest in one call.
+func (e *env) unaryW4(m tagqv1.MessageServiceClient, pid int, system, name string, body func() []byte, nack bool) result {
+	var good atomic.Int64
+	mt := startMeter(e.ctx, e.rdb, pid)
+	l, el := e.run(4, 4, func(l *loop) error {
+		err := sendEntries(e.ctx, m, "w4", bodyEntries(10, body))
+		l.produced.Add(10)
+		return err
+	}, func(l *loop, _ int) error {
+		r, err := m.ReceiveMessage(e.ctx, &tagqv1.ReceiveMessageRequest{Queue: "w4", MaxMessages: i32(10), WaitSeconds: i32(1)})
+		if err != nil || len(r.GetMessages()) == 0 {
+			return err
+		}
+		var ok []*tagqv1.Message
+		var nacks []*tagqv1.ChangeMessageVisibilityBatchEntry
+		for i, msg := range r.GetMessages() {
+			if msg.GetBody()[0] == 'P' {
+				nacks = append(nacks, &tagqv1.ChangeMessageVisibilityBatchEntry{Id: strconv.Itoa(i), ReceiptHandle: msg.GetReceiptHandle()})
+			} else {
+				ok = append(ok, msg)
+			}
+		}
+		if len(nacks) > 0 && nack {
+			if _, err := m.ChangeMessageVisibilityBatch(e.ctx, &tagqv1.ChangeMessageVisibilityBatchRequest{Queue: "w4", Entries: nacks}); err != nil {
+				return err
+			}
+		}
+		if len(ok) > 0 {
+			if err := deleteVia(e.ctx, m, "w4", ok); err != nil {
+				return err
+			}
+		}
+		good.Add(int64(len(ok)))
+		l.consumed.Add(int64(len(ok)))
+		return nil
+	})
+	r := result{workload: name, system: system, msgs: good.Load(), note: "good messages deleted/s"}
+	mt.stop(&r)
+	r.elapsed = el
+	return check(r, l)
 }
 
 // ---- W4: redrive with poison messages (max receive count 3).
@@ -568,55 +625,29 @@ func (e *env) w4(poisonPct int, nack bool) []result {
 	e.tagqQueue("w4-dlq", 1, &tagqv1.Queue{DeadLetterQueue: true})
 	e.tagqQueue("w4", 1, &tagqv1.Queue{VisibilityTimeoutSeconds: i32(vis),
 		RedrivePolicy: &tagqv1.RedrivePolicy{DeadLetterQueue: "w4-dlq", MaxReceiveCount: 3}})
-	var good atomic.Int64
-	mt := startMeter(e.ctx, e.rdb, e.pid)
-	l, el := e.run(4, 4, func(l *loop) error {
-		err := e.tagqSend("w4", 10, body)
-		l.produced.Add(10)
-		return err
-	}, func(l *loop, _ int) error {
-		r, err := e.m.ReceiveMessage(e.ctx, &tagqv1.ReceiveMessageRequest{Queue: "w4", MaxMessages: i32(10), WaitSeconds: i32(1)})
-		if err != nil || len(r.GetMessages()) == 0 {
-			return err
-		}
-		var ok []*tagqv1.Message
-		var nacks []*tagqv1.ChangeMessageVisibilityBatchEntry
-		for i, m := range r.GetMessages() {
-			if m.GetBody()[0] == 'P' {
-				nacks = append(nacks, &tagqv1.ChangeMessageVisibilityBatchEntry{Id: strconv.Itoa(i), ReceiptHandle: m.GetReceiptHandle()})
-			} else {
-				ok = append(ok, m)
-			}
-		}
-		if len(nacks) > 0 && nack {
-			if _, err := e.m.ChangeMessageVisibilityBatch(e.ctx, &tagqv1.ChangeMessageVisibilityBatchRequest{Queue: "w4", Entries: nacks}); err != nil {
-				return err
-			}
-		}
-		if len(ok) > 0 {
-			if err := e.tagqDelete("w4", ok); err != nil {
-				return err
-			}
-		}
-		good.Add(int64(len(ok)))
-		l.consumed.Add(int64(len(ok)))
-		return nil
-	})
-	r := result{workload: name, system: "tagq", msgs: good.Load(), note: "good messages deleted/s"}
-	mt.stop(&r)
-	r.elapsed = el
+	r := e.unaryW4(e.m, e.pid, "tagq", name, body, nack)
 	dlq, _ := e.q.GetTag(e.ctx, &tagqv1.GetTagRequest{Queue: "w4-dlq", Name: "default"})
 	r.note += fmt.Sprintf("; %d dead-lettered", dlq.GetTag().GetState().GetAvailable())
-	out = append(out, check(r, l))
+	out = append(out, r)
 	_, _ = e.q.DeleteQueue(e.ctx, &tagqv1.DeleteQueueRequest{Name: "w4", Force: true})
 	_, _ = e.q.DeleteQueue(e.ctx, &tagqv1.DeleteQueueRequest{Name: "w4-dlq", Force: true})
+
+	if nack && e.floor != nil {
+		// The floor server: the same calls, each nack an XACK and a re-XADD
+		// (to w4-dlq at the third attempt), on the raw stream.
+		key, dkey := e.rawStream("w4", 1), e.rawKey("w4-dlq")
+		r := e.unaryW4(e.floor, e.floorPID, "floor", name, body, nack)
+		r.note += fmt.Sprintf("; %d dead-lettered", e.rdb.XLen(e.ctx, dkey).Val())
+		out = append(out, r)
+		e.rdb.Del(e.ctx, key, dkey)
+	}
 
 	// Raw: a poison message is acknowledged and re-added with its attempt
 	// count; at the third attempt it goes to a DLQ stream.
 	key, dkey := e.rawStream("w4", 1), e.rawKey("w4-dlq")
-	good.Store(0)
-	mt = startMeter(e.ctx, e.rdb, 0)
-	l, el = e.run(4, 4, func(l *loop) error {
+	var good atomic.Int64
+	mt := startMeter(e.ctx, e.rdb, 0)
+	l, el := e.run(4, 4, func(l *loop) error {
 		err := e.rawSend(key, 10, body)
 		l.produced.Add(10)
 		return err
