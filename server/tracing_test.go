@@ -2,6 +2,7 @@ package server
 
 import (
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
@@ -21,15 +22,20 @@ func TestTracing_ServerSpansContinueTheCallersTrace(t *testing.T) {
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(exp))
 	b := setup(t, func(c *Config) { c.TracerProvider = tp })
 
+	// The health check first: a span of it, had there been one, would be
+	// there before the others'. (A server span ends after its answer has
+	// gone: the client may see the answer first, so the spans are waited
+	// for.)
+	_, err := healthpb.NewHealthClient(b.conn).Check(b.ctx, &healthpb.HealthCheckRequest{})
+	require.NoError(t, err)
 	const traceID, parentID = "4bf92f3577b34da6a3ce929d0e0e4736", "00f067aa0ba902b7"
 	ctx := metadata.AppendToOutgoingContext(b.ctx, "traceparent", "00-"+traceID+"-"+parentID+"-01")
-	_, err := b.q.CreateQueue(ctx, &tagqv1.CreateQueueRequest{Queue: &tagqv1.Queue{Name: "orders"}})
+	_, err = b.q.CreateQueue(ctx, &tagqv1.CreateQueueRequest{Queue: &tagqv1.Queue{Name: "orders"}})
 	require.NoError(t, err)
 	_, err = b.q.GetQueue(b.ctx, &tagqv1.GetQueueRequest{Name: "nope"}) // a new trace
 	require.Error(t, err)
-	_, err = healthpb.NewHealthClient(b.conn).Check(b.ctx, &healthpb.HealthCheckRequest{})
-	require.NoError(t, err)
 
+	require.Eventually(t, func() bool { return len(exp.GetSpans()) >= 2 }, 10*time.Second, time.Millisecond)
 	spans := exp.GetSpans()
 	require.Len(t, spans, 2, "no span for the health check")
 	create, get := spans[0], spans[1]
