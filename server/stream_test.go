@@ -52,6 +52,16 @@ func (b *testBundle) consume(t *testing.T, open *tagqv1.ConsumeOpen) (consumeStr
 	return st, cancel
 }
 
+// publish opens a Publish stream, ended after streamWait at the latest.
+func (b *testBundle) publish(t *testing.T) grpc.BidiStreamingClient[tagqv1.PublishRequest, tagqv1.PublishResponse] {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(b.ctx, streamWait)
+	t.Cleanup(cancel)
+	st, err := b.m.Publish(ctx)
+	require.NoError(t, err)
+	return st
+}
+
 // recvMessages reads responses until it has n messages (confirmations
 // are collected too).
 func recvMessages(t *testing.T, st consumeStream, n int) ([]*tagqv1.ConsumeMessage, []*tagqv1.ConsumeConfirmation) {
@@ -83,10 +93,7 @@ func TestPublish_AnswersEveryFrameBySeq(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	b.queueWith(t, &tagqv1.Queue{Name: "q"})
-	ctx, cancel := context.WithTimeout(b.ctx, streamWait)
-	defer cancel()
-	st, err := b.m.Publish(ctx)
-	require.NoError(t, err)
+	st := b.publish(t)
 	// Frames in flight together: two good, one to a missing queue, one
 	// malformed (duplicate entry ids).
 	require.NoError(t, st.Send(&tagqv1.PublishRequest{Seq: 1, Queue: "q", Entries: []*tagqv1.SendMessageBatchEntry{
@@ -447,10 +454,7 @@ func TestPublish_ShutdownAnswersWhatItHasAndEndsUnavailable(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	b.queueWith(t, &tagqv1.Queue{Name: "q"})
-	ctx, cancel := context.WithTimeout(b.ctx, streamWait)
-	defer cancel()
-	st, err := b.m.Publish(ctx)
-	require.NoError(t, err)
+	st := b.publish(t)
 	frame := func(seq uint64) *tagqv1.PublishRequest {
 		return &tagqv1.PublishRequest{Seq: seq, Queue: "q", Entries: []*tagqv1.SendMessageBatchEntry{{Id: "a", Body: []byte("x")}}}
 	}
