@@ -14,6 +14,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/tagq/tagq/internal/durable"
 	"github.com/tagq/tagq/tags"
 )
 
@@ -157,6 +158,7 @@ func CheckQueuePattern(field, s string) error {
 
 // CreatePrincipal stores a new principal.
 func (a *Access) CreatePrincipal(ctx context.Context, p Principal) (*Principal, error) {
+	ctx = durable.Mark(ctx) // S20: acknowledged once replicated (where the client has the hook)
 	if err := checkName("name", p.Name); err != nil {
 		return nil, err
 	}
@@ -247,6 +249,7 @@ func hashValues[T any](ctx context.Context, a *Access, hash string, keep func(*T
 // DeletePrincipal removes a principal with its keys, grants and queue
 // ownerships (the queues stay).
 func (a *Access) DeletePrincipal(ctx context.Context, name string) error {
+	ctx = durable.Mark(ctx) // S20: acknowledged once replicated (where the client has the hook)
 	if err := checkName("name", name); err != nil {
 		return err
 	}
@@ -265,6 +268,7 @@ func (a *Access) DeletePrincipal(ctx context.Context, name string) error {
 // IssueKey makes a new API key for a principal and returns it with the
 // bearer token, which exists nowhere else: only its hash is stored.
 func (a *Access) IssueKey(ctx context.Context, principal string) (*Key, string, error) {
+	ctx = durable.Mark(ctx) // S20: acknowledged once replicated (where the client has the hook)
 	if err := checkName("principal", principal); err != nil {
 		return nil, "", err
 	}
@@ -310,6 +314,7 @@ func (a *Access) ListKeys(ctx context.Context, principal string) ([]*Key, error)
 // RevokeKey deletes a principal's key: calls with it are refused from the
 // next refresh on (at once on this process).
 func (a *Access) RevokeKey(ctx context.Context, principal, id string) error {
+	ctx = durable.Mark(ctx) // S20: acknowledged once replicated (where the client has the hook)
 	n, err := scripts.revokeKey.Run(ctx, a.rdb, []string{a.k.apiKeys, a.k.version}, id, principal).Int()
 	if err != nil {
 		return tags.StorageError(err)
@@ -324,6 +329,7 @@ func (a *Access) RevokeKey(ctx context.Context, principal, id string) error {
 // SetGrant sets principal's level on a queue or prefix, replacing the one
 // it had there.
 func (a *Access) SetGrant(ctx context.Context, g Grant) error {
+	ctx = durable.Mark(ctx) // S20: acknowledged once replicated (where the client has the hook)
 	if err := checkName("principal", g.Principal); err != nil {
 		return err
 	}
@@ -343,6 +349,7 @@ func (a *Access) SetGrant(ctx context.Context, g Grant) error {
 
 // RevokeGrant removes principal's grant on exactly that queue or prefix.
 func (a *Access) RevokeGrant(ctx context.Context, principal, queue string) error {
+	ctx = durable.Mark(ctx) // S20: acknowledged once replicated (where the client has the hook)
 	n, err := scripts.revokeGrant.Run(ctx, a.rdb, []string{a.k.grants, a.k.version}, grantField(principal, queue)).Int()
 	if err != nil {
 		return tags.StorageError(err)
@@ -376,6 +383,7 @@ func (a *Access) ListGrants(ctx context.Context, principal, queue string) ([]*Gr
 // token (the operator's bootstrap key) authenticates as it, replacing an
 // earlier bootstrap key.
 func (a *Access) Bootstrap(ctx context.Context, token string) error {
+	ctx = durable.Mark(ctx) // S20: acknowledged once replicated (where the client has the hook)
 	if len(token) < MinBootstrapKey || strings.TrimSpace(token) != token {
 		return fmt.Errorf("the bootstrap admin key must have at least %d characters and no surrounding spaces", MinBootstrapKey)
 	}
@@ -399,6 +407,7 @@ const AdminPrincipal = "admin"
 // its maximum. added says whether the queue was newly counted: call
 // ReleaseQueue if the create then fails and added is true.
 func (a *Access) ReserveQueue(ctx context.Context, p *Principal, queue string) (added bool, err error) {
+	ctx = durable.Mark(ctx) // S20: acknowledged once replicated (where the client has the hook)
 	if p.Admin {
 		return false, nil
 	}
@@ -420,6 +429,7 @@ func (a *Access) ReserveQueue(ctx context.Context, p *Principal, queue string) (
 
 // ReleaseQueue undoes ReserveQueue after a create that failed.
 func (a *Access) ReleaseQueue(ctx context.Context, p *Principal, queue string) error {
+	ctx = durable.Mark(ctx) // S20: acknowledged once replicated (where the client has the hook)
 	if err := a.rdb.SRem(ctx, a.k.created(p.Name), queue).Err(); err != nil {
 		return tags.StorageError(err)
 	}
@@ -428,6 +438,7 @@ func (a *Access) ReleaseQueue(ctx context.Context, p *Principal, queue string) e
 
 // QueueCreated records principal as the creator (owner) of queue.
 func (a *Access) QueueCreated(ctx context.Context, p *Principal, queue string) error {
+	ctx = durable.Mark(ctx) // S20: acknowledged once replicated (where the client has the hook)
 	_, err := a.rdb.TxPipelined(ctx, func(tx redis.Pipeliner) error {
 		tx.HSet(ctx, a.k.owners, queue, p.Name)
 		tx.SAdd(ctx, a.k.created(p.Name), queue) // admins too: the count is reported
@@ -443,6 +454,7 @@ func (a *Access) QueueCreated(ctx context.Context, p *Principal, queue string) e
 
 // QueueDeleted forgets queue's owner, and its place in the owner's quota.
 func (a *Access) QueueDeleted(ctx context.Context, queue string) error {
+	ctx = durable.Mark(ctx) // S20: acknowledged once replicated (where the client has the hook)
 	owner, err := a.rdb.HGet(ctx, a.k.owners, queue).Result()
 	if errors.Is(err, redis.Nil) {
 		return nil

@@ -12,6 +12,7 @@ import (
 // older handle of the same message, is not an error (S3). The error return
 // is for the whole call.
 func (s *Store) Delete(ctx context.Context, queue string, handles []string) ([]error, error) {
+	ctx = s.acked(ctx) // S20: acknowledged once replicated
 	b, err := s.checkHandles(queue, len(handles), func(i int) string { return handles[i] }, nil)
 	if err != nil {
 		return nil, err
@@ -26,6 +27,7 @@ func (s *Store) Delete(ctx context.Context, queue string, handles []string) ([]e
 // or one of a deleted message, gets RECEIPT_HANDLE_STALE. One error (or nil)
 // per change; the error return is for the whole call.
 func (s *Store) ChangeVisibility(ctx context.Context, queue string, changes []VisibilityChange) ([]error, error) {
+	ctx = s.acked(ctx) // S20: acknowledged once replicated
 	b, err := s.checkHandles(queue, len(changes), func(i int) string { return changes[i].ReceiptHandle },
 		func(i int) *Error {
 			v := changes[i].VisibilitySeconds

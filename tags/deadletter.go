@@ -32,6 +32,7 @@ const (
 // the DLQ before DeadLetter returns, unless the DLQ is unreachable; then
 // the relay keeps trying in the background (nothing is lost).
 func (s *Store) DeadLetter(ctx context.Context, queue string, reqs []DeadRequest) ([]error, error) {
+	ctx = s.acked(ctx) // S20: acknowledged once replicated
 	b, err := s.checkHandles(queue, len(reqs), func(i int) string { return reqs[i].ReceiptHandle }, func(i int) *Error {
 		return checkDeadReason(reqs[i].Reason, reqs[i].Description)
 	})
@@ -118,6 +119,7 @@ var relayFault func(step string) error
 // (a single consumer, every test) the relay happens within the call. If the
 // running relay fails, the redrive worker relays what is left.
 func (s *Store) RelayOutbox(ctx context.Context, queue string) (int, error) {
+	ctx = s.acked(ctx) // S20: acknowledged once replicated
 	v, _ := s.relaying.LoadOrStore(queue, &relayState{})
 	st := v.(*relayState)
 	st.again.Store(true)

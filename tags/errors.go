@@ -6,11 +6,13 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"strconv"
 	"strings"
 	"syscall"
 	"unicode/utf8"
 
 	"github.com/redis/go-redis/v9"
+	"github.com/tagq/tagq/internal/durable"
 )
 
 // Kind classifies an Error the way a gRPC status code would.
@@ -132,10 +134,28 @@ func noDefaultTag(q string) *Error {
 // the log shows it. Clients learn no more than that; the failure (which
 // may name addresses) is the Cause, for the server's log.
 func StorageError(err error) *Error {
+	if de, ok := durable.AsError(err); ok {
+		return replicationError(de)
+	}
 	if BackendFailure(err) {
 		return &Error{Kind: KindUnavailable, Reason: ReasonBackendUnavailable, Message: "storage backend unavailable", Cause: err}
 	}
 	return &Error{Kind: KindInternal, Reason: ReasonInternal, Message: "internal error", Cause: err}
+}
+
+// replicationError is a write the replicas did not confirm (S20):
+// REPLICATION_TIMEOUT when it was sent (it may have been stored),
+// REPLICAS_UNAVAILABLE when it was refused before it was sent.
+func replicationError(de *durable.Error) *Error {
+	md := map[string]string{"replicas_wanted": strconv.Itoa(de.Wanted)}
+	if !de.Sent {
+		return &Error{Kind: KindUnavailable, Reason: ReasonReplicasUnavailable, Metadata: md, Cause: de,
+			Message: fmt.Sprintf("Redis has fewer than the %d replica(s) each write must reach: nothing was stored; retry once they are back", de.Wanted)}
+	}
+	md["replicas_acked"] = strconv.Itoa(de.Acked)
+	return &Error{Kind: KindUnavailable, Reason: ReasonReplicationTimeout, Metadata: md, Cause: de,
+		Message: fmt.Sprintf("the write reached Redis but %d of the %d replica(s) it must reach confirmed it in time: "+
+			"it may have been stored; retry (a send with a deduplication id is then stored once)", de.Acked, de.Wanted)}
 }
 
 // Redis error replies that mean the backend cannot serve now or was set

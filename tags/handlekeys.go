@@ -111,7 +111,9 @@ func (s *Store) loadHandleKey(ctx context.Context) ([]byte, error) {
 	if _, err := rand.Read(fresh); err != nil {
 		return nil, err
 	}
-	made, err := s.rdb.SetNX(ctx, k, fresh, 0).Result()
+	// Replicated before it signs anything (S20): a failover that lost it
+	// would make every handle in flight invalid.
+	made, err := s.rdb.SetNX(s.acked(ctx), k, fresh, 0).Result()
 	if err != nil {
 		return nil, StorageError(err)
 	}
@@ -136,7 +138,7 @@ func (s *Store) checkHandleKey(ctx context.Context) error {
 	ours := s.handles.Current()
 	v, err := s.rdb.Get(ctx, k).Bytes()
 	if isNil(err) {
-		wrote, err := s.rdb.SetNX(ctx, k, ours[0].Key, 0).Result()
+		wrote, err := s.rdb.SetNX(s.acked(ctx), k, ours[0].Key, 0).Result()
 		if err != nil {
 			return StorageError(err)
 		}

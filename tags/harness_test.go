@@ -14,6 +14,8 @@ import (
 	"github.com/alicebob/miniredis/v2"
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
+
+	"github.com/tagq/tagq/internal/durable"
 )
 
 // The storage conformance suite: every test built on eachBackend runs
@@ -49,15 +51,23 @@ func backends(t *testing.T) []backend {
 			return c
 		}})
 	}
-	if url := os.Getenv("TAGQ_TEST_REDIS_URL"); url != "" {
-		bs = append(bs, backend{name: "redis", open: func(t *testing.T) redis.UniversalClient {
+	redisURL := func(url string) func(t *testing.T) redis.UniversalClient {
+		return func(t *testing.T) redis.UniversalClient {
 			opt, err := redis.ParseURL(url)
 			require.NoError(t, err)
 			opt.ContextTimeoutEnabled = true
 			c := redis.NewClient(opt)
 			t.Cleanup(func() { _ = c.Close() })
 			return c
-		}})
+		}
+	}
+	if url := os.Getenv("TAGQ_TEST_REDIS_URL"); url != "" {
+		bs = append(bs, backend{name: "redis", open: redisURL(url)})
+	}
+	// A master with a replica (.ci/redis-replicated): every acknowledged
+	// write waits for the replica (S20).
+	if url := os.Getenv("TAGQ_TEST_REDIS_REPLICATED_URL"); url != "" {
+		bs = append(bs, backend{name: "replicated", open: redisURL(url)})
 	}
 	return bs
 }
@@ -89,7 +99,12 @@ func newBundle(t *testing.T, rdb redis.UniversalClient) *bundle {
 	_, _ = rand.Read(rnd[:])
 	prefix := "tagqtest-" + hex.EncodeToString(rnd[:])
 	ctx := context.Background()
-	s, err := New(ctx, Config{Client: rdb, Prefix: prefix, Logger: testLogger(t), TestClock: true})
+	// Writes wait for a replica wherever the backend has one (the
+	// replicated backend, a cluster with replicas), as tagqd's default.
+	acks, err := durable.Install(ctx, rdb, durable.Config{Replicas: durable.Auto, Logger: testLogger(t)})
+	require.NoError(t, err)
+	t.Cleanup(acks.Close)
+	s, err := New(ctx, Config{Client: rdb, Prefix: prefix, Logger: testLogger(t), TestClock: true, Acks: acks})
 	require.NoError(t, err)
 	b := &bundle{t: t, ctx: ctx, s: s, rdb: rdb, prefix: prefix}
 	t.Cleanup(func() {

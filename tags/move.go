@@ -120,6 +120,7 @@ func (t *MoveTask) matches(dl *DeadLetter) bool {
 // queues, each to the tag it died in, at most maxPerSecond a second
 // (0: DefaultMoveRate). sourceQueue and sourceTag, when set, narrow it.
 func (s *Store) StartMove(ctx context.Context, dlq, sourceQueue, sourceTag string, maxPerSecond int32) (*MoveTask, error) {
+	ctx = s.acked(ctx)        // S20: acknowledged once replicated
 	defer s.moveStarts.Add(1) // the redrive worker looks for work again
 	if e := checkName("dead_letter_queue", "queue", dlq); e != nil {
 		return nil, e
@@ -237,6 +238,7 @@ func (s *Store) countCovered(ctx context.Context, dlq string, t *MoveTask, from,
 // The task it returns (and ListMoves from then on) counts the dead letters
 // it leaves in the DLQ as remaining.
 func (s *Store) CancelMove(ctx context.Context, dlq, id string) (*MoveTask, error) {
+	ctx = s.acked(ctx) // S20: acknowledged once replicated
 	if e := checkName("dead_letter_queue", "queue", dlq); e != nil {
 		return nil, e
 	}
@@ -288,7 +290,10 @@ func (s *Store) recordLeft(ctx context.Context, dlq, id string, left int64) (*Mo
 				p.HSet(ctx, k.moves, id, string(enc))
 				return nil
 			})
-			return err
+			if err != nil {
+				return err
+			}
+			return s.acks.Wait(ctx, tx, k.moves) // S20: EXEC cannot carry the WAIT
 		}, k.moves)
 		switch {
 		case err == nil:
@@ -310,6 +315,7 @@ func (s *Store) recordLeft(ctx context.Context, dlq, id string, left int64) (*Mo
 // and reports how many. It marks the task COMPLETED once every dead letter
 // it covers was examined.
 func (s *Store) RunMove(ctx context.Context, dlq string, period time.Duration) (int, error) {
+	ctx = s.acked(ctx) // S20: acknowledged once replicated
 	k := s.qkeys(dlq)
 	tasks, err := s.rdb.HGetAll(ctx, k.moves).Result()
 	if err != nil {

@@ -43,6 +43,7 @@ func validateQueueAttrs(delay, vis, wait, ret, mmb *int32) *Error {
 // CreateQueue creates a queue and its default tag (reading from now on),
 // or no tag at all with cfg.NoDefaultTag.
 func (s *Store) CreateQueue(ctx context.Context, cfg QueueConfig) (*Queue, error) {
+	ctx = s.acked(ctx) // S20: acknowledged once replicated
 	if e := checkName("name", "queue", cfg.Name); e != nil {
 		return nil, e
 	}
@@ -450,6 +451,7 @@ func pageSizeOf(n int) (int, *Error) {
 
 // UpdateQueue changes the attributes set in u.
 func (s *Store) UpdateQueue(ctx context.Context, name string, u QueueUpdate) (*Queue, error) {
+	ctx = s.acked(ctx)          // S20: acknowledged once replicated
 	defer s.limits.Delete(name) // sends re-read the limits (here; elsewhere sendpost.lua notices)
 	if e := checkName("name", "queue", name); e != nil {
 		return nil, e
@@ -582,6 +584,7 @@ func (s *Store) withTags(ctx context.Context, q string, run func(names []string,
 // dead-letter queue that other queues' redrive policies name is refused
 // (DEAD_LETTER_QUEUE_IN_USE) unless force, which removes those policies.
 func (s *Store) DeleteQueue(ctx context.Context, name string, force bool) error {
+	ctx = s.acked(ctx) // S20: acknowledged once replicated
 	defer s.limits.Delete(name)
 	if e := checkName("name", "queue", name); e != nil {
 		return e
@@ -645,6 +648,7 @@ func (s *Store) DeleteQueue(ctx context.Context, name string, force bool) error 
 // PurgeQueue drops every message (attributes, tags and totals stay) and
 // returns how many were dropped.
 func (s *Store) PurgeQueue(ctx context.Context, name string) (int64, error) {
+	ctx = s.acked(ctx) // S20: acknowledged once replicated
 	if e := checkName("name", "queue", name); e != nil {
 		return 0, e
 	}

@@ -24,6 +24,7 @@ import (
 // not found, backend unavailable, Redis memory near full): then nothing
 // was stored.
 func (s *Store) Send(ctx context.Context, queue string, msgs []OutMessage) ([]SendResult, error) {
+	ctx = s.acked(ctx) // S20: acknowledged once replicated
 	if e := checkName("queue", "queue", queue); e != nil {
 		return nil, e
 	}
@@ -385,6 +386,7 @@ const sendFlushTimeout = 10 * time.Second
 func (s *Store) flushSends(batch []*fastSend) {
 	ctx, cancel := context.WithTimeout(context.Background(), sendFlushTimeout)
 	defer cancel()
+	ctx = s.acked(ctx) // S20: the batches are acknowledged once replicated
 	// A transaction may not span cluster slots: on a cluster, one per queue
 	// (run together); on one server, one for all.
 	if _, cluster := s.rdb.UniversalClient.(*redis.ClusterClient); cluster {
@@ -423,7 +425,14 @@ func (s *Store) execSends(ctx context.Context, batch []*fastSend) {
 		g.frames = append(g.frames, f)
 		g.n += len(f.entries)
 	}
-	pipe := s.rdb.TxPipeline()
+	pipe, wait, err := s.sendTx(ctx, batch[0].queue)
+	if err != nil {
+		for _, f := range batch {
+			f.ok, f.err = true, mapErr(err, f.queue, "")
+			close(f.done)
+		}
+		return
+	}
 	post := scriptSendPost.build(false)
 	for _, g := range groups {
 		k := s.qkeys(g.queue)
@@ -463,13 +472,43 @@ func (s *Store) execSends(ctx context.Context, batch []*fastSend) {
 		sending[i] = s.waiters.Sending(g.queue)
 	}
 	_, _ = pipe.Exec(ctx) // errors are read per command
+	werr := wait()
 	for i, g := range groups {
 		last := s.finishFastSends(ctx, g)
+		if werr != nil { // stored, maybe: not acknowledged (S20)
+			for _, f := range g.frames {
+				f.err = mapErr(werr, g.queue, "")
+			}
+		}
 		s.deliver(g.claims, s.waiters.SendDone(g.queue, sending[i], last, claimedTags(g.claims)))
 		for _, f := range g.frames {
 			close(f.done)
 		}
 	}
+}
+
+// sendTx is the transaction of a coalesced send whose first queue is
+// queue, and what waits for its replicas after EXEC (S20). With Config.Acks
+// wanting replicas it runs on a connection of its own to queue's master
+// (the WAIT must follow the EXEC on the connection that ran it, and cannot
+// ride inside the transaction), and is refused at once while that master
+// is short of replicas.
+func (s *Store) sendTx(ctx context.Context, queue string) (redis.Pipeliner, func() error, error) {
+	if s.acks.Replicas() == 0 {
+		return s.rdb.TxPipeline(), func() error { return nil }, nil
+	}
+	key := s.qkeys(queue).stream
+	if err := s.acks.Refuse(ctx, key); err != nil {
+		return nil, nil, err
+	}
+	conn, err := s.acks.Conn(ctx, key)
+	if err != nil {
+		return nil, nil, err
+	}
+	return conn.TxPipeline(), func() error {
+		defer conn.Close()
+		return s.acks.Wait(ctx, conn, key)
+	}, nil
 }
 
 // finishFastSends reads one group's replies into its batches' results,

@@ -88,6 +88,7 @@ type SettleBatch struct {
 // The error return is for the whole call (backend unavailable): then some
 // batches may have applied and others not, and their Errs are unset.
 func (s *Store) Settle(ctx context.Context, batches []*SettleBatch) error {
+	ctx = s.acked(ctx) // S20: acknowledged once replicated
 	calls := make([]scriptCall, 0, len(batches))
 	type part struct {
 		b     *SettleBatch

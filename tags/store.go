@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"github.com/tagq/tagq/internal/durable"
 	"github.com/tagq/tagq/tags/receipt"
 	"github.com/tagq/tagq/tags/wake"
 )
@@ -68,6 +69,12 @@ type Config struct {
 	// MemoryReader replaces reading INFO memory from every master (tests
 	// inject readings with it).
 	MemoryReader func(ctx context.Context) ([]MemoryReading, error)
+	// Acks, installed on Client by durable.Install, makes every write the
+	// engine acknowledges (sends, acks, nacks, visibility changes, dead
+	// letters, moves, queue and tag changes) wait until that many Redis
+	// replicas have it (S20). Nil: writes are acknowledged once the master
+	// has them.
+	Acks *durable.Acks
 }
 
 // Store is the engine. It is safe for concurrent use.
@@ -112,7 +119,8 @@ type Store struct {
 	// moveStarts counts StartMove calls in this process (see MoveStarts).
 	moveStarts atomic.Int64
 
-	mem          *memWatch // nil: no memory watch
+	acks         *durable.Acks // nil: writes do not wait for replicas
+	mem          *memWatch     // nil: no memory watch
 	stalledRead  time.Duration
 	zsetInFlight bool
 	stopOnce     sync.Once
@@ -133,6 +141,7 @@ func New(ctx context.Context, cfg Config) (*Store, error) {
 		log:          cfg.Logger,
 		stalledRead:  cfg.StalledRead,
 		zsetInFlight: cfg.InFlightZset,
+		acks:         cfg.Acks,
 		stop:         make(chan struct{}),
 		owner:        newTaskID(),
 	}
@@ -186,6 +195,15 @@ func (s *Store) Close() error {
 	})
 	s.done.Wait()
 	return nil
+}
+
+// acked marks ctx so that the writes made under it are acknowledged only
+// once the replicas Config.Acks names have them (S20).
+func (s *Store) acked(ctx context.Context) context.Context {
+	if s.acks == nil {
+		return ctx
+	}
+	return durable.Mark(ctx)
 }
 
 // MoveStarts counts the moves started through this store: a background

@@ -68,6 +68,7 @@ func (st storedTag) config(name string) TagConfig {
 
 // CreateTag adds an independent reader to a queue.
 func (s *Store) CreateTag(ctx context.Context, queue string, cfg TagConfig) (*Tag, error) {
+	ctx = s.acked(ctx) // S20: acknowledged once replicated
 	if e := checkName("queue", "queue", queue); e != nil {
 		return nil, e
 	}
@@ -227,6 +228,7 @@ func (s *Store) ListTags(ctx context.Context, queue string, pageSize int, pageTo
 
 // DeleteTag removes a tag, its in-flight messages and its counters.
 func (s *Store) DeleteTag(ctx context.Context, queue, tag string) error {
+	ctx = s.acked(ctx) // S20: acknowledged once replicated
 	if e := checkName("queue", "queue", queue); e != nil {
 		return e
 	}

@@ -84,6 +84,10 @@ const (
 	ReasonPermissionDenied = "PERMISSION_DENIED"
 	// ReasonBackendUnavailable: Redis could not be reached or cannot serve now: retry. (UNAVAILABLE)
 	ReasonBackendUnavailable = "BACKEND_UNAVAILABLE"
+	// ReasonReplicationTimeout: The write reached the Redis master but not the replicas the durability setting names (--ack-replicas) in time (metadata replicas_wanted, replicas_acked): it may have been stored. Retry; a send with a deduplication id is then stored once. (UNAVAILABLE)
+	ReasonReplicationTimeout = "REPLICATION_TIMEOUT"
+	// ReasonReplicasUnavailable: The Redis master has fewer replicas than the durability setting names (--ack-replicas): nothing was stored. Retry once they are back. (UNAVAILABLE)
+	ReasonReplicasUnavailable = "REPLICAS_UNAVAILABLE"
 	// ReasonServerShuttingDown: The server is shutting down: retry on another replica. (UNAVAILABLE)
 	ReasonServerShuttingDown = "SERVER_SHUTTING_DOWN"
 	// ReasonInternal: A bug in tagq: the server's log has the cause. Do not retry blindly. (INTERNAL)

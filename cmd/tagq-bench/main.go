@@ -52,6 +52,7 @@ func main() {
 	inflight := flag.Int("inflight", 100_000, "W5 messages held in flight on one tag")
 	size := flag.Int("size", 1024, "message body bytes")
 	tagqd := flag.String("tagqd", "", "a tagqd binary to run (default: build this repository's)")
+	tagqdArgs := flag.String("tagqd-args", "", "more flags for the tagqd it runs, space-separated (e.g. \"--ack-replicas 1\")")
 	floorServe := flag.Bool("serve-floor", false, "internal: run the floor server (floor.go) and print its address")
 	floorPrefix := flag.String("floor-prefix", "", "internal: the floor server's key prefix")
 	idleQueues := flag.Int("idle-queues", 5000, "W6: idle queues to hold (W6 runs only when named in --workloads)")
@@ -104,14 +105,14 @@ func main() {
 		}
 		batches = append(batches, n)
 	}
-	if err := run(*url, *dur, *only, *backlog, *inflight, *size, *rounds, *credit, *idleQueues, *tagqd, peers, w1, batches,
+	if err := run(*url, *dur, *only, *backlog, *inflight, *size, *rounds, *credit, *idleQueues, *tagqd, strings.Fields(*tagqdArgs), peers, w1, batches,
 		wtConfig{topics: *topics, batch: *wtBatch}); err != nil {
 		fmt.Fprintln(os.Stderr, "tagq-bench:", err)
 		os.Exit(1)
 	}
 }
 
-func run(url string, dur time.Duration, only string, backlog, inflight, size, rounds, credit, idleQueues int, bin string, pc peerConfig,
+func run(url string, dur time.Duration, only string, backlog, inflight, size, rounds, credit, idleQueues int, bin string, tagqdArgs []string, pc peerConfig,
 	w1 map[string]bool, w1Batches []int, wtc wtConfig) error {
 	ctx := context.Background()
 	opt, err := redis.ParseURL(url)
@@ -135,7 +136,8 @@ func run(url string, dur time.Duration, only string, backlog, inflight, size, ro
 		}
 	}
 	const prefix = "tagqbench"
-	d, err := tagqdtest.Start(bin, "--redis-url", url, "--key-prefix", prefix, "--log-level", "error", "--pprof")
+	d, err := tagqdtest.Start(bin, append([]string{"--redis-url", url, "--key-prefix", prefix, "--log-level", "error", "--pprof"},
+		tagqdArgs...)...)
 	if err != nil {
 		return err
 	}

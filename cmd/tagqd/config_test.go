@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/tagq/tagq/internal/durable"
 )
 
 // Not parallel: the tests set environment variables.
@@ -24,7 +26,8 @@ func clearEnv(t *testing.T) {
 		"TAGQ_QUEUE_METRICS_INTERVAL", "TAGQ_QUEUE_METRICS_MAX_TAGS", "TAGQ_STALLED_READ", "TAGQ_HANDLE_KEY_FILE",
 		"TAGQ_AUTH", "TAGQ_INSECURE", "TAGQ_ADMIN_KEY", "TAGQ_ADMIN_KEY_FILE",
 		"TAGQ_REDIS_MEMORY_THRESHOLD", "TAGQ_REDIS_MEMORY_LIMIT", "TAGQ_REDIS_MEMORY_INTERVAL", "TAGQ_CONFIG_FILE",
-		"TAGQ_MAX_CONNECTIONS", "TAGQ_MAX_STREAMS", "TAGQ_MAX_STREAMS_PER_CONNECTION"} {
+		"TAGQ_MAX_CONNECTIONS", "TAGQ_MAX_STREAMS", "TAGQ_MAX_STREAMS_PER_CONNECTION",
+		"TAGQ_ACK_REPLICAS", "TAGQ_ACK_TIMEOUT"} {
 		t.Setenv(name, "") // registers the restore
 		require.NoError(t, os.Unsetenv(name))
 	}
@@ -37,7 +40,8 @@ func TestParseFlags_Defaults(t *testing.T) {
 	require.Equal(t, config{grpcAddr: "127.0.0.1:9090", httpAddr: "127.0.0.1:8080", keyPrefix: "tagq", logLevel: "info", logFormat: "text",
 		shutdownTimeout: 25 * time.Second, queueMetricsInterval: 5 * time.Second, queueMetricsMaxTags: 10000,
 		stalledRead: 30 * time.Second, memThreshold: 0.9, memInterval: time.Second,
-		maxConnections: 10000, maxStreams: 10000, maxStreamsPerConn: 1000}, c)
+		maxConnections: 10000, maxStreams: 10000, maxStreamsPerConn: 1000,
+		ackReplicas: durable.Auto, ackTimeout: 2 * time.Second}, c)
 }
 
 func TestParseFlags_EnvironmentThenFlagWins(t *testing.T) {
@@ -55,7 +59,8 @@ func TestParseFlags_EnvironmentThenFlagWins(t *testing.T) {
 	require.Equal(t, config{grpcAddr: "127.0.0.1:1", httpAddr: "127.0.0.1:2", redisURL: "redis://env:6379/0",
 		keyPrefix: "envprefix", logLevel: "debug", logFormat: "json", shutdownTimeout: 3 * time.Second,
 		queueMetricsInterval: 5 * time.Second, queueMetricsMaxTags: 10000, stalledRead: 4 * time.Second,
-		memThreshold: 0.9, memInterval: time.Second, maxConnections: 10000, maxStreams: 10000, maxStreamsPerConn: 1000}, c)
+		memThreshold: 0.9, memInterval: time.Second, maxConnections: 10000, maxStreams: 10000, maxStreamsPerConn: 1000,
+		ackReplicas: durable.Auto, ackTimeout: 2 * time.Second}, c)
 
 	c, err = parseFlags([]string{"--grpc-addr", "127.0.0.1:7", "--redis-url", "redis://flag:6379/1", "--key-prefix", "flagprefix",
 		"--log-format", "text", "--shutdown-timeout", "1m", "--stalled-read", "5s"})
@@ -109,6 +114,24 @@ func TestParseFlags_Limits(t *testing.T) {
 	require.Equal(t, 3, c.maxStreams)
 }
 
+func TestParseFlags_AckReplicas(t *testing.T) {
+	clearEnv(t)
+	t.Setenv("TAGQ_ACK_REPLICAS", "2")
+	t.Setenv("TAGQ_ACK_TIMEOUT", "750ms")
+	c, err := parseFlags([]string{"--redis-url", "redis://r:6379/0"})
+	require.NoError(t, err)
+	require.Equal(t, 2, c.ackReplicas)
+	require.Equal(t, 750*time.Millisecond, c.ackTimeout)
+	require.Equal(t, 3*time.Second, readTimeout(c), "go-redis's 3 s covers a 750 ms wait")
+	c, err = parseFlags([]string{"--redis-url", "redis://r:6379/0", "--ack-replicas", "0", "--ack-timeout", "5s"})
+	require.NoError(t, err)
+	require.Equal(t, 0, c.ackReplicas, "a flag wins")
+	require.Equal(t, 6*time.Second, readTimeout(c), "a round trip carrying a 5 s wait needs more than 3 s")
+	c, err = parseFlags([]string{"--ack-replicas", "auto"})
+	require.NoError(t, err)
+	require.Equal(t, durable.Auto, c.ackReplicas, "auto on the embedded store: it resolves to none")
+}
+
 func TestParseFlags_HandleKeyFile(t *testing.T) {
 	clearEnv(t)
 	t.Setenv("TAGQ_HANDLE_KEY_FILE", "/etc/tagq/keys")
@@ -127,6 +150,11 @@ func TestParseFlags_Refuses(t *testing.T) {
 		{"--shutdown-timeout", "0s"},
 		{"--stalled-read", "soon"},
 		{"--stalled-read", "-1s"},
+		{"--ack-replicas", "two"},
+		{"--ack-replicas", "-1"},
+		{"--ack-replicas", "1"}, // the embedded store has no replicas
+		{"--ack-timeout", "0s"},
+		{"--ack-timeout", "2h"},
 		{"--redis-url", "redis://a", "--redis-cluster", "b:1,c:2"},
 		{"--no-such-flag"},
 		{"--tls-cert", "c.pem"},

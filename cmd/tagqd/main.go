@@ -44,6 +44,14 @@
 // (TOO_MANY_STREAMS); --max-streams-per-connection (default 1,000) is
 // gRPC's concurrent calls on one connection.
 //
+// Durability: a write is acknowledged only once --ack-replicas Redis
+// replicas have it (WAIT after the write, in its round trip; auto, the
+// default: one once any master has a replica, none on a lone Redis or the
+// embedded store; 0: off). Past --ack-timeout (default 2s) the call is
+// UNAVAILABLE (REPLICATION_TIMEOUT: it may have been stored), and that
+// master's writes are refused unsent (REPLICAS_UNAVAILABLE) until a
+// replica has caught up (package internal/durable).
+//
 // Receipt handles: --handle-key-file names a file of signing keys, one a
 // line as id:base64key, the first signing and the rest accepted only
 // (rotation); it is loaded again when it changes (looked at once a second;
@@ -86,6 +94,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/tagq/tagq/internal/durable"
 	"github.com/tagq/tagq/internal/version"
 	"github.com/tagq/tagq/server"
 )
@@ -118,6 +127,9 @@ type config struct {
 	maxConnections    int    // per listener; 0: no limit
 	maxStreams        int    // Publish + Consume streams in the process; 0: no limit
 	maxStreamsPerConn uint32 // concurrent calls on one connection
+
+	ackReplicas int           // replicas a write must reach before it is acknowledged; durable.Auto: see --ack-replicas
+	ackTimeout  time.Duration // how long a write waits for them
 
 	memThreshold float64       // share of maxmemory at which sends stop; 0: no watch
 	memLimit     int64         // bytes, for a Redis without maxmemory; 0: none
@@ -177,6 +189,10 @@ func parseFlagsInto(fs *flag.FlagSet, args []string) (config, error) {
 	fs.BoolVar(&c.auth, "auth", env("TAGQ_AUTH", "") == "true", "require credentials (API keys, client certificates) and permissions on every call (TAGQ_AUTH=true)")
 	fs.StringVar(&c.adminKeyFile, "admin-key-file", env("TAGQ_ADMIN_KEY_FILE", ""), "file holding the bootstrap admin key (32+ characters), set as the admin principal's key on start; or the key itself in TAGQ_ADMIN_KEY (TAGQ_ADMIN_KEY_FILE)")
 	fs.BoolVar(&c.insecure, "insecure", env("TAGQ_INSECURE", "") == "true", "serve a non-loopback address without --auth (TAGQ_INSECURE=true)")
+	ackReplicas := env("TAGQ_ACK_REPLICAS", "auto")
+	fs.StringVar(&ackReplicas, "ack-replicas", ackReplicas, "acknowledge a write (send, ack, nack, dead letter, move, queue/tag/permission change) only once this many Redis replicas have it (WAIT); auto: 1 once any master has a replica, else 0; 0: once the master has it (a failover may lose acknowledged writes) (TAGQ_ACK_REPLICAS)")
+	ackTimeout := env("TAGQ_ACK_TIMEOUT", "2s")
+	fs.StringVar(&ackTimeout, "ack-timeout", ackTimeout, "how long a write waits for its --ack-replicas; then the call is UNAVAILABLE (REPLICATION_TIMEOUT: it may have been stored) (TAGQ_ACK_TIMEOUT)")
 	timeout := env("TAGQ_SHUTDOWN_TIMEOUT", "25s")
 	stalled := env("TAGQ_STALLED_READ", "30s")
 	fs.StringVar(&stalled, "stalled-read", stalled, "how long a receive's read may sit unfinished (its tagqd died between its two steps) before any tagqd makes the messages visible again (TAGQ_STALLED_READ)")
@@ -219,6 +235,9 @@ func parseFlagsInto(fs *flag.FlagSet, args []string) (config, error) {
 	if c.stalledRead, err = time.ParseDuration(stalled); err != nil || c.stalledRead <= 0 {
 		return c, fmt.Errorf("--stalled-read: %q is not a positive duration", stalled)
 	}
+	if err := c.parseAckFlags(ackReplicas, ackTimeout); err != nil {
+		return c, err
+	}
 	if c.redisURL != "" && c.redisCluster != "" {
 		return c, errors.New("give --redis-url or --redis-cluster, not both")
 	}
@@ -239,6 +258,33 @@ func parseFlagsInto(fs *flag.FlagSet, args []string) (config, error) {
 	}
 	return c, checkExposure(c)
 }
+
+// parseAckFlags reads --ack-replicas and --ack-timeout.
+func (c *config) parseAckFlags(replicas, timeout string) error {
+	if replicas == "auto" {
+		c.ackReplicas = durable.Auto
+	} else if n, err := strconv.Atoi(replicas); err != nil || n < 0 || n > maxAckReplicas {
+		return fmt.Errorf("--ack-replicas: %q is not auto or a number of replicas from 0 to %d", replicas, maxAckReplicas)
+	} else {
+		c.ackReplicas = n
+	}
+	d, err := time.ParseDuration(timeout)
+	if err != nil || d < 10*time.Millisecond || d > maxAckTimeout {
+		return fmt.Errorf("--ack-timeout: %q is not a duration from 10ms to %s", timeout, maxAckTimeout)
+	}
+	c.ackTimeout = d
+	if c.ackReplicas > 0 && c.redisURL == "" && c.redisCluster == "" {
+		return fmt.Errorf("--ack-replicas %d: the embedded store has no replicas (give --redis-url or --redis-cluster, or --ack-replicas 0 or auto)", c.ackReplicas)
+	}
+	return nil
+}
+
+// maxAckReplicas and maxAckTimeout bound --ack-replicas and --ack-timeout
+// (a wait longer than a minute would hold a Redis connection as long).
+const (
+	maxAckReplicas = 16
+	maxAckTimeout  = time.Minute
+)
 
 // newLogger makes tagqd's logger, and makes go-redis log through it.
 // Durations are written as Go durations ("1.5s"), in JSON too (where slog

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net/url"
 	"strings"
+	"time"
 
 	"github.com/alicebob/miniredis/v2"
 	"github.com/redis/go-redis/v9"
@@ -26,6 +27,7 @@ const blockingPoolSize = 2048
 // go of them.
 type redisClients struct {
 	cmd, blocking redis.UniversalClient
+	embedded      bool // the in-memory store (no replicas)
 	closers       []func()
 }
 
@@ -54,7 +56,8 @@ func openRedis(c config, log *slog.Logger) (*redisClients, error) {
 		}
 		mk := func(pool int) *redis.ClusterClient {
 			return redis.NewClusterClient(&redis.ClusterOptions{Addrs: addrs, PoolSize: pool, ContextTimeoutEnabled: true,
-				Protocol: 2, Username: c.redisUsername, Password: c.redisPassword, TLSConfig: tlsConf})
+				Protocol: 2, Username: c.redisUsername, Password: c.redisPassword, TLSConfig: tlsConf,
+				ReadTimeout: readTimeout(c)})
 		}
 		cmd, blocking := mk(0), mk(blockingPoolSize)
 		b.cmd, b.blocking = cmd, blocking
@@ -86,6 +89,9 @@ func openRedis(c config, log *slog.Logger) (*redisClients, error) {
 		if opt.TLSConfig, err = redisTLS(c, opt.TLSConfig, log); err != nil {
 			return nil, err
 		}
+		if opt.ReadTimeout == 0 {
+			opt.ReadTimeout = readTimeout(c)
+		}
 		b.open(opt)
 		log.Info("using Redis", "addr", opt.Addr, "db", opt.DB, "tls", opt.TLSConfig != nil, "client_cert", c.redisCert != "", "user", opt.Username,
 			"password", opt.Password != "")
@@ -95,6 +101,7 @@ func openRedis(c config, log *slog.Logger) (*redisClients, error) {
 			return nil, fmt.Errorf("embedded store: %w", err)
 		}
 		b.closers = append(b.closers, m.Close)
+		b.embedded = true
 		// Loopback only, and a password no other process knows: another
 		// local user cannot reach the queues around tagqd's API.
 		var secret [16]byte
@@ -108,6 +115,12 @@ func openRedis(c config, log *slog.Logger) (*redisClients, error) {
 			"every queue and message is lost when tagqd stops", "addr", m.Addr())
 	}
 	return b, nil
+}
+
+// readTimeout is the Redis clients' read timeout: go-redis's 3 s, or more
+// when --ack-timeout needs it (a write's round trip carries its WAIT).
+func readTimeout(c config) time.Duration {
+	return max(3*time.Second, c.ackTimeout+time.Second)
 }
 
 // redisTLS is the TLS configuration to Redis: base (a rediss:// URL's),

@@ -16,6 +16,7 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/test/bufconn"
 
+	"github.com/tagq/tagq/internal/durable"
 	"github.com/tagq/tagq/redrive"
 	"github.com/tagq/tagq/server"
 	"github.com/tagq/tagq/tags"
@@ -41,8 +42,14 @@ func run(ctx context.Context, c config, log *slog.Logger, stdout io.Writer) erro
 	defer rc.close() // last: after every actor has stopped
 
 	startCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	acks, err := installAcks(startCtx, c, rc, log)
+	if err != nil {
+		cancel()
+		return err
+	}
+	defer acks.Close()
 	store, err := tags.New(startCtx, tags.Config{Client: rc.cmd, Blocking: rc.blocking, Prefix: c.keyPrefix, Logger: log, TestClock: c.testClock,
-		StalledRead: c.stalledRead, HandleKeyFile: c.handleKeyFile,
+		StalledRead: c.stalledRead, HandleKeyFile: c.handleKeyFile, Acks: acks,
 		MemoryLimitRatio: c.memoryRatio(), MemoryLimitBytes: c.memLimit, MemoryCheckInterval: c.memInterval})
 	cancel()
 	if err != nil {
@@ -239,6 +246,27 @@ func run(ctx context.Context, c config, log *slog.Logger, stdout io.Writer) erro
 		log.Info("stopped")
 	}
 	return err
+}
+
+// installAcks makes acknowledged writes wait for --ack-replicas replicas
+// (S20; package durable). The embedded store has none: nothing to wait for.
+func installAcks(ctx context.Context, c config, rc *redisClients, log *slog.Logger) (*durable.Acks, error) {
+	replicas := c.ackReplicas
+	if rc.embedded {
+		replicas = 0
+	}
+	if replicas == 0 && !rc.embedded {
+		log.Warn("--ack-replicas 0: writes are acknowledged once the Redis master has them; " +
+			"a failover to a replica that had not received them loses them")
+	}
+	acks, err := durable.Install(ctx, rc.cmd, durable.Config{Replicas: replicas, Timeout: c.ackTimeout, Logger: log})
+	if err != nil {
+		return nil, fmt.Errorf("--ack-replicas: %w", err)
+	}
+	if replicas > 0 {
+		log.Info("acknowledged writes wait for Redis replicas", "replicas", replicas, "timeout", c.ackTimeout)
+	}
+	return acks, nil
 }
 
 // gatewayBuffer is the buffer of each direction of the gateway's

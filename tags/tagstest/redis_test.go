@@ -17,6 +17,7 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
 
+	"github.com/tagq/tagq/internal/durable"
 	"github.com/tagq/tagq/tags"
 	"github.com/tagq/tagq/tags/streamid"
 	"github.com/tagq/tagq/tags/tagstest"
@@ -34,8 +35,14 @@ func TestConformance(t *testing.T) {
 			return redis.NewClient(&redis.Options{Addr: m.Addr(), ContextTimeoutEnabled: true})
 		}))
 	})
-	if url := os.Getenv("TAGQ_TEST_REDIS_URL"); url != "" {
-		t.Run("redis", func(t *testing.T) {
+	// A redis-server, and a master with a replica (.ci/redis-replicated),
+	// where every write waits for the replica.
+	for name, env := range map[string]string{"redis": "TAGQ_TEST_REDIS_URL", "replicated": "TAGQ_TEST_REDIS_REPLICATED_URL"} {
+		url := os.Getenv(env)
+		if url == "" {
+			continue
+		}
+		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			tagstest.Run(t, harness(func(t *testing.T) redis.UniversalClient {
 				opt, err := redis.ParseURL(url)
@@ -66,17 +73,23 @@ func harness(open func(t *testing.T) redis.UniversalClient) tagstest.Harness {
 			var rnd [6]byte
 			_, _ = rand.Read(rnd[:])
 			prefix := "tagqconf-" + hex.EncodeToString(rnd[:])
-			s := newStore(t, rdb, prefix, false)
+			// Writes wait for a replica wherever the backend has one, as
+			// tagqd's default (--ack-replicas auto).
+			acks, err := durable.Install(context.Background(), rdb, durable.Config{Replicas: durable.Auto,
+				Logger: slog.New(slog.DiscardHandler)})
+			require.NoError(t, err)
+			s := newStore(t, rdb, prefix, false, acks)
 			t.Cleanup(func() {
 				_ = s.Close()
+				acks.Close()
 				removePrefix(t, rdb, prefix)
 				_ = rdb.Close()
 			})
-			return s, &testClock{rdb: rdb, prefix: prefix}
+			return s, &testClock{rdb: rdb, prefix: prefix, acks: acks}
 		},
 		Hooks: func(t *testing.T, s tags.Storage, c tagstest.Clock) tagstest.Hooks {
 			clock := c.(*testClock)
-			twin := newStore(t, clock.rdb, clock.prefix, true)
+			twin := newStore(t, clock.rdb, clock.prefix, true, clock.acks)
 			t.Cleanup(func() { _ = twin.Close() })
 			return tagstest.Hooks{
 				Maintainer: maintainer{s.(*tags.Store)},
@@ -87,9 +100,9 @@ func harness(open func(t *testing.T) redis.UniversalClient) tagstest.Harness {
 	}
 }
 
-func newStore(t *testing.T, rdb redis.UniversalClient, prefix string, inFlightZset bool) *tags.Store {
+func newStore(t *testing.T, rdb redis.UniversalClient, prefix string, inFlightZset bool, acks *durable.Acks) *tags.Store {
 	s, err := tags.New(context.Background(), tags.Config{Client: rdb, Prefix: prefix, TestClock: true,
-		InFlightZset: inFlightZset, Logger: slog.New(slog.DiscardHandler)})
+		InFlightZset: inFlightZset, Logger: slog.New(slog.DiscardHandler), Acks: acks})
 	require.NoError(t, err)
 	return s
 }
@@ -100,6 +113,7 @@ func newStore(t *testing.T, rdb redis.UniversalClient, prefix string, inFlightZs
 type testClock struct {
 	rdb    redis.UniversalClient
 	prefix string
+	acks   *durable.Acks // the stores' (on rdb)
 }
 
 func (c *testClock) Advance(t *testing.T, queue string, d time.Duration) {

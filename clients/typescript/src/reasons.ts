@@ -82,6 +82,10 @@ export const Reasons = {
   PERMISSION_DENIED: "PERMISSION_DENIED",
   /** Redis could not be reached or cannot serve now: retry. (UNAVAILABLE) */
   BACKEND_UNAVAILABLE: "BACKEND_UNAVAILABLE",
+  /** The write reached the Redis master but not the replicas the durability setting names (--ack-replicas) in time (metadata replicas_wanted, replicas_acked): it may have been stored. Retry; a send with a deduplication id is then stored once. (UNAVAILABLE) */
+  REPLICATION_TIMEOUT: "REPLICATION_TIMEOUT",
+  /** The Redis master has fewer replicas than the durability setting names (--ack-replicas): nothing was stored. Retry once they are back. (UNAVAILABLE) */
+  REPLICAS_UNAVAILABLE: "REPLICAS_UNAVAILABLE",
   /** The server is shutting down: retry on another replica. (UNAVAILABLE) */
   SERVER_SHUTTING_DOWN: "SERVER_SHUTTING_DOWN",
   /** A bug in tagq: the server's log has the cause. Do not retry blindly. (INTERNAL) */
