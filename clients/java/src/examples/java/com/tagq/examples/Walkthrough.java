@@ -73,9 +73,9 @@ public final class Walkthrough implements AutoCloseable {
 
   /**
    * Connects to tagqd at target (host:port, plaintext). With an apiKey, every
-   * call, streams included, carries "authorization: Bearer apiKey": an
-   * interceptor rather than CallCredentials, so it works on a plaintext
-   * channel too (over a network use TLS: the key is a secret).
+   * call, streams included, carries "authorization: Bearer apiKey", added
+   * by an interceptor on the channel. Plaintext is for loopback: over a
+   * network use TLS (useTransportSecurity()), as the key is a secret.
    */
   public Walkthrough(String target, String apiKey) {
     channel = ManagedChannelBuilder.forTarget(target).usePlaintext().build();
