@@ -37,6 +37,10 @@ type Config struct {
 	// Now is the clock of the cache's age; tests drive it. Default
 	// time.Now.
 	Now func() time.Time
+	// Acks, installed on Client, makes every change wait until that many
+	// Redis replicas have it (S20). Nil: changes are acknowledged once the
+	// master has them.
+	Acks *durable.Acks
 }
 
 // DefaultRefreshInterval is the default Config.RefreshInterval.
@@ -50,6 +54,7 @@ type Access struct {
 	ttl       time.Duration
 	maxQueues int32
 	now       func() time.Time
+	acks      *durable.Acks
 
 	snap    atomic.Pointer[Snapshot]
 	checked atomic.Int64 // Now() in unix ns when snap was last known current; 0: check at once
@@ -74,7 +79,20 @@ func New(cfg Config) (*Access, error) {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	return &Access{rdb: cfg.Client, k: newKeys(cfg.Prefix), ttl: cfg.RefreshInterval, maxQueues: cfg.DefaultMaxQueues, now: cfg.Now}, nil
+	return &Access{rdb: cfg.Client, k: newKeys(cfg.Prefix), ttl: cfg.RefreshInterval, maxQueues: cfg.DefaultMaxQueues, now: cfg.Now,
+		acks: cfg.Acks}, nil
+}
+
+// txPipelined runs fn's commands as a transaction, acknowledged once
+// Config.Acks's replicas have it (a transaction cannot carry its WAIT
+// through the hook the other changes go through).
+func (a *Access) txPipelined(ctx context.Context, fn func(redis.Pipeliner) error) error {
+	if a.acks.Replicas() > 0 {
+		_, err := a.acks.TxPipelined(ctx, a.k.version, fn)
+		return err
+	}
+	_, err := a.rdb.TxPipelined(ctx, fn)
+	return err
 }
 
 // RefreshInterval is Config.RefreshInterval: how stale the cached data
@@ -173,7 +191,7 @@ func (a *Access) CreatePrincipal(ctx context.Context, p Principal) (*Principal, 
 	p.CreateTime = a.now().UTC().Truncate(time.Millisecond)
 	raw, _ := json.Marshal(p)
 	var added *redis.BoolCmd
-	if _, err := a.rdb.TxPipelined(ctx, func(tx redis.Pipeliner) error {
+	if err := a.txPipelined(ctx, func(tx redis.Pipeliner) error {
 		added = tx.HSetNX(ctx, a.k.principals, p.Name, raw)
 		tx.Incr(ctx, a.k.version)
 		return nil
@@ -439,7 +457,7 @@ func (a *Access) ReleaseQueue(ctx context.Context, p *Principal, queue string) e
 // QueueCreated records principal as the creator (owner) of queue.
 func (a *Access) QueueCreated(ctx context.Context, p *Principal, queue string) error {
 	ctx = durable.Mark(ctx) // S20: acknowledged once replicated (where the client has the hook)
-	_, err := a.rdb.TxPipelined(ctx, func(tx redis.Pipeliner) error {
+	err := a.txPipelined(ctx, func(tx redis.Pipeliner) error {
 		tx.HSet(ctx, a.k.owners, queue, p.Name)
 		tx.SAdd(ctx, a.k.created(p.Name), queue) // admins too: the count is reported
 		tx.Incr(ctx, a.k.version)
@@ -462,7 +480,7 @@ func (a *Access) QueueDeleted(ctx context.Context, queue string) error {
 	if err != nil {
 		return tags.StorageError(err)
 	}
-	_, err = a.rdb.TxPipelined(ctx, func(tx redis.Pipeliner) error {
+	err = a.txPipelined(ctx, func(tx redis.Pipeliner) error {
 		tx.HDel(ctx, a.k.owners, queue)
 		tx.SRem(ctx, a.k.created(owner), queue)
 		tx.Incr(ctx, a.k.version)

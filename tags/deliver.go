@@ -7,6 +7,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/tagq/tagq/internal/durable"
 	"github.com/tagq/tagq/tags/wake"
 )
 
@@ -153,14 +154,14 @@ func (s *Store) claimOffers(queue string) []*deliverClaim {
 	return out
 }
 
-// queueDeliveries adds the claims' receives to pipe, after the group's
+// queueDeliveries adds the claims' receives to tx, after the group's
 // sends.
-func (s *Store) queueDeliveries(ctx context.Context, pipe redis.Pipeliner, claims []*deliverClaim) {
+func (s *Store) queueDeliveries(ctx context.Context, tx *durable.Tx, claims []*deliverClaim) {
 	sc := scriptReceive.build(s.rdb.testClock)
 	for _, c := range claims {
 		keys, args := s.receiveCall(c.off.queue, c.off.tag, c.off.expect, c.n, c.off.visMs, false, true, nil, "")
 		c.gen, c.asked = s.hintGeneration(), time.Now()
-		c.cmd = sc.EvalSha(ctx, pipe, keys, args...)
+		c.cmd = sc.EvalSha(ctx, tx, keys, args...)
 	}
 }
 

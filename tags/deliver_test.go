@@ -11,6 +11,7 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
 
+	"github.com/tagq/tagq/internal/durable"
 	"github.com/tagq/tagq/tags/wake"
 )
 
@@ -150,10 +151,10 @@ func TestDeliver_AClaimedReaderIsHeardOut(t *testing.T) {
 		require.Len(t, claims, 1)
 		send("m1")
 		cancel()
-		pipe := s.rdb.TxPipeline()
-		s.queueDeliveries(b.ctx, pipe, claims)
-		_, err = pipe.Exec(b.ctx)
-		require.NoError(t, err)
+		tx := &durable.Tx{}
+		s.queueDeliveries(b.ctx, tx, claims)
+		s.execSendTx(b.ctx, "q", tx.Cmds())
+		require.NoError(t, claims[0].cmd.Err())
 		s.deliver(claims, wake.Counts{})
 		g := got(t, ch)
 		require.NoError(t, g.err)

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/tagq/tagq/internal/durable"
 	"github.com/tagq/tagq/tags/wake"
 )
 
@@ -384,7 +386,7 @@ func (c *sendCoalescer) flushOnce(s *Store) bool {
 const sendFlushTimeout = 10 * time.Second
 
 func (s *Store) flushSends(batch []*fastSend) {
-	ctx, cancel := context.WithTimeout(context.Background(), sendFlushTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), sendFlushTimeout+s.acks.Timeout())
 	defer cancel()
 	ctx = s.acked(ctx) // S20: the batches are acknowledged once replicated
 	// A transaction may not span cluster slots: on a cluster, one per queue
@@ -425,14 +427,7 @@ func (s *Store) execSends(ctx context.Context, batch []*fastSend) {
 		g.frames = append(g.frames, f)
 		g.n += len(f.entries)
 	}
-	pipe, wait, err := s.sendTx(ctx, batch[0].queue)
-	if err != nil {
-		for _, f := range batch {
-			f.ok, f.err = true, mapErr(err, f.queue, "")
-			close(f.done)
-		}
-		return
-	}
+	tx := &durable.Tx{}
 	post := scriptSendPost.build(false)
 	for _, g := range groups {
 		k := s.qkeys(g.queue)
@@ -454,32 +449,26 @@ func (s *Store) execSends(ctx context.Context, batch []*fastSend) {
 				} else {
 					add = redis.NewStringCmd(ctx, "xadd", stream, "nomkstream", "*", "b", e.body, "a", e.attrs)
 				}
-				_ = pipe.Process(ctx, add) // queued: its error is read with its reply
+				_ = tx.Process(ctx, add) // queued: its error is read with its reply
 				g.adds = append(g.adds, add)
 				g.post[4+j], g.post[4+g.n+j] = e.size, e.attrs
 				j++
 			}
 		}
 		g.post[1], g.post[3] = largest, total
-		g.check = post.EvalSha(ctx, pipe, []string{k.meta, k.stream, k.filters, k.sizes, k.holes}, g.post...)
+		g.check = post.EvalSha(ctx, tx, []string{k.meta, k.stream, k.filters, k.sizes, k.holes}, g.post...)
 		if g == byQueue[g.queue] { // the queue's last group: its receives see every entry
 			g.claims = s.claimOffers(g.queue)
-			s.queueDeliveries(ctx, pipe, g.claims)
+			s.queueDeliveries(ctx, tx, g.claims)
 		}
 	}
 	sending := make([]wake.Send, len(groups))
 	for i, g := range groups {
 		sending[i] = s.waiters.Sending(g.queue)
 	}
-	_, _ = pipe.Exec(ctx) // errors are read per command
-	werr := wait()
+	s.execSendTx(ctx, batch[0].queue, tx.Cmds()) // errors are read per command
 	for i, g := range groups {
 		last := s.finishFastSends(ctx, g)
-		if werr != nil { // stored, maybe: not acknowledged (S20)
-			for _, f := range g.frames {
-				f.err = mapErr(werr, g.queue, "")
-			}
-		}
 		s.deliver(g.claims, s.waiters.SendDone(g.queue, sending[i], last, claimedTags(g.claims)))
 		for _, f := range g.frames {
 			close(f.done)
@@ -487,28 +476,22 @@ func (s *Store) execSends(ctx context.Context, batch []*fastSend) {
 	}
 }
 
-// sendTx is the transaction of a coalesced send whose first queue is
-// queue, and what waits for its replicas after EXEC (S20). With Config.Acks
-// wanting replicas it runs on a connection of its own to queue's master
-// (the WAIT must follow the EXEC on the connection that ran it, and cannot
-// ride inside the transaction), and is refused at once while that master
-// is short of replicas.
-func (s *Store) sendTx(ctx context.Context, queue string) (redis.Pipeliner, func() error, error) {
-	if s.acks.Replicas() == 0 {
-		return s.rdb.TxPipeline(), func() error { return nil }, nil
+// execSendTx runs a coalesced send's commands as one transaction (on a
+// cluster they are all in queue's slot: see flushSends). With Config.Acks
+// wanting replicas, the transaction and its WAIT go in one round trip on
+// a connection of their own to queue's master (S20): a write the replicas
+// did not confirm gets REPLICATION_TIMEOUT, and on a master known short
+// nothing is sent.
+func (s *Store) execSendTx(ctx context.Context, queue string, cmds []redis.Cmder) {
+	if s.acks.Replicas() > 0 {
+		_ = s.acks.ExecTx(ctx, s.qkeys(queue).stream, cmds)
+		return
 	}
-	key := s.qkeys(queue).stream
-	if err := s.acks.Refuse(ctx, key); err != nil {
-		return nil, nil, err
+	pipe := s.rdb.TxPipeline()
+	for _, c := range cmds {
+		_ = pipe.Process(ctx, c)
 	}
-	conn, err := s.acks.Conn(ctx, key)
-	if err != nil {
-		return nil, nil, err
-	}
-	return conn.TxPipeline(), func() error {
-		defer conn.Close()
-		return s.acks.Wait(ctx, conn, key)
-	}, nil
+	_, _ = pipe.Exec(ctx)
 }
 
 // finishFastSends reads one group's replies into its batches' results,

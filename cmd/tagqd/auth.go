@@ -13,16 +13,17 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/tagq/tagq/access"
+	"github.com/tagq/tagq/internal/durable"
 )
 
 // openAccess is the access store with --auth (nil without), with the
 // bootstrap admin key of --admin-key-file or TAGQ_ADMIN_KEY set as the
 // admin principal's.
-func openAccess(ctx context.Context, c config, rdb redis.UniversalClient, log *slog.Logger) (*access.Access, error) {
+func openAccess(ctx context.Context, c config, rdb redis.UniversalClient, acks *durable.Acks, log *slog.Logger) (*access.Access, error) {
 	if !c.auth {
 		return nil, nil
 	}
-	acc, err := access.New(access.Config{Client: rdb, Prefix: c.keyPrefix})
+	acc, err := access.New(access.Config{Client: rdb, Prefix: c.keyPrefix, Acks: acks})
 	if err != nil {
 		return nil, err
 	}

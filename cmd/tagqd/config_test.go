@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"flag"
 	"io"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"testing"
@@ -122,11 +123,11 @@ func TestParseFlags_AckReplicas(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, 2, c.ackReplicas)
 	require.Equal(t, 750*time.Millisecond, c.ackTimeout)
-	require.Equal(t, 3*time.Second, readTimeout(c), "go-redis's 3 s covers a 750 ms wait")
+	require.Equal(t, 3750*time.Millisecond, readTimeout(c), "the wait, and go-redis's 3 s for the rest")
 	c, err = parseFlags([]string{"--redis-url", "redis://r:6379/0", "--ack-replicas", "0", "--ack-timeout", "5s"})
 	require.NoError(t, err)
 	require.Equal(t, 0, c.ackReplicas, "a flag wins")
-	require.Equal(t, 6*time.Second, readTimeout(c), "a round trip carrying a 5 s wait needs more than 3 s")
+	require.Equal(t, 8*time.Second, readTimeout(c), "a round trip carrying a 5 s wait")
 	c, err = parseFlags([]string{"--ack-replicas", "auto"})
 	require.NoError(t, err)
 	require.Equal(t, durable.Auto, c.ackReplicas, "auto on the embedded store: it resolves to none")
@@ -154,7 +155,7 @@ func TestParseFlags_Refuses(t *testing.T) {
 		{"--ack-replicas", "-1"},
 		{"--ack-replicas", "1"}, // the embedded store has no replicas
 		{"--ack-timeout", "0s"},
-		{"--ack-timeout", "2h"},
+		{"--ack-timeout", "11s"},
 		{"--redis-url", "redis://a", "--redis-cluster", "b:1,c:2"},
 		{"--no-such-flag"},
 		{"--tls-cert", "c.pem"},
@@ -356,4 +357,17 @@ pprof: true
 	}
 	_, err = parseFlags([]string{"--config", filepath.Join(dir, "missing.yaml")})
 	require.ErrorContains(t, err, "--config")
+}
+
+func TestOpenRedis_ReadTimeoutCoversTheAckTimeout(t *testing.T) {
+	clearEnv(t)
+	c, err := parseFlags([]string{"--redis-url", "redis://127.0.0.1:1/0?read_timeout=2s"})
+	require.NoError(t, err)
+	_, err = openRedis(c, slog.New(slog.DiscardHandler))
+	require.ErrorContains(t, err, "read_timeout 2s is too short for --ack-timeout 2s: give at least 5s")
+	c, err = parseFlags([]string{"--redis-url", "redis://127.0.0.1:1/0?read_timeout=6s"})
+	require.NoError(t, err)
+	rc, err := openRedis(c, slog.New(slog.DiscardHandler))
+	require.NoError(t, err)
+	rc.close()
 }

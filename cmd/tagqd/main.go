@@ -280,10 +280,10 @@ func (c *config) parseAckFlags(replicas, timeout string) error {
 }
 
 // maxAckReplicas and maxAckTimeout bound --ack-replicas and --ack-timeout
-// (a wait longer than a minute would hold a Redis connection as long).
+// (a long wait holds a Redis connection, and a coalesced send, as long).
 const (
 	maxAckReplicas = 16
-	maxAckTimeout  = time.Minute
+	maxAckTimeout  = 10 * time.Second
 )
 
 // newLogger makes tagqd's logger, and makes go-redis log through it.

@@ -89,8 +89,12 @@ func openRedis(c config, log *slog.Logger) (*redisClients, error) {
 		if opt.TLSConfig, err = redisTLS(c, opt.TLSConfig, log); err != nil {
 			return nil, err
 		}
-		if opt.ReadTimeout == 0 {
+		switch {
+		case opt.ReadTimeout == 0:
 			opt.ReadTimeout = readTimeout(c)
+		case opt.ReadTimeout > 0 && opt.ReadTimeout < readTimeout(c):
+			return nil, fmt.Errorf("--redis-url: read_timeout %s is too short for --ack-timeout %s: give at least %s (or leave it out)",
+				opt.ReadTimeout, c.ackTimeout, readTimeout(c))
 		}
 		b.open(opt)
 		log.Info("using Redis", "addr", opt.Addr, "db", opt.DB, "tls", opt.TLSConfig != nil, "client_cert", c.redisCert != "", "user", opt.Username,
@@ -117,10 +121,11 @@ func openRedis(c config, log *slog.Logger) (*redisClients, error) {
 	return b, nil
 }
 
-// readTimeout is the Redis clients' read timeout: go-redis's 3 s, or more
-// when --ack-timeout needs it (a write's round trip carries its WAIT).
+// readTimeout is the Redis clients' read timeout: a write's round trip
+// carries its WAIT, so --ack-timeout plus the 3 s go-redis gives a call by
+// default (a read timeout would fail the call after Redis had run it).
 func readTimeout(c config) time.Duration {
-	return max(3*time.Second, c.ackTimeout+time.Second)
+	return c.ackTimeout + 3*time.Second
 }
 
 // redisTLS is the TLS configuration to Redis: base (a rediss:// URL's),

@@ -59,7 +59,7 @@ func run(ctx context.Context, c config, log *slog.Logger, stdout io.Writer) erro
 	if queueMetrics == 0 {
 		queueMetrics = -1 // off
 	}
-	acc, err := openAccess(ctx, c, rc.cmd, log)
+	acc, err := openAccess(ctx, c, rc.cmd, acks, log)
 	if err != nil {
 		return err
 	}

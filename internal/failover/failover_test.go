@@ -211,6 +211,12 @@ type topology struct {
 	inSync   func() error // the queue's master's replica has everything
 	freeze   func()       // that replica receives nothing more
 	failover func() []string
+	// sendsAfter says a send to the queue is acknowledged after the
+	// failover, by a tagqd started with --ack-replicas auto: on one
+	// master, none has a replica then (auto: none to wait for); on the
+	// cluster, the others still have theirs (auto: one), so the promoted
+	// master, which has none, refuses writes until one joins it (S20).
+	sendsAfter bool
 }
 
 // standalone is one master with one replica behind a link.
@@ -219,9 +225,10 @@ func standalone(t *testing.T) topology {
 	master := redisproc.Start(t, aof...)
 	replica, link := redisproc.StartReplica(t, master, aof...)
 	return topology{
-		args:   []string{"--redis-url", master.URL()},
-		inSync: func() error { return master.WaitInSync(context.Background(), 1, 20*time.Second) },
-		freeze: link.Freeze,
+		sendsAfter: true,
+		args:       []string{"--redis-url", master.URL()},
+		inSync:     func() error { return master.WaitInSync(context.Background(), 1, 20*time.Second) },
+		freeze:     link.Freeze,
 		failover: func() []string {
 			master.Kill()
 			require.NoError(t, replica.Promote(context.Background()))
@@ -310,7 +317,7 @@ func scenario(t *testing.T, topo topology, acks string, lose bool) {
 	// The master dies; its replica takes over; tagqd starts again on it.
 	args := topo.failover()
 	require.NoError(t, d.Kill())
-	_, c2 := startTagqd(t, args...)
+	_, c2 := startTagqd(t, append(args, "--ack-timeout", "500ms")...)
 
 	var lost, undone []string
 	for _, tg := range tagNames {
@@ -331,6 +338,15 @@ func scenario(t *testing.T, topo topology, acks string, lose bool) {
 	}
 	t.Logf("acknowledged: %d sends, %d deletes; refused: %v; lost sends: %v; deletes undone: %v",
 		len(l.sent), len(l.deleted["billing"]), l.refused, lost, undone)
+	after := newLedger()
+	c2.send(ctx, after, "e00")
+	if topo.sendsAfter {
+		require.Len(t, after.sent, 1, "refused after the failover: %v", after.refused)
+	} else {
+		require.Empty(t, after.sent, "a promoted master without a replica took a write")
+		require.Equal(t, 1, after.refused[fmt.Sprintf("%s REPLICATION_TIMEOUT", codes.Unavailable)]+
+			after.refused[fmt.Sprintf("%s REPLICAS_UNAVAILABLE", codes.Unavailable)], "%v", after.refused)
+	}
 	if !lose {
 		require.Empty(t, lost, "acknowledged sends lost in the failover")
 		require.Empty(t, undone, "acknowledged deletes undone by the failover")

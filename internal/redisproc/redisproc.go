@@ -48,8 +48,11 @@ type Server struct {
 	Client *redis.Client // for the test's own commands
 
 	t      testing.TB
+	bin    string
+	args   []string
 	cmd    *exec.Cmd
 	exited chan error
+	sync   string // WaitInSync's key ("": redisproc:sync)
 }
 
 // Start runs redis-server with args added to a test configuration (no
@@ -70,6 +73,7 @@ func startOn(t testing.TB, port int, args ...string) *Server {
 	all := append([]string{"--bind", "127.0.0.1", "--port", strconv.Itoa(s.Port), "--dir", s.Dir,
 		"--logfile", "redis.log", "--save", "", "--maxmemory-policy", "noeviction",
 		"--repl-diskless-sync-delay", "0"}, args...) // a replica syncs at once, not after 5 s
+	s.bin, s.args = bin, all
 	s.cmd = exec.Command(bin, all...)
 	if err := s.cmd.Start(); err != nil {
 		t.Fatalf("redis-server: %v", err)
@@ -143,21 +147,45 @@ func StartReplica(t testing.TB, master *Server, args ...string) (*Server, *Link)
 	return r, link
 }
 
-// WaitInSync waits until n replicas are online and have everything the
-// master has written (their offsets equal its replication offset).
+// WaitInSync waits until n replicas have everything the master has
+// written: it writes a key of its own (in one of the master's slots, on a
+// cluster) and WAITs for n replicas on the same connection. (Offsets read
+// from INFO can look in sync before the master streams to a replica.)
 func (s *Server) WaitInSync(ctx context.Context, n int, within time.Duration) error {
-	deadline := time.Now().Add(within)
-	for {
-		info, err := s.Client.Info(ctx, "replication").Result()
-		if err == nil {
-			if rep := ParseReplication(info); rep.InSync >= n {
-				return nil
-			}
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("redis-server :%d: %d replicas not in sync after %s (%v): %s", s.Port, n, within, err, info)
-		}
-		time.Sleep(20 * time.Millisecond) // replication catching up
+	conn := s.Client.Conn()
+	defer conn.Close()
+	if err := conn.Incr(ctx, s.syncKey()).Err(); err != nil {
+		return fmt.Errorf("redis-server :%d: %w", s.Port, err)
+	}
+	got, err := conn.Wait(ctx, n, within).Result()
+	if err != nil || got < int64(n) {
+		info, _ := s.Client.Info(ctx, "replication").Result()
+		return fmt.Errorf("redis-server :%d: %d of %d replicas in sync after %s (%v): %s", s.Port, got, n, within, err, info)
+	}
+	return nil
+}
+
+func (s *Server) syncKey() string {
+	if s.sync == "" {
+		return "redisproc:sync"
+	}
+	return s.sync
+}
+
+// Restart kills the server with SIGKILL and starts it again on the same
+// port and directory with the same arguments (from its AOF, if it has
+// one).
+func (s *Server) Restart() {
+	s.t.Helper()
+	s.Kill()
+	s.exited = make(chan error, 1)
+	s.cmd = exec.Command(s.bin, s.args...)
+	if err := s.cmd.Start(); err != nil {
+		s.t.Fatalf("redis-server: %v", err)
+	}
+	go func(cmd *exec.Cmd, exited chan error) { exited <- cmd.Wait() }(s.cmd, s.exited)
+	if err := s.waitUp(20 * time.Second); err != nil {
+		s.t.Fatal(err)
 	}
 }
 
@@ -396,6 +424,15 @@ func StartCluster(t testing.TB, n int, args ...string) *Cluster {
 		id, err := m.Client.Do(ctx, "cluster", "myid").Text()
 		must(t, err)
 		c.IDs = append(c.IDs, id)
+		// WaitInSync's key: one of this master's slots.
+		for k := 0; m.sync == ""; k++ {
+			key := fmt.Sprintf("redisproc:sync:%d", k)
+			slot, err := m.Client.ClusterKeySlot(ctx, key).Result()
+			must(t, err)
+			if int(slot) >= lo && int(slot) <= hi {
+				m.sync = key
+			}
+		}
 	}
 	waitFor(t, "every node to know every other", func() bool {
 		for _, s := range all {
@@ -475,6 +512,27 @@ func (c *Cluster) TakeOver(t testing.TB, i int) {
 		}
 		return true
 	})
+}
+
+// PlannedFailover makes master i's replica its master by a manual
+// failover (CLUSTER FAILOVER: the master stops taking writes until the
+// replica has them all, then they swap; nothing is lost). A manual
+// failover that times out (an election that did not gather its votes in
+// time, on a busy machine) is asked for again, up to three times.
+func (c *Cluster) PlannedFailover(t testing.TB, i int) {
+	t.Helper()
+	ctx := context.Background()
+	for range 3 {
+		must(t, c.Replicas[i].Client.Do(ctx, "cluster", "failover").Err())
+		deadline := time.Now().Add(10 * time.Second) // past the replica's own 5 s manual-failover timeout
+		for time.Now().Before(deadline) {
+			if strings.Contains(c.Replicas[i].Client.Info(ctx, "replication").Val(), "role:master") {
+				return
+			}
+			time.Sleep(20 * time.Millisecond) // an election under way
+		}
+	}
+	t.Fatalf("the replica of master %d did not take over in three manual failovers", i)
 }
 
 // clusterPort is a loopback port free together with the cluster bus port
