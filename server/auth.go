@@ -178,19 +178,17 @@ func (a *authn) check(ctx context.Context, method string, req any) (context.Cont
 	return ctx, nil
 }
 
-// checkHandles: HANDLE on each receipt handle's queue and tag. A handle
-// carries no authority. The engine refuses a handle not of the request's
-// queue, so with a queue named and no tag limit on it, HANDLE on that
-// queue suffices and no handle is decoded here. Handles this server did
-// not sign are left to the engine, which refuses them.
+// checkHandles: HANDLE on each receipt handle's queue and tag (S3, S18).
+// A handle carries no authority, and it names its queue: the permission is
+// checked against that queue (and tag, for HANDLE limited to tags) whether
+// or not the request names one, so HANDLE on a queue the request names
+// never covers a handle of another. A queue named needs HANDLE too (the
+// call acts on it). Handles this server did not sign name nothing: the
+// engine refuses them (INVALID_RECEIPT_HANDLE).
 func (a *authn) checkHandles(snap *access.Snapshot, p *access.Principal, queue string, handles []string) error {
 	if queue != "" {
-		perm, tagsOnly, _ := snap.Effective(p, queue)
-		if !perm.Allows(access.ActHandle) {
+		if perm, _, _ := snap.Effective(p, queue); !perm.Allows(access.ActHandle) {
 			return denied(p, need{act: access.ActHandle, queue: queue})
-		}
-		if tagsOnly == nil {
-			return nil
 		}
 	}
 	for _, h := range handles {

@@ -22,8 +22,10 @@ const (
 	ReasonDuplicateBatchEntryID = "DUPLICATE_BATCH_ENTRY_ID"
 	// ReasonImmutableField: An update names a field fixed at creation (name, dead_letter_queue, topic_queue, priority_queue, ...). (INVALID_ARGUMENT)
 	ReasonImmutableField = "IMMUTABLE_FIELD"
-	// ReasonInvalidReceiptHandle: A receipt handle is not one tagq issued (or, on a stream, a delivery id no longer outstanding). (INVALID_ARGUMENT)
+	// ReasonInvalidReceiptHandle: A receipt handle is not one tagq issued, or not of the queue the request names (or, on a stream, a delivery id no longer outstanding). (INVALID_ARGUMENT)
 	ReasonInvalidReceiptHandle = "INVALID_RECEIPT_HANDLE"
+	// ReasonMixedQueueBatch: A batch of receipt handles names no queue and holds handles of two queues (field names the first entry of the second; metadata queue, other_queue): a batch acts on one queue. (INVALID_ARGUMENT)
+	ReasonMixedQueueBatch = "MIXED_QUEUE_BATCH"
 	// ReasonInvalidPermission: A grant names an unknown permission level, or limits receive to tags where it cannot. (INVALID_ARGUMENT)
 	ReasonInvalidPermission = "INVALID_PERMISSION"
 	// ReasonMalformedRequest: A request body or message could not be decoded. (INVALID_ARGUMENT)

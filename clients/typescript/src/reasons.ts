@@ -20,8 +20,10 @@ export const Reasons = {
   DUPLICATE_BATCH_ENTRY_ID: "DUPLICATE_BATCH_ENTRY_ID",
   /** An update names a field fixed at creation (name, dead_letter_queue, topic_queue, priority_queue, ...). (INVALID_ARGUMENT) */
   IMMUTABLE_FIELD: "IMMUTABLE_FIELD",
-  /** A receipt handle is not one tagq issued (or, on a stream, a delivery id no longer outstanding). (INVALID_ARGUMENT) */
+  /** A receipt handle is not one tagq issued, or not of the queue the request names (or, on a stream, a delivery id no longer outstanding). (INVALID_ARGUMENT) */
   INVALID_RECEIPT_HANDLE: "INVALID_RECEIPT_HANDLE",
+  /** A batch of receipt handles names no queue and holds handles of two queues (field names the first entry of the second; metadata queue, other_queue): a batch acts on one queue. (INVALID_ARGUMENT) */
+  MIXED_QUEUE_BATCH: "MIXED_QUEUE_BATCH",
   /** A grant names an unknown permission level, or limits receive to tags where it cannot. (INVALID_ARGUMENT) */
   INVALID_PERMISSION: "INVALID_PERMISSION",
   /** A request body or message could not be decoded. (INVALID_ARGUMENT) */
