@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc/status"
 
@@ -22,6 +23,8 @@ type messageService struct {
 	drain      <-chan struct{} // closed when the server starts shutting down
 	drainGrace time.Duration   // how long a draining Consume stream still takes acks
 	streams    atomic.Int64    // Publish and Consume streams open
+	inflight   *inflight       // request bytes in flight: Publish frames count
+	refused    prometheus.Counter
 }
 
 // batchCall is an engine call that takes a batch of entries on a queue and

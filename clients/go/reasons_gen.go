@@ -80,6 +80,8 @@ const (
 	ReasonQuotaExceeded = "QUOTA_EXCEEDED"
 	// ReasonTooManyStreams: The server has the most Publish and Consume streams open it may have (metadata limit). (RESOURCE_EXHAUSTED)
 	ReasonTooManyStreams = "TOO_MANY_STREAMS"
+	// ReasonTooManyRequestBytes: The server holds the most request bytes in flight it may (tagqd --max-request-bytes-in-flight): retry after retry_after_ms, or on another replica (metadata limit, retry_after_ms). (RESOURCE_EXHAUSTED)
+	ReasonTooManyRequestBytes = "TOO_MANY_REQUEST_BYTES"
 	// ReasonUnauthenticated: No credentials, or an API key or client certificate tagq does not know. (UNAUTHENTICATED)
 	ReasonUnauthenticated = "UNAUTHENTICATED"
 	// ReasonPermissionDenied: The principal lacks the permission the call needs (metadata permission, queue). (PERMISSION_DENIED)
