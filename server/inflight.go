@@ -5,7 +5,6 @@ import (
 	"sync/atomic"
 
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/mem"
 
 	"github.com/tagq/tagq/tags"
 )
@@ -32,17 +31,19 @@ const retryAfterMs = 500
 //     read (as it is read, when it has no Content-Length) and given back
 //     once the call is answered. A body that does not fit is refused
 //     unread.
-//   - gRPC: the bytes of messages received and not yet decoded (the
-//     transport's buffers, counted by countingPool), then each unary
-//     request and each Publish frame, decoded, until it is answered. gRPC
-//     reads a message before any code of ours sees it, so a call is
-//     admitted before its message arrives: a new call (stream) is refused
-//     while the count is at the limit (the transport tap), as is a Publish
-//     frame (in its answer; the stream goes on).
+//   - gRPC: each unary request and each Publish frame, from its decoding
+//     until it is answered. gRPC reads a message before any code of ours
+//     learns its size, so a call is admitted before its message arrives:
+//     a new call (stream) is refused while the count is at the limit (the
+//     transport tap), as is a Publish frame (in its answer; the stream
+//     goes on).
 //
 // A request larger than the whole limit still runs when nothing else is in
-// flight. What may go over the limit: the messages of gRPC calls admitted
-// together, each at most Config.MaxRequestBytes.
+// flight. What the count leaves out: the bytes gRPC's transport holds while
+// it receives the messages of calls admitted, each at most
+// Config.MaxRequestBytes. (They cannot be counted by the transport's buffer
+// pool: grpc-go drops the buffers of a stream that ends unread without
+// giving them back, so such a count would only grow.)
 type inflight struct {
 	max int64 // <= 0: no limit
 	n   atomic.Int64
@@ -88,23 +89,4 @@ func (f *inflight) refusal() error {
 	return statusWith(codes.ResourceExhausted, ReasonTooManyRequestBytes,
 		"this server holds "+limit+" bytes of requests in flight, its most: retry in "+strconv.Itoa(retryAfterMs)+
 			" ms, or on another replica", "", map[string]string{"limit": limit, "retry_after_ms": strconv.Itoa(retryAfterMs)})
-}
-
-// countingPool is the gRPC server's buffer pool (the transport reads each
-// message into its buffers): grpcBuffers, with the bytes of the buffers
-// handed out and not yet given back counted in flight.
-type countingPool struct {
-	mem.BufferPool
-	f *inflight
-}
-
-func (p countingPool) Get(n int) *[]byte {
-	b := p.BufferPool.Get(n)
-	p.f.add(int64(cap(*b)))
-	return b
-}
-
-func (p countingPool) Put(b *[]byte) {
-	p.f.add(-int64(cap(*b)))
-	p.BufferPool.Put(b)
 }

@@ -213,8 +213,7 @@ func New(cfg Config) (*Server, error) {
 		// Credentials and request bytes in flight are checked on a call's
 		// headers, before its message is read (tap.go).
 		grpc.InTapHandle(s.tap),
-		// The transport reads messages into these buffers: counted in flight.
-		experimental.BufferPool(countingPool{BufferPool: grpcBuffers, f: s.inflight}),
+		experimental.BufferPool(grpcBuffers),
 		grpc.UnknownServiceHandler(unknownMethod),
 		// Long-lived workers serve the RPCs: a fresh goroutine per RPC grew
 		// its stack on every call (copystack was 5 % of tagqd's CPU, W1).

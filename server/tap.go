@@ -82,8 +82,7 @@ func isGateway(ctx context.Context) bool {
 }
 
 // holdRequest counts a gRPC client's unary request in flight from its
-// decoding until it is answered (its message's bytes were counted in the
-// transport's buffers until then). REST and Connect calls are counted by
+// decoding until it is answered. REST and Connect calls are counted by
 // their bodies.
 func (s *Server) holdRequest(ctx context.Context, req any, _ *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
 	m, ok := req.(proto.Message)
