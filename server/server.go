@@ -208,6 +208,17 @@ func New(cfg Config) (*Server, error) {
 		grpc.Creds(newTransportCreds(cfg.TLS)),
 		grpc.ChainUnaryInterceptor(unary...),
 		grpc.ChainStreamInterceptor(stream...),
+		// A message over it is refused by the length its 5-byte prefix
+		// announces, unread: RESOURCE_EXHAUSTED, but without ErrorInfo
+		// (TestOversizedGRPCMessage). grpc-go checks the length in its
+		// parser and writes the status itself, in serverStream.RecvMsg,
+		// before any code of ours sees the error: for unary calls too
+		// (1.84 runs them on the stream path) and whatever a handler
+		// returns after (a status is written once). The tap runs before
+		// the prefix arrives, a stats handler cannot change a status, and
+		// the codec never gets the message. Giving it ErrorInfo would take
+		// a higher transport limit and the check in the codec: reading
+		// every oversized message whole, which this limit is here to avoid.
 		grpc.MaxRecvMsgSize(cfg.MaxRequestBytes),
 		grpc.MaxConcurrentStreams(cfg.MaxStreamsPerConnection),
 		// Credentials and request bytes in flight are checked on a call's

@@ -32,7 +32,7 @@ const (
 	ReasonMalformedRequest = "MALFORMED_REQUEST"
 	// ReasonUnsupportedMediaType: A REST request body is not JSON (Content-Type application/json is required). (INVALID_ARGUMENT)
 	ReasonUnsupportedMediaType = "UNSUPPORTED_MEDIA_TYPE"
-	// ReasonRequestTooLarge: A request is over the server's size limit. (RESOURCE_EXHAUSTED)
+	// ReasonRequestTooLarge: A request is over the server's size limit (metadata limit). Over gRPC, a message over it is refused by gRPC itself: RESOURCE_EXHAUSTED without ErrorInfo. (RESOURCE_EXHAUSTED)
 	ReasonRequestTooLarge = "REQUEST_TOO_LARGE"
 	// ReasonMethodNotAllowed: A REST path that exists, with an HTTP method it does not take. (UNIMPLEMENTED)
 	ReasonMethodNotAllowed = "METHOD_NOT_ALLOWED"
@@ -131,7 +131,7 @@ var Reasons = []ReasonInfo{
 	{Reason: ReasonInvalidPermission, Codes: []string{"INVALID_ARGUMENT"}, HTTP: 0, Description: "A grant names an unknown permission level, or limits receive to tags where it cannot."},
 	{Reason: ReasonMalformedRequest, Codes: []string{"INVALID_ARGUMENT"}, HTTP: 0, Description: "A request body or message could not be decoded."},
 	{Reason: ReasonUnsupportedMediaType, Codes: []string{"INVALID_ARGUMENT"}, HTTP: 415, Description: "A REST request body is not JSON (Content-Type application/json is required)."},
-	{Reason: ReasonRequestTooLarge, Codes: []string{"RESOURCE_EXHAUSTED"}, HTTP: 413, Description: "A request is over the server's size limit."},
+	{Reason: ReasonRequestTooLarge, Codes: []string{"RESOURCE_EXHAUSTED"}, HTTP: 413, Description: "A request is over the server's size limit (metadata limit). Over gRPC, a message over it is refused by gRPC itself: RESOURCE_EXHAUSTED without ErrorInfo."},
 	{Reason: ReasonMethodNotAllowed, Codes: []string{"UNIMPLEMENTED"}, HTTP: 405, Description: "A REST path that exists, with an HTTP method it does not take."},
 	{Reason: ReasonQueueNotFound, Codes: []string{"NOT_FOUND"}, HTTP: 0, Description: "The queue does not exist (metadata queue; field names the request field that held it)."},
 	{Reason: ReasonTagNotFound, Codes: []string{"NOT_FOUND"}, HTTP: 0, Description: "The tag does not exist, or the queue has no default tag and a receive named none (metadata queue, tag)."},

@@ -32,7 +32,7 @@ const (
 	ReasonMalformedRequest = "MALFORMED_REQUEST"
 	// ReasonUnsupportedMediaType: A REST request body is not JSON (Content-Type application/json is required). (INVALID_ARGUMENT)
 	ReasonUnsupportedMediaType = "UNSUPPORTED_MEDIA_TYPE"
-	// ReasonRequestTooLarge: A request is over the server's size limit. (RESOURCE_EXHAUSTED)
+	// ReasonRequestTooLarge: A request is over the server's size limit (metadata limit). Over gRPC, a message over it is refused by gRPC itself: RESOURCE_EXHAUSTED without ErrorInfo. (RESOURCE_EXHAUSTED)
 	ReasonRequestTooLarge = "REQUEST_TOO_LARGE"
 	// ReasonMethodNotAllowed: A REST path that exists, with an HTTP method it does not take. (UNIMPLEMENTED)
 	ReasonMethodNotAllowed = "METHOD_NOT_ALLOWED"

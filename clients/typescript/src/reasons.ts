@@ -30,7 +30,7 @@ export const Reasons = {
   MALFORMED_REQUEST: "MALFORMED_REQUEST",
   /** A REST request body is not JSON (Content-Type application/json is required). (INVALID_ARGUMENT) */
   UNSUPPORTED_MEDIA_TYPE: "UNSUPPORTED_MEDIA_TYPE",
-  /** A request is over the server's size limit. (RESOURCE_EXHAUSTED) */
+  /** A request is over the server's size limit (metadata limit). Over gRPC, a message over it is refused by gRPC itself: RESOURCE_EXHAUSTED without ErrorInfo. (RESOURCE_EXHAUSTED) */
   REQUEST_TOO_LARGE: "REQUEST_TOO_LARGE",
   /** A REST path that exists, with an HTTP method it does not take. (UNIMPLEMENTED) */
   METHOD_NOT_ALLOWED: "METHOD_NOT_ALLOWED",
