@@ -140,9 +140,15 @@ func (a *authn) check(ctx context.Context, method string, req any) (context.Cont
 	if r.open {
 		return ctx, nil
 	}
-	p, snap, err := a.authenticate(ctx)
-	if err != nil {
-		return ctx, err
+	var p *access.Principal
+	var snap *access.Snapshot
+	if t, ok := ctx.Value(tappedKey{}).(tapped); ok { // authenticated as the call opened
+		p, snap = t.p, t.snap
+	} else {
+		var err error
+		if p, snap, err = a.authenticate(ctx); err != nil {
+			return ctx, err
+		}
 	}
 	if !ok { // a method no service has (or, failing closed, one without a rule)
 		return ctx, statusWith(codes.Unimplemented, codeReasons[codes.Unimplemented], "unknown method "+tags.Clip(method, tags.MaxEcho), "", nil)
@@ -178,19 +184,17 @@ func (a *authn) check(ctx context.Context, method string, req any) (context.Cont
 	return ctx, nil
 }
 
-// checkHandles: HANDLE on each receipt handle's queue and tag. A handle
-// carries no authority. The engine refuses a handle not of the request's
-// queue, so with a queue named and no tag limit on it, HANDLE on that
-// queue suffices and no handle is decoded here. Handles this server did
-// not sign are left to the engine, which refuses them.
+// checkHandles: HANDLE on each receipt handle's queue and tag (S3, S18).
+// A handle carries no authority, and it names its queue: the permission is
+// checked against that queue (and tag, for HANDLE limited to tags) whether
+// or not the request names one, so HANDLE on a queue the request names
+// never covers a handle of another. A queue named needs HANDLE too (the
+// call acts on it). Handles this server did not sign name nothing: the
+// engine refuses them (INVALID_RECEIPT_HANDLE).
 func (a *authn) checkHandles(snap *access.Snapshot, p *access.Principal, queue string, handles []string) error {
 	if queue != "" {
-		perm, tagsOnly, _ := snap.Effective(p, queue)
-		if !perm.Allows(access.ActHandle) {
+		if perm, _, _ := snap.Effective(p, queue); !perm.Allows(access.ActHandle) {
 			return denied(p, need{act: access.ActHandle, queue: queue})
-		}
-		if tagsOnly == nil {
-			return nil
 		}
 	}
 	for _, h := range handles {
@@ -403,16 +407,7 @@ func (s *consumeAuth) RecvMsg(m any) error {
 // Authorization header, or a client certificate mapped to a principal.
 func (a *authn) httpAuthenticated(mux *runtime.ServeMux, next http.Handler, admin bool) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		md := metadata.MD{}
-		if v := r.Header.Get("Authorization"); v != "" {
-			md.Set("authorization", v)
-		}
-		if names := gatewayCertNames(r.Context(), r); names != nil {
-			md = metadata.Join(md, names)
-		}
-		ctx := metadata.NewIncomingContext(r.Context(), md)
-		ctx = peer.NewContext(ctx, &peer.Peer{AuthInfo: gatewayInfo{}})
-		p, _, err := a.authenticate(ctx)
+		p, err := a.authenticateHTTP(r)
 		if err == nil && admin && !p.Admin {
 			err = denied(p, need{admin: true})
 		}
@@ -423,4 +418,29 @@ func (a *authn) httpAuthenticated(mux *runtime.ServeMux, next http.Handler, admi
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// authenticateHTTP authenticates an HTTP request by its headers (and the
+// client certificate the listener verified) alone: REST and Connect calls
+// are checked so before a byte of their body is read, and again, with
+// their permission, by the gRPC server they are forwarded to.
+func (a *authn) authenticateHTTP(r *http.Request) (*access.Principal, error) {
+	return a.authenticateHeader(r.Context(), r.Header.Get("Authorization"), gatewayCertNames(r.Context(), r))
+}
+
+// authenticateHeader authenticates an HTTP request's Authorization header
+// value, else the names of its client certificate (as gatewayCertNames
+// gives them; nil: none).
+func (a *authn) authenticateHeader(ctx context.Context, authorization string, certNames metadata.MD) (*access.Principal, error) {
+	md := metadata.MD{}
+	if authorization != "" {
+		md.Set("authorization", authorization)
+	}
+	if certNames != nil {
+		md = metadata.Join(md, certNames)
+	}
+	ctx = metadata.NewIncomingContext(ctx, md)
+	ctx = peer.NewContext(ctx, &peer.Peer{AuthInfo: gatewayInfo{}})
+	p, _, err := a.authenticate(ctx)
+	return p, err
 }

@@ -94,19 +94,91 @@ func (c requestCodec) Marshal(v any) (mem.BufferSlice, error) {
 }
 
 // Unmarshal is grpc-go's proto Unmarshal (a request in several buffers is
-// joined in one from grpcBuffers), but for unreadable tagq requests.
+// joined in one from grpcBuffers), but for unreadable tagq requests and
+// large messages (unmarshalLarge).
 func (c requestCodec) Unmarshal(data mem.BufferSlice, v any) error {
 	m, ok := v.(proto.Message)
 	if !ok {
 		return c.base.Unmarshal(data, v)
 	}
-	buf := data.MaterializeToBuffer(grpcBuffers)
-	err := proto.Unmarshal(buf.ReadOnlyData(), m)
-	buf.Free()
+	var err error
+	if data.Len() >= largeMessage {
+		proto.Reset(m) // as proto.Unmarshal does: a stream may decode into one message again
+		err = unmarshalLarge(data.Materialize(), m.ProtoReflect(), 0)
+	} else {
+		buf := data.MaterializeToBuffer(grpcBuffers)
+		err = proto.Unmarshal(buf.ReadOnlyData(), m)
+		buf.Free()
+	}
 	if err == nil {
 		return nil
 	}
 	return markUnreadable(v, err)
+}
+
+// Large messages. gRPC hands the codec a message in the transport's
+// buffers (16 KiB frames); joining them copies it once, and
+// proto.Unmarshal copies every bytes field (message bodies) once more: a
+// 100 MB batch cost 300 MB at its peak. unmarshalLarge decodes a message
+// of largeMessage bytes or more from its joined copy (a buffer of its own,
+// never pooled) with its large bytes fields pointing into that copy
+// instead: twice the message at the peak, once when gRPC frees its
+// buffers.
+const (
+	largeMessage  = 1 << 20  // messages decoded by unmarshalLarge
+	largeField    = 16 << 10 // bytes fields (and messages holding them) that alias
+	maxLargeDepth = 8        // nesting unmarshalLarge follows (tagq's requests: 2)
+)
+
+// unmarshalLarge decodes b into m as proto.Unmarshal does (merging: m is
+// new), but a bytes field of largeField bytes or more aliases b, capacity
+// cut to its length so that an append copies; a message field as large is
+// decoded the same way, down to maxLargeDepth; every other field is
+// decoded by proto.Unmarshal on its own bytes, merged into m.
+func unmarshalLarge(b []byte, m protoreflect.Message, depth int) error {
+	fields := m.Descriptor().Fields()
+	for len(b) > 0 {
+		num, typ, n := protowire.ConsumeTag(b)
+		if n < 0 {
+			return protowire.ParseError(n)
+		}
+		fn := protowire.ConsumeFieldValue(num, typ, b[n:])
+		if fn < 0 {
+			return protowire.ParseError(fn)
+		}
+		field, rest := b[:n+fn], b[n+fn:]
+		fd := fields.ByNumber(num)
+		if fd != nil && typ == protowire.BytesType && !fd.IsMap() && depth < maxLargeDepth {
+			v, _ := protowire.ConsumeBytes(b[n:])
+			switch {
+			case len(v) < largeField:
+			case fd.Kind() == protoreflect.BytesKind && !fd.IsList():
+				m.Set(fd, protoreflect.ValueOfBytes(v[:len(v):len(v)]))
+				b = rest
+				continue
+			case fd.Kind() == protoreflect.MessageKind && fd.IsList():
+				l := m.Mutable(fd).List()
+				e := l.NewElement()
+				if err := unmarshalLarge(v, e.Message(), depth+1); err != nil {
+					return err
+				}
+				l.Append(e)
+				b = rest
+				continue
+			case fd.Kind() == protoreflect.MessageKind:
+				if err := unmarshalLarge(v, m.Mutable(fd).Message(), depth+1); err != nil {
+					return err
+				}
+				b = rest
+				continue
+			}
+		}
+		if err := (proto.UnmarshalOptions{Merge: true}).Unmarshal(field, m.Interface()); err != nil {
+			return err
+		}
+		b = rest
+	}
+	return nil
 }
 
 // markUnreadable leaves v, a unary tagq request that failed to decode with

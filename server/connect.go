@@ -48,7 +48,7 @@ var forwardedHeaders = []string{"Authorization", "Traceparent", "Tracestate", "B
 
 // connectHandlers are the Connect handlers of the tagq services, by path
 // prefix, each forwarding over conn (as HTTPHandler's gateway does).
-func (s *Server) connectHandlers(conn *grpc.ClientConn) map[string]http.Handler {
+func (s *Server) connectHandlers(conn grpc.ClientConnInterface) map[string]http.Handler {
 	f := &forwarder{s: s, q: tagqv1.NewQueueServiceClient(conn), m: tagqv1.NewMessageServiceClient(conn),
 		r: tagqv1.NewRedriveServiceClient(conn), a: tagqv1.NewAccessServiceClient(conn)}
 	opts := connect.WithHandlerOptions(
@@ -57,8 +57,10 @@ func (s *Server) connectHandlers(conn *grpc.ClientConn) map[string]http.Handler 
 		connect.WithCodec(connectCodec{name: "json; charset=utf-8", json: true}),
 		// One message: as large as a REST body may be (its JSON). A
 		// request that decodes larger than MaxRequestBytes is refused by
-		// the forwarding connection, with ErrorInfo (connectStatus).
+		// the forwarding connection (localConn), with ErrorInfo.
 		connect.WithReadMaxBytes(int(restBodyLimit(s.maxRequest))),
+		// Credentials and bytes in flight, before the body is read.
+		connect.WithRequestGate(s.connectGate),
 	)
 	out := map[string]http.Handler{}
 	for _, h := range []func() (string, http.Handler){
@@ -68,7 +70,7 @@ func (s *Server) connectHandlers(conn *grpc.ClientConn) map[string]http.Handler 
 		func() (string, http.Handler) { return tagqv1connect.NewAccessServiceHandler(f, opts) },
 	} {
 		path, handler := h()
-		out[path] = connectGuard(handler)
+		out[path] = s.connectGuard(handler)
 	}
 	return out
 }
@@ -94,27 +96,55 @@ type connectCertKey struct{}
 
 // connectGuard is what every Connect call passes before its handler: the
 // client certificate the HTTP listener verified goes into the context (for
-// outgoing), and the http.Server's timeouts are fitted to the call. A
-// unary call's read deadline (ReadTimeout, which bounds slow bodies) is
-// lifted once its body is read, as for REST, so a long poll outlasts it; a
-// stream is read and written for as long as it lives, so neither deadline
-// applies to it (a client that stops reading is held by flow control, as
-// on the gRPC listener).
-func connectGuard(next http.Handler) http.Handler {
+// outgoing and connectGate), a unary call's body is counted in flight
+// (connectGate admits it), and the http.Server's timeouts are fitted to
+// the call. A unary call's read deadline (ReadTimeout, which bounds slow
+// bodies) is lifted once its body is read, as for REST, so a long poll
+// outlasts it; a stream is read and written for as long as it lives, so
+// neither deadline applies to it (a client that stops reading is held by
+// flow control, as on the gRPC listener). A stream's messages are counted
+// by the gRPC server it is forwarded to (Publish frames).
+func (s *Server) connectGuard(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		rc := http.NewResponseController(w)
-		if streamingProcedures[r.URL.Path] {
-			_ = rc.SetReadDeadline(time.Time{})
-			_ = rc.SetWriteDeadline(time.Time{})
-		} else {
-			r.Body = &restBody{r: r.Body, done: func() { _ = rc.SetReadDeadline(time.Time{}) }}
-		}
 		ctx := r.Context()
 		if md := gatewayCertNames(ctx, r); md != nil {
 			ctx = context.WithValue(ctx, connectCertKey{}, md)
 		}
+		if streamingProcedures[r.URL.Path] {
+			_ = rc.SetReadDeadline(time.Time{})
+			_ = rc.SetWriteDeadline(time.Time{})
+		} else {
+			body := s.newBody(r.Body, r.ContentLength, func() { _ = rc.SetReadDeadline(time.Time{}) })
+			body.busy = s.connectError(ctx, s.inflight.refusal())
+			defer body.release()
+			r.Body = body
+			ctx = context.WithValue(ctx, restBodyKey{}, body)
+			if m := s.predecodeConnect(r, body); m != nil {
+				defer localRequests.forget(m)
+			}
+		}
 		next.ServeHTTP(w, r.WithContext(ctx))
 	})
+}
+
+// connectGate runs on a Connect call's headers, before its body is read
+// (connect.WithRequestGate): with authentication on, a caller without
+// credentials of a principal is refused (the gRPC server checks them again
+// with the permission the call needs); a unary call whose body does not
+// fit in flight is refused (TOO_MANY_REQUEST_BYTES).
+func (s *Server) connectGate(ctx context.Context, _ connect.Spec, _ connect.Peer, h http.Header) (context.Context, error) {
+	if s.auth != nil {
+		names, _ := ctx.Value(connectCertKey{}).(metadata.MD)
+		if _, err := s.auth.authenticateHeader(ctx, h.Get("Authorization"), names); err != nil {
+			return ctx, s.connectError(ctx, err)
+		}
+	}
+	if body, ok := ctx.Value(restBodyKey{}).(*restBody); ok && !body.admit() {
+		s.refused.WithLabelValues("connect").Inc()
+		return ctx, s.connectError(ctx, s.inflight.refusal())
+	}
+	return ctx, nil
 }
 
 // outgoing is ctx with the metadata a Connect call with request headers h
@@ -258,8 +288,9 @@ func (c connectCodec) Unmarshal(data []byte, v any) error {
 	if !ok {
 		return fmt.Errorf("%T is not a protobuf message", v)
 	}
-	var err error
+	marked, err := takeMarked(data, m)
 	switch {
+	case marked: // decoded by predecodeConnect
 	case !c.json:
 		err = proto.Unmarshal(data, m)
 	case len(data) == 0:

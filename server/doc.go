@@ -15,6 +15,14 @@
 //     /openapi.json, /healthz, /readyz and /metrics.
 //   - connect.go: the services in the Connect, gRPC-Web and gRPC protocols
 //     on the HTTP listener (connect-go handlers), each call forwarded over
-//     the gateway's connection.
+//     the gateway's connection; connectlarge.go decodes large unary bodies
+//     without connect-go's growing buffer.
+//   - localcodec.go: REST and Connect unary requests cross the gateway's
+//     connection by reference, not encoded again.
+//   - tap.go, inflight.go, restguard.go: what is checked before a request
+//     is read (credentials, with --auth; the request bytes in flight, one
+//     count over every protocol), and codec.go's decoding of large
+//     messages at about twice their size.
+//   - handles.go: the queue of a call on receipt handles (S3).
 //   - server.go: Config and New, the health service and reflection.
 package server

@@ -1,8 +1,10 @@
 package server
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"io"
 	"net/http"
 	"strings"
 
@@ -13,10 +15,12 @@ import (
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/tagq/tagq/console"
 	tagqgw "github.com/tagq/tagq/gen/gateway/tagq/v1"
 	"github.com/tagq/tagq/gen/openapi"
+	tagqv1 "github.com/tagq/tagq/gen/tagq/v1"
 
 	"github.com/tagq/tagq/tags"
 )
@@ -28,10 +32,43 @@ const ReasonMalformedRequest = tags.ReasonMalformedRequest
 
 // JSON as the REST API speaks it: field names as in the protos
 // (snake_case), every field present, unknown fields refused.
-var jsonMarshaler = &runtime.HTTPBodyMarshaler{Marshaler: &runtime.JSONPb{
+var jsonMarshaler = restJSON{HTTPBodyMarshaler: &runtime.HTTPBodyMarshaler{Marshaler: &runtime.JSONPb{
 	MarshalOptions:   protojson.MarshalOptions{UseProtoNames: true, EmitUnpopulated: true},
-	UnmarshalOptions: protojson.UnmarshalOptions{DiscardUnknown: false},
-}}
+	UnmarshalOptions: restUnmarshal,
+}}}
+
+var restUnmarshal = protojson.UnmarshalOptions{DiscardUnknown: false}
+
+// restJSON is grpc-gateway's JSON marshaler, but for how it decodes a
+// request body into its message: grpc-gateway's decoder reads the body
+// through a json.Decoder (whose buffer grows by doubling) into a copy
+// (json.RawMessage) before protojson decodes it, three times the body at
+// worst. This one reads the body into one buffer of its length (restBody)
+// and decodes that: the body once, and the message.
+type restJSON struct{ *runtime.HTTPBodyMarshaler }
+
+func (m restJSON) NewDecoder(r io.Reader) runtime.Decoder {
+	return runtime.DecoderFunc(func(v any) error {
+		pm, ok := v.(proto.Message)
+		body, isBody := r.(*restBody)
+		if !ok || !isBody {
+			return m.HTTPBodyMarshaler.NewDecoder(r).Decode(v)
+		}
+		raw, err := body.readAll()
+		if err != nil {
+			return err
+		}
+		if len(bytes.TrimSpace(raw)) == 0 {
+			return io.EOF // no body: an empty request, as grpc-gateway takes it
+		}
+		if err := restUnmarshal.Unmarshal(raw, pm); err != nil {
+			// protojson quotes the bytes it could not read: the status
+			// message must stay UTF-8.
+			return errors.New(strings.ToValidUTF8(err.Error(), "\uFFFD"))
+		}
+		return nil
+	})
+}
 
 // HTTPHandler serves the REST API (grpc-gateway over conn, a client
 // connection to this server's gRPC listener dialled with
@@ -51,18 +88,21 @@ func (s *Server) HTTPHandler(ctx context.Context, conn *grpc.ClientConn) (http.H
 		// listener verified goes as gatewayCertMD, which no header may set.
 		runtime.WithIncomingHeaderMatcher(gatewayHeader),
 		runtime.WithMetadata(gatewayCertNames))
-	for _, register := range []func(context.Context, *runtime.ServeMux, *grpc.ClientConn) error{
-		tagqgw.RegisterQueueServiceHandler, tagqgw.RegisterMessageServiceHandler, tagqgw.RegisterRedriveServiceHandler,
-		tagqgw.RegisterAccessServiceHandler,
+	lc := localConn{cc: conn, maxRequest: s.maxRequest} // requests by reference (localcodec.go)
+	for _, err := range []error{
+		tagqgw.RegisterQueueServiceHandlerClient(ctx, gw, tagqv1.NewQueueServiceClient(lc)),
+		tagqgw.RegisterMessageServiceHandlerClient(ctx, gw, tagqv1.NewMessageServiceClient(lc)),
+		tagqgw.RegisterRedriveServiceHandlerClient(ctx, gw, tagqv1.NewRedriveServiceClient(lc)),
+		tagqgw.RegisterAccessServiceHandlerClient(ctx, gw, tagqv1.NewAccessServiceClient(lc)),
 	} {
-		if err := register(ctx, gw, conn); err != nil {
+		if err != nil {
 			return nil, err
 		}
 	}
 	mux := http.NewServeMux()
 	mux.Handle("/", s.restGuard(gw, gw))
 	// Connect, gRPC-Web and gRPC at /tagq.v1.<Service>/ (connect.go).
-	for path, h := range s.connectHandlers(conn) {
+	for path, h := range s.connectHandlers(lc) {
 		mux.Handle(path, h)
 	}
 	// The web console: public assets; its pages call the API above.
@@ -146,15 +186,22 @@ func isValidMetadataValue(s string) bool {
 // gatewayError answers every failed REST call. Errors from the gRPC server
 // already carry ErrorInfo; the gateway's own (a body it cannot decode, the
 // loopback connection failing) get one here. A body over the limit, or
-// one that decodes to a request over MaxRequestBytes (which the gateway's
-// connection refuses to send), is 413 REQUEST_TOO_LARGE.
+// one that decodes to a request over MaxRequestBytes (which localConn
+// refuses to send), is 413 REQUEST_TOO_LARGE; a body without a length that
+// did not fit in flight is 429 TOO_MANY_REQUEST_BYTES.
 func (s *Server) gatewayError(ctx context.Context, mux *runtime.ServeMux, m runtime.Marshaler, w http.ResponseWriter, r *http.Request, err error) {
 	var httpErr *runtime.HTTPStatusError
 	st := status.Convert(err)
-	if limit, over := overLimit(ctx); over {
+	switch limit, over := overLimit(ctx); {
+	case over:
 		err = &runtime.HTTPStatusError{HTTPStatus: http.StatusRequestEntityTooLarge, Err: tooLarge(limit)}
-	} else if st.Code() == codes.ResourceExhausted && errorInfo(st) == nil {
+	case refusedInFlight(ctx):
+		s.refused.WithLabelValues("rest").Inc()
+		err = &runtime.HTTPStatusError{HTTPStatus: http.StatusTooManyRequests, Err: s.inflight.refusal()}
+	case st.Code() == codes.ResourceExhausted && errorInfo(st) == nil:
 		err = &runtime.HTTPStatusError{HTTPStatus: http.StatusRequestEntityTooLarge, Err: tooLarge(int64(s.maxRequest))}
+	case errorInfo(st).GetReason() == ReasonRequestTooLarge:
+		err = &runtime.HTTPStatusError{HTTPStatus: http.StatusRequestEntityTooLarge, Err: err}
 	}
 	if errors.As(err, &httpErr) {
 		err = &runtime.HTTPStatusError{HTTPStatus: httpErr.HTTPStatus, Err: s.gatewayStatus(ctx, httpErr.Err)}

@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc/status"
 
@@ -22,14 +23,24 @@ type messageService struct {
 	drain      <-chan struct{} // closed when the server starts shutting down
 	drainGrace time.Duration   // how long a draining Consume stream still takes acks
 	streams    atomic.Int64    // Publish and Consume streams open
+	inflight   *inflight       // request bytes in flight: Publish frames count
+	refused    prometheus.Counter
 }
 
 // batchCall is an engine call that takes a batch of entries on a queue and
 // answers per entry (a nil error: done), or fails as a whole.
 type batchCall[T any] func(ctx context.Context, queue string, entries []T) ([]error, error)
 
-// one is the unary form of a batch call: one entry, its error.
-func one[T any](ctx context.Context, call batchCall[T], queue string, entry T) error {
+// one is the unary form of a batch call on a receipt handle: one entry,
+// its error. Its queue is named, or the handle's (handleQueue).
+func one[T any](ctx context.Context, s *messageService, call batchCall[T], named, handle string, entry T) error {
+	queue, err := s.handleQueue(named, []string{handle})
+	if err != nil {
+		return err
+	}
+	if queue == "" {
+		return badHandle(handle)
+	}
 	errs, err := call(ctx, queue, []T{entry})
 	if err != nil {
 		return err
@@ -37,20 +48,32 @@ func one[T any](ctx context.Context, call batchCall[T], queue string, entry T) e
 	return errs[0]
 }
 
-// batch is the batch form: it reads each request entry's id and engine
-// entry, checks the ids (checkBatch), calls, and splits the answers into
-// the ids that succeeded and the failures (fields named entries[i].…).
-func batch[E, T any](ctx context.Context, call batchCall[T], queue string, entries []E, read func(E) (string, T)) ([]string, []*tagqv1.BatchResultError, error) {
+// batch is the batch form: it reads each request entry's id, receipt
+// handle and engine entry, checks the ids (checkBatch), finds the queue
+// (named, or the handles': handleQueue), calls, and splits the answers
+// into the ids that succeeded and the failures (fields named
+// entries[i].…).
+func batch[E, T any](ctx context.Context, s *messageService, call batchCall[T], named string, entries []E,
+	read func(E) (id, handle string, entry T)) ([]string, []*tagqv1.BatchResultError, error) {
 	ids := make([]string, len(entries))
+	handles := make([]string, len(entries))
 	in := make([]T, len(entries))
 	for i, e := range entries {
-		ids[i], in[i] = read(e)
+		ids[i], handles[i], in[i] = read(e)
 	}
 	if err := checkBatch(ids); err != nil {
 		return nil, nil, err
 	}
-	errs, err := call(ctx, queue, in)
+	queue, err := s.handleQueue(named, handles)
 	if err != nil {
+		return nil, nil, err
+	}
+	errs := make([]error, len(entries))
+	if queue == "" { // no handle names a queue: each is refused
+		for i, h := range handles {
+			errs[i] = badHandle(h)
+		}
+	} else if errs, err = call(ctx, queue, in); err != nil {
 		return nil, nil, err
 	}
 	var ok []string
@@ -138,28 +161,30 @@ func (s *messageService) ReceiveMessage(ctx context.Context, req *tagqv1.Receive
 }
 
 func (s *messageService) DeleteMessage(ctx context.Context, req *tagqv1.DeleteMessageRequest) (*tagqv1.DeleteMessageResponse, error) {
-	return &tagqv1.DeleteMessageResponse{}, one(ctx, s.store.Delete, req.GetQueue(), req.GetReceiptHandle())
+	return &tagqv1.DeleteMessageResponse{}, one(ctx, s, s.store.Delete, req.GetQueue(), req.GetReceiptHandle(), req.GetReceiptHandle())
 }
 
 func (s *messageService) DeleteMessageBatch(ctx context.Context, req *tagqv1.DeleteMessageBatchRequest) (*tagqv1.DeleteMessageBatchResponse, error) {
 	out := &tagqv1.DeleteMessageBatchResponse{}
 	var err error
-	out.Successful, out.Failed, err = batch(ctx, s.store.Delete, req.GetQueue(), req.GetEntries(),
-		func(e *tagqv1.DeleteMessageBatchEntry) (string, string) { return e.GetId(), e.GetReceiptHandle() })
+	out.Successful, out.Failed, err = batch(ctx, s, s.store.Delete, req.GetQueue(), req.GetEntries(),
+		func(e *tagqv1.DeleteMessageBatchEntry) (string, string, string) {
+			return e.GetId(), e.GetReceiptHandle(), e.GetReceiptHandle()
+		})
 	return out, err
 }
 
 func (s *messageService) ChangeMessageVisibility(ctx context.Context, req *tagqv1.ChangeMessageVisibilityRequest) (*tagqv1.ChangeMessageVisibilityResponse, error) {
-	return &tagqv1.ChangeMessageVisibilityResponse{}, one(ctx, s.store.ChangeVisibility, req.GetQueue(),
+	return &tagqv1.ChangeMessageVisibilityResponse{}, one(ctx, s, s.store.ChangeVisibility, req.GetQueue(), req.GetReceiptHandle(),
 		tags.VisibilityChange{ReceiptHandle: req.GetReceiptHandle(), VisibilitySeconds: req.GetVisibilitySeconds()})
 }
 
 func (s *messageService) ChangeMessageVisibilityBatch(ctx context.Context, req *tagqv1.ChangeMessageVisibilityBatchRequest) (*tagqv1.ChangeMessageVisibilityBatchResponse, error) {
 	out := &tagqv1.ChangeMessageVisibilityBatchResponse{}
 	var err error
-	out.Successful, out.Failed, err = batch(ctx, s.store.ChangeVisibility, req.GetQueue(), req.GetEntries(),
-		func(e *tagqv1.ChangeMessageVisibilityBatchEntry) (string, tags.VisibilityChange) {
-			return e.GetId(), tags.VisibilityChange{ReceiptHandle: e.GetReceiptHandle(), VisibilitySeconds: e.GetVisibilitySeconds()}
+	out.Successful, out.Failed, err = batch(ctx, s, s.store.ChangeVisibility, req.GetQueue(), req.GetEntries(),
+		func(e *tagqv1.ChangeMessageVisibilityBatchEntry) (string, string, tags.VisibilityChange) {
+			return e.GetId(), e.GetReceiptHandle(), tags.VisibilityChange{ReceiptHandle: e.GetReceiptHandle(), VisibilitySeconds: e.GetVisibilitySeconds()}
 		})
 	return out, err
 }
@@ -197,16 +222,16 @@ func (s *messageService) PeekMessage(ctx context.Context, req *tagqv1.PeekMessag
 func peekList(queue, tag string) string { return "queues/" + queue + "/peek?tag=" + tag }
 
 func (s *messageService) DeadMessage(ctx context.Context, req *tagqv1.DeadMessageRequest) (*tagqv1.DeadMessageResponse, error) {
-	return &tagqv1.DeadMessageResponse{}, one(ctx, s.store.DeadLetter, req.GetQueue(),
+	return &tagqv1.DeadMessageResponse{}, one(ctx, s, s.store.DeadLetter, req.GetQueue(), req.GetReceiptHandle(),
 		tags.DeadRequest{ReceiptHandle: req.GetReceiptHandle(), Reason: req.GetReason(), Description: req.GetDescription()})
 }
 
 func (s *messageService) DeadMessageBatch(ctx context.Context, req *tagqv1.DeadMessageBatchRequest) (*tagqv1.DeadMessageBatchResponse, error) {
 	out := &tagqv1.DeadMessageBatchResponse{}
 	var err error
-	out.Successful, out.Failed, err = batch(ctx, s.store.DeadLetter, req.GetQueue(), req.GetEntries(),
-		func(e *tagqv1.DeadMessageBatchEntry) (string, tags.DeadRequest) {
-			return e.GetId(), tags.DeadRequest{ReceiptHandle: e.GetReceiptHandle(), Reason: e.GetReason(), Description: e.GetDescription()}
+	out.Successful, out.Failed, err = batch(ctx, s, s.store.DeadLetter, req.GetQueue(), req.GetEntries(),
+		func(e *tagqv1.DeadMessageBatchEntry) (string, string, tags.DeadRequest) {
+			return e.GetId(), e.GetReceiptHandle(), tags.DeadRequest{ReceiptHandle: e.GetReceiptHandle(), Reason: e.GetReason(), Description: e.GetDescription()}
 		})
 	return out, err
 }

@@ -7,6 +7,7 @@ import (
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/protobuf/proto"
 
 	tagqv1 "github.com/tagq/tagq/gen/tagq/v1"
 )
@@ -76,15 +77,24 @@ func (s *messageService) Publish(stream grpc.BidiStreamingServer[tagqv1.PublishR
 			}
 			return r.err
 		}
+		// A frame is held in flight until answered; one that does not fit
+		// is answered with the refusal (the stream goes on).
+		size := int64(proto.Size(r.req))
+		if !s.inflight.reserve(size) {
+			s.refused.Inc()
+			answer(&tagqv1.PublishResponse{Seq: r.req.GetSeq(), Error: toStreamError(s.inflight.refusal())})
+			continue
+		}
 		select {
 		case slots <- struct{}{}:
 		case <-ctx.Done():
+			s.inflight.add(-size)
 			wg.Wait()
 			return ctx.Err()
 		}
 		wg.Add(1)
 		go func(req *tagqv1.PublishRequest) {
-			defer func() { <-slots; wg.Done() }()
+			defer func() { <-slots; s.inflight.add(-size); wg.Done() }()
 			resp := &tagqv1.PublishResponse{Seq: req.GetSeq()}
 			defer func() {
 				if p := recover(); p != nil { // as recoverPanics does for a unary call

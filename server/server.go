@@ -46,6 +46,12 @@ type Config struct {
 	// MaxRequestBytes bounds one gRPC request (and a REST request once
 	// decoded). Default: DefaultMaxRequestBytes.
 	MaxRequestBytes int
+	// MaxRequestBytesInFlight bounds the bytes of requests the process
+	// holds at once, over every protocol (inflight.go): beyond it calls
+	// are refused with RESOURCE_EXHAUSTED (TOO_MANY_REQUEST_BYTES,
+	// retry_after_ms). Default DefaultMaxRequestBytesInFlight; negative:
+	// no limit.
+	MaxRequestBytesInFlight int64
 	// MaxStreamsPerConnection bounds the concurrent calls (streams, long
 	// polls and unary calls alike) on one client connection (HTTP/2's
 	// SETTINGS_MAX_CONCURRENT_STREAMS: a client beyond it waits for a
@@ -121,6 +127,8 @@ type Server struct {
 	queueMetrics *queueCollector
 	auth         *authn // nil: authentication off
 	conns        *connMetrics
+	inflight     *inflight              // request bytes in flight (inflight.go)
+	refused      *prometheus.CounterVec // calls refused for them, by protocol
 }
 
 // New builds the gRPC server with the Queue, Message and Redrive services,
@@ -154,6 +162,9 @@ func New(cfg Config) (*Server, error) {
 	if cfg.MaxStreams == 0 {
 		cfg.MaxStreams = DefaultMaxStreams
 	}
+	if cfg.MaxRequestBytesInFlight == 0 {
+		cfg.MaxRequestBytesInFlight = DefaultMaxRequestBytesInFlight
+	}
 	if cfg.QueueMetricsInterval == 0 {
 		cfg.QueueMetricsInterval = 5 * time.Second
 	}
@@ -164,9 +175,12 @@ func New(cfg Config) (*Server, error) {
 		cfg.DrainGrace = 2 * time.Second
 	}
 	s := &Server{store: cfg.Store, log: cfg.Logger, gather: cfg.Gatherer, maxRequest: cfg.MaxRequestBytes,
-		health: health.NewServer(), drain: make(chan struct{}), conns: newConnMetrics()}
+		health: health.NewServer(), drain: make(chan struct{}), conns: newConnMetrics(),
+		inflight: &inflight{max: cfg.MaxRequestBytesInFlight}}
+	inflightGauge, refused := newInflightMetrics(s.inflight)
+	s.refused = refused
 	s.messages = &messageService{store: cfg.Store, log: cfg.Logger, settler: newSettler(cfg.Store, cfg.Logger),
-		drain: s.drain, drainGrace: cfg.DrainGrace}
+		drain: s.drain, drainGrace: cfg.DrainGrace, inflight: s.inflight, refused: refused.WithLabelValues("publish")}
 	var queues prometheus.Collector
 	if cfg.QueueMetricsInterval > 0 {
 		s.queueMetrics = newQueueCollector(cfg.Store, cfg.QueueMetricsInterval, cfg.QueueMetricsMaxTags)
@@ -176,7 +190,7 @@ func New(cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	for _, c := range []prometheus.Collector{s.conns.open, s.conns.refused} {
+	for _, c := range []prometheus.Collector{s.conns.open, s.conns.refused, inflightGauge, refused} {
 		if err := cfg.Registerer.Register(c); err != nil {
 			return nil, err
 		}
@@ -188,13 +202,28 @@ func New(cfg Config) (*Server, error) {
 		s.auth = &authn{acc: cfg.Access, store: cfg.Store}
 		unary, stream = append(unary, s.auth.unary), append(stream, s.auth.stream)
 	}
+	unary = append(unary, s.holdRequest)
 	stream = append(stream, streams.interceptor) // after authentication: a stranger holds no slot
 	opts := []grpc.ServerOption{
 		grpc.Creds(newTransportCreds(cfg.TLS)),
 		grpc.ChainUnaryInterceptor(unary...),
 		grpc.ChainStreamInterceptor(stream...),
+		// A message over it is refused by the length its 5-byte prefix
+		// announces, unread: RESOURCE_EXHAUSTED, but without ErrorInfo
+		// (TestOversizedGRPCMessage). grpc-go checks the length in its
+		// parser and writes the status itself, in serverStream.RecvMsg,
+		// before any code of ours sees the error: for unary calls too
+		// (1.84 runs them on the stream path) and whatever a handler
+		// returns after (a status is written once). The tap runs before
+		// the prefix arrives, a stats handler cannot change a status, and
+		// the codec never gets the message. Giving it ErrorInfo would take
+		// a higher transport limit and the check in the codec: reading
+		// every oversized message whole, which this limit is here to avoid.
 		grpc.MaxRecvMsgSize(cfg.MaxRequestBytes),
 		grpc.MaxConcurrentStreams(cfg.MaxStreamsPerConnection),
+		// Credentials and request bytes in flight are checked on a call's
+		// headers, before its message is read (tap.go).
+		grpc.InTapHandle(s.tap),
 		experimental.BufferPool(grpcBuffers),
 		grpc.UnknownServiceHandler(unknownMethod),
 		// Long-lived workers serve the RPCs: a fresh goroutine per RPC grew

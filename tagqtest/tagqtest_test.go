@@ -77,7 +77,7 @@ func TestServer_DelayRetentionAndREST(t *testing.T) {
 	got, err = c.Receive(ctx, "q", tagq.ReceiveOptions{})
 	require.NoError(t, err)
 	require.Len(t, got, 1, "due")
-	require.NoError(t, c.Delete(ctx, "q", got[0].GetReceiptHandle()))
+	require.NoError(t, c.Delete(ctx, got[0].GetReceiptHandle()))
 
 	_, err = c.Send(ctx, "q", tagq.Outgoing{Body: []byte("never read")})
 	require.NoError(t, err)

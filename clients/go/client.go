@@ -335,23 +335,25 @@ func (c *Client) Receive(ctx context.Context, queue string, o ReceiveOptions) ([
 	return r.GetMessages(), wrap(err)
 }
 
-// Delete acknowledges a message for the tag that received it.
-func (c *Client) Delete(ctx context.Context, queue, receiptHandle string) error {
-	_, err := c.Messages.DeleteMessage(ctx, &tagqv1.DeleteMessageRequest{Queue: queue, ReceiptHandle: receiptHandle})
+// Delete acknowledges a message for the tag that received it. The
+// receipt handle names its queue and tag: no queue is needed (with
+// authentication on, the caller needs HANDLE on that queue and tag).
+func (c *Client) Delete(ctx context.Context, receiptHandle string) error {
+	_, err := c.Messages.DeleteMessage(ctx, &tagqv1.DeleteMessageRequest{ReceiptHandle: receiptHandle})
 	return wrap(err)
 }
 
 // ChangeVisibility sets the message's deadline to now + d; 0 gives it back
 // at once (a nack).
-func (c *Client) ChangeVisibility(ctx context.Context, queue, receiptHandle string, d time.Duration) error {
-	_, err := c.Messages.ChangeMessageVisibility(ctx, &tagqv1.ChangeMessageVisibilityRequest{Queue: queue,
+func (c *Client) ChangeVisibility(ctx context.Context, receiptHandle string, d time.Duration) error {
+	_, err := c.Messages.ChangeMessageVisibility(ctx, &tagqv1.ChangeMessageVisibilityRequest{
 		ReceiptHandle: receiptHandle, VisibilitySeconds: int32(d / time.Second)})
 	return wrap(err)
 }
 
 // Dead dead-letters a message now (an ACK for its tag) with a reason.
-func (c *Client) Dead(ctx context.Context, queue, receiptHandle, reason, description string) error {
-	_, err := c.Messages.DeadMessage(ctx, &tagqv1.DeadMessageRequest{Queue: queue, ReceiptHandle: receiptHandle,
+func (c *Client) Dead(ctx context.Context, receiptHandle, reason, description string) error {
+	_, err := c.Messages.DeadMessage(ctx, &tagqv1.DeadMessageRequest{ReceiptHandle: receiptHandle,
 		Reason: reason, Description: description})
 	return wrap(err)
 }

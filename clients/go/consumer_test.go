@@ -146,7 +146,7 @@ func TestClient_ErrorsCarryReasonAndField(t *testing.T) {
 	require.Equal(t, "INVALID_NAME", e.Reason)
 	require.Equal(t, "queue.name", e.Field)
 	require.ErrorIs(t, err, &tagq.Error{Reason: "INVALID_NAME"})
-	err = c.Delete(context.Background(), "c-ok", "garbled")
+	err = c.Delete(context.Background(), "garbled")
 	require.Equal(t, "INVALID_RECEIPT_HANDLE", tagq.ReasonOf(err))
 }
 
@@ -190,4 +190,30 @@ func TestClient_PriorityQueue(t *testing.T) {
 	var e *tagq.Error
 	require.ErrorAs(t, err, &e)
 	require.Equal(t, "priority", e.Field)
+}
+
+// S3: Delete, ChangeVisibility and Dead take the receipt handle alone.
+func TestClient_HandleCallsNeedNoQueue(t *testing.T) {
+	c := client(t)
+	ctx := context.Background()
+	queue(t, c, "c-h-dlq", tagq.QueueOptions{DeadLetterQueue: true})
+	queue(t, c, "c-h", tagq.QueueOptions{RedriveTo: "c-h-dlq", MaxReceiveCount: 5})
+	for i := range 3 {
+		_, err := c.Send(ctx, "c-h", tagq.Outgoing{Body: []byte(fmt.Sprint(i))})
+		require.NoError(t, err)
+	}
+	msgs, err := c.Receive(ctx, "c-h", tagq.ReceiveOptions{Max: 3})
+	require.NoError(t, err)
+	require.Len(t, msgs, 3)
+	require.NoError(t, c.Delete(ctx, msgs[0].GetReceiptHandle()))
+	require.NoError(t, c.ChangeVisibility(ctx, msgs[1].GetReceiptHandle(), 0))
+	require.NoError(t, c.Dead(ctx, msgs[2].GetReceiptHandle(), "POISON", ""))
+	again, err := c.Receive(ctx, "c-h", tagq.ReceiveOptions{Max: 3})
+	require.NoError(t, err)
+	require.Len(t, again, 1) // the nacked one; the others are gone
+	require.Equal(t, msgs[1].GetMessageId(), again[0].GetMessageId())
+	dead, err := c.Receive(ctx, "c-h-dlq", tagq.ReceiveOptions{Max: 3})
+	require.NoError(t, err)
+	require.Len(t, dead, 1)
+	require.Equal(t, "POISON", dead[0].GetDeadLetter().GetReason())
 }

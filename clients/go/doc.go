@@ -22,7 +22,7 @@
 //	}
 //	for _, m := range msgs {
 //		fmt.Println(m.GetMessageId() == id, string(m.GetBody()))
-//		if err := c.Delete(ctx, "orders", m.GetReceiptHandle()); err != nil {
+//		if err := c.Delete(ctx, m.GetReceiptHandle()); err != nil {
 //			return err
 //		}
 //	}

@@ -31,7 +31,7 @@ func Example_overview() {
 		}
 		for _, m := range msgs {
 			fmt.Println(m.GetMessageId() == id, string(m.GetBody()))
-			if err := c.Delete(ctx, "orders", m.GetReceiptHandle()); err != nil {
+			if err := c.Delete(ctx, m.GetReceiptHandle()); err != nil {
 				return err
 			}
 		}
@@ -68,7 +68,7 @@ func ExampleDial() {
 	}
 	for _, m := range msgs {
 		fmt.Printf("%q, the message sent: %v\n", m.GetBody(), m.GetMessageId() == id)
-		if err := c.Delete(ctx, "example-dial", m.GetReceiptHandle()); err != nil {
+		if err := c.Delete(ctx, m.GetReceiptHandle()); err != nil {
 			panic(err)
 		}
 	}
@@ -105,7 +105,7 @@ func Example() {
 		msgs, _ := c.Receive(ctx, "example-orders", tagq.ReceiveOptions{Tag: tag, Max: 10})
 		for _, m := range msgs {
 			fmt.Printf("%s got %q (receive %d)\n", tag, m.GetBody(), m.GetReceiveCount())
-			_ = c.Delete(ctx, "example-orders", m.GetReceiptHandle())
+			_ = c.Delete(ctx, m.GetReceiptHandle())
 		}
 	}
 	// Output:

@@ -22,15 +22,17 @@ const (
 	ReasonDuplicateBatchEntryID = "DUPLICATE_BATCH_ENTRY_ID"
 	// ReasonImmutableField: An update names a field fixed at creation (name, dead_letter_queue, topic_queue, priority_queue, ...). (INVALID_ARGUMENT)
 	ReasonImmutableField = "IMMUTABLE_FIELD"
-	// ReasonInvalidReceiptHandle: A receipt handle is not one tagq issued (or, on a stream, a delivery id no longer outstanding). (INVALID_ARGUMENT)
+	// ReasonInvalidReceiptHandle: A receipt handle is not one tagq issued, or not of the queue the request names (or, on a stream, a delivery id no longer outstanding). (INVALID_ARGUMENT)
 	ReasonInvalidReceiptHandle = "INVALID_RECEIPT_HANDLE"
+	// ReasonMixedQueueBatch: A batch of receipt handles names no queue and holds handles of two queues (field names the first entry of the second; metadata queue, other_queue): a batch acts on one queue. (INVALID_ARGUMENT)
+	ReasonMixedQueueBatch = "MIXED_QUEUE_BATCH"
 	// ReasonInvalidPermission: A grant names an unknown permission level, or limits receive to tags where it cannot. (INVALID_ARGUMENT)
 	ReasonInvalidPermission = "INVALID_PERMISSION"
 	// ReasonMalformedRequest: A request body or message could not be decoded. (INVALID_ARGUMENT)
 	ReasonMalformedRequest = "MALFORMED_REQUEST"
 	// ReasonUnsupportedMediaType: A REST request body is not JSON (Content-Type application/json is required). (INVALID_ARGUMENT)
 	ReasonUnsupportedMediaType = "UNSUPPORTED_MEDIA_TYPE"
-	// ReasonRequestTooLarge: A request is over the server's size limit. (RESOURCE_EXHAUSTED)
+	// ReasonRequestTooLarge: A request is over the server's size limit (metadata limit). Over gRPC, a message over it is refused by gRPC itself: RESOURCE_EXHAUSTED without ErrorInfo. (RESOURCE_EXHAUSTED)
 	ReasonRequestTooLarge = "REQUEST_TOO_LARGE"
 	// ReasonMethodNotAllowed: A REST path that exists, with an HTTP method it does not take. (UNIMPLEMENTED)
 	ReasonMethodNotAllowed = "METHOD_NOT_ALLOWED"
@@ -78,6 +80,8 @@ const (
 	ReasonQuotaExceeded = "QUOTA_EXCEEDED"
 	// ReasonTooManyStreams: The server has the most Publish and Consume streams open it may have (metadata limit). (RESOURCE_EXHAUSTED)
 	ReasonTooManyStreams = "TOO_MANY_STREAMS"
+	// ReasonTooManyRequestBytes: The server holds the most request bytes in flight it may (tagqd --max-request-bytes-in-flight): retry after retry_after_ms, or on another replica (metadata limit, retry_after_ms). (RESOURCE_EXHAUSTED)
+	ReasonTooManyRequestBytes = "TOO_MANY_REQUEST_BYTES"
 	// ReasonUnauthenticated: No credentials, or an API key or client certificate tagq does not know. (UNAUTHENTICATED)
 	ReasonUnauthenticated = "UNAUTHENTICATED"
 	// ReasonPermissionDenied: The principal lacks the permission the call needs (metadata permission, queue). (PERMISSION_DENIED)

@@ -626,7 +626,7 @@ func (c *cli) receiveCmd() *cobra.Command {
 				return err
 			}
 			if del {
-				return c.deleteAll(cmd.Context(), args[0], ms)
+				return c.deleteAll(cmd.Context(), ms)
 			}
 			return nil
 		},
@@ -639,9 +639,9 @@ func (c *cli) receiveCmd() *cobra.Command {
 	return cmd
 }
 
-func (c *cli) deleteAll(ctx context.Context, queue string, ms []*tagq.Message) error {
+func (c *cli) deleteAll(ctx context.Context, ms []*tagq.Message) error {
 	for _, m := range ms {
-		if err := c.client.Delete(ctx, queue, m.GetReceiptHandle()); err != nil {
+		if err := c.client.Delete(ctx, m.GetReceiptHandle()); err != nil {
 			return err
 		}
 	}
@@ -725,46 +725,6 @@ func (c *cli) peekCmd() *cobra.Command {
 	}
 	cmd.Flags().StringVar(&tag, "tag", "", "tag (default: the queue's default tag)")
 	cmd.Flags().IntVar(&max, "max", 10, "at most this many (1-100)")
-	return cmd
-}
-
-func (c *cli) deleteCmd() *cobra.Command {
-	return &cobra.Command{
-		Use: "delete QUEUE HANDLE...", Short: "Delete (acknowledge) messages by receipt handle",
-		Args: func(_ *cobra.Command, args []string) error {
-			if len(args) < 2 {
-				return usageError{errors.New("expected QUEUE HANDLE...")}
-			}
-			return nil
-		},
-		RunE: func(cmd *cobra.Command, args []string) error {
-			for _, h := range args[1:] {
-				if err := c.client.Delete(cmd.Context(), args[0], h); err != nil {
-					return err
-				}
-			}
-			fmt.Fprintf(c.stdout, "deleted %d\n", len(args)-1)
-			return nil
-		},
-	}
-}
-
-func (c *cli) deadLetterCmd() *cobra.Command {
-	var reason, description string
-	cmd := &cobra.Command{
-		Use: "dead-letter QUEUE HANDLE", Short: "Send a received message to the queue's dead-letter queue now",
-		Args:    exactArgs(2, "QUEUE HANDLE"),
-		Example: "  tagq dead-letter orders <handle> --reason BAD_ADDRESS --description 'no such street'",
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := c.client.Dead(cmd.Context(), args[0], args[1], reason, description); err != nil {
-				return err
-			}
-			fmt.Fprintln(c.stdout, "dead-lettered")
-			return nil
-		},
-	}
-	cmd.Flags().StringVar(&reason, "reason", "", "why (default CONSUMER_DEAD_LETTERED)")
-	cmd.Flags().StringVar(&description, "description", "", "details")
 	return cmd
 }
 

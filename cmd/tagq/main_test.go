@@ -83,9 +83,9 @@ func TestCLI_QueueTagsSendReceiveDeleteDeadLetter(t *testing.T) {
 	shipping := jsonLines(t, ok(t, "receive", "cli-orders", "--tag", "shipping", "--max", "10", "-o", "json"))
 	require.Len(t, shipping, 3)
 	for _, m := range billing {
-		ok(t, "delete", "cli-orders", m["receipt_handle"].(string))
+		ok(t, "delete", m["receipt_handle"].(string))
 	}
-	ok(t, "dead-letter", "cli-orders", shipping[0]["receipt_handle"].(string), "--reason", "BAD_ADDRESS", "--description", "no such street")
+	ok(t, "dead-letter", shipping[0]["receipt_handle"].(string), "--reason", "BAD_ADDRESS", "--description", "no such street")
 
 	table := ok(t, "dead", "cli-dlq")
 	require.Contains(t, table, "cli-orders")

@@ -65,7 +65,7 @@ func TestCLI_DeadSaysWhenItShowsOnlySome(t *testing.T) {
 	ok(t, "queue", "create", "cli-dead-src", "--redrive-to", "cli-dead-many")
 	ok(t, "send", "cli-dead-src", "one", "two", "three")
 	for _, m := range jsonLines(t, ok(t, "receive", "cli-dead-src", "--max", "10", "-o", "json")) {
-		ok(t, "dead-letter", "cli-dead-src", m["receipt_handle"].(string), "--reason", "TEST")
+		ok(t, "dead-letter", m["receipt_handle"].(string), "--reason", "TEST")
 	}
 	out, errs, code := runTagq(t, "", "dead", "cli-dead-many", "--max", "2", "-o", "json")
 	require.Equal(t, 0, code, errs)

@@ -27,7 +27,7 @@ func clearEnv(t *testing.T) {
 		"TAGQ_QUEUE_METRICS_INTERVAL", "TAGQ_QUEUE_METRICS_MAX_TAGS", "TAGQ_STALLED_READ", "TAGQ_HANDLE_KEY_FILE",
 		"TAGQ_AUTH", "TAGQ_INSECURE", "TAGQ_ADMIN_KEY", "TAGQ_ADMIN_KEY_FILE",
 		"TAGQ_REDIS_MEMORY_THRESHOLD", "TAGQ_REDIS_MEMORY_LIMIT", "TAGQ_REDIS_MEMORY_INTERVAL", "TAGQ_CONFIG_FILE",
-		"TAGQ_MAX_CONNECTIONS", "TAGQ_MAX_STREAMS", "TAGQ_MAX_STREAMS_PER_CONNECTION",
+		"TAGQ_MAX_CONNECTIONS", "TAGQ_MAX_STREAMS", "TAGQ_MAX_STREAMS_PER_CONNECTION", "TAGQ_MAX_REQUEST_BYTES_IN_FLIGHT",
 		"TAGQ_ACK_REPLICAS", "TAGQ_ACK_TIMEOUT"} {
 		t.Setenv(name, "") // registers the restore
 		require.NoError(t, os.Unsetenv(name))
@@ -41,7 +41,7 @@ func TestParseFlags_Defaults(t *testing.T) {
 	require.Equal(t, config{grpcAddr: "127.0.0.1:9090", httpAddr: "127.0.0.1:8080", keyPrefix: "tagq", logLevel: "info", logFormat: "text",
 		shutdownTimeout: 25 * time.Second, queueMetricsInterval: 5 * time.Second, queueMetricsMaxTags: 10000,
 		stalledRead: 30 * time.Second, memThreshold: 0.9, memInterval: time.Second,
-		maxConnections: 10000, maxStreams: 10000, maxStreamsPerConn: 1000,
+		maxConnections: 10000, maxStreams: 10000, maxStreamsPerConn: 1000, maxInFlight: 256 << 20,
 		ackReplicas: durable.Auto, ackTimeout: 2 * time.Second}, c)
 }
 
@@ -61,7 +61,7 @@ func TestParseFlags_EnvironmentThenFlagWins(t *testing.T) {
 		keyPrefix: "envprefix", logLevel: "debug", logFormat: "json", shutdownTimeout: 3 * time.Second,
 		queueMetricsInterval: 5 * time.Second, queueMetricsMaxTags: 10000, stalledRead: 4 * time.Second,
 		memThreshold: 0.9, memInterval: time.Second, maxConnections: 10000, maxStreams: 10000, maxStreamsPerConn: 1000,
-		ackReplicas: durable.Auto, ackTimeout: 2 * time.Second}, c)
+		maxInFlight: 256 << 20, ackReplicas: durable.Auto, ackTimeout: 2 * time.Second}, c)
 
 	c, err = parseFlags([]string{"--grpc-addr", "127.0.0.1:7", "--redis-url", "redis://flag:6379/1", "--key-prefix", "flagprefix",
 		"--log-format", "text", "--shutdown-timeout", "1m", "--stalled-read", "5s"})
@@ -104,15 +104,18 @@ func TestParseFlags_Limits(t *testing.T) {
 	t.Setenv("TAGQ_MAX_CONNECTIONS", "5")
 	t.Setenv("TAGQ_MAX_STREAMS", "0")
 	t.Setenv("TAGQ_MAX_STREAMS_PER_CONNECTION", "7")
+	t.Setenv("TAGQ_MAX_REQUEST_BYTES_IN_FLIGHT", "1gb")
 	c, err := parseFlags(nil)
 	require.NoError(t, err)
 	require.Equal(t, 5, c.maxConnections)
 	require.Equal(t, 0, c.maxStreams)
 	require.Equal(t, uint32(7), c.maxStreamsPerConn)
-	c, err = parseFlags([]string{"--max-connections", "0", "--max-streams", "3"})
+	require.Equal(t, int64(1<<30), c.maxInFlight)
+	c, err = parseFlags([]string{"--max-connections", "0", "--max-streams", "3", "--max-request-bytes-in-flight", "0"})
 	require.NoError(t, err)
 	require.Equal(t, 0, c.maxConnections, "a flag wins")
 	require.Equal(t, 3, c.maxStreams)
+	require.Equal(t, int64(0), c.maxInFlight)
 }
 
 func TestParseFlags_AckReplicas(t *testing.T) {
@@ -175,6 +178,8 @@ func TestParseFlags_Refuses(t *testing.T) {
 		{"--max-connections", "lots"},
 		{"--max-streams", "-1"},
 		{"--max-streams-per-connection", "0"},
+		{"--max-request-bytes-in-flight", "-1"},
+		{"--max-request-bytes-in-flight", "lots"},
 	} {
 		_, err := parseFlags(args)
 		require.Error(t, err, "%v", args)
@@ -325,6 +330,7 @@ http-addr: 127.0.0.1:7001
 shutdown-timeout: 3s
 queue-metrics-max-tags: 7
 redis-memory-threshold: 0.5
+max-request-bytes-in-flight: 64mb
 pprof: true
 `)
 	t.Setenv("TAGQ_HTTP_ADDR", "127.0.0.1:7002")
@@ -335,6 +341,7 @@ pprof: true
 	require.Equal(t, time.Minute, c.shutdownTimeout, "the flag over the file")
 	require.Equal(t, 7, c.queueMetricsMaxTags)
 	require.Equal(t, 0.5, c.memThreshold)
+	require.Equal(t, int64(64<<20), c.maxInFlight)
 	require.True(t, c.pprof)
 
 	t.Setenv("TAGQ_CONFIG_FILE", file)

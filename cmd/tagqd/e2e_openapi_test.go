@@ -123,12 +123,14 @@ func TestE2E_RESTAnswersMatchTheOpenAPIDocument(t *testing.T) {
 
 	c.call("POST", "/v1/queues/q/messages", `{"body": "aGk=", "attributes": {"k": {"string_value": "v"}}}`, 200)
 	batch := c.call("POST", "/v1/queues/q/messages:batchSend",
-		`{"entries": [{"id": "a", "body": "YQ=="}, {"id": "b", "body": "Yg=="}, {"id": "c", "body": "Yw=="}, {"id": "d", "body": "ZA=="}]}`, 200)
-	require.Len(t, jget(batch, "successful"), 4)
+		`{"entries": [{"id": "a", "body": "YQ=="}, {"id": "b", "body": "Yg=="}, {"id": "c", "body": "Yw=="}, {"id": "d", "body": "ZA=="},
+		  {"id": "e", "body": "ZQ=="}, {"id": "f", "body": "Zg=="}, {"id": "g", "body": "Zw=="}, {"id": "h", "body": "aA=="},
+		  {"id": "i", "body": "aQ=="}]}`, 200)
+	require.Len(t, jget(batch, "successful"), 9)
 	c.call("POST", "/v1/queues/q/messages:peek", `{"tag": "t", "max_messages": 2}`, 200)
-	got := c.call("POST", "/v1/queues/q/messages:receive", `{"tag": "t", "max_messages": 5}`, 200)
+	got := c.call("POST", "/v1/queues/q/messages:receive", `{"tag": "t", "max_messages": 10}`, 200)
 	msgs, _ := got["messages"].([]any)
-	require.Len(t, msgs, 5)
+	require.Len(t, msgs, 10)
 	h := func(i int) string { return jget(msgs[i], "receipt_handle").(string) }
 	require.Nil(t, jget(msgs[0], "dead_letter"), "not a dead letter: null")
 	c.call("POST", "/v1/queues/q/messages:delete", `{"receipt_handle": "`+h(0)+`"}`, 200)
@@ -138,8 +140,16 @@ func TestE2E_RESTAnswersMatchTheOpenAPIDocument(t *testing.T) {
 		`{"entries": [{"id": "1", "receipt_handle": "`+h(2)+`", "visibility_seconds": 30}]}`, 200)
 	c.call("POST", "/v1/queues/q/messages:dead", `{"receipt_handle": "`+h(3)+`", "reason": "BAD"}`, 200)
 	c.call("POST", "/v1/queues/q/messages:batchDead", `{"entries": [{"id": "1", "receipt_handle": "`+h(4)+`", "reason": "BAD"}]}`, 200)
+	// The same without the queue: the handle names it.
+	c.call("POST", "/v1/messages:delete", `{"receipt_handle": "`+h(5)+`"}`, 200)
+	c.call("POST", "/v1/messages:batchDelete", `{"entries": [{"id": "1", "receipt_handle": "`+h(6)+`"}]}`, 200)
+	c.call("POST", "/v1/messages:changeVisibility", `{"receipt_handle": "`+h(7)+`", "visibility_seconds": 60}`, 200)
+	c.call("POST", "/v1/messages:batchChangeVisibility",
+		`{"queue": "q", "entries": [{"id": "1", "receipt_handle": "`+h(7)+`", "visibility_seconds": 30}]}`, 200)
+	c.call("POST", "/v1/messages:dead", `{"receipt_handle": "`+h(8)+`", "reason": "BAD"}`, 200)
+	c.call("POST", "/v1/messages:batchDead", `{"entries": [{"id": "1", "receipt_handle": "`+h(9)+`", "reason": "BAD"}]}`, 200)
 	tag := c.call("GET", "/v1/queues/q/tags/t", "", 200)
-	require.Equal(t, "2", jget(tag, "tag", "state", "dead_total"))
+	require.Equal(t, "4", jget(tag, "tag", "state", "dead_total"))
 
 	move := c.call("POST", "/v1/queues/dlq:startMessageMove", `{"source_queue": "q", "max_messages_per_second": 1}`, 200)
 	task, _ := jget(move, "task", "task_id").(string)

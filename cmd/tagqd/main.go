@@ -10,8 +10,9 @@
 // TAGQ_REDIS_PASSWORD, TAGQ_REDIS_TLS, TAGQ_REDIS_CA,
 // TAGQ_QUEUE_METRICS_INTERVAL, TAGQ_QUEUE_METRICS_MAX_TAGS,
 // TAGQ_STALLED_READ, TAGQ_HANDLE_KEY_FILE, TAGQ_AUTH, TAGQ_ADMIN_KEY_FILE,
-// TAGQ_INSECURE, TAGQ_MAX_CONNECTIONS, TAGQ_MAX_STREAMS, ...: TAGQ_ and the
-// flag's name); a flag wins. --config
+// TAGQ_INSECURE, TAGQ_MAX_CONNECTIONS, TAGQ_MAX_STREAMS,
+// TAGQ_MAX_REQUEST_BYTES_IN_FLIGHT, ...: TAGQ_ and the flag's name); a flag
+// wins. --config
 // (TAGQ_CONFIG_FILE) reads flag values from a YAML file of flag names and
 // values, below flags and variables. tagqd --version prints its version
 // and exits.
@@ -42,7 +43,12 @@
 // connection beyond it at once; --max-streams (default 10,000) refuses a
 // Publish or Consume stream beyond it with RESOURCE_EXHAUSTED
 // (TOO_MANY_STREAMS); --max-streams-per-connection (default 1,000) is
-// gRPC's concurrent calls on one connection.
+// gRPC's concurrent calls on one connection;
+// --max-request-bytes-in-flight (default 256 MiB) bounds the bytes of
+// requests held at once over every protocol, beyond which calls are
+// refused with RESOURCE_EXHAUSTED (TOO_MANY_REQUEST_BYTES, retry_after_ms).
+// With --auth, a call's credentials are checked before its body or
+// message is read.
 //
 // Durability: a write is acknowledged only once --ack-replicas Redis
 // replicas have it (WAIT after the write, in its round trip; auto, the
@@ -127,6 +133,7 @@ type config struct {
 	maxConnections    int    // per listener; 0: no limit
 	maxStreams        int    // Publish + Consume streams in the process; 0: no limit
 	maxStreamsPerConn uint32 // concurrent calls on one connection
+	maxInFlight       int64  // request bytes held at once, every protocol; 0: no limit
 
 	ackReplicas int           // replicas a write must reach before it is acknowledged; durable.Auto: see --ack-replicas
 	ackTimeout  time.Duration // how long a write waits for them
@@ -178,6 +185,8 @@ func parseFlagsInto(fs *flag.FlagSet, args []string) (config, error) {
 	fs.StringVar(&maxConns, "max-connections", maxConns, "most client connections open on each listener (gRPC, HTTP); one beyond is closed at once; 0: no limit (TAGQ_MAX_CONNECTIONS)")
 	maxStreams := env("TAGQ_MAX_STREAMS", strconv.Itoa(server.DefaultMaxStreams))
 	fs.StringVar(&maxStreams, "max-streams", maxStreams, "most Publish and Consume streams open in this process; one beyond ends at once with RESOURCE_EXHAUSTED (TOO_MANY_STREAMS); 0: no limit (TAGQ_MAX_STREAMS)")
+	inFlight := env("TAGQ_MAX_REQUEST_BYTES_IN_FLIGHT", "256mb")
+	fs.StringVar(&inFlight, "max-request-bytes-in-flight", inFlight, "most bytes of requests held at once, over gRPC, REST and Connect (suffixes kb, mb, gb); beyond it calls are refused with RESOURCE_EXHAUSTED (TOO_MANY_REQUEST_BYTES, retry_after_ms); 0: no limit (TAGQ_MAX_REQUEST_BYTES_IN_FLIGHT)")
 	perConn := env("TAGQ_MAX_STREAMS_PER_CONNECTION", strconv.Itoa(server.DefaultMaxStreamsPerConnection))
 	fs.StringVar(&perConn, "max-streams-per-connection", perConn, "most concurrent calls (streams, long polls, unary calls) on one gRPC connection; the client waits beyond it (TAGQ_MAX_STREAMS_PER_CONNECTION)")
 	fs.BoolVar(&c.version, "version", false, "print the version and exit")
@@ -226,6 +235,9 @@ func parseFlagsInto(fs *flag.FlagSet, args []string) (config, error) {
 	}
 	if c.maxStreams, err = strconv.Atoi(maxStreams); err != nil || c.maxStreams < 0 {
 		return c, fmt.Errorf("--max-streams: %q is not a number of 0 or more", maxStreams)
+	}
+	if c.maxInFlight, err = parseBytes(inFlight); err != nil {
+		return c, fmt.Errorf("--max-request-bytes-in-flight: %w", err)
 	}
 	if n, err := strconv.ParseUint(perConn, 10, 32); err != nil || n < 1 {
 		return c, fmt.Errorf("--max-streams-per-connection: %q is not a number of 1 or more", perConn)

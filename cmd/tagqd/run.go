@@ -67,8 +67,12 @@ func run(ctx context.Context, c config, log *slog.Logger, stdout io.Writer) erro
 	if maxStreams == 0 {
 		maxStreams = -1 // no limit
 	}
+	maxInFlight := c.maxInFlight
+	if maxInFlight == 0 {
+		maxInFlight = -1 // no limit
+	}
 	scfg := server.Config{Store: store, Logger: log, QueueMetricsInterval: queueMetrics, QueueMetricsMaxTags: c.queueMetricsMaxTags,
-		Access: acc, MaxStreams: maxStreams, MaxStreamsPerConnection: c.maxStreamsPerConn}
+		Access: acc, MaxStreams: maxStreams, MaxStreamsPerConnection: c.maxStreamsPerConn, MaxRequestBytesInFlight: maxInFlight}
 	if tlsConf != nil {
 		scfg.TLS = tlsConf.Clone() // gRPC's credentials add h2 to its ALPN protocols
 	}

@@ -54,8 +54,8 @@ func TestOpenAPI_InfoServersAndSecurity(t *testing.T) {
 var pathVar = regexp.MustCompile(`\{[^{}]+\}`)
 
 // No two path templates match the same URLs ({name} and {queue.name} were
-// two), and every route of tagq.http.yaml, whatever its service, is in the
-// document with its method.
+// two), and every route of tagq.http.yaml (additional bindings too),
+// whatever its service, is in the document with its method.
 func TestOpenAPI_OnePathPerRouteAndEveryRoute(t *testing.T) {
 	doc := load(t)
 	byShape := map[string]string{}
@@ -66,7 +66,7 @@ func TestOpenAPI_OnePathPerRouteAndEveryRoute(t *testing.T) {
 	}
 	rules, err := os.ReadFile("../../proto/tagq/v1/tagq.http.yaml")
 	require.NoError(t, err)
-	routes := regexp.MustCompile(`(?m)^\s*(get|put|post|patch|delete):\s*(\S+)\s*$`).FindAllStringSubmatch(string(rules), -1)
+	routes := regexp.MustCompile(`(?m)^\s*(?:-\s*)?(get|put|post|patch|delete):\s*(\S+)\s*$`).FindAllStringSubmatch(string(rules), -1)
 	require.Greater(t, len(routes), 20)
 	ops := 0
 	for _, item := range doc.Paths.Map() {

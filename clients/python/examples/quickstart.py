@@ -24,7 +24,7 @@ def main(addr: str) -> None:
                 (m,) = c.receive(q, tag=tag, max_messages=10, wait_seconds=5)
                 assert (m.id, m.body, m.attributes) == (sent, b"order 1", {"region": "eu"}), m
                 print(tag, "got", m.body.decode())  # billing got order 1, shipping got order 1
-                c.delete(q, m.receipt_handle)
+                c.delete(m.receipt_handle)
             state = c.get_tag(q, "billing").state
             assert (state.available, state.in_flight, state.deleted_total) == (0, 0, 1), state
             try:

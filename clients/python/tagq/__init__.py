@@ -7,7 +7,7 @@
         c.create_tag("orders", "billing")
         c.send("orders", "order 1", attributes={"region": "eu"})
         for m in c.receive("orders", tag="billing", max_messages=10):
-            c.delete("orders", m.receipt_handle)
+            c.delete(m.receipt_handle)
 
 Server errors raise :class:`TagqError` with the gRPC code, the
 ``google.rpc.ErrorInfo`` reason (QUEUE_NOT_FOUND, RECEIPT_HANDLE_STALE, ...;

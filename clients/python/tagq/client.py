@@ -347,12 +347,18 @@ class Client:
         r = self._call(self.messages.ReceiveMessage, req, self.timeout + wait)
         return [Message.from_proto(m) for m in r.messages]
 
-    def delete(self, queue: str, receipt_handle: str) -> None:
-        """Acknowledges a message for the tag that received it (twice is no error)."""
+    def delete(self, receipt_handle: str, *, queue: str = "") -> None:
+        """Acknowledges a message for the tag that received it (twice is no error).
+
+        The receipt handle names its queue and tag, so no queue is needed;
+        ``queue``, when given, must be the handle's (else
+        INVALID_RECEIPT_HANDLE). With authentication on, the caller needs
+        HANDLE on the handle's queue (and tag).
+        """
         self._call(self.messages.DeleteMessage,
                    message_pb2.DeleteMessageRequest(queue=queue, receipt_handle=receipt_handle))
 
-    def change_visibility(self, queue: str, receipt_handle: str, seconds: int) -> None:
+    def change_visibility(self, receipt_handle: str, seconds: int, *, queue: str = "") -> None:
         """Hides an in-flight message for ``seconds`` from now; 0 returns it at once.
 
         Raises TagqError RECEIPT_HANDLE_STALE once it was received again or deleted.
@@ -360,9 +366,9 @@ class Client:
         self._call(self.messages.ChangeMessageVisibility, message_pb2.ChangeMessageVisibilityRequest(
             queue=queue, receipt_handle=receipt_handle, visibility_seconds=seconds))
 
-    def dead(self, queue: str, receipt_handle: str, reason: str = "", description: str = "") -> None:
+    def dead(self, receipt_handle: str, reason: str = "", description: str = "", *, queue: str = "") -> None:
         """Dead-letters a received message now, with a reason (default
-        CONSUMER_DEAD_LETTERED). The queue needs a redrive policy
+        CONSUMER_DEAD_LETTERED). The handle's queue needs a redrive policy
         (else NOT_A_SOURCE_QUEUE)."""
         self._call(self.messages.DeadMessage, message_pb2.DeadMessageRequest(
             queue=queue, receipt_handle=receipt_handle, reason=reason, description=description))
@@ -403,11 +409,11 @@ class Client:
                     m = pending.pop()
                     yield m
                     if auto_delete:
-                        self.delete(queue, m.receipt_handle)
+                        self.delete(m.receipt_handle)
             finally:
                 for m in reversed(pending):  # the loop stopped early: hand these back
                     try:
-                        self.change_visibility(queue, m.receipt_handle, 0)
+                        self.change_visibility(m.receipt_handle, 0)
                     except TagqError:
                         pass
 

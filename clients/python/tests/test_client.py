@@ -123,9 +123,9 @@ class ScenarioTest(ServerTest):
         self.assertEqual(c.receive(q, tag="billing", max_messages=10), [])
 
         for m in billing:
-            c.delete(q, m.receipt_handle)
-        c.delete(q, billing[0].receipt_handle)  # deleting twice is no error
-        c.dead(q, shipping[2].receipt_handle, reason="BAD_ADDRESS", description="no such street")
+            c.delete(m.receipt_handle)  # the handle names its queue
+        c.delete(billing[0].receipt_handle, queue=q)  # deleting twice is no error
+        c.dead(shipping[2].receipt_handle, reason="BAD_ADDRESS", description="no such street")
 
         peeked = c.peek(dlq, max_messages=10)
         self.assertEqual(len(peeked), 1)
@@ -144,7 +144,7 @@ class ScenarioTest(ServerTest):
 
         received = c.receive(dlq, max_messages=10)  # the DLQ's default tag
         self.assertEqual([(m.id, m.dead_letter) for m in received], [(d.id, d.dead_letter)])
-        c.delete(dlq, received[0].receipt_handle)
+        c.delete(received[0].receipt_handle)
 
         b, s = c.get_tag(q, "billing").state, c.get_tag(q, "shipping").state
         self.assertEqual((b.deleted_total, b.in_flight, b.dead_total), (3, 0, 0))
@@ -204,9 +204,10 @@ class ErrorTest(ServerTest):
     def test_garbled_receipt_handle(self) -> None:
         q = self.name("errors")
         self.c.create_queue(q)
-        for call in (lambda: self.c.delete(q, "garbled"),
-                     lambda: self.c.change_visibility(q, "garbled", 0),
-                     lambda: self.c.dead(q, "garbled")):
+        for call in (lambda: self.c.delete("garbled"),
+                     lambda: self.c.delete("garbled", queue=q),
+                     lambda: self.c.change_visibility("garbled", 0),
+                     lambda: self.c.dead("garbled", queue=q)):
             with self.assertRaises(TagqError) as e:
                 call()
             self.assertTagqError(e.exception, grpc.StatusCode.INVALID_ARGUMENT, "INVALID_RECEIPT_HANDLE",
@@ -223,15 +224,15 @@ class ErrorTest(ServerTest):
         c.create_queue(q)
         c.send(q, "m")
         first = c.receive(q)[0]
-        c.change_visibility(q, first.receipt_handle, 0)  # a nack
+        c.change_visibility(first.receipt_handle, 0)  # a nack
         second = c.receive(q)[0]
         self.assertEqual(second.receive_count, 2)
         with self.assertRaises(TagqError) as e:
-            c.change_visibility(q, first.receipt_handle, 30)
+            c.change_visibility(first.receipt_handle, 30)
         self.assertTagqError(e.exception, grpc.StatusCode.FAILED_PRECONDITION, "RECEIPT_HANDLE_STALE",
                              "receipt_handle")
         with self.assertRaises(TagqError) as e:  # no redrive policy
-            c.dead(q, second.receipt_handle)
+            c.dead(second.receipt_handle)
         self.assertTagqError(e.exception, grpc.StatusCode.FAILED_PRECONDITION, "NOT_A_SOURCE_QUEUE")
 
         dlq, src = self.name("dlq"), self.name("src")
@@ -370,7 +371,7 @@ class FeatureTest(ServerTest):
         got = c.receive(q, max_messages=10)
         self.assertEqual([(m.topic, m.body) for m in got], [("a", b"a1"), ("b", b"b1")])
         self.assertEqual(c.receive(q, max_messages=10), [])
-        c.delete(q, got[0].receipt_handle)
+        c.delete(got[0].receipt_handle)
         self.assertEqual([m.body for m in c.receive(q, max_messages=10)], [b"a2"])
         c.delete_queue(q)
 

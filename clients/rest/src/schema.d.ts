@@ -4,6 +4,133 @@
  */
 
 export interface paths {
+    "/v1/messages:batchChangeVisibility": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * ChangeMessageVisibilityBatch changes up to 100 deadlines of one queue's
+         *     messages, with a result per entry.
+         */
+        post: operations["MessageService_ChangeMessageVisibilityBatch2"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/messages:batchDead": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * DeadMessageBatch dead-letters up to 100 messages of one queue, with a
+         *     result per entry.
+         */
+        post: operations["MessageService_DeadMessageBatch2"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/messages:batchDelete": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * DeleteMessageBatch deletes up to 100 messages of one queue, with a
+         *     result per entry.
+         */
+        post: operations["MessageService_DeleteMessageBatch2"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/messages:changeVisibility": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * ChangeMessageVisibility sets an in-flight message's deadline to now +
+         *     visibility_seconds; 0 makes it visible at once. Errors:
+         *     FAILED_PRECONDITION (RECEIPT_HANDLE_STALE) once the message was received
+         *     again or deleted.
+         */
+        post: operations["MessageService_ChangeMessageVisibility2"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/messages:dead": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * DeadMessage is a consumer's verdict that a message is poison: an ACK for
+         *     the tag that received it, which moves it to the queue's dead-letter
+         *     queue at once with the given reason (S8). Errors: FAILED_PRECONDITION
+         *     (NOT_A_SOURCE_QUEUE when the queue has no redrive policy;
+         *     RECEIPT_HANDLE_STALE once the message was received again).
+         */
+        post: operations["MessageService_DeadMessage2"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/messages:delete": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * DeleteMessage acknowledges a message for the tag that received it.
+         *     Deleting twice, or with an older handle, is not an error. Errors:
+         *     INVALID_ARGUMENT (INVALID_RECEIPT_HANDLE: forged, garbled, or not of
+         *     the queue given).
+         */
+        post: operations["MessageService_DeleteMessage2"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/permissions": {
         parameters: {
             query?: never;
@@ -298,8 +425,8 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * ChangeMessageVisibilityBatch changes up to 100 deadlines, with a result
-         *     per entry.
+         * ChangeMessageVisibilityBatch changes up to 100 deadlines of one queue's
+         *     messages, with a result per entry.
          */
         post: operations["MessageService_ChangeMessageVisibilityBatch"];
         delete?: never;
@@ -317,7 +444,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** DeadMessageBatch dead-letters up to 100 messages, with a result per entry. */
+        /**
+         * DeadMessageBatch dead-letters up to 100 messages of one queue, with a
+         *     result per entry.
+         */
         post: operations["MessageService_DeadMessageBatch"];
         delete?: never;
         options?: never;
@@ -334,7 +464,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** DeleteMessageBatch deletes up to 100 messages, with a result per entry. */
+        /**
+         * DeleteMessageBatch deletes up to 100 messages of one queue, with a
+         *     result per entry.
+         */
         post: operations["MessageService_DeleteMessageBatch"];
         delete?: never;
         options?: never;
@@ -421,7 +554,9 @@ export interface paths {
         put?: never;
         /**
          * DeleteMessage acknowledges a message for the tag that received it.
-         *     Deleting twice, or with an older handle, is not an error.
+         *     Deleting twice, or with an older handle, is not an error. Errors:
+         *     INVALID_ARGUMENT (INVALID_RECEIPT_HANDLE: forged, garbled, or not of
+         *     the queue given).
          */
         post: operations["MessageService_DeleteMessage"];
         delete?: never;
@@ -755,9 +890,31 @@ export interface components {
             /** Format: int32 */
             visibility_seconds?: number;
         };
+        v1ChangeMessageVisibilityBatchRequest: {
+            /** @description 1-100 entries. */
+            entries?: components["schemas"]["v1ChangeMessageVisibilityBatchEntry"][];
+            /**
+             * @description Optional: the handles name their queue, one for the whole batch. When
+             *     given, each handle must be of it (else that entry fails).
+             */
+            queue?: string;
+        };
         v1ChangeMessageVisibilityBatchResponse: {
             failed?: components["schemas"]["v1BatchResultError"][];
             successful?: string[];
+        };
+        v1ChangeMessageVisibilityRequest: {
+            /**
+             * @description Optional: the handle names its queue. When given, it must be the
+             *     handle's.
+             */
+            queue?: string;
+            receipt_handle?: string;
+            /**
+             * Format: int32
+             * @description 0-43200 s from now.
+             */
+            visibility_seconds?: number;
         };
         v1ChangeMessageVisibilityResponse: Record<string, never>;
         v1CreatePrincipalResponse: {
@@ -803,19 +960,57 @@ export interface components {
             reason?: string;
             receipt_handle?: string;
         };
+        v1DeadMessageBatchRequest: {
+            /** @description 1-100 entries. */
+            entries?: components["schemas"]["v1DeadMessageBatchEntry"][];
+            /**
+             * @description Optional: the handles name their queue, one for the whole batch. When
+             *     given, each handle must be of it (else that entry fails).
+             */
+            queue?: string;
+        };
         v1DeadMessageBatchResponse: {
             failed?: components["schemas"]["v1BatchResultError"][];
             successful?: string[];
+        };
+        v1DeadMessageRequest: {
+            /** @description Up to 4096 bytes. */
+            description?: string;
+            /**
+             * @description Optional: the handle names its queue. When given, it must be the
+             *     handle's.
+             */
+            queue?: string;
+            /** @description Up to 256 bytes; default CONSUMER_DEAD_LETTERED. */
+            reason?: string;
+            receipt_handle?: string;
         };
         v1DeadMessageResponse: Record<string, never>;
         v1DeleteMessageBatchEntry: {
             id?: string;
             receipt_handle?: string;
         };
+        v1DeleteMessageBatchRequest: {
+            /** @description 1-100 entries. */
+            entries?: components["schemas"]["v1DeleteMessageBatchEntry"][];
+            /**
+             * @description Optional: the handles name their queue, one for the whole batch. When
+             *     given, each handle must be of it (else that entry fails).
+             */
+            queue?: string;
+        };
         v1DeleteMessageBatchResponse: {
             failed?: components["schemas"]["v1BatchResultError"][];
             /** @description Ids of the entries deleted (or already gone). */
             successful?: string[];
+        };
+        v1DeleteMessageRequest: {
+            /**
+             * @description Optional: the handle names its queue. When given, it must be the
+             *     handle's.
+             */
+            queue?: string;
+            receipt_handle?: string;
         };
         v1DeleteMessageResponse: Record<string, never>;
         v1DeletePrincipalResponse: Record<string, never>;
@@ -1406,6 +1601,162 @@ export interface components {
 }
 export type $defs = Record<string, never>;
 export interface operations {
+    MessageService_ChangeMessageVisibilityBatch2: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["v1ChangeMessageVisibilityBatchRequest"];
+            };
+        };
+        responses: {
+            /** @description A successful response. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["v1ChangeMessageVisibilityBatchResponse"];
+                };
+            };
+            "4XX": components["responses"]["Error"];
+            "5XX": components["responses"]["Error"];
+        };
+    };
+    MessageService_DeadMessageBatch2: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["v1DeadMessageBatchRequest"];
+            };
+        };
+        responses: {
+            /** @description A successful response. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["v1DeadMessageBatchResponse"];
+                };
+            };
+            "4XX": components["responses"]["Error"];
+            "5XX": components["responses"]["Error"];
+        };
+    };
+    MessageService_DeleteMessageBatch2: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["v1DeleteMessageBatchRequest"];
+            };
+        };
+        responses: {
+            /** @description A successful response. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["v1DeleteMessageBatchResponse"];
+                };
+            };
+            "4XX": components["responses"]["Error"];
+            "5XX": components["responses"]["Error"];
+        };
+    };
+    MessageService_ChangeMessageVisibility2: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["v1ChangeMessageVisibilityRequest"];
+            };
+        };
+        responses: {
+            /** @description A successful response. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["v1ChangeMessageVisibilityResponse"];
+                };
+            };
+            "4XX": components["responses"]["Error"];
+            "5XX": components["responses"]["Error"];
+        };
+    };
+    MessageService_DeadMessage2: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["v1DeadMessageRequest"];
+            };
+        };
+        responses: {
+            /** @description A successful response. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["v1DeadMessageResponse"];
+                };
+            };
+            "4XX": components["responses"]["Error"];
+            "5XX": components["responses"]["Error"];
+        };
+    };
+    MessageService_DeleteMessage2: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["v1DeleteMessageRequest"];
+            };
+        };
+        responses: {
+            /** @description A successful response. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["v1DeleteMessageResponse"];
+                };
+            };
+            "4XX": components["responses"]["Error"];
+            "5XX": components["responses"]["Error"];
+        };
+    };
     AccessService_ListPermissions: {
         parameters: {
             query?: {
@@ -2111,6 +2462,10 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /**
+                 * @description Optional: the handles name their queue, one for the whole batch. When
+                 *     given, each handle must be of it (else that entry fails).
+                 */
                 queue: string;
             };
             cookie?: never;
@@ -2139,6 +2494,10 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /**
+                 * @description Optional: the handles name their queue, one for the whole batch. When
+                 *     given, each handle must be of it (else that entry fails).
+                 */
                 queue: string;
             };
             cookie?: never;
@@ -2167,6 +2526,10 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /**
+                 * @description Optional: the handles name their queue, one for the whole batch. When
+                 *     given, each handle must be of it (else that entry fails).
+                 */
                 queue: string;
             };
             cookie?: never;
@@ -2223,6 +2586,10 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /**
+                 * @description Optional: the handle names its queue. When given, it must be the
+                 *     handle's.
+                 */
                 queue: string;
             };
             cookie?: never;
@@ -2251,6 +2618,10 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /**
+                 * @description Optional: the handle names its queue. When given, it must be the
+                 *     handle's.
+                 */
                 queue: string;
             };
             cookie?: never;
@@ -2279,6 +2650,10 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /**
+                 * @description Optional: the handle names its queue. When given, it must be the
+                 *     handle's.
+                 */
                 queue: string;
             };
             cookie?: never;

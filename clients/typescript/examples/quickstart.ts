@@ -23,7 +23,7 @@ try {
     assert.equal(m.messageId, sent);
     assert.deepEqual(attributesOf(m), { region: "eu" });
     console.log(tag, "got", textOf(m)); // billing got order 1, shipping got order 1
-    await c.delete(q, m.receiptHandle);
+    await c.delete(m.receiptHandle);
   }
 
   const tag = await c.getTag(q, "billing");

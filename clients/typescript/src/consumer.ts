@@ -591,13 +591,13 @@ export class Consumer implements AsyncIterable<StreamMessage> {
     const c = this.client;
     switch (op.kind) {
       case "ack":
-        return c.delete(m.queue, m.receiptHandle);
+        return c.delete(m.receiptHandle, { queue: m.queue });
       case "nack":
-        return c.changeVisibility(m.queue, m.receiptHandle, Math.ceil(op.delayMs / 1000));
+        return c.changeVisibility(m.receiptHandle, Math.ceil(op.delayMs / 1000), { queue: m.queue });
       case "extend":
-        return c.changeVisibility(m.queue, m.receiptHandle, op.seconds);
+        return c.changeVisibility(m.receiptHandle, op.seconds, { queue: m.queue });
       case "dead":
-        return c.dead(m.queue, m.receiptHandle, { reason: op.reason, description: op.description });
+        return c.dead(m.receiptHandle, { reason: op.reason, description: op.description, queue: m.queue });
     }
   }
 

@@ -10,7 +10,7 @@
  * await c.createTag("orders", "billing");
  * await c.send("orders", "order 1", { attributes: { region: "eu" } });
  * for (const m of await c.receive("orders", { tag: "billing", maxMessages: 10 })) {
- *   await c.delete("orders", m.receiptHandle);
+ *   await c.delete(m.receiptHandle);
  * }
  * ```
  *
@@ -515,19 +515,21 @@ export class TagqClient {
   }
 
   /**
-   * Acknowledges a message for the tag that received it. Deleting twice or
-   * with an older handle is not an error. Errors: INVALID_RECEIPT_HANDLE.
+   * Acknowledges a message for the tag that received it. The receipt handle
+   * names its queue and tag, so no queue is needed; opts.queue, when given,
+   * must be the handle's. Deleting twice or with an older handle is not an
+   * error. Errors: INVALID_RECEIPT_HANDLE.
    */
-  async delete(queue: string, receiptHandle: string): Promise<void> {
-    await call(this.messages.deleteMessage({ queue, receiptHandle }));
+  async delete(receiptHandle: string, opts: { queue?: string } = {}): Promise<void> {
+    await call(this.messages.deleteMessage({ queue: opts.queue ?? "", receiptHandle }));
   }
 
   /**
    * Hides an in-flight message for seconds from now; 0 makes it visible at
    * once (a nack). Errors: RECEIPT_HANDLE_STALE once it was received again or deleted.
    */
-  async changeVisibility(queue: string, receiptHandle: string, seconds: number): Promise<void> {
-    await call(this.messages.changeMessageVisibility({ queue, receiptHandle, visibilitySeconds: seconds }));
+  async changeVisibility(receiptHandle: string, seconds: number, opts: { queue?: string } = {}): Promise<void> {
+    await call(this.messages.changeMessageVisibility({ queue: opts.queue ?? "", receiptHandle, visibilitySeconds: seconds }));
   }
 
   /**
@@ -536,8 +538,15 @@ export class TagqClient {
    * CONSUMER_DEAD_LETTERED). Errors: NOT_A_SOURCE_QUEUE (no redrive
    * policy), RECEIPT_HANDLE_STALE.
    */
-  async dead(queue: string, receiptHandle: string, opts: { reason?: string; description?: string } = {}): Promise<void> {
-    await call(this.messages.deadMessage({ queue, receiptHandle, reason: opts.reason ?? "", description: opts.description ?? "" }));
+  async dead(receiptHandle: string, opts: { reason?: string; description?: string; queue?: string } = {}): Promise<void> {
+    await call(
+      this.messages.deadMessage({
+        queue: opts.queue ?? "",
+        receiptHandle,
+        reason: opts.reason ?? "",
+        description: opts.description ?? "",
+      }),
+    );
   }
 
   /** Reads messages without receiving them: by id, or the next ones available to a tag. No receipt handles. */
@@ -556,7 +565,7 @@ export class TagqClient {
    * ```ts
    * for await (const m of c.iterate("orders", "billing", { signal })) {
    *   await handle(m);
-   *   await c.delete("orders", m.receiptHandle);
+   *   await c.delete(m.receiptHandle);
    * }
    * ```
    */

@@ -20,15 +20,17 @@ export const Reasons = {
   DUPLICATE_BATCH_ENTRY_ID: "DUPLICATE_BATCH_ENTRY_ID",
   /** An update names a field fixed at creation (name, dead_letter_queue, topic_queue, priority_queue, ...). (INVALID_ARGUMENT) */
   IMMUTABLE_FIELD: "IMMUTABLE_FIELD",
-  /** A receipt handle is not one tagq issued (or, on a stream, a delivery id no longer outstanding). (INVALID_ARGUMENT) */
+  /** A receipt handle is not one tagq issued, or not of the queue the request names (or, on a stream, a delivery id no longer outstanding). (INVALID_ARGUMENT) */
   INVALID_RECEIPT_HANDLE: "INVALID_RECEIPT_HANDLE",
+  /** A batch of receipt handles names no queue and holds handles of two queues (field names the first entry of the second; metadata queue, other_queue): a batch acts on one queue. (INVALID_ARGUMENT) */
+  MIXED_QUEUE_BATCH: "MIXED_QUEUE_BATCH",
   /** A grant names an unknown permission level, or limits receive to tags where it cannot. (INVALID_ARGUMENT) */
   INVALID_PERMISSION: "INVALID_PERMISSION",
   /** A request body or message could not be decoded. (INVALID_ARGUMENT) */
   MALFORMED_REQUEST: "MALFORMED_REQUEST",
   /** A REST request body is not JSON (Content-Type application/json is required). (INVALID_ARGUMENT) */
   UNSUPPORTED_MEDIA_TYPE: "UNSUPPORTED_MEDIA_TYPE",
-  /** A request is over the server's size limit. (RESOURCE_EXHAUSTED) */
+  /** A request is over the server's size limit (metadata limit). Over gRPC, a message over it is refused by gRPC itself: RESOURCE_EXHAUSTED without ErrorInfo. (RESOURCE_EXHAUSTED) */
   REQUEST_TOO_LARGE: "REQUEST_TOO_LARGE",
   /** A REST path that exists, with an HTTP method it does not take. (UNIMPLEMENTED) */
   METHOD_NOT_ALLOWED: "METHOD_NOT_ALLOWED",
@@ -76,6 +78,8 @@ export const Reasons = {
   QUOTA_EXCEEDED: "QUOTA_EXCEEDED",
   /** The server has the most Publish and Consume streams open it may have (metadata limit). (RESOURCE_EXHAUSTED) */
   TOO_MANY_STREAMS: "TOO_MANY_STREAMS",
+  /** The server holds the most request bytes in flight it may (tagqd --max-request-bytes-in-flight): retry after retry_after_ms, or on another replica (metadata limit, retry_after_ms). (RESOURCE_EXHAUSTED) */
+  TOO_MANY_REQUEST_BYTES: "TOO_MANY_REQUEST_BYTES",
   /** No credentials, or an API key or client certificate tagq does not know. (UNAUTHENTICATED) */
   UNAUTHENTICATED: "UNAUTHENTICATED",
   /** The principal lacks the permission the call needs (metadata permission, queue). (PERMISSION_DENIED) */

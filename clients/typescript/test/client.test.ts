@@ -96,9 +96,9 @@ describe("two tags and a dead-letter queue", () => {
   });
 
   test("billing deletes; shipping dead-letters one with a reason", async () => {
-    for (const m of billing) await c.delete(q, m.receiptHandle);
-    await c.delete(q, billing[0].receiptHandle); // twice: not an error
-    await c.dead(q, shipping[2].receiptHandle, { reason: "BAD_ADDRESS", description: "no such street" });
+    for (const m of billing) await c.delete(m.receiptHandle); // the handle names its queue
+    await c.delete(billing[0].receiptHandle, { queue: q }); // twice: not an error
+    await c.dead(shipping[2].receiptHandle, { reason: "BAD_ADDRESS", description: "no such street" });
 
     const b = (await c.getTag(q, "billing")).state!;
     const s = (await c.getTag(q, "shipping")).state!;
@@ -137,12 +137,12 @@ describe("two tags and a dead-letter queue", () => {
 
   test("a message received maxReceiveCount (2) times is dead-lettered on the next receive", async () => {
     const first = shipping[0];
-    await c.changeVisibility(q, first.receiptHandle, 0); // nack
+    await c.changeVisibility(first.receiptHandle, 0); // nack
     const [again] = await receiveN(q, "shipping", 1);
     assert.equal(again.messageId, first.messageId);
     assert.equal(again.receiveCount, 2);
-    await rejectsWith(c.changeVisibility(q, first.receiptHandle, 0), "RECEIPT_HANDLE_STALE", { code: Code.FailedPrecondition });
-    await c.changeVisibility(q, again.receiptHandle, 0);
+    await rejectsWith(c.changeVisibility(first.receiptHandle, 0), "RECEIPT_HANDLE_STALE", { code: Code.FailedPrecondition });
+    await c.changeVisibility(again.receiptHandle, 0, { queue: q });
     assert.deepEqual(await c.receive(q, { tag: "shipping", maxMessages: 10 }), [], "dead-lettered, not delivered");
 
     const d = (await c.peek(dlq, { maxMessages: 10 })).find((m) => m.deadLetter?.reason === "MAX_RECEIVE_COUNT_EXCEEDED");
@@ -213,8 +213,9 @@ describe("errors", () => {
 
   test("a garbled receipt handle: INVALID_RECEIPT_HANDLE", async () => {
     await c.createQueue("ts-errors");
-    await rejectsWith(c.delete("ts-errors", "garbled"), "INVALID_RECEIPT_HANDLE", { code: Code.InvalidArgument });
-    await rejectsWith(c.changeVisibility("ts-errors", "garbled", 5), "INVALID_RECEIPT_HANDLE");
+    await rejectsWith(c.delete("garbled"), "INVALID_RECEIPT_HANDLE", { code: Code.InvalidArgument });
+    await rejectsWith(c.delete("garbled", { queue: "ts-errors" }), "INVALID_RECEIPT_HANDLE", { code: Code.InvalidArgument });
+    await rejectsWith(c.changeVisibility("garbled", 5), "INVALID_RECEIPT_HANDLE");
   });
 
   test("missing queue and no redrive policy", async () => {
@@ -222,7 +223,7 @@ describe("errors", () => {
     await rejectsWith(c.send("ts-nope", "x"), "QUEUE_NOT_FOUND");
     await c.send("ts-errors", "x");
     const [m] = await receiveN("ts-errors", "", 1);
-    await rejectsWith(c.dead("ts-errors", m.receiptHandle), "NOT_A_SOURCE_QUEUE", { code: Code.FailedPrecondition });
+    await rejectsWith(c.dead(m.receiptHandle), "NOT_A_SOURCE_QUEUE", { code: Code.FailedPrecondition });
   });
 
   test("sendBatch reports refused entries and stores the others", async () => {
@@ -311,7 +312,7 @@ describe("iterate", () => {
     const abort = new AbortController();
     const first = (async () => {
       for await (const m of c.iterate("ts-iter", "", { waitSeconds: 20, signal: abort.signal })) {
-        await c.delete("ts-iter", m.receiptHandle);
+        await c.delete(m.receiptHandle);
         return textOf(m);
       }
       return "(ended without a message)";
@@ -349,7 +350,7 @@ describe("iterate", () => {
     const sent = (await c.sendBatch("ts-iter-break", ["m1", "m2", "m3"])).messageIds;
     for await (const m of c.iterate("ts-iter-break", "", { waitSeconds: 1 })) {
       assert.equal(textOf(m), "m1");
-      await c.delete("ts-iter-break", m.receiptHandle);
+      await c.delete(m.receiptHandle);
       break;
     }
     const rest = await c.receive("ts-iter-break", { maxMessages: 10 });
@@ -414,7 +415,7 @@ describe("topic queues", () => {
     const got = await c.receive(q, { maxMessages: 10 });
     assert.deepEqual(got.map((m) => [m.topic, Buffer.from(m.body).toString()]), [["a", "a1"], ["b", "b1"]]);
     assert.equal((await c.receive(q, { maxMessages: 10 })).length, 0);
-    await c.delete(q, got[0].receiptHandle);
+    await c.delete(got[0].receiptHandle);
     assert.deepEqual((await c.receive(q, { maxMessages: 10 })).map((m) => Buffer.from(m.body).toString()), ["a2"]);
     await c.deleteQueue(q);
   });

@@ -1024,9 +1024,11 @@ func (x *ReceiveMessageResponse) GetMessages() []*Message {
 }
 
 type DeleteMessageRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Queue         string                 `protobuf:"bytes,1,opt,name=queue,proto3" json:"queue,omitempty"`
-	ReceiptHandle string                 `protobuf:"bytes,2,opt,name=receipt_handle,json=receiptHandle,proto3" json:"receipt_handle,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Optional: the handle names its queue. When given, it must be the
+	// handle's.
+	Queue         string `protobuf:"bytes,1,opt,name=queue,proto3" json:"queue,omitempty"`
+	ReceiptHandle string `protobuf:"bytes,2,opt,name=receipt_handle,json=receiptHandle,proto3" json:"receipt_handle,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1165,7 +1167,9 @@ func (x *DeleteMessageBatchEntry) GetReceiptHandle() string {
 
 type DeleteMessageBatchRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	Queue string                 `protobuf:"bytes,1,opt,name=queue,proto3" json:"queue,omitempty"`
+	// Optional: the handles name their queue, one for the whole batch. When
+	// given, each handle must be of it (else that entry fails).
+	Queue string `protobuf:"bytes,1,opt,name=queue,proto3" json:"queue,omitempty"`
 	// 1-100 entries.
 	Entries       []*DeleteMessageBatchEntry `protobuf:"bytes,2,rep,name=entries,proto3" json:"entries,omitempty"`
 	unknownFields protoimpl.UnknownFields
@@ -1270,9 +1274,11 @@ func (x *DeleteMessageBatchResponse) GetFailed() []*BatchResultError {
 }
 
 type ChangeMessageVisibilityRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Queue         string                 `protobuf:"bytes,1,opt,name=queue,proto3" json:"queue,omitempty"`
-	ReceiptHandle string                 `protobuf:"bytes,2,opt,name=receipt_handle,json=receiptHandle,proto3" json:"receipt_handle,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Optional: the handle names its queue. When given, it must be the
+	// handle's.
+	Queue         string `protobuf:"bytes,1,opt,name=queue,proto3" json:"queue,omitempty"`
+	ReceiptHandle string `protobuf:"bytes,2,opt,name=receipt_handle,json=receiptHandle,proto3" json:"receipt_handle,omitempty"`
 	// 0-43200 s from now.
 	VisibilitySeconds int32 `protobuf:"varint,3,opt,name=visibility_seconds,json=visibilitySeconds,proto3" json:"visibility_seconds,omitempty"`
 	unknownFields     protoimpl.UnknownFields
@@ -1428,7 +1434,9 @@ func (x *ChangeMessageVisibilityBatchEntry) GetVisibilitySeconds() int32 {
 
 type ChangeMessageVisibilityBatchRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	Queue string                 `protobuf:"bytes,1,opt,name=queue,proto3" json:"queue,omitempty"`
+	// Optional: the handles name their queue, one for the whole batch. When
+	// given, each handle must be of it (else that entry fails).
+	Queue string `protobuf:"bytes,1,opt,name=queue,proto3" json:"queue,omitempty"`
 	// 1-100 entries.
 	Entries       []*ChangeMessageVisibilityBatchEntry `protobuf:"bytes,2,rep,name=entries,proto3" json:"entries,omitempty"`
 	unknownFields protoimpl.UnknownFields
@@ -1672,9 +1680,11 @@ func (x *PeekMessageResponse) GetNextPageToken() string {
 }
 
 type DeadMessageRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Queue         string                 `protobuf:"bytes,1,opt,name=queue,proto3" json:"queue,omitempty"`
-	ReceiptHandle string                 `protobuf:"bytes,2,opt,name=receipt_handle,json=receiptHandle,proto3" json:"receipt_handle,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Optional: the handle names its queue. When given, it must be the
+	// handle's.
+	Queue         string `protobuf:"bytes,1,opt,name=queue,proto3" json:"queue,omitempty"`
+	ReceiptHandle string `protobuf:"bytes,2,opt,name=receipt_handle,json=receiptHandle,proto3" json:"receipt_handle,omitempty"`
 	// Up to 256 bytes; default CONSUMER_DEAD_LETTERED.
 	Reason string `protobuf:"bytes,3,opt,name=reason,proto3" json:"reason,omitempty"`
 	// Up to 4096 bytes.
@@ -1847,7 +1857,9 @@ func (x *DeadMessageBatchEntry) GetDescription() string {
 
 type DeadMessageBatchRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	Queue string                 `protobuf:"bytes,1,opt,name=queue,proto3" json:"queue,omitempty"`
+	// Optional: the handles name their queue, one for the whole batch. When
+	// given, each handle must be of it (else that entry fails).
+	Queue string `protobuf:"bytes,1,opt,name=queue,proto3" json:"queue,omitempty"`
 	// 1-100 entries.
 	Entries       []*DeadMessageBatchEntry `protobuf:"bytes,2,rep,name=entries,proto3" json:"entries,omitempty"`
 	unknownFields protoimpl.UnknownFields

@@ -39,7 +39,14 @@ const (
 //
 // MessageService sends, receives and acknowledges messages. Receipt handles
 // name the queue, the tag, the message and the receive generation, so
-// delete and change-visibility need only the handle.
+// delete, change visibility and dead (and their batches) need only the
+// handle (S3): their queue field is optional and, when given, must be the
+// handle's queue (else INVALID_RECEIPT_HANDLE). Without a queue, a batch
+// acts on the queue its handles name, one queue per batch
+// (INVALID_ARGUMENT, MIXED_QUEUE_BATCH, when they name two). With
+// authentication on they need HANDLE on each handle's queue (and tag),
+// whatever queue the request names. REST: POST /v1/messages:delete and
+// the like, or with the queue in the path.
 type MessageServiceClient interface {
 	// SendMessage stores one message. Errors: NOT_FOUND (QUEUE_NOT_FOUND),
 	// INVALID_ARGUMENT (MESSAGE_TOO_LARGE, INVALID_ATTRIBUTE,
@@ -60,17 +67,20 @@ type MessageServiceClient interface {
 	// retry_after_ms) when that is nothing.
 	ReceiveMessage(ctx context.Context, in *ReceiveMessageRequest, opts ...grpc.CallOption) (*ReceiveMessageResponse, error)
 	// DeleteMessage acknowledges a message for the tag that received it.
-	// Deleting twice, or with an older handle, is not an error.
+	// Deleting twice, or with an older handle, is not an error. Errors:
+	// INVALID_ARGUMENT (INVALID_RECEIPT_HANDLE: forged, garbled, or not of
+	// the queue given).
 	DeleteMessage(ctx context.Context, in *DeleteMessageRequest, opts ...grpc.CallOption) (*DeleteMessageResponse, error)
-	// DeleteMessageBatch deletes up to 100 messages, with a result per entry.
+	// DeleteMessageBatch deletes up to 100 messages of one queue, with a
+	// result per entry.
 	DeleteMessageBatch(ctx context.Context, in *DeleteMessageBatchRequest, opts ...grpc.CallOption) (*DeleteMessageBatchResponse, error)
 	// ChangeMessageVisibility sets an in-flight message's deadline to now +
 	// visibility_seconds; 0 makes it visible at once. Errors:
 	// FAILED_PRECONDITION (RECEIPT_HANDLE_STALE) once the message was received
 	// again or deleted.
 	ChangeMessageVisibility(ctx context.Context, in *ChangeMessageVisibilityRequest, opts ...grpc.CallOption) (*ChangeMessageVisibilityResponse, error)
-	// ChangeMessageVisibilityBatch changes up to 100 deadlines, with a result
-	// per entry.
+	// ChangeMessageVisibilityBatch changes up to 100 deadlines of one queue's
+	// messages, with a result per entry.
 	ChangeMessageVisibilityBatch(ctx context.Context, in *ChangeMessageVisibilityBatchRequest, opts ...grpc.CallOption) (*ChangeMessageVisibilityBatchResponse, error)
 	// PeekMessage reads messages without receiving them: by id, or the next
 	// ones available to a tag.
@@ -81,7 +91,8 @@ type MessageServiceClient interface {
 	// (NOT_A_SOURCE_QUEUE when the queue has no redrive policy;
 	// RECEIPT_HANDLE_STALE once the message was received again).
 	DeadMessage(ctx context.Context, in *DeadMessageRequest, opts ...grpc.CallOption) (*DeadMessageResponse, error)
-	// DeadMessageBatch dead-letters up to 100 messages, with a result per entry.
+	// DeadMessageBatch dead-letters up to 100 messages of one queue, with a
+	// result per entry.
 	DeadMessageBatch(ctx context.Context, in *DeadMessageBatchRequest, opts ...grpc.CallOption) (*DeadMessageBatchResponse, error)
 	// Publish stores batches sent as frames on one long-lived stream (S17).
 	// Each request frame is a SendMessageBatch; its response frame, matched
@@ -246,7 +257,14 @@ type MessageService_ConsumeClient = grpc.BidiStreamingClient[ConsumeRequest, Con
 //
 // MessageService sends, receives and acknowledges messages. Receipt handles
 // name the queue, the tag, the message and the receive generation, so
-// delete and change-visibility need only the handle.
+// delete, change visibility and dead (and their batches) need only the
+// handle (S3): their queue field is optional and, when given, must be the
+// handle's queue (else INVALID_RECEIPT_HANDLE). Without a queue, a batch
+// acts on the queue its handles name, one queue per batch
+// (INVALID_ARGUMENT, MIXED_QUEUE_BATCH, when they name two). With
+// authentication on they need HANDLE on each handle's queue (and tag),
+// whatever queue the request names. REST: POST /v1/messages:delete and
+// the like, or with the queue in the path.
 type MessageServiceServer interface {
 	// SendMessage stores one message. Errors: NOT_FOUND (QUEUE_NOT_FOUND),
 	// INVALID_ARGUMENT (MESSAGE_TOO_LARGE, INVALID_ATTRIBUTE,
@@ -267,17 +285,20 @@ type MessageServiceServer interface {
 	// retry_after_ms) when that is nothing.
 	ReceiveMessage(context.Context, *ReceiveMessageRequest) (*ReceiveMessageResponse, error)
 	// DeleteMessage acknowledges a message for the tag that received it.
-	// Deleting twice, or with an older handle, is not an error.
+	// Deleting twice, or with an older handle, is not an error. Errors:
+	// INVALID_ARGUMENT (INVALID_RECEIPT_HANDLE: forged, garbled, or not of
+	// the queue given).
 	DeleteMessage(context.Context, *DeleteMessageRequest) (*DeleteMessageResponse, error)
-	// DeleteMessageBatch deletes up to 100 messages, with a result per entry.
+	// DeleteMessageBatch deletes up to 100 messages of one queue, with a
+	// result per entry.
 	DeleteMessageBatch(context.Context, *DeleteMessageBatchRequest) (*DeleteMessageBatchResponse, error)
 	// ChangeMessageVisibility sets an in-flight message's deadline to now +
 	// visibility_seconds; 0 makes it visible at once. Errors:
 	// FAILED_PRECONDITION (RECEIPT_HANDLE_STALE) once the message was received
 	// again or deleted.
 	ChangeMessageVisibility(context.Context, *ChangeMessageVisibilityRequest) (*ChangeMessageVisibilityResponse, error)
-	// ChangeMessageVisibilityBatch changes up to 100 deadlines, with a result
-	// per entry.
+	// ChangeMessageVisibilityBatch changes up to 100 deadlines of one queue's
+	// messages, with a result per entry.
 	ChangeMessageVisibilityBatch(context.Context, *ChangeMessageVisibilityBatchRequest) (*ChangeMessageVisibilityBatchResponse, error)
 	// PeekMessage reads messages without receiving them: by id, or the next
 	// ones available to a tag.
@@ -288,7 +309,8 @@ type MessageServiceServer interface {
 	// (NOT_A_SOURCE_QUEUE when the queue has no redrive policy;
 	// RECEIPT_HANDLE_STALE once the message was received again).
 	DeadMessage(context.Context, *DeadMessageRequest) (*DeadMessageResponse, error)
-	// DeadMessageBatch dead-letters up to 100 messages, with a result per entry.
+	// DeadMessageBatch dead-letters up to 100 messages of one queue, with a
+	// result per entry.
 	DeadMessageBatch(context.Context, *DeadMessageBatchRequest) (*DeadMessageBatchResponse, error)
 	// Publish stores batches sent as frames on one long-lived stream (S17).
 	// Each request frame is a SendMessageBatch; its response frame, matched

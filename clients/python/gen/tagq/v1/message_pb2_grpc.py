@@ -8,7 +8,14 @@ from tagq.v1 import message_pb2 as tagq_dot_v1_dot_message__pb2
 class MessageServiceStub(object):
     """MessageService sends, receives and acknowledges messages. Receipt handles
     name the queue, the tag, the message and the receive generation, so
-    delete and change-visibility need only the handle.
+    delete, change visibility and dead (and their batches) need only the
+    handle (S3): their queue field is optional and, when given, must be the
+    handle's queue (else INVALID_RECEIPT_HANDLE). Without a queue, a batch
+    acts on the queue its handles name, one queue per batch
+    (INVALID_ARGUMENT, MIXED_QUEUE_BATCH, when they name two). With
+    authentication on they need HANDLE on each handle's queue (and tag),
+    whatever queue the request names. REST: POST /v1/messages:delete and
+    the like, or with the queue in the path.
     """
 
     def __init__(self, channel):
@@ -82,7 +89,14 @@ class MessageServiceStub(object):
 class MessageServiceServicer(object):
     """MessageService sends, receives and acknowledges messages. Receipt handles
     name the queue, the tag, the message and the receive generation, so
-    delete and change-visibility need only the handle.
+    delete, change visibility and dead (and their batches) need only the
+    handle (S3): their queue field is optional and, when given, must be the
+    handle's queue (else INVALID_RECEIPT_HANDLE). Without a queue, a batch
+    acts on the queue its handles name, one queue per batch
+    (INVALID_ARGUMENT, MIXED_QUEUE_BATCH, when they name two). With
+    authentication on they need HANDLE on each handle's queue (and tag),
+    whatever queue the request names. REST: POST /v1/messages:delete and
+    the like, or with the queue in the path.
     """
 
     def SendMessage(self, request, context):
@@ -120,14 +134,17 @@ class MessageServiceServicer(object):
 
     def DeleteMessage(self, request, context):
         """DeleteMessage acknowledges a message for the tag that received it.
-        Deleting twice, or with an older handle, is not an error.
+        Deleting twice, or with an older handle, is not an error. Errors:
+        INVALID_ARGUMENT (INVALID_RECEIPT_HANDLE: forged, garbled, or not of
+        the queue given).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
     def DeleteMessageBatch(self, request, context):
-        """DeleteMessageBatch deletes up to 100 messages, with a result per entry.
+        """DeleteMessageBatch deletes up to 100 messages of one queue, with a
+        result per entry.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -144,8 +161,8 @@ class MessageServiceServicer(object):
         raise NotImplementedError('Method not implemented!')
 
     def ChangeMessageVisibilityBatch(self, request, context):
-        """ChangeMessageVisibilityBatch changes up to 100 deadlines, with a result
-        per entry.
+        """ChangeMessageVisibilityBatch changes up to 100 deadlines of one queue's
+        messages, with a result per entry.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -171,7 +188,8 @@ class MessageServiceServicer(object):
         raise NotImplementedError('Method not implemented!')
 
     def DeadMessageBatch(self, request, context):
-        """DeadMessageBatch dead-letters up to 100 messages, with a result per entry.
+        """DeadMessageBatch dead-letters up to 100 messages of one queue, with a
+        result per entry.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -281,7 +299,14 @@ def add_MessageServiceServicer_to_server(servicer, server):
 class MessageService(object):
     """MessageService sends, receives and acknowledges messages. Receipt handles
     name the queue, the tag, the message and the receive generation, so
-    delete and change-visibility need only the handle.
+    delete, change visibility and dead (and their batches) need only the
+    handle (S3): their queue field is optional and, when given, must be the
+    handle's queue (else INVALID_RECEIPT_HANDLE). Without a queue, a batch
+    acts on the queue its handles name, one queue per batch
+    (INVALID_ARGUMENT, MIXED_QUEUE_BATCH, when they name two). With
+    authentication on they need HANDLE on each handle's queue (and tag),
+    whatever queue the request names. REST: POST /v1/messages:delete and
+    the like, or with the queue in the path.
     """
 
     @staticmethod

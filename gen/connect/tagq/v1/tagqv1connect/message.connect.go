@@ -90,17 +90,20 @@ type MessageServiceClient interface {
 	// retry_after_ms) when that is nothing.
 	ReceiveMessage(context.Context, *connect.Request[v1.ReceiveMessageRequest]) (*connect.Response[v1.ReceiveMessageResponse], error)
 	// DeleteMessage acknowledges a message for the tag that received it.
-	// Deleting twice, or with an older handle, is not an error.
+	// Deleting twice, or with an older handle, is not an error. Errors:
+	// INVALID_ARGUMENT (INVALID_RECEIPT_HANDLE: forged, garbled, or not of
+	// the queue given).
 	DeleteMessage(context.Context, *connect.Request[v1.DeleteMessageRequest]) (*connect.Response[v1.DeleteMessageResponse], error)
-	// DeleteMessageBatch deletes up to 100 messages, with a result per entry.
+	// DeleteMessageBatch deletes up to 100 messages of one queue, with a
+	// result per entry.
 	DeleteMessageBatch(context.Context, *connect.Request[v1.DeleteMessageBatchRequest]) (*connect.Response[v1.DeleteMessageBatchResponse], error)
 	// ChangeMessageVisibility sets an in-flight message's deadline to now +
 	// visibility_seconds; 0 makes it visible at once. Errors:
 	// FAILED_PRECONDITION (RECEIPT_HANDLE_STALE) once the message was received
 	// again or deleted.
 	ChangeMessageVisibility(context.Context, *connect.Request[v1.ChangeMessageVisibilityRequest]) (*connect.Response[v1.ChangeMessageVisibilityResponse], error)
-	// ChangeMessageVisibilityBatch changes up to 100 deadlines, with a result
-	// per entry.
+	// ChangeMessageVisibilityBatch changes up to 100 deadlines of one queue's
+	// messages, with a result per entry.
 	ChangeMessageVisibilityBatch(context.Context, *connect.Request[v1.ChangeMessageVisibilityBatchRequest]) (*connect.Response[v1.ChangeMessageVisibilityBatchResponse], error)
 	// PeekMessage reads messages without receiving them: by id, or the next
 	// ones available to a tag.
@@ -111,7 +114,8 @@ type MessageServiceClient interface {
 	// (NOT_A_SOURCE_QUEUE when the queue has no redrive policy;
 	// RECEIPT_HANDLE_STALE once the message was received again).
 	DeadMessage(context.Context, *connect.Request[v1.DeadMessageRequest]) (*connect.Response[v1.DeadMessageResponse], error)
-	// DeadMessageBatch dead-letters up to 100 messages, with a result per entry.
+	// DeadMessageBatch dead-letters up to 100 messages of one queue, with a
+	// result per entry.
 	DeadMessageBatch(context.Context, *connect.Request[v1.DeadMessageBatchRequest]) (*connect.Response[v1.DeadMessageBatchResponse], error)
 	// Publish stores batches sent as frames on one long-lived stream (S17).
 	// Each request frame is a SendMessageBatch; its response frame, matched
@@ -319,17 +323,20 @@ type MessageServiceHandler interface {
 	// retry_after_ms) when that is nothing.
 	ReceiveMessage(context.Context, *connect.Request[v1.ReceiveMessageRequest]) (*connect.Response[v1.ReceiveMessageResponse], error)
 	// DeleteMessage acknowledges a message for the tag that received it.
-	// Deleting twice, or with an older handle, is not an error.
+	// Deleting twice, or with an older handle, is not an error. Errors:
+	// INVALID_ARGUMENT (INVALID_RECEIPT_HANDLE: forged, garbled, or not of
+	// the queue given).
 	DeleteMessage(context.Context, *connect.Request[v1.DeleteMessageRequest]) (*connect.Response[v1.DeleteMessageResponse], error)
-	// DeleteMessageBatch deletes up to 100 messages, with a result per entry.
+	// DeleteMessageBatch deletes up to 100 messages of one queue, with a
+	// result per entry.
 	DeleteMessageBatch(context.Context, *connect.Request[v1.DeleteMessageBatchRequest]) (*connect.Response[v1.DeleteMessageBatchResponse], error)
 	// ChangeMessageVisibility sets an in-flight message's deadline to now +
 	// visibility_seconds; 0 makes it visible at once. Errors:
 	// FAILED_PRECONDITION (RECEIPT_HANDLE_STALE) once the message was received
 	// again or deleted.
 	ChangeMessageVisibility(context.Context, *connect.Request[v1.ChangeMessageVisibilityRequest]) (*connect.Response[v1.ChangeMessageVisibilityResponse], error)
-	// ChangeMessageVisibilityBatch changes up to 100 deadlines, with a result
-	// per entry.
+	// ChangeMessageVisibilityBatch changes up to 100 deadlines of one queue's
+	// messages, with a result per entry.
 	ChangeMessageVisibilityBatch(context.Context, *connect.Request[v1.ChangeMessageVisibilityBatchRequest]) (*connect.Response[v1.ChangeMessageVisibilityBatchResponse], error)
 	// PeekMessage reads messages without receiving them: by id, or the next
 	// ones available to a tag.
@@ -340,7 +347,8 @@ type MessageServiceHandler interface {
 	// (NOT_A_SOURCE_QUEUE when the queue has no redrive policy;
 	// RECEIPT_HANDLE_STALE once the message was received again).
 	DeadMessage(context.Context, *connect.Request[v1.DeadMessageRequest]) (*connect.Response[v1.DeadMessageResponse], error)
-	// DeadMessageBatch dead-letters up to 100 messages, with a result per entry.
+	// DeadMessageBatch dead-letters up to 100 messages of one queue, with a
+	// result per entry.
 	DeadMessageBatch(context.Context, *connect.Request[v1.DeadMessageBatchRequest]) (*connect.Response[v1.DeadMessageBatchResponse], error)
 	// Publish stores batches sent as frames on one long-lived stream (S17).
 	// Each request frame is a SendMessageBatch; its response frame, matched

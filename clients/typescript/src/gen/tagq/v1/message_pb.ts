@@ -526,6 +526,9 @@ export const ReceiveMessageResponseSchema: GenMessage<ReceiveMessageResponse> = 
  */
 export type DeleteMessageRequest = Message$1<"tagq.v1.DeleteMessageRequest"> & {
   /**
+   * Optional: the handle names its queue. When given, it must be the
+   * handle's.
+   *
    * @generated from field: string queue = 1;
    */
   queue: string;
@@ -583,6 +586,9 @@ export const DeleteMessageBatchEntrySchema: GenMessage<DeleteMessageBatchEntry> 
  */
 export type DeleteMessageBatchRequest = Message$1<"tagq.v1.DeleteMessageBatchRequest"> & {
   /**
+   * Optional: the handles name their queue, one for the whole batch. When
+   * given, each handle must be of it (else that entry fails).
+   *
    * @generated from field: string queue = 1;
    */
   queue: string;
@@ -631,6 +637,9 @@ export const DeleteMessageBatchResponseSchema: GenMessage<DeleteMessageBatchResp
  */
 export type ChangeMessageVisibilityRequest = Message$1<"tagq.v1.ChangeMessageVisibilityRequest"> & {
   /**
+   * Optional: the handle names its queue. When given, it must be the
+   * handle's.
+   *
    * @generated from field: string queue = 1;
    */
   queue: string;
@@ -700,6 +709,9 @@ export const ChangeMessageVisibilityBatchEntrySchema: GenMessage<ChangeMessageVi
  */
 export type ChangeMessageVisibilityBatchRequest = Message$1<"tagq.v1.ChangeMessageVisibilityBatchRequest"> & {
   /**
+   * Optional: the handles name their queue, one for the whole batch. When
+   * given, each handle must be of it (else that entry fails).
+   *
    * @generated from field: string queue = 1;
    */
   queue: string;
@@ -823,6 +835,9 @@ export const PeekMessageResponseSchema: GenMessage<PeekMessageResponse> = /*@__P
  */
 export type DeadMessageRequest = Message$1<"tagq.v1.DeadMessageRequest"> & {
   /**
+   * Optional: the handle names its queue. When given, it must be the
+   * handle's.
+   *
    * @generated from field: string queue = 1;
    */
   queue: string;
@@ -904,6 +919,9 @@ export const DeadMessageBatchEntrySchema: GenMessage<DeadMessageBatchEntry> = /*
  */
 export type DeadMessageBatchRequest = Message$1<"tagq.v1.DeadMessageBatchRequest"> & {
   /**
+   * Optional: the handles name their queue, one for the whole batch. When
+   * given, each handle must be of it (else that entry fails).
+   *
    * @generated from field: string queue = 1;
    */
   queue: string;
@@ -1395,7 +1413,14 @@ export const ConsumeOperationSchema: GenEnum<ConsumeOperation> = /*@__PURE__*/
 /**
  * MessageService sends, receives and acknowledges messages. Receipt handles
  * name the queue, the tag, the message and the receive generation, so
- * delete and change-visibility need only the handle.
+ * delete, change visibility and dead (and their batches) need only the
+ * handle (S3): their queue field is optional and, when given, must be the
+ * handle's queue (else INVALID_RECEIPT_HANDLE). Without a queue, a batch
+ * acts on the queue its handles name, one queue per batch
+ * (INVALID_ARGUMENT, MIXED_QUEUE_BATCH, when they name two). With
+ * authentication on they need HANDLE on each handle's queue (and tag),
+ * whatever queue the request names. REST: POST /v1/messages:delete and
+ * the like, or with the queue in the path.
  *
  * @generated from service tagq.v1.MessageService
  */
@@ -1444,7 +1469,9 @@ export const MessageService: GenService<{
   },
   /**
    * DeleteMessage acknowledges a message for the tag that received it.
-   * Deleting twice, or with an older handle, is not an error.
+   * Deleting twice, or with an older handle, is not an error. Errors:
+   * INVALID_ARGUMENT (INVALID_RECEIPT_HANDLE: forged, garbled, or not of
+   * the queue given).
    *
    * @generated from rpc tagq.v1.MessageService.DeleteMessage
    */
@@ -1454,7 +1481,8 @@ export const MessageService: GenService<{
     output: typeof DeleteMessageResponseSchema;
   },
   /**
-   * DeleteMessageBatch deletes up to 100 messages, with a result per entry.
+   * DeleteMessageBatch deletes up to 100 messages of one queue, with a
+   * result per entry.
    *
    * @generated from rpc tagq.v1.MessageService.DeleteMessageBatch
    */
@@ -1477,8 +1505,8 @@ export const MessageService: GenService<{
     output: typeof ChangeMessageVisibilityResponseSchema;
   },
   /**
-   * ChangeMessageVisibilityBatch changes up to 100 deadlines, with a result
-   * per entry.
+   * ChangeMessageVisibilityBatch changes up to 100 deadlines of one queue's
+   * messages, with a result per entry.
    *
    * @generated from rpc tagq.v1.MessageService.ChangeMessageVisibilityBatch
    */
@@ -1513,7 +1541,8 @@ export const MessageService: GenService<{
     output: typeof DeadMessageResponseSchema;
   },
   /**
-   * DeadMessageBatch dead-letters up to 100 messages, with a result per entry.
+   * DeadMessageBatch dead-letters up to 100 messages of one queue, with a
+   * result per entry.
    *
    * @generated from rpc tagq.v1.MessageService.DeadMessageBatch
    */

@@ -1,0 +1,248 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/base64"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"connectrpc.com/connect"
+	"github.com/stretchr/testify/require"
+	"golang.org/x/net/http2"
+	"golang.org/x/net/http2/hpack"
+	"google.golang.org/genproto/googleapis/rpc/errdetails"
+	spb "google.golang.org/genproto/googleapis/rpc/status"
+	"google.golang.org/grpc/codes"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/tagq/tagq/gen/connect/tagq/v1/tagqv1connect"
+	tagqv1 "github.com/tagq/tagq/gen/tagq/v1"
+)
+
+// End-to-end tests of hostile input before authentication and of the cap
+// on request bytes in flight (README "Security", "Operating"). The memory
+// these save is measured by e2e_memorybars_test.go.
+
+// answerTimeout is how long a test waits for an answer that must come
+// without the rest of a request: a server that waited for the body would
+// hold the request until its read timeout (60 s).
+const answerTimeout = 15 * time.Second
+
+// partialHTTP sends an HTTP/1.1 POST to path announcing a body of length
+// bytes and sends only its first bytes; it returns the connection, for the
+// answer (or to hold the request open).
+func partialHTTP(t *testing.T, addr, path, contentType string, length int, header ...string) net.Conn {
+	t.Helper()
+	c, err := net.Dial("tcp", addr)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = c.Close() })
+	req := fmt.Sprintf("POST %s HTTP/1.1\r\nHost: %s\r\nContent-Type: %s\r\nContent-Length: %d\r\n", path, addr, contentType, length)
+	for _, h := range header {
+		req += h + "\r\n"
+	}
+	_, err = io.WriteString(c, req+"\r\n"+`{"body": "`)
+	require.NoError(t, err)
+	return c
+}
+
+// httpAnswer reads the answer on c, which must come before answerTimeout.
+func httpAnswer(t *testing.T, c net.Conn) (int, string) {
+	t.Helper()
+	require.NoError(t, c.SetReadDeadline(time.Now().Add(answerTimeout)))
+	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+	require.NoError(t, err, "no answer without the body: the server waits for it")
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(raw)
+}
+
+// partialGRPC opens a gRPC call of method on a fresh HTTP/2 connection
+// (prior knowledge, as gRPC clients speak it) with the given metadata, and
+// sends the first bytes of a message announced as length bytes; the
+// message's end never comes. It returns the call's status once the server
+// ends it, which must be before answerTimeout.
+func partialGRPC(t *testing.T, addr, method string, length int, md ...hpack.HeaderField) *status.Status {
+	t.Helper()
+	c, err := net.Dial("tcp", addr)
+	require.NoError(t, err)
+	defer c.Close()
+	_, err = io.WriteString(c, http2.ClientPreface)
+	require.NoError(t, err)
+	fr := http2.NewFramer(c, c)
+	require.NoError(t, fr.WriteSettings())
+	var hb bytes.Buffer
+	enc := hpack.NewEncoder(&hb)
+	for _, f := range append([]hpack.HeaderField{{Name: ":method", Value: "POST"}, {Name: ":scheme", Value: "http"},
+		{Name: ":path", Value: method}, {Name: ":authority", Value: addr}, {Name: "content-type", Value: "application/grpc"},
+		{Name: "te", Value: "trailers"}}, md...) {
+		require.NoError(t, enc.WriteField(f))
+	}
+	require.NoError(t, fr.WriteHeaders(http2.HeadersFrameParam{StreamID: 1, BlockFragment: hb.Bytes(), EndHeaders: true}))
+	prefix := []byte{0, byte(length >> 24), byte(length >> 16), byte(length >> 8), byte(length)}
+	require.NoError(t, fr.WriteData(1, false, append(prefix, 0x0a, 0x01, 'q')))
+
+	require.NoError(t, c.SetReadDeadline(time.Now().Add(answerTimeout)))
+	dec := hpack.NewDecoder(4096, nil)
+	fields := map[string]string{}
+	for {
+		f, err := fr.ReadFrame()
+		require.NoError(t, err, "no status without the message: the server waits for it")
+		switch f := f.(type) {
+		case *http2.SettingsFrame:
+			if !f.IsAck() {
+				require.NoError(t, fr.WriteSettingsAck())
+			}
+		case *http2.HeadersFrame:
+			hfs, err := dec.DecodeFull(f.HeaderBlockFragment())
+			require.NoError(t, err)
+			for _, hf := range hfs {
+				fields[hf.Name] = hf.Value
+			}
+			if code, ok := fields["grpc-status"]; ok {
+				var n int
+				_, err := fmt.Sscan(code, &n)
+				require.NoError(t, err)
+				st := &spb.Status{Code: int32(n), Message: fields["grpc-message"]}
+				if raw, ok := fields["grpc-status-details-bin"]; ok {
+					b, err := base64.RawStdEncoding.DecodeString(strings.TrimRight(raw, "="))
+					require.NoError(t, err)
+					require.NoError(t, proto.Unmarshal(b, st))
+				}
+				return status.FromProto(st)
+			}
+		}
+	}
+}
+
+// reasonOf is a status's ErrorInfo.
+func reasonOf(st *status.Status) *errdetails.ErrorInfo {
+	for _, d := range st.Details() {
+		if ei, ok := d.(*errdetails.ErrorInfo); ok {
+			return ei
+		}
+	}
+	return nil
+}
+
+// With --auth, a call without valid credentials is refused before its
+// body (REST, Connect) or message (gRPC) is read: each of these sends the
+// start of a 50 MB request and never the rest, and gets its refusal.
+func TestE2E_Auth_RefusedBeforeTheBodyIsRead(t *testing.T) {
+	d := startAuth(t, backend{name: "embedded"})
+	const length = 50_000_000
+	for _, h := range [][]string{nil, {"Authorization: Bearer tagq_0123456789abcdef_notakeynotakeynotakeynotakeynotakeynota"}} {
+		code, body := httpAnswer(t, partialHTTP(t, d.http, "/v1/queues/q/messages", "application/json", length, h...))
+		require.Equal(t, 401, code, body)
+		require.Contains(t, body, "UNAUTHENTICATED")
+
+		code, body = httpAnswer(t, partialHTTP(t, d.http, "/tagq.v1.MessageService/SendMessage", "application/json", length, h...))
+		require.Equal(t, 401, code, body)
+		require.Contains(t, body, `"code":"unauthenticated"`)
+		require.Contains(t, body, "ErrorInfo")
+	}
+
+	st := partialGRPC(t, d.grpc, "/tagq.v1.MessageService/SendMessage", length)
+	require.Equal(t, codes.Unauthenticated, st.Code(), st.Message())
+	require.Equal(t, "UNAUTHENTICATED", reasonOf(st).GetReason())
+	st = partialGRPC(t, d.grpc, "/tagq.v1.MessageService/SendMessageBatch", length,
+		hpack.HeaderField{Name: "authorization", Value: "Bearer wrong"})
+	require.Equal(t, codes.Unauthenticated, st.Code(), st.Message())
+	require.Equal(t, "UNAUTHENTICATED", reasonOf(st).GetReason())
+
+	// The health service needs no credentials; a valid key's call is read.
+	_, err := healthpb.NewHealthClient(d.conn).Check(context.Background(), &healthpb.HealthCheckRequest{})
+	require.NoError(t, err)
+	_, err = d.q.CreateQueue(as(e2eAdminKey), &tagqv1.CreateQueueRequest{Queue: &tagqv1.Queue{Name: "q"}})
+	require.NoError(t, err)
+	_, err = d.m.SendMessage(as(e2eAdminKey), &tagqv1.SendMessageRequest{Queue: "q", Body: []byte("x")})
+	require.NoError(t, err)
+}
+
+// --max-request-bytes-in-flight: a request held open with a 2 MB body
+// under a 1 MB cap (one request alone may go over it) takes the process
+// to its cap; every protocol's next call (and an open Publish stream's
+// next frame) is refused with RESOURCE_EXHAUSTED, TOO_MANY_REQUEST_BYTES
+// and retry_after_ms, calls without a body and the health service still
+// answer, and once the held request ends calls go through again.
+func TestE2E_RequestBytesInFlightCap(t *testing.T) {
+	d := start(t, backend{name: "embedded"}, "--max-request-bytes-in-flight", "1mb")
+	ctx := context.Background()
+	_, err := d.q.CreateQueue(ctx, &tagqv1.CreateQueueRequest{Queue: &tagqv1.Queue{Name: "q"}})
+	require.NoError(t, err)
+	pub, err := d.m.Publish(ctx)
+	require.NoError(t, err)
+	require.NoError(t, pub.Send(&tagqv1.PublishRequest{Seq: 1, Queue: "q", Entries: []*tagqv1.SendMessageBatchEntry{{Id: "1", Body: []byte("x")}}}))
+	_, err = pub.Recv() // the stream is open before the process fills up
+	require.NoError(t, err)
+	cm := tagqv1connect.NewMessageServiceClient(http.DefaultClient, "http://"+d.http)
+	send := func() error {
+		_, err := d.m.SendMessage(ctx, &tagqv1.SendMessageRequest{Queue: "q", Body: []byte("x")})
+		return err
+	}
+
+	inFlight := func() string { // the gauge's value, from /metrics
+		resp, err := http.Get("http://" + d.http + "/metrics")
+		require.NoError(t, err)
+		defer resp.Body.Close()
+		raw, _ := io.ReadAll(resp.Body)
+		for _, l := range strings.Split(string(raw), "\n") {
+			if v, ok := strings.CutPrefix(l, "tagq_request_bytes_in_flight "); ok {
+				return v
+			}
+		}
+		return ""
+	}
+	require.Equal(t, "0", inFlight())
+	held := partialHTTP(t, d.http, "/v1/queues/q/messages", "application/json", 2_000_000)
+	require.Eventually(t, func() bool { return inFlight() == "2e+06" }, answerTimeout, 10*time.Millisecond,
+		"the held request's body is counted before it is read")
+	checkRefusal := func(ei *errdetails.ErrorInfo) {
+		t.Helper()
+		require.Equal(t, "TOO_MANY_REQUEST_BYTES", ei.GetReason())
+		require.Equal(t, "500", ei.GetMetadata()["retry_after_ms"])
+		require.Equal(t, fmt.Sprint(1<<20), ei.GetMetadata()["limit"])
+	}
+	// gRPC, refused as the call opens.
+	_, ei := errInfo(t, send())
+	checkRefusal(ei)
+	// REST and Connect, refused unread.
+	code, body := d.rest("POST", "/v1/queues/q/messages", fmt.Sprintf(`{"body": %q}`, b64("x")))
+	require.Equal(t, 429, code, body)
+	r, _ := reason(body)
+	require.Equal(t, "TOO_MANY_REQUEST_BYTES", r)
+	_, err = cm.SendMessage(ctx, connect.NewRequest(&tagqv1.SendMessageRequest{Queue: "q", Body: []byte("x")}))
+	cc, cei := connectErr(t, err)
+	require.Equal(t, connect.CodeResourceExhausted, cc)
+	checkRefusal(cei)
+	// An open Publish stream: the frame is answered with the refusal.
+	require.NoError(t, pub.Send(&tagqv1.PublishRequest{Seq: 7, Queue: "q", Entries: []*tagqv1.SendMessageBatchEntry{{Id: "1", Body: []byte("x")}}}))
+	frame, err := pub.Recv()
+	require.NoError(t, err)
+	require.Equal(t, uint64(7), frame.GetSeq())
+	require.Equal(t, "TOO_MANY_REQUEST_BYTES", frame.GetError().GetReason())
+	require.Equal(t, int32(codes.ResourceExhausted), frame.GetError().GetCode())
+	// No body, no refusal; health answers.
+	d.restOK("GET", "/v1/queues/q", "")
+	_, err = healthpb.NewHealthClient(d.conn).Check(ctx, &healthpb.HealthCheckRequest{})
+	require.NoError(t, err)
+
+	require.NoError(t, held.Close())
+	require.Eventually(t, func() bool { return send() == nil }, answerTimeout, 10*time.Millisecond)
+	d.restOK("POST", "/v1/queues/q/messages", fmt.Sprintf(`{"body": %q}`, b64("y")))
+	_, err = cm.SendMessage(ctx, connect.NewRequest(&tagqv1.SendMessageRequest{Queue: "q", Body: []byte("z")}))
+	require.NoError(t, err)
+	require.NoError(t, pub.Send(&tagqv1.PublishRequest{Seq: 8, Queue: "q", Entries: []*tagqv1.SendMessageBatchEntry{{Id: "1", Body: []byte("w")}}}))
+	frame, err = pub.Recv()
+	require.NoError(t, err)
+	require.Nil(t, frame.GetError())
+	require.NoError(t, pub.CloseSend())
+}
