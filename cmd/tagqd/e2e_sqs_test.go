@@ -24,7 +24,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	tagqv1 "github.com/tagq/tagq/gen/tagq/v1"
-	tagqsqs "github.com/tagq/tagq/sqs"
 )
 
 // The SQS endpoint driven by unmodified aws-sdk-go-v2 (the JSON protocol)
@@ -373,21 +372,7 @@ func TestE2E_SQS_FIFOAndRedrive(t *testing.T) {
 func TestE2E_SQS_Auth(t *testing.T) {
 	t.Parallel()
 	d := startAuth(t, backend{name: "embedded"})
-	creds := func(apiKey string) aws.Credentials {
-		req, err := http.NewRequest("GET", "http://"+d.proc.SQS+tagqsqs.CredentialsPath, nil)
-		require.NoError(t, err)
-		req.Header.Set("Authorization", "Bearer "+apiKey)
-		resp, err := http.DefaultClient.Do(req)
-		require.NoError(t, err)
-		defer resp.Body.Close()
-		require.Equal(t, 200, resp.StatusCode)
-		var out struct {
-			ID     string `json:"aws_access_key_id"`
-			Secret string `json:"aws_secret_access_key"`
-		}
-		require.NoError(t, json.NewDecoder(resp.Body).Decode(&out))
-		return aws.Credentials{AccessKeyID: out.ID, SecretAccessKey: out.Secret}
-	}
+	creds := func(apiKey string) aws.Credentials { return sigV4Creds(t, d.daemon, apiKey) }
 	ctx := context.Background()
 	admin := sqsClient(d.proc.SQS, creds(e2eAdminKey))
 	_, err := admin.CreateQueue(ctx, &sqs.CreateQueueInput{QueueName: aws.String("secure")})
