@@ -1,6 +1,7 @@
 package sqs
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -10,7 +11,9 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"google.golang.org/grpc"
@@ -149,20 +152,37 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		return
 	}
+	// The answer is made whole, then written with its length: one write,
+	// no chunked encoding.
+	buf := answerBuffers.Get().(*bytes.Buffer)
+	defer func() {
+		if buf.Cap() <= maxPooledAnswer {
+			buf.Reset()
+			answerBuffers.Put(buf)
+		}
+	}()
 	if isJSON {
 		w.Header().Set("Content-Type", jsonContentType)
 		if res == nil {
-			_, _ = w.Write([]byte("{}"))
-			return
+			buf.WriteString("{}")
+		} else {
+			enc := json.NewEncoder(buf)
+			enc.SetEscapeHTML(false)
+			_ = enc.Encode(res)
 		}
-		enc := json.NewEncoder(w)
-		enc.SetEscapeHTML(false)
-		_ = enc.Encode(res)
-		return
+	} else {
+		w.Header().Set("Content-Type", "text/xml")
+		_ = writeQueryResult(buf, c.action, reqID, res)
 	}
-	w.Header().Set("Content-Type", "text/xml")
-	_ = writeQueryResult(w, c.action, reqID, res)
+	w.Header().Set("Content-Length", strconv.Itoa(buf.Len()))
+	_, _ = w.Write(buf.Bytes())
 }
+
+// answerBuffers hold answers being made; one grown past maxPooledAnswer
+// (a receive of large messages) is left to the garbage collector.
+var answerBuffers = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+const maxPooledAnswer = 256 << 10
 
 // serve reads, authenticates and runs a request.
 func (h *Handler) serve(w http.ResponseWriter, r *http.Request, c *call, isJSON bool) (any, error) {
