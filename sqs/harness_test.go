@@ -12,7 +12,6 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"strings"
-	"testing"
 	"time"
 
 	"github.com/alicebob/miniredis/v2"
@@ -36,7 +35,7 @@ import (
 // miniredis): the server's gRPC API reached over a GatewayListener, as
 // tagqd wires it.
 type bundle struct {
-	t     testing.TB
+	t     tb
 	h     *Handler
 	srv   *httptest.Server
 	store *tags.Store
@@ -49,11 +48,22 @@ type bundle struct {
 	creds aws.Credentials
 }
 
+// tb is what setup needs of a test: testing.TB's part that examples can
+// have too (exampleT).
+type tb interface {
+	Helper()
+	Cleanup(func())
+	Errorf(format string, args ...any)
+	Fatalf(format string, args ...any)
+	Logf(format string, args ...any)
+	FailNow()
+}
+
 const testAdminKey = "admin-key-for-the-sqs-tests-0123456789"
 
 // setup starts the bundle; with auth, authentication is on and creds are
 // the bootstrap admin key's SigV4 credentials.
-func setup(t testing.TB, auth bool) *bundle {
+func setup(t tb, auth bool) *bundle {
 	t.Helper()
 	ctx := context.Background()
 	mr := miniredis.RunT(t)
