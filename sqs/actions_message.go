@@ -402,14 +402,23 @@ func (h *Handler) deleteMessageBatch(c *call, r *request) (any, error) {
 		if err != nil {
 			return nil, err
 		}
-		for _, id := range res.GetSuccessful() {
-			out.Successful = append(out.Successful, idEntry{ID: id})
-		}
-		for _, f := range res.GetFailed() {
-			out.Failed = append(out.Failed, entryFromTagq(f.GetId(), f.GetReason(), f.GetMessage(), f.GetField()))
-		}
+		out.Successful, out.Failed = settled(out.Successful, out.Failed, res)
 	}
 	return out, nil
+}
+
+// settled adds a tagq batch's per-entry results to an SQS batch answer's.
+func settled(ok []idEntry, failed []entryError, res interface {
+	GetSuccessful() []string
+	GetFailed() []*tagqv1.BatchResultError
+}) ([]idEntry, []entryError) {
+	for _, id := range res.GetSuccessful() {
+		ok = append(ok, idEntry{ID: id})
+	}
+	for _, f := range res.GetFailed() {
+		failed = append(failed, entryFromTagq(f.GetId(), f.GetReason(), f.GetMessage(), f.GetField()))
+	}
+	return ok, failed
 }
 
 func (h *Handler) changeMessageVisibilityBatch(c *call, r *request) (any, error) {
@@ -447,12 +456,7 @@ func (h *Handler) changeMessageVisibilityBatch(c *call, r *request) (any, error)
 		if err != nil {
 			return nil, err
 		}
-		for _, id := range res.GetSuccessful() {
-			out.Successful = append(out.Successful, idEntry{ID: id})
-		}
-		for _, f := range res.GetFailed() {
-			out.Failed = append(out.Failed, entryFromTagq(f.GetId(), f.GetReason(), f.GetMessage(), f.GetField()))
-		}
+		out.Successful, out.Failed = settled(out.Successful, out.Failed, res)
 	}
 	return out, nil
 }

@@ -3,7 +3,8 @@ package sqs
 import (
 	"encoding/base64"
 	"encoding/xml"
-	"sort"
+	"maps"
+	"slices"
 )
 
 // Results: each action's answer, with the member names of SQS's model for
@@ -176,11 +177,4 @@ func (m msgAttrMap) MarshalXML(e *xml.Encoder, start xml.StartElement) error {
 	return nil
 }
 
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
-}
+func sortedKeys[V any](m map[string]V) []string { return slices.Sorted(maps.Keys(m)) }

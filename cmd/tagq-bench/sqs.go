@@ -179,12 +179,7 @@ func (s *querySQS) send(ctx context.Context, q string, bodies []string) error {
 		form.Set("MessageBody", bodies[0])
 		return s.do(ctx, form, nil)
 	}
-	form.Set("Action", "SendMessageBatch")
-	for i, b := range bodies {
-		p := "SendMessageBatchRequestEntry." + strconv.Itoa(i+1) + "."
-		form.Set(p+"Id", strconv.Itoa(i))
-		form.Set(p+"MessageBody", b)
-	}
+	batchForm(form, "SendMessageBatch", "MessageBody", bodies)
 	var out queryBatchResult
 	if err := s.do(ctx, form, &out); err != nil {
 		return err
@@ -211,12 +206,7 @@ func (s *querySQS) remove(ctx context.Context, q string, handles []string) error
 		form.Set("ReceiptHandle", handles[0])
 		return s.do(ctx, form, nil)
 	}
-	form.Set("Action", "DeleteMessageBatch")
-	for i, h := range handles {
-		p := "DeleteMessageBatchRequestEntry." + strconv.Itoa(i+1) + "."
-		form.Set(p+"Id", strconv.Itoa(i))
-		form.Set(p+"ReceiptHandle", h)
-	}
+	batchForm(form, "DeleteMessageBatch", "ReceiptHandle", handles)
 	var out queryBatchResult
 	if err := s.do(ctx, form, &out); err != nil {
 		return err
@@ -225,6 +215,17 @@ func (s *querySQS) remove(ctx context.Context, q string, handles []string) error
 		return fmt.Errorf("delete batch: %d entries failed", len(out.DeleteFailed))
 	}
 	return nil
+}
+
+// batchForm fills form with a batch action's entries: each an Id and
+// field set to one of values.
+func batchForm(form url.Values, action, field string, values []string) {
+	form.Set("Action", action)
+	for i, v := range values {
+		p := action + "RequestEntry." + strconv.Itoa(i+1) + "."
+		form.Set(p+"Id", strconv.Itoa(i))
+		form.Set(p+field, v)
+	}
 }
 
 // createQueue makes a queue through the query protocol and returns its URL.

@@ -2,8 +2,6 @@ package main
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"net/http"
 	"os"
@@ -54,29 +52,28 @@ func TestE2E_SQS_Clients(t *testing.T) {
 		}
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			eachBackendOnly(t, be, func(t *testing.T, be backend) {
-				creds := anyCreds
-				var d *daemon
-				if auth {
-					d = startAuth(t, be).daemon
-					creds = sigV4Creds(t, d, e2eAdminKey)
-				} else {
-					d = start(t, be)
-				}
-				none := filepath.Join(t.TempDir(), "none") // no AWS config of the machine's
-				for _, c := range clients {
-					ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-					cmd := exec.CommandContext(ctx, c.cmd[0], c.cmd[1:]...)
-					cmd.Dir = filepath.Join(dir, c.cwd)
-					cmd.Env = append(withoutAWS(os.Environ()), "TAGQ_SQS_ENDPOINT=http://"+d.proc.SQS,
-						"AWS_ACCESS_KEY_ID="+creds.AccessKeyID, "AWS_SECRET_ACCESS_KEY="+creds.SecretAccessKey,
-						"AWS_CONFIG_FILE="+none, "AWS_SHARED_CREDENTIALS_FILE="+none)
-					out, err := cmd.CombinedOutput()
-					cancel()
-					require.NoError(t, err, "%s:\n%s", c.name, out)
-					t.Logf("%s passed", c.name)
-				}
-			})
+			be := prefixed(t, be)
+			creds := anyCreds
+			var d *daemon
+			if auth {
+				d = startAuth(t, be).daemon
+				creds = sigV4Creds(t, d, e2eAdminKey)
+			} else {
+				d = start(t, be)
+			}
+			none := filepath.Join(t.TempDir(), "none") // no AWS config of the machine's
+			for _, c := range clients {
+				ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+				cmd := exec.CommandContext(ctx, c.cmd[0], c.cmd[1:]...)
+				cmd.Dir = filepath.Join(dir, c.cwd)
+				cmd.Env = append(withoutAWS(os.Environ()), "TAGQ_SQS_ENDPOINT=http://"+d.proc.SQS,
+					"AWS_ACCESS_KEY_ID="+creds.AccessKeyID, "AWS_SECRET_ACCESS_KEY="+creds.SecretAccessKey,
+					"AWS_CONFIG_FILE="+none, "AWS_SHARED_CREDENTIALS_FILE="+none)
+				out, err := cmd.CombinedOutput()
+				cancel()
+				require.NoError(t, err, "%s:\n%s", c.name, out)
+				t.Logf("%s passed", c.name)
+			}
 		})
 	}
 }
@@ -91,20 +88,6 @@ func withoutAWS(env []string) []string {
 		}
 	}
 	return out
-}
-
-// eachBackendOnly runs fn on one backend, with a key prefix of its own on
-// a shared Redis (as eachBackend does).
-func eachBackendOnly(t *testing.T, be backend, fn func(t *testing.T, be backend)) {
-	t.Helper()
-	if be.name != "embedded" {
-		var b [6]byte
-		_, _ = rand.Read(b[:])
-		be.prefix = "tagqe2e-" + hex.EncodeToString(b[:])
-		be.args = append(append([]string{}, be.args...), "--key-prefix", be.prefix)
-		t.Cleanup(func() { dropPrefix(t, be) })
-	}
-	fn(t, be)
 }
 
 // sigV4Creds are an API key's SigV4 credentials, from the endpoint.
