@@ -80,6 +80,12 @@ func (a *authn) authenticate(ctx context.Context) (*access.Principal, *access.Sn
 		return nil, nil, err
 	}
 	md, _ := metadata.FromIncomingContext(ctx)
+	if name, ok := gatewayPrincipal(ctx, md); ok { // a front that authenticated the caller itself
+		if p := snap.Principal(name); p != nil {
+			return p, snap, nil
+		}
+		return nil, nil, unauthenticated(fmt.Sprintf("principal %q does not exist", tags.Clip(name, tags.MaxEcho)))
+	}
 	if vals := md.Get("authorization"); len(vals) > 0 {
 		scheme, token, ok := strings.Cut(vals[0], " ")
 		if !ok || !strings.EqualFold(scheme, "Bearer") {

@@ -148,10 +148,10 @@ func (s *Server) AdminOnly(h http.Handler) http.Handler {
 
 // gatewayHeader is grpc-gateway's default header matcher (permanent
 // headers and Grpc-Metadata-* go on as metadata) except that no header
-// may become gatewayCertMD.
+// may become gatewayCertMD or gatewayPrincipalMD.
 func gatewayHeader(key string) (string, bool) {
 	md, ok := runtime.DefaultHeaderMatcher(key)
-	if ok && strings.EqualFold(strings.TrimPrefix(strings.ToLower(md), "grpcgateway-"), gatewayCertMD) {
+	if ok && gatewayOnlyMD(md) {
 		return "", false
 	}
 	return md, ok

@@ -22,7 +22,7 @@ if [ -z "$bin" ]; then
   bin=$tmp/tagqd
   (cd ../.. && go build -o "$bin" ./cmd/tagqd)
 fi
-"$bin" --grpc-addr 127.0.0.1:0 --http-addr 127.0.0.1:0 >"$tmp/stdout" 2>"$tmp/stderr" &
+"$bin" --grpc-addr 127.0.0.1:0 --http-addr 127.0.0.1:0 --sqs-addr 127.0.0.1:0 >"$tmp/stdout" 2>"$tmp/stderr" &
 pid=$!
 ready=
 for _ in $(seq 300); do # 30 s

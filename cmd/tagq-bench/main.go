@@ -6,6 +6,10 @@
 // server (tagqd, or a peer's server), of Redis and of the client (this
 // process), and Redis memory per message.
 //
+// W1 also runs through tagqd's SQS endpoint (sqs.go: aws-sdk-go-v2, rows
+// tagq-sqs and tagq-sqs-query) and on the peer goaws (--goaws-url), when it
+// answers.
+//
 // W1, W2 (16 tags) and W3 also run through tagq's streaming RPCs
 // (stream.go: Publish and Consume, rows tagq-stream) and on the peers a user would compare tagq
 // with (peers.go), when they answer: NATS JetStream (--nats-url) and
@@ -60,10 +64,11 @@ func main() {
 	topics := flag.Int("topics", 1000, "WT: topics the topic queue's messages cycle over")
 	wtBatch := flag.Int("wt-batch", 10, "WT: batch size of sends and receives (1-10)")
 	credit := flag.Int("stream-credit", 100, "tagq-stream: max_outstanding_messages of each Consume stream")
-	w1Systems := flag.String("w1-systems", "tagq,tagq-stream,floor,raw", "W1: which of tagq, tagq-stream, floor and raw to run (peers: --peers)")
+	w1Systems := flag.String("w1-systems", "tagq,tagq-stream,tagq-sqs,floor,raw", "W1: which of tagq, tagq-stream, tagq-sqs (the SQS endpoint), floor and raw to run (peers: --peers)")
 	w1Batches := flag.String("w1-batches", "1,10", "W1: the batch sizes to run, in order")
 	var peers peerConfig
-	flag.StringVar(&peers.list, "peers", "nats,rabbitmq", "peer systems to run W1, W2 and W3 on as well (nats, rabbitmq), or none")
+	flag.StringVar(&peers.list, "peers", "nats,rabbitmq,goaws", "peer systems to run W1, W2 and W3 on as well (nats, rabbitmq; goaws: W1's SQS rows only), or none")
+	flag.StringVar(&peers.goawsURL, "goaws-url", "http://127.0.0.1:4100", "goaws, an in-memory SQS emulator (peer goaws; W1's SQS rows)")
 	flag.StringVar(&peers.natsURL, "nats-url", "nats://127.0.0.1:4222", "NATS server with JetStream (peer nats)")
 	flag.StringVar(&peers.amqpURL, "amqp-url", "amqp://guest:guest@127.0.0.1:5672/", "RabbitMQ (peer rabbitmq)")
 	flag.Parse()
@@ -85,10 +90,10 @@ func main() {
 	w1 := map[string]bool{}
 	for _, sys := range strings.Split(*w1Systems, ",") {
 		switch sys = strings.TrimSpace(sys); sys {
-		case "tagq", "tagq-stream", "floor", "raw":
+		case "tagq", "tagq-stream", "tagq-sqs", "floor", "raw":
 			w1[sys] = true
 		default:
-			fmt.Fprintf(os.Stderr, "tagq-bench: --w1-systems: %q is none of tagq, tagq-stream, floor, raw\n", sys)
+			fmt.Fprintf(os.Stderr, "tagq-bench: --w1-systems: %q is none of tagq, tagq-stream, tagq-sqs, floor, raw\n", sys)
 			os.Exit(2)
 		}
 	}
@@ -166,6 +171,17 @@ func run(url string, dur time.Duration, only string, backlog, inflight, size, ro
 				publishWindow(10), publishWindow(1), credit)
 		} else {
 			fmt.Printf("tagq-stream: skipped: tagqd answers Publish with UNIMPLEMENTED\n\n")
+		}
+	}
+	if want("W1") {
+		if e.w1Runs("tagq-sqs") {
+			e.sqsAddr = d.SQS
+		}
+		if u, gerr := goawsPeer(pc); gerr != nil {
+			fmt.Printf("goaws: skipped: %v\n\n", gerr)
+		} else if u != "" {
+			e.goawsURL = u
+			fmt.Printf("peer goaws: %s, server processes %v\n\n", u, localPIDs(u, "goaws"))
 		}
 	}
 	if want("W1") || want("W2") || want("W3") {

@@ -127,9 +127,21 @@ type peerConsumer interface {
 
 // peerConfig is which peers to run and where.
 type peerConfig struct {
-	list    string // comma-separated: nats, rabbitmq; "none" for none
-	natsURL string
-	amqpURL string
+	list     string // comma-separated: nats, rabbitmq, goaws; "none" for none
+	natsURL  string
+	amqpURL  string
+	goawsURL string
+}
+
+// goawsPeer is goaws's URL when the list names it and it answers ("" when
+// not named).
+func goawsPeer(cfg peerConfig) (string, error) {
+	for _, name := range strings.Split(cfg.list, ",") {
+		if strings.TrimSpace(name) == "goaws" {
+			return cfg.goawsURL, answers(cfg.goawsURL, "4100")
+		}
+	}
+	return "", nil
 }
 
 // dialPeers connects to each peer asked for. A peer whose port does not
@@ -140,7 +152,7 @@ func dialPeers(ctx context.Context, cfg peerConfig) []peer {
 		var p peer
 		var err error
 		switch name = strings.TrimSpace(name); name {
-		case "", "none":
+		case "", "none", "goaws": // goaws: W1's SQS rows only (goawsPeer)
 			continue
 		case "nats":
 			if err = answers(cfg.natsURL, "4222"); err == nil {
@@ -151,7 +163,7 @@ func dialPeers(ctx context.Context, cfg peerConfig) []peer {
 				p, err = dialAMQP(cfg.amqpURL)
 			}
 		default:
-			err = fmt.Errorf("unknown peer (want nats, rabbitmq or none)")
+			err = fmt.Errorf("unknown peer (want nats, rabbitmq, goaws or none)")
 		}
 		if err != nil {
 			fmt.Printf("%s: skipped: %v\n\n", name, err)

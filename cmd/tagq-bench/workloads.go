@@ -16,8 +16,8 @@ import (
 
 // env is what every workload gets.
 type env struct {
-	// w1Systems: which of tagq, tagq-stream, floor and raw W1 runs (nil:
-	// all); see w1Runs.
+	// w1Systems: which of tagq, tagq-stream, tagq-sqs, floor and raw W1
+	// runs (nil: all); see w1Runs.
 	w1Systems map[string]bool
 	ctx       context.Context
 	rdb       *redis.Client // the Redis both systems use
@@ -31,10 +31,14 @@ type env struct {
 	// Consume stream keeps streamCredit messages outstanding.
 	streaming    bool
 	streamCredit int
-	dur          time.Duration
-	body         []byte
-	rawKey       func(name string) string
-	maxAhead     int64 // producers stop this far ahead of consumers
+	// sqsAddr is tagqd's SQS endpoint (host:port; "" when W1 leaves out
+	// tagq-sqs); goawsURL the peer goaws's, when it answers (sqs.go).
+	sqsAddr  string
+	goawsURL string
+	dur      time.Duration
+	body     []byte
+	rawKey   func(name string) string
+	maxAhead int64 // producers stop this far ahead of consumers
 }
 
 func i32(v int32) *int32 { return &v }
@@ -240,11 +244,18 @@ func (e *env) w1(batch int) []result {
 	name := fmt.Sprintf("W1 batch %d", batch)
 	e.tagqQueue("w1", 1, nil)
 	var out []result
+	var unary *result
 	if e.w1Runs("tagq") {
-		out = append(out, e.w1via(e.m, e.pid, "tagq", name, batch))
+		r := e.w1via(e.m, e.pid, "tagq", name, batch)
+		unary = &r
+		out = append(out, r)
 	}
 	if e.w1Runs("tagq-stream") {
 		out = append(out, e.streamW1(name, batch)...)
+	}
+	if e.w1Runs("tagq-sqs") || e.goawsURL != "" {
+		out = append(out, e.sqsW1(name, batch, unary)...)
+		e.tagqQueue("w1", 1, nil)
 	}
 
 	key := e.rawStream("w1", 1)

@@ -63,8 +63,8 @@ func checkExposure(c config) error {
 	if c.auth || c.insecure {
 		return nil
 	}
-	for _, a := range []struct{ flag, addr string }{{"--grpc-addr", c.grpcAddr}, {"--http-addr", c.httpAddr}} {
-		if !isLoopback(a.addr) {
+	for _, a := range []struct{ flag, addr string }{{"--grpc-addr", c.grpcAddr}, {"--http-addr", c.httpAddr}, {"--sqs-addr", c.sqsAddr}} {
+		if a.addr != "" && !isLoopback(a.addr) {
 			return fmt.Errorf("%s %s is not a loopback address and authentication is off: give --auth (with --admin-key-file or TAGQ_ADMIN_KEY), "+
 				"or --insecure to let anyone who reaches it do anything", a.flag, a.addr)
 		}

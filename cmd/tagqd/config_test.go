@@ -28,7 +28,7 @@ func clearEnv(t *testing.T) {
 		"TAGQ_AUTH", "TAGQ_INSECURE", "TAGQ_ADMIN_KEY", "TAGQ_ADMIN_KEY_FILE",
 		"TAGQ_REDIS_MEMORY_THRESHOLD", "TAGQ_REDIS_MEMORY_LIMIT", "TAGQ_REDIS_MEMORY_INTERVAL", "TAGQ_CONFIG_FILE",
 		"TAGQ_MAX_CONNECTIONS", "TAGQ_MAX_STREAMS", "TAGQ_MAX_STREAMS_PER_CONNECTION", "TAGQ_MAX_REQUEST_BYTES_IN_FLIGHT",
-		"TAGQ_ACK_REPLICAS", "TAGQ_ACK_TIMEOUT"} {
+		"TAGQ_ACK_REPLICAS", "TAGQ_ACK_TIMEOUT", "TAGQ_SQS_ADDR", "TAGQ_SQS_SIGNING_KEY_FILE"} {
 		t.Setenv(name, "") // registers the restore
 		require.NoError(t, os.Unsetenv(name))
 	}
@@ -38,7 +38,7 @@ func TestParseFlags_Defaults(t *testing.T) {
 	clearEnv(t)
 	c, err := parseFlags(nil)
 	require.NoError(t, err)
-	require.Equal(t, config{grpcAddr: "127.0.0.1:9090", httpAddr: "127.0.0.1:8080", keyPrefix: "tagq", logLevel: "info", logFormat: "text",
+	require.Equal(t, config{grpcAddr: "127.0.0.1:9090", httpAddr: "127.0.0.1:8080", sqsAddr: "127.0.0.1:9324", keyPrefix: "tagq", logLevel: "info", logFormat: "text",
 		shutdownTimeout: 25 * time.Second, queueMetricsInterval: 5 * time.Second, queueMetricsMaxTags: 10000,
 		stalledRead: 30 * time.Second, memThreshold: 0.9, memInterval: time.Second,
 		maxConnections: 10000, maxStreams: 10000, maxStreamsPerConn: 1000, maxInFlight: 256 << 20,
@@ -57,7 +57,7 @@ func TestParseFlags_EnvironmentThenFlagWins(t *testing.T) {
 	t.Setenv("TAGQ_STALLED_READ", "4s")
 	c, err := parseFlags(nil)
 	require.NoError(t, err)
-	require.Equal(t, config{grpcAddr: "127.0.0.1:1", httpAddr: "127.0.0.1:2", redisURL: "redis://env:6379/0",
+	require.Equal(t, config{grpcAddr: "127.0.0.1:1", httpAddr: "127.0.0.1:2", sqsAddr: "127.0.0.1:9324", redisURL: "redis://env:6379/0",
 		keyPrefix: "envprefix", logLevel: "debug", logFormat: "json", shutdownTimeout: 3 * time.Second,
 		queueMetricsInterval: 5 * time.Second, queueMetricsMaxTags: 10000, stalledRead: 4 * time.Second,
 		memThreshold: 0.9, memInterval: time.Second, maxConnections: 10000, maxStreams: 10000, maxStreamsPerConn: 1000,
@@ -255,6 +255,7 @@ func TestParseFlags_LoopbackUnlessAuthOrInsecure(t *testing.T) {
 		{"--grpc-addr", "[::]:9090"},
 		{"--http-addr", "192.0.2.1:8080"},
 		{"--grpc-addr", "tagq.example:9090"},
+		{"--sqs-addr", "0.0.0.0:9324"},
 	} {
 		_, err := parseFlags(args)
 		require.ErrorContains(t, err, args[0], "the error names the flag")

@@ -76,16 +76,22 @@ func eachBackend(t *testing.T, fn func(t *testing.T, be backend)) {
 	for _, be := range bes {
 		t.Run(be.name, func(t *testing.T) {
 			t.Parallel()
-			if be.name != "embedded" {
-				var b [6]byte
-				_, _ = rand.Read(b[:])
-				be.prefix = "tagqe2e-" + hex.EncodeToString(b[:])
-				be.args = append(append([]string{}, be.args...), "--key-prefix", be.prefix)
-				t.Cleanup(func() { dropPrefix(t, be) })
-			}
-			fn(t, be)
+			fn(t, prefixed(t, be))
 		})
 	}
+}
+
+// prefixed is be with a key prefix of the test's own on a shared Redis
+// (removed when the test ends); the embedded store as it is.
+func prefixed(t *testing.T, be backend) backend {
+	if be.name != "embedded" {
+		var b [6]byte
+		_, _ = rand.Read(b[:])
+		be.prefix = "tagqe2e-" + hex.EncodeToString(b[:])
+		be.args = append(append([]string{}, be.args...), "--key-prefix", be.prefix)
+		t.Cleanup(func() { dropPrefix(t, be) })
+	}
+	return be
 }
 
 // redisOf is a client to the Redis (or cluster) a backend's tagqd uses.

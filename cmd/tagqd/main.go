@@ -1,7 +1,8 @@
 // Command tagqd is the tagq server: gRPC on --grpc-addr, REST (with
-// /openapi.json, /healthz, /readyz, /metrics) on --http-addr, over Redis at
-// --redis-url or --redis-cluster, or over an embedded in-memory Redis when
-// neither is given.
+// /openapi.json, /healthz, /readyz, /metrics) on --http-addr, the
+// SQS-compatible API on --sqs-addr (package sqs; empty turns it off), over
+// Redis at --redis-url or --redis-cluster, or over an embedded in-memory
+// Redis when neither is given.
 //
 // Every flag can also come from an environment variable (TAGQ_GRPC_ADDR,
 // TAGQ_HTTP_ADDR, TAGQ_REDIS_URL, TAGQ_REDIS_CLUSTER, TAGQ_KEY_PREFIX,
@@ -17,7 +18,12 @@
 // values, below flags and variables. tagqd --version prints its version
 // and exits.
 //
-// Both listen on loopback by default (127.0.0.1:9090, 127.0.0.1:8080).
+// All listen on loopback by default (127.0.0.1:9090, 127.0.0.1:8080,
+// 127.0.0.1:9324). The SQS endpoint has the HTTP listener's TLS, limits
+// and timeouts, and forwards each action to the gRPC server in process, as
+// REST calls are; with --auth it checks AWS Signature V4 against API keys
+// (--sqs-signing-key-file names the key their SigV4 secrets are derived
+// from; default: one kept in Redis).
 // --auth requires credentials and permissions on every call (the access
 // package; README "Security"): a bearer API key, or a client certificate
 // mapped to a principal. --admin-key-file (or the key itself in
@@ -69,11 +75,12 @@
 //
 //	level=INFO msg="grpc listening" addr=127.0.0.1:9090
 //	level=INFO msg="http listening" addr=127.0.0.1:8080
+//	level=INFO msg="sqs listening" addr=127.0.0.1:9324
 //
 // and prints one line to standard output, the stable interface for scripts
 // and tests that start it on port 0 and need the ports:
 //
-//	TAGQ_READY grpc=<host:port> http=<host:port>
+//	TAGQ_READY grpc=<host:port> http=<host:port> [sqs=<host:port>]
 //
 // (an unspecified host, as in ":9090", is given as 127.0.0.1).
 //
@@ -107,6 +114,8 @@ import (
 
 type config struct {
 	grpcAddr, httpAddr     string
+	sqsAddr                string // "": no SQS endpoint
+	sqsSigningKeyFile      string
 	redisURL, redisCluster string
 	keyPrefix              string
 	logLevel, logFormat    string
@@ -159,6 +168,8 @@ func parseFlagsInto(fs *flag.FlagSet, args []string) (config, error) {
 	var c config
 	fs.StringVar(&c.grpcAddr, "grpc-addr", env("TAGQ_GRPC_ADDR", "127.0.0.1:9090"), "gRPC listen address (TAGQ_GRPC_ADDR)")
 	fs.StringVar(&c.httpAddr, "http-addr", env("TAGQ_HTTP_ADDR", "127.0.0.1:8080"), "REST listen address (TAGQ_HTTP_ADDR)")
+	fs.StringVar(&c.sqsAddr, "sqs-addr", env("TAGQ_SQS_ADDR", "127.0.0.1:9324"), "SQS-compatible endpoint's listen address; empty: none (TAGQ_SQS_ADDR)")
+	fs.StringVar(&c.sqsSigningKeyFile, "sqs-signing-key-file", env("TAGQ_SQS_SIGNING_KEY_FILE", ""), "file holding the key (base64, 16+ bytes) that API keys' SigV4 secrets are derived from, with --auth; default: a key kept in Redis (TAGQ_SQS_SIGNING_KEY_FILE)")
 	fs.StringVar(&c.redisURL, "redis-url", env("TAGQ_REDIS_URL", ""), "Redis URL, e.g. redis://127.0.0.1:6379/0 (TAGQ_REDIS_URL); empty: embedded in-memory store")
 	fs.StringVar(&c.redisCluster, "redis-cluster", env("TAGQ_REDIS_CLUSTER", ""), "Redis Cluster seed addresses host:port,... (TAGQ_REDIS_CLUSTER)")
 	fs.StringVar(&c.keyPrefix, "key-prefix", env("TAGQ_KEY_PREFIX", "tagq"), "prefix of every Redis key (TAGQ_KEY_PREFIX)")
@@ -267,6 +278,9 @@ func parseFlagsInto(fs *flag.FlagSet, args []string) (config, error) {
 	}
 	if c.adminKeyFile != "" && !c.auth {
 		return c, errAdminKeyWithoutAuth
+	}
+	if c.sqsSigningKeyFile != "" && (!c.auth || c.sqsAddr == "") {
+		return c, errors.New("--sqs-signing-key-file needs --auth and --sqs-addr")
 	}
 	return c, checkExposure(c)
 }

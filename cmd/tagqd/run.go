@@ -23,7 +23,7 @@ import (
 )
 
 // run serves until ctx ends (a signal) or a listener fails, then shuts
-// down. It writes the TAGQ_READY line to stdout once both listeners are
+// down. It writes the TAGQ_READY line to stdout once every listener is
 // bound.
 func run(ctx context.Context, c config, log *slog.Logger, stdout io.Writer) error {
 	tlsConf, err := serverTLS(c, log) // first: a bad file is the error to see
@@ -107,6 +107,14 @@ func run(ctx context.Context, c config, log *slog.Logger, stdout io.Writer) erro
 	}
 	defer hlis.Close()
 	hlis = srv.LimitListener(hlis, "http", c.maxConnections)
+	var slis net.Listener
+	if c.sqsAddr != "" {
+		if slis, err = net.Listen("tcp", c.sqsAddr); err != nil {
+			return fmt.Errorf("--sqs-addr: %w", err)
+		}
+		defer slis.Close()
+		slis = srv.LimitListener(slis, "sqs", c.maxConnections)
+	}
 	// The gateway calls our own gRPC server, so REST requests go through
 	// the same interceptors (errors, metrics, access log). It does so over
 	// an in-process listener: the HTTP listener has already done TLS (and
@@ -125,6 +133,12 @@ func run(ctx context.Context, c config, log *slog.Logger, stdout io.Writer) erro
 	handler, err := srv.HTTPHandler(context.WithoutCancel(ctx), conn)
 	if err != nil {
 		return fmt.Errorf("gateway: %w", err)
+	}
+	var sqsl *sqsListener
+	if slis != nil {
+		if sqsl, err = newSQSListener(ctx, c, rc, slis, conn, store, acc, tlsConf, log); err != nil {
+			return err
+		}
 	}
 	if c.pprof {
 		handler = withPprof(handler, srv.AdminOnly)
@@ -239,9 +253,18 @@ func run(ctx context.Context, c config, log *slog.Logger, stdout io.Writer) erro
 		})
 	}
 
+	if sqsl != nil { // SQS: as HTTP.
+		g.Add(sqsl.serve, func(error) { sqsl.stop(c.shutdownTimeout, log) })
+	}
+
 	log.Info("grpc listening", "addr", glis.Addr().String(), "tls", tlsConf != nil, "mtls", c.tlsClientCA != "", "auth", c.auth)
 	log.Info("http listening", "addr", hlis.Addr().String(), "tls", tlsConf != nil, "mtls", c.tlsClientCA != "", "auth", c.auth)
-	fmt.Fprintf(stdout, "TAGQ_READY grpc=%s http=%s\n", loopback(glis.Addr()), loopback(hlis.Addr()))
+	ready := fmt.Sprintf("TAGQ_READY grpc=%s http=%s", loopback(glis.Addr()), loopback(hlis.Addr()))
+	if slis != nil {
+		log.Info("sqs listening", "addr", slis.Addr().String(), "tls", tlsConf != nil, "mtls", c.tlsClientCA != "", "auth", c.auth)
+		ready += " sqs=" + loopback(slis.Addr())
+	}
+	fmt.Fprintln(stdout, ready)
 
 	err = g.Run()
 	if err != nil {

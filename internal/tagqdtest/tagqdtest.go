@@ -39,6 +39,7 @@ func Build(dir string) (string, error) {
 // Daemon is a running tagqd on loopback ports.
 type Daemon struct {
 	GRPC, HTTP string // host:port
+	SQS        string // host:port of the SQS endpoint ("" when args turned it off)
 	cmd        *exec.Cmd
 	stderr     *syncBuffer
 	exited     chan error
@@ -72,7 +73,7 @@ func (d *Daemon) Stderr() string { return d.stderr.String() }
 // Start runs bin on 127.0.0.1 ports chosen by the system (embedded store
 // unless args say otherwise) and waits until it serves.
 func Start(bin string, args ...string) (*Daemon, error) {
-	all := append([]string{"--grpc-addr", "127.0.0.1:0", "--http-addr", "127.0.0.1:0", "--log-level", "warn"}, args...)
+	all := append([]string{"--grpc-addr", "127.0.0.1:0", "--http-addr", "127.0.0.1:0", "--sqs-addr", "127.0.0.1:0", "--log-level", "warn"}, args...)
 	cmd := exec.Command(bin, all...)
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
@@ -102,6 +103,8 @@ func Start(bin string, args ...string) (*Daemon, error) {
 				d.GRPC = v
 			case "http":
 				d.HTTP = v
+			case "sqs":
+				d.SQS = v
 			}
 		}
 		return d, nil

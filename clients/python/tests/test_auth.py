@@ -38,7 +38,7 @@ def setUpModule() -> None:
     key_file = os.path.join(_tmp.name, "admin.key")
     with open(key_file, "w") as f:
         f.write(ADMIN_KEY)
-    _proc = subprocess.Popen([binary, "--grpc-addr", "127.0.0.1:0", "--http-addr", "127.0.0.1:0", "--log-level", "warn",
+    _proc = subprocess.Popen([binary, "--grpc-addr", "127.0.0.1:0", "--http-addr", "127.0.0.1:0", "--sqs-addr", "127.0.0.1:0", "--log-level", "warn",
                               "--auth", "--admin-key-file", key_file], stdout=subprocess.PIPE, text=True)
     line = _proc.stdout.readline()
     if not line.startswith("TAGQ_READY "):

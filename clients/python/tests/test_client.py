@@ -45,7 +45,7 @@ def setUpModule() -> None:
         _tmp = tempfile.TemporaryDirectory()
         binary = os.path.join(_tmp.name, "tagqd")
         subprocess.run([go, "build", "-o", binary, "./cmd/tagqd"], cwd=ROOT, check=True)
-    _proc = subprocess.Popen([binary, "--grpc-addr", "127.0.0.1:0", "--http-addr", "127.0.0.1:0",
+    _proc = subprocess.Popen([binary, "--grpc-addr", "127.0.0.1:0", "--http-addr", "127.0.0.1:0", "--sqs-addr", "127.0.0.1:0",
                               "--log-level", "warn"], stdout=subprocess.PIPE, text=True)
     line = _proc.stdout.readline()  # tagqd prints exactly one line once both listeners are up
     if not line.startswith("TAGQ_READY "):

@@ -387,7 +387,7 @@ class ShutdownTest(StreamTest):
         message: the handler finishes within the drain grace, and run()
         raises UNAVAILABLE SERVER_SHUTTING_DOWN."""
         binary = os.environ.get("TAGQD_BIN") or os.path.join(harness._tmp.name, "tagqd")
-        proc = subprocess.Popen([binary, "--grpc-addr", "127.0.0.1:0", "--http-addr", "127.0.0.1:0",
+        proc = subprocess.Popen([binary, "--grpc-addr", "127.0.0.1:0", "--http-addr", "127.0.0.1:0", "--sqs-addr", "127.0.0.1:0",
                                  "--log-level", "error"], stdout=subprocess.PIPE, text=True)
         self.addCleanup(lambda: proc.poll() is None and (proc.kill(), proc.wait(5)))
         self.addCleanup(proc.stdout.close)

@@ -30,7 +30,7 @@ MTLS = ""  # gRPC address of a tagqd requiring client certificates
 
 
 def _start(binary: str, *args: str) -> str:
-    proc = subprocess.Popen([binary, "--grpc-addr", "127.0.0.1:0", "--http-addr", "127.0.0.1:0",
+    proc = subprocess.Popen([binary, "--grpc-addr", "127.0.0.1:0", "--http-addr", "127.0.0.1:0", "--sqs-addr", "127.0.0.1:0",
                              "--log-level", "warn", *args], stdout=subprocess.PIPE, text=True)
     _procs.append(proc)
     line = proc.stdout.readline()  # tagqd prints exactly one line once both listeners are up

@@ -30,7 +30,7 @@ export async function startTagqd(...args: string[]): Promise<Tagqd> {
     bin = join(tmp, "tagqd");
     execFileSync("go", ["build", "-o", bin, "./cmd/tagqd"], { cwd: repoRoot, stdio: "inherit", timeout: 300_000 });
   }
-  const p = spawn(bin, ["--grpc-addr", "127.0.0.1:0", "--http-addr", "127.0.0.1:0", ...args], { stdio: ["ignore", "pipe", "pipe"] });
+  const p = spawn(bin, ["--grpc-addr", "127.0.0.1:0", "--http-addr", "127.0.0.1:0", "--sqs-addr", "127.0.0.1:0", ...args], { stdio: ["ignore", "pipe", "pipe"] });
   let stderr = "";
   p.stderr!.on("data", (d: Buffer) => (stderr = (stderr + d.toString()).slice(-4000)));
   const cleanup = () => tmp && rmSync(tmp, { recursive: true, force: true });

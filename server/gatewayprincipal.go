@@ -1,0 +1,48 @@
+package server
+
+import (
+	"context"
+	"strings"
+
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/peer"
+)
+
+// gatewayPrincipalMD is the metadata key in which an in-process front that
+// authenticated its caller by means of its own (the SQS endpoint: AWS
+// Signature Version 4 against tagq's API keys) names the principal the
+// call runs as. Like gatewayCertMD it is trusted only on the gateway's
+// in-process connection (gatewayInfo), no REST header may become it
+// (gatewayHeader) and Connect forwards no such header (forwardedHeaders).
+const gatewayPrincipalMD = "x-tagq-gateway-principal"
+
+// AsPrincipal is ctx for a call over the gateway's in-process connection
+// (GatewayListener) that runs as the named principal: for fronts that
+// authenticate callers themselves. On any other connection the server
+// ignores it.
+func AsPrincipal(ctx context.Context, principal string) context.Context {
+	return metadata.AppendToOutgoingContext(ctx, gatewayPrincipalMD, principal)
+}
+
+// gatewayPrincipal is the principal an in-process front named (ok false
+// when the call came from elsewhere, or named none).
+func gatewayPrincipal(ctx context.Context, md metadata.MD) (string, bool) {
+	pr, ok := peer.FromContext(ctx)
+	if !ok {
+		return "", false
+	}
+	if _, gw := pr.AuthInfo.(gatewayInfo); !gw {
+		return "", false
+	}
+	if v := md.Get(gatewayPrincipalMD); len(v) > 0 {
+		return v[0], true
+	}
+	return "", false
+}
+
+// gatewayOnlyMD says whether a metadata key is one that only the gateway
+// itself may set (REST headers never become it).
+func gatewayOnlyMD(key string) bool {
+	key = strings.TrimPrefix(strings.ToLower(key), "grpcgateway-")
+	return key == gatewayCertMD || key == gatewayPrincipalMD
+}

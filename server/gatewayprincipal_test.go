@@ -1,0 +1,60 @@
+package server
+
+import (
+	"context"
+	"net"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/test/bufconn"
+
+	"github.com/tagq/tagq/access"
+	tagqv1 "github.com/tagq/tagq/gen/tagq/v1"
+)
+
+// A front on the gateway's in-process connection (the SQS endpoint) names
+// the principal it authenticated; the server takes that name there only.
+func TestAuth_GatewayPrincipal(t *testing.T) {
+	t.Parallel()
+	b := setupAuth(t)
+	lis := bufconn.Listen(1 << 20)
+	go func() { _ = b.srv.GRPC().Serve(GatewayListener(lis)) }()
+	conn, err := grpc.NewClient("passthrough:///gateway",
+		append(b.srv.GatewayDialOptions(), grpc.WithTransportCredentials(insecure.NewCredentials()),
+			grpc.WithContextDialer(func(ctx context.Context, _ string) (net.Conn, error) { return lis.DialContext(ctx) }))...)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = conn.Close() })
+	gw := tagqv1.NewMessageServiceClient(conn)
+	_, err = b.q.CreateQueue(as(b.admin), &tagqv1.CreateQueueRequest{Queue: &tagqv1.Queue{Name: "q"}})
+	require.NoError(t, err)
+
+	send := &tagqv1.SendMessageRequest{Queue: "q", Body: []byte("x")}
+	_, err = gw.SendMessage(AsPrincipal(context.Background(), "user"), send)
+	code, ei := info(t, err)
+	require.Equal(t, codes.PermissionDenied, code, "authenticated as user, who may not send")
+	require.Equal(t, "user", ei.GetMetadata()["principal"])
+	require.NoError(t, b.acc.SetGrant(b.ctx, access.Grant{Principal: "user", Queue: "q", Permission: access.Send}))
+	_, err = gw.SendMessage(AsPrincipal(context.Background(), "user"), send)
+	require.NoError(t, err)
+
+	_, err = gw.SendMessage(AsPrincipal(context.Background(), "nobody"), send)
+	code, _ = info(t, err)
+	require.Equal(t, codes.Unauthenticated, code, "a principal that does not exist")
+
+	// From a network client (setupWith's connection is no gateway's) the
+	// name counts for nothing.
+	_, err = b.m.SendMessage(AsPrincipal(context.Background(), admin), send)
+	code, _ = info(t, err)
+	require.Equal(t, codes.Unauthenticated, code)
+
+	// No REST header becomes it.
+	for _, h := range []string{"Grpc-Metadata-" + gatewayPrincipalMD, "Grpc-Metadata-X-Tagq-Gateway-Principal", "X-Tagq-Gateway-Principal"} {
+		md, ok := gatewayHeader(h)
+		require.False(t, ok && md != "", "%s became metadata %q", h, md)
+	}
+}
+
+const admin = access.AdminPrincipal

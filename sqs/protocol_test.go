@@ -1,0 +1,180 @@
+package sqs
+
+import (
+	"bytes"
+	"net/url"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// The query protocol's flattened lists and maps, as botocore writes them.
+func TestParseQuery_Flattened(t *testing.T) {
+	t.Parallel()
+	form, err := url.ParseQuery("Action=SendMessageBatch&Version=2012-11-05&QueueUrl=http%3A%2F%2Fh%2F000000000000%2Fq" +
+		"&SendMessageBatchRequestEntry.2.Id=b&SendMessageBatchRequestEntry.2.MessageBody=two" +
+		"&SendMessageBatchRequestEntry.1.Id=a&SendMessageBatchRequestEntry.1.MessageBody=one" +
+		"&SendMessageBatchRequestEntry.1.DelaySeconds=5" +
+		"&SendMessageBatchRequestEntry.1.MessageAttribute.1.Name=n&SendMessageBatchRequestEntry.1.MessageAttribute.1.Value.DataType=Number" +
+		"&SendMessageBatchRequestEntry.1.MessageAttribute.1.Value.StringValue=42" +
+		"&SendMessageBatchRequestEntry.1.MessageAttribute.2.Name=b&SendMessageBatchRequestEntry.1.MessageAttribute.2.Value.DataType=Binary" +
+		"&SendMessageBatchRequestEntry.1.MessageAttribute.2.Value.BinaryValue=AAEC" +
+		"&SendMessageBatchRequestEntry.2.MessageGroupId=g&SendMessageBatchRequestEntry.2.MessageDeduplicationId=d")
+	require.NoError(t, err)
+	action, r, err := parseQuery(form)
+	require.NoError(t, err)
+	require.Equal(t, "SendMessageBatch", action)
+	require.Equal(t, "http://h/000000000000/q", r.QueueURL)
+	require.Len(t, r.Entries, 2)
+	a, b := r.Entries[0], r.Entries[1]
+	require.Equal(t, "a", a.ID, "in index order")
+	require.Equal(t, "one", *a.MessageBody)
+	require.EqualValues(t, 5, *a.DelaySeconds)
+	require.Equal(t, attrValue{DataType: "Number", StringValue: str("42"), StringListValues: nil}, a.MessageAttributes["n"])
+	require.Equal(t, []byte{0, 1, 2}, a.MessageAttributes["b"].BinaryValue)
+	require.Equal(t, "g", *b.MessageGroupID)
+	require.Equal(t, "d", *b.MessageDeduplicationID)
+
+	form, _ = url.ParseQuery("Action=CreateQueue&QueueName=q&Attribute.1.Name=DelaySeconds&Attribute.1.Value=3&Tag.1.Key=team&Tag.1.Value=x")
+	_, r, err = parseQuery(form)
+	require.NoError(t, err)
+	require.Equal(t, map[string]string{"DelaySeconds": "3"}, r.Attributes)
+	require.Equal(t, map[string]string{"team": "x"}, r.CreateTags)
+
+	form, _ = url.ParseQuery("Action=ReceiveMessage&AttributeName.1=All&MessageAttributeName.2=b&MessageAttributeName.1=a&MaxNumberOfMessages=10")
+	_, r, err = parseQuery(form)
+	require.NoError(t, err)
+	require.Equal(t, []string{"All"}, r.AttributeNames)
+	require.Equal(t, []string{"a", "b"}, r.MessageAttributeNames)
+	require.EqualValues(t, 10, *r.MaxNumberOfMessages)
+}
+
+func TestParseQuery_Refusals(t *testing.T) {
+	t.Parallel()
+	for q, code := range map[string]string{
+		"QueueUrl=x": "MissingAction",
+		"Action=ReceiveMessage&MaxNumberOfMessages=ten":                                        "InvalidParameterValue",
+		"Action=ReceiveMessage&AttributeName.x=All":                                            "InvalidParameterValue",
+		"Action=ReceiveMessage&AttributeName.0=All":                                            "InvalidParameterValue",
+		"Action=SendMessage&MessageAttribute.1.Name=b&MessageAttribute.1.Value.BinaryValue=!!": "InvalidParameterValue",
+	} {
+		form, err := url.ParseQuery(q)
+		require.NoError(t, err)
+		_, _, err = parseQuery(form)
+		require.Error(t, err, q)
+		require.Equal(t, code, fromStatus(err).Code, q)
+	}
+}
+
+func TestParseJSON(t *testing.T) {
+	t.Parallel()
+	r, err := parseJSON([]byte(`{"QueueName":"q","tags":{"a":"1"},"Attributes":{"DelaySeconds":"1"},` +
+		`"Entries":[{"Id":"1","MessageBody":"x","MessageAttributes":{"b":{"DataType":"Binary","BinaryValue":"AAE="}}}]}`))
+	require.NoError(t, err)
+	require.Equal(t, "q", r.QueueName)
+	require.Equal(t, map[string]string{"a": "1"}, r.CreateTags)
+	require.Nil(t, r.Tags)
+	require.Equal(t, []byte{0, 1}, r.Entries[0].MessageAttributes["b"].BinaryValue)
+
+	r, err = parseJSON(nil)
+	require.NoError(t, err)
+	require.Equal(t, &request{}, r)
+
+	for _, bad := range []string{`{"MaxNumberOfMessages":"10"}`, `{"MaxNumberOfMessages":1e12}`, `[1]`, `{"QueueUrl":`, `{} {}`} {
+		_, err := parseJSON([]byte(bad))
+		require.Error(t, err, bad)
+		require.Equal(t, "SerializationException", fromStatus(err).Code, bad)
+	}
+}
+
+// Message bodies SQS cannot carry are refused on send, and delivered with
+// what SQS cannot carry replaced (with their MD5 of what is delivered).
+func TestBodies(t *testing.T) {
+	t.Parallel()
+	require.True(t, validText("tab\tnewline\n é 😀"))
+	for _, bad := range []string{"\x00", "a\x1fb", "\xff", "\uFFFE"} {
+		require.False(t, validText(bad), "%q", bad)
+		require.True(t, validText(deliverable([]byte(bad))), "%q", bad)
+	}
+	require.Equal(t, "a\uFFFDb", deliverable([]byte("a\x00b")))
+	require.Equal(t, "plain", deliverable([]byte("plain")))
+	require.NotNil(t, checkBody("MessageBody", str("")))
+	require.Equal(t, "InvalidMessageContents", checkBody("MessageBody", str("\x01")).Code)
+	require.Nil(t, checkBody("MessageBody", str(string(bytes.Repeat([]byte("é"), 10)))))
+}
+
+// Message attributes keep their data types through tagq and back.
+func TestAttributes_RoundTrip(t *testing.T) {
+	t.Parallel()
+	in := map[string]attrValue{
+		"s":   {DataType: "String", StringValue: str("x")},
+		"n":   {DataType: "Number", StringValue: str("-1.5e3")},
+		"c":   {DataType: "String.custom", StringValue: str("y")},
+		"b":   {DataType: "Binary", BinaryValue: []byte{0, 1}},
+		"b.x": {DataType: "Binary.png", BinaryValue: []byte{2}},
+	}
+	tq, e := toTagqAttributes("", in, map[string]attrValue{"AWSTraceHeader": {DataType: "String", StringValue: str("Root=1")}})
+	require.Nil(t, e)
+	require.Len(t, tq, 7, "five, their types and the trace header")
+	out, trace := toSQSAttributes(tq)
+	require.Equal(t, in, out)
+	require.Equal(t, "Root=1", trace)
+	require.Equal(t, md5OfAttributes(in), md5OfAttributes(out))
+
+	require.Equal(t, map[string]attrValue{"b.x": in["b.x"]}, selectAttributes(out, []string{"b.*"}))
+	require.Equal(t, out, selectAttributes(out, []string{".*"}))
+	require.Nil(t, selectAttributes(out, nil), "none unless asked")
+
+	for name, a := range map[string]attrValue{
+		"AWS.x":   {DataType: "String", StringValue: str("v")},
+		"a..b":    {DataType: "String", StringValue: str("v")},
+		"ok":      {DataType: "Strin", StringValue: str("v")},
+		"num":     {DataType: "Number", StringValue: str("1x")},
+		"empty":   {DataType: "String", StringValue: str("")},
+		"bin":     {DataType: "Binary", StringValue: str("v")},
+		"lists":   {DataType: "String", StringValue: str("v"), StringListValues: []string{"a"}},
+		"notype":  {StringValue: str("v")},
+		"badtext": {DataType: "String", StringValue: str("\x00")},
+	} {
+		_, e := toTagqAttributes("", map[string]attrValue{name: a}, nil)
+		require.NotNil(t, e, name)
+	}
+	many := map[string]attrValue{}
+	for _, n := range []string{"a", "b", "c", "d", "e", "f", "g", "h", "i", "j", "k"} {
+		many[n] = attrValue{DataType: "String", StringValue: str("v")}
+	}
+	_, e = toTagqAttributes("", many, nil)
+	require.NotNil(t, e, "at most 10")
+}
+
+func TestNames(t *testing.T) {
+	t.Parallel()
+	h := &Handler{account: DefaultAccountID}
+	for name, want := range map[string]target{
+		"orders":              {queue: "orders"},
+		"orders.fifo":         {queue: "orders", fifo: true},
+		"orders~billing":      {queue: "orders", tag: "billing"},
+		"orders~billing.fifo": {queue: "orders", tag: "billing", fifo: true},
+	} {
+		got, err := parseName("QueueName", name)
+		require.NoError(t, err)
+		require.Equal(t, want, got)
+		require.Equal(t, name, got.sqsName())
+		u, err := h.parseURL("QueueUrl", h.queueURL("http://h:1", got))
+		require.NoError(t, err)
+		require.Equal(t, want, u)
+		a, err := h.parseARN("Arn", h.arn("us-east-1", got))
+		require.NoError(t, err)
+		require.Equal(t, want, a)
+	}
+	for _, bad := range []string{"", "a.b", "a~", "~b", "a~b~c", "a b", "x.fifo.fifo"} {
+		_, err := parseName("QueueName", bad)
+		require.Error(t, err, bad)
+	}
+	_, err := h.parseURL("QueueUrl", "http://h/111111111111/q")
+	require.Equal(t, "AWS.SimpleQueueService.NonExistentQueue", fromStatus(err).Code, "another account's queue")
+	_, err = h.parseURL("QueueUrl", "q")
+	require.Equal(t, "InvalidAddress", fromStatus(err).Code)
+	require.Equal(t, "17958278612130000000003", sequenceNumber("1795827861213-3"))
+	require.Less(t, sequenceNumber("1795827861213-3"), sequenceNumber("1795827861213-10"))
+}
