@@ -92,6 +92,8 @@ type tab struct {
 
 	mu       sync.Mutex
 	problems []string // exceptions and CSP violations the page reported
+	errors   []string // errors in the browser's console (a refused fetch among them)
+	axeSrc   string   // axe-core, read when first needed
 }
 
 const waitFor = 30 * time.Second
@@ -107,11 +109,13 @@ func newTab(t *testing.T, parent context.Context, base, shots string) *tab {
 			if err != nil {
 				return
 			}
+			tb.mu.Lock()
 			if m.IsException() || strings.Contains(m.Text, "Content Security Policy") || strings.Contains(m.Text, "Refused to") {
-				tb.mu.Lock()
 				tb.problems = append(tb.problems, m.String())
-				tb.mu.Unlock()
+			} else if m.Type == chromedp.ConsoleError {
+				tb.errors = append(tb.errors, m.String())
 			}
+			tb.mu.Unlock()
 		}
 	}()
 	t.Cleanup(func() {
@@ -217,6 +221,7 @@ type env struct {
 	base, shots string
 	browser     context.Context
 	admin       api
+	tagqd       *tagqdtest.Daemon
 }
 
 // start runs tagqd with args (on TAGQ_TEST_REDIS_URL's Redis when set,
@@ -259,7 +264,7 @@ func start(t *testing.T, args ...string) env {
 	browser, cancelBrowser := chromedp.NewContext(alloc)
 	t.Cleanup(cancelBrowser)
 	require.NoError(t, chromedp.Do(browser)) // start it
-	return env{base: base, shots: shots, browser: browser, admin: api{t: t, base: base, key: adminKey}}
+	return env{base: base, shots: shots, browser: browser, admin: api{t: t, base: base, key: adminKey}, tagqd: d}
 }
 
 func TestBrowser_ConsoleScenario(t *testing.T) {
@@ -275,12 +280,23 @@ func TestBrowser_ConsoleScenario(t *testing.T) {
 	b.until("the sign-in form", `!!document.querySelector('#apikey')`)
 	require.Equal(t, base+"/ui/", b.eval(`location.href`), "/ redirects to the console")
 	b.shot("01-signin")
+	// Nothing to sign out of yet; and asking for a key needed no refused probe.
+	require.False(t, b.shown("#signout"), "Sign out is not offered on the sign-in page")
+	b.noConsoleErrors("loading the sign-in page")
+	b.axe("the sign-in page")
 	b.do(chromedp.SendKeys(chromedp.CSS("#apikey"), "tagq_wrong_key"), submit("#signin-form"))
-	b.until("the refusal", `document.querySelector('#signin-form .error')?.textContent.includes('UNAUTHENTICATED')`)
+	b.until("the refusal", visible("#signin-form .error")+` && document.querySelector('#signin-form .error').innerText.includes('UNAUTHENTICATED')`)
+	refusal := b.eval(seenText("#signin-form .error"))
+	require.Equal(t, 1, strings.Count(refusal, "UNAUTHENTICATED"), "the reason is shown once: %q", refusal)
+	require.Len(t, b.takeConsoleErrors(), 1, "the wrong key's 401, and nothing else")
 	require.Empty(t, b.eval(`sessionStorage.getItem('tagq.apiKey') ?? ''`), "a refused key is not kept")
 	b.do(setValue("#apikey", ""), chromedp.SendKeys(chromedp.CSS("#apikey"), adminKey), submit("#signin-form"))
 	b.until("the queues page", `document.querySelector('#queue-table .empty')?.textContent === 'No queues.'`)
 	require.Equal(t, "signed in: admin", b.eval(text("#who")))
+	require.True(t, b.shown("#signout"), "a signed-in admin can sign out")
+	require.True(t, b.shown(`[data-nav="new-queue"]`), "an admin is offered New queue")
+	b.noConsoleErrors("signing in and loading the queues")
+	b.axe("the empty queues page")
 	require.Equal(t, adminKey, b.eval(`sessionStorage.getItem('tagq.apiKey')`), "the key is in sessionStorage")
 	require.Empty(t, b.eval(`document.cookie`), "and in no cookie")
 	require.NotContains(t, b.eval(`location.href`), "key")
@@ -294,6 +310,7 @@ func TestBrowser_ConsoleScenario(t *testing.T) {
 	b.open("#/new-queue")
 	b.until("the new queue form", `!!document.querySelector('#new-queue-form') && document.querySelector('#f-name').value === ''`)
 	b.shot("02-new-queue")
+	b.axe("the new queue form")
 	b.do(chromedp.SendKeys(chromedp.CSS("#f-name"), "orders"), chromedp.SendKeys(chromedp.CSS("#f-rp-dlq"), "orders-dlq"),
 		chromedp.SendKeys(chromedp.CSS("#f-rp-max"), "3"), submit("#new-queue-form"))
 	b.until("the queue's page", `location.hash === '#/queue/orders' && !!document.querySelector('#tag-table [data-tag="default"]')`)
@@ -327,7 +344,15 @@ func TestBrowser_ConsoleScenario(t *testing.T) {
 		return fmt.Sprintf(`document.querySelector('[data-tag=%q] [data-col="available"]')?.textContent`, tag)
 	}
 	b.until("depths of 3", avail("orders/billing")+` === '3' && `+avail("orders/shipping")+` === '3'`)
+	// The queue's row: 3 messages held, 3 available to its tags (not 3 × 3 tags).
+	queueCol := func(q, col string) string {
+		return b.eval(fmt.Sprintf(`document.querySelector('[data-queue=%q] [data-col=%q]')?.textContent`, q, col))
+	}
+	require.Equal(t, "3", queueCol("orders", "messages"))
+	require.Equal(t, "3", queueCol("orders", "available"), "a queue's Available is its tag's furthest behind, not a sum over tags")
+	require.Contains(t, b.eval(seenText("#queue-table caption")), "furthest behind", "the table says what the queue row's numbers are")
 	b.shot("03-queues")
+	b.axe("the queues page")
 	// Keyboard: "/" finds. (A keydown only: the protocol's separate char
 	// event would type the "/" too, which a real keypress does not.)
 	b.do(chromedp.Evaluate[chromedp.Void](`document.activeElement.blur(); document.body.dispatchEvent(new KeyboardEvent('keydown', {key: '/', bubbles: true, cancelable: true}))`))
@@ -340,16 +365,21 @@ func TestBrowser_ConsoleScenario(t *testing.T) {
 		"reason": "BAD_ACCOUNT", "description": "no such account"})
 	b.until("billing's depth down to 2", avail("orders/billing")+` === '2' && `+avail("orders/shipping")+` === '3'`)
 	b.until("the dead letter counted", `document.querySelector('[data-tag="orders/billing"] [data-col="dead"]')?.textContent === '1'`)
+	require.Equal(t, "3", queueCol("orders", "available"), "shipping still has 3")
 
 	// The queue and the tag pages.
 	b.open("#/queue/orders")
 	b.until("the queue page's tags", `document.querySelector('#tag-table [data-tag="billing"] [data-col="dead_total"]')?.textContent === '1'`)
 	require.Contains(t, b.eval(text("#queue-attributes")), "orders-dlq")
 	b.shot("04-queue")
+	b.axe("the queue page")
 	// Destructive actions are confirmed; Escape cancels, and nothing is purged.
 	b.do(chromedp.Focus(chromedp.CSS("#purge")), chromedp.KeyEvent("\r"))
 	b.until("the purge confirmation", `document.querySelector('#confirm').open && document.activeElement?.id === 'confirm-type'`)
 	require.Equal(t, "true", b.eval(`String(document.querySelector('#confirm-ok').disabled)`), "purge waits for the queue's name")
+	require.True(t, b.shown("#confirm-type"), "the field to type the name in is shown")
+	require.Contains(t, b.eval(seenText("#confirm")), "Type orders to confirm")
+	b.axe("the purge confirmation")
 	b.do(chromedp.KeyEvent("\x1b"))
 	b.until("the confirmation closed", `!document.querySelector('#confirm').open`)
 	require.Equal(t, "3", fmt.Sprint(admin.call("GET", "/v1/queues/orders", nil)["queue"].(map[string]any)["state"].(map[string]any)["retained_messages"]))
@@ -369,6 +399,17 @@ func TestBrowser_ConsoleScenario(t *testing.T) {
 	// Rates need two readings or more: then the chart has its four lines.
 	b.until("the tag's rates chart", `document.querySelectorAll('#tag-chart svg.chart polyline').length === 4`)
 	b.shot("05-tag")
+	b.axe("the tag page")
+	b.noConsoleErrors("on the queue and tag pages")
+
+	// A tag that does not exist: its error, once, and nothing to do to it.
+	b.open("#/queue/orders/tag/nope")
+	b.until("the missing tag's error", visible("main .error"))
+	missing := b.eval(seenText("main .error"))
+	require.Equal(t, 1, strings.Count(missing, "TAG_NOT_FOUND"), "the reason is shown once: %q", missing)
+	require.False(t, b.shown(`main a[href*="/peek"]`), "no Peek for a missing tag")
+	require.False(t, b.shown("#delete-tag"), "no Delete for a missing tag")
+	require.Len(t, b.takeConsoleErrors(), 1, "the missing tag's 404")
 
 	// Peek at shipping's messages: JSON, text, hex.
 	b.open("#/queue/orders/peek?tag=shipping")
@@ -378,11 +419,13 @@ func TestBrowser_ConsoleScenario(t *testing.T) {
 	require.Contains(t, b.eval(text("#peeked .msg:nth-child(2) .attrs")), "eu")
 	require.Contains(t, b.eval(text("#peeked .msg:nth-child(3) pre")), "00 01 02 03 ff", "a binary body is shown in hex")
 	b.shot("06-peek")
+	b.axe("the peek page")
 
 	// The dead-letter queue's page names its source queues.
 	b.open("#/queue/orders-dlq")
 	b.until("the DLQ's source queues", `document.querySelector('#queue-attributes')?.textContent.includes('Source queuesorders') && !!document.querySelector('a[href="#/queue/orders-dlq/dead"]')`)
 	b.shot("07-dlq")
+	b.axe("the dead-letter queue's page")
 
 	// The dead letter, with its origin and reason; filter by source.
 	b.open("#/queue/orders-dlq/dead")
@@ -393,16 +436,20 @@ func TestBrowser_ConsoleScenario(t *testing.T) {
 	b.do(setValue("#dead-source", "orders"), submit("#dead-source"))
 	b.until("the filtered list", `document.querySelectorAll('#dead-table tbody tr[data-message]').length === 1`)
 	b.shot("08-dead-letters")
+	b.axe("the dead letters page")
 
 	// Move it back: the move page, confirmed, runs to completion.
 	b.do(chromedp.Click(chromedp.CSS("#move-back")))
 	b.until("the moves page", `location.hash.startsWith('#/queue/orders-dlq/moves') && document.querySelector('#m-source')?.value === 'orders'`)
 	b.do(chromedp.Click(chromedp.CSS("#start-move-button")))
 	b.until("the confirmation", `document.querySelector('#confirm').open`)
+	require.False(t, b.shown("#confirm-type-label"), "a confirmation that needs no typing shows no field to type in")
+	require.False(t, b.shown("#confirm-type"), "a confirmation that needs no typing shows no field to type in")
 	b.shot("09-confirm-move")
 	b.do(chromedp.Click(chromedp.CSS("#confirm-ok")))
 	b.until("the move done", `document.querySelector('#moves-table .badge')?.textContent === 'completed' && document.querySelector('#moves-table [data-col="moved"]')?.textContent === '1'`)
 	b.shot("10-moves")
+	b.axe("the moves page")
 
 	// Billing has it again; shipping never lost it.
 	b.open("#/queues")
@@ -477,6 +524,7 @@ func TestBrowser_ConsoleScenario(t *testing.T) {
 	b.do(chromedp.Click(chromedp.CSS("#prev-page")))
 	b.until("page 2 again", first+` === 'bulk-025'`)
 	b.shot("14-queues-paged")
+	b.noConsoleErrors("on the admin's pages")
 
 	// A principal that may only look at orders is offered nothing else.
 	admin.call("POST", "/v1/principals", map[string]any{"name": "viewer"})
@@ -488,15 +536,22 @@ func TestBrowser_ConsoleScenario(t *testing.T) {
 	v.do(chromedp.SendKeys(chromedp.CSS("#apikey"), viewerKey), submit("#signin-form"))
 	v.until("the viewer's queues", `!!document.querySelector('#queues a[href="#/queue/orders"]')`)
 	require.Equal(t, "signed in: viewer", v.eval(text("#who")))
+	require.False(t, v.shown(`[data-nav="new-queue"]`), "GET_QUEUE_INFO alone is not offered New queue")
+	require.False(t, v.shown(`main a[href="#/new-queue"]`), "GET_QUEUE_INFO alone is not offered New queue")
+	require.True(t, v.shown("#signout"))
 	v.shot("15-viewer-queues")
+	v.axe("the viewer's queues page")
 	v.open("#/queue/orders")
 	v.until("the queue page", `!!document.querySelector('#tag-table [data-tag="billing"]')`)
 	for _, sel := range []string{"#purge", "#delete-queue", "#new-tag", "#edit-queue", "#send", `a[href^="#/queue/orders/peek"]`, "#tag-table button"} {
 		require.Equal(t, "false", v.eval(fmt.Sprintf(`String(!!document.querySelector(%q))`, sel)), "a viewer is not offered %s", sel)
 	}
 	v.shot("16-viewer-queue")
+	v.noConsoleErrors("on the viewer's pages")
 	v.do(chromedp.Click(chromedp.CSS("#signout")))
 	v.until("the sign-in form", `!!document.querySelector('#apikey') && sessionStorage.length === 0`)
+	require.False(t, v.shown("#signout"), "signed out: nothing to sign out of")
+	v.noConsoleErrors("signing out")
 }
 
 // Without --auth there is nothing to sign in with: the console opens on
@@ -507,7 +562,9 @@ func TestBrowser_AuthOff(t *testing.T) {
 	b.do(chromedp.Navigate(e.base + "/ui/"))
 	b.until("the queues page", `document.querySelector('#queue-table .empty')?.textContent === 'No queues.'`)
 	require.Equal(t, "authentication off", b.eval(text("#who")))
-	require.Equal(t, "true", b.eval(`String(document.querySelector('#signout').hidden)`))
+	require.False(t, b.shown("#signout"), "no Sign out without authentication")
+	require.True(t, b.shown(`[data-nav="new-queue"]`))
+	b.noConsoleErrors("loading the console without authentication (no refused probe)")
 	b.open("#/new-queue")
 	b.until("the new queue form", `!!document.querySelector('#new-queue-form')`)
 	b.do(chromedp.SendKeys(chromedp.CSS("#f-name"), "plain"), submit("#new-queue-form"))
@@ -516,7 +573,68 @@ func TestBrowser_AuthOff(t *testing.T) {
 	b.do(chromedp.Evaluate[chromedp.Void](`document.querySelector('#send').open = true`),
 		setValue("#s-body", "héllo"), setValue("#s-attrs", "kind=greeting"), submit("#send-form"))
 	b.until("the message counted", `document.querySelector('#tag-table [data-tag="default"] [data-col="available"]')?.textContent === '1'`)
+	require.False(t, b.shown("#s-topic"), "no topic on a plain queue")
+	// A send refused: the error once, across the whole form, words unbroken.
+	b.do(setValue("#s-attrs", "DLQ.sourceQueue=x"), submit("#send-form"))
+	b.until("the refusal", visible("#send-form .error"))
+	refusal := b.eval(seenText("#send-form .error"))
+	require.Equal(t, 1, strings.Count(refusal, "RESERVED_ATTRIBUTE"), "the reason is shown once: %q", refusal)
+	require.Equal(t, "true", b.eval(`String(document.querySelector('#send-form .error').getBoundingClientRect().width >= 0.9 * document.querySelector('#send-form').getBoundingClientRect().width)`),
+		"the error spans the form, not one grid column")
+	require.Equal(t, "true", b.eval(`String((() => { const e = document.querySelector('#send-form .error'); const r = document.createRange(); r.selectNodeContents(e);
+		return r.getClientRects().length <= 4; })())`), "the error reads in a line or two, not a word a line")
+	b.takeConsoleErrors() // the refused send's 400
 	b.shot("auth-off-queue")
+	b.axe("a queue's page with the forms open")
 	b.open("#/queue/plain/peek")
 	b.until("the message", `document.querySelector('#peeked .msg pre')?.textContent === 'héllo' && document.querySelector('#peeked .attrs')?.textContent.includes('greeting')`)
+
+	// A topic queue, from the form: sends need a topic, peek shows it.
+	b.open("#/new-queue")
+	b.until("the new queue form", `!!document.querySelector('#new-queue-form') && document.querySelector('#f-name').value === ''`)
+	require.True(t, b.shown("#f-topic_queue"), "Topic queue is offered")
+	b.do(chromedp.SendKeys(chromedp.CSS("#f-name"), "ordered"), chromedp.Click(chromedp.CSS("#f-topic_queue")), submit("#new-queue-form"))
+	b.until("the topic queue's page", `location.hash === '#/queue/ordered' && !!document.querySelector('#send-form')`)
+	require.Equal(t, true, e.admin.call("GET", "/v1/queues/ordered", nil)["queue"].(map[string]any)["topic_queue"])
+	b.do(chromedp.Evaluate[chromedp.Void](`document.querySelector('#send').open = true`))
+	require.True(t, b.shown("#s-topic"), "a topic queue's send form asks for the topic")
+	b.do(setValue("#s-body", "first"), setValue("#s-topic", "customer-7"), submit("#send-form"))
+	b.until("the message counted", `document.querySelector('#tag-table [data-tag="default"] [data-col="available"]')?.textContent === '1'`)
+	require.Empty(t, b.eval(seenText("#send-form .errors")))
+	b.open("#/queue/ordered/peek")
+	b.until("the message with its topic", `document.querySelector('#peeked .msg [data-field="topic"]')?.innerText === 'topic customer-7'`)
+
+	// A priority queue: the send form takes a priority, peek shows it.
+	b.open("#/new-queue")
+	b.until("the new queue form", `!!document.querySelector('#new-queue-form') && document.querySelector('#f-name').value === ''`)
+	b.do(chromedp.SendKeys(chromedp.CSS("#f-name"), "urgent"), chromedp.Click(chromedp.CSS("#f-priority_queue")), submit("#new-queue-form"))
+	b.until("the priority queue's page", `location.hash === '#/queue/urgent' && !!document.querySelector('#send-form')`)
+	b.do(chromedp.Evaluate[chromedp.Void](`document.querySelector('#send').open = true`))
+	require.True(t, b.shown("#s-priority"))
+	b.do(setValue("#s-body", "now"), setValue("#s-priority", "2"), submit("#send-form"))
+	b.until("the message counted", `document.querySelector('#tag-table [data-tag="default"] [data-col="available"]')?.textContent === '1'`)
+	b.open("#/queue/urgent/peek")
+	b.until("the message with its priority", `document.querySelector('#peeked .msg [data-field="priority"]')?.innerText === 'priority 2'`)
+
+	// A queue without a default tag says so.
+	b.open("#/new-queue")
+	b.until("the new queue form", `!!document.querySelector('#new-queue-form') && document.querySelector('#f-name').value === ''`)
+	b.do(chromedp.SendKeys(chromedp.CSS("#f-name"), "untagged"), chromedp.Click(chromedp.CSS("#p-no_default_tag")), submit("#new-queue-form"))
+	b.until("its attributes", `location.hash === '#/queue/untagged' && document.querySelector('#queue-attributes')?.innerText.includes('Default tag name')`)
+	require.Contains(t, b.eval(seenText("#queue-attributes")), "none (created without a default tag)")
+	require.NotContains(t, b.eval(seenText("#queue-attributes")), "Default tag name\tdefault")
+	b.noConsoleErrors("creating queues and sending")
+
+	// tagqd stops answering: the page says so and marks what it shows as old.
+	b.open("#/queue/plain")
+	b.until("the queue page", `document.querySelector('#tag-table [data-tag="default"] [data-col="available"]')?.textContent === '1'`)
+	_, err := e.tagqd.Stop()
+	require.NoError(t, err)
+	b.until("the stale banner", visible("#stale")+` && document.querySelector('#stale').innerText.includes('tagqd is not answering')`)
+	banner := b.eval(seenText("#stale"))
+	require.Contains(t, banner, "not current", banner)
+	require.Equal(t, "true", b.eval(`String(document.querySelector('main').classList.contains('stale') &&
+		getComputedStyle(document.querySelector('#tag-table td.num')).textDecorationLine.includes('line-through'))`), "the old numbers are struck through")
+	b.shot("auth-off-stale")
+	b.takeConsoleErrors() // the failed fetches
 }

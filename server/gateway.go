@@ -66,7 +66,7 @@ func (s *Server) HTTPHandler(ctx context.Context, conn *grpc.ClientConn) (http.H
 		mux.Handle(path, h)
 	}
 	// The web console: public assets; its pages call the API above.
-	mux.Handle("GET "+console.Prefix, console.Handler())
+	mux.Handle("GET "+console.Prefix, console.Handler(console.Options{Authentication: s.auth != nil}))
 	mux.Handle("GET /{$}", http.RedirectHandler(console.Prefix, http.StatusFound))
 	mux.Handle("GET /ui", http.RedirectHandler(console.Prefix, http.StatusMovedPermanently))
 	mux.HandleFunc("GET /openapi.json", func(w http.ResponseWriter, _ *http.Request) {

@@ -1,6 +1,6 @@
 // The console's shell: hash routes, sign-in, theme, polling.
-import { auth, forget, hooks, session, whoami } from './api.js';
-import { add, clear, errorBox, h, toast } from './dom.js';
+import { auth, errorText, forget, hooks, session, whoami } from './api.js';
+import { add, clear, errorBox, h } from './dom.js';
 import { queuesPage, newQueuePage } from './queues.js';
 import { queuePage, tagPage } from './queue.js';
 import { peekPage, deadPage } from './messages.js';
@@ -34,28 +34,52 @@ class Page {
 
   // every runs fn now and then every ms while the page is shown (and the
   // tab visible); a call still running is not started again.
-  // The first run's error is the caller's (the page shows it); a later
-  // one is shown once as a toast until a run succeeds again.
+  // The first run's error is the caller's (the page shows it). A later
+  // one marks the page stale until a run succeeds again: a banner says
+  // since when tagqd has not answered and how old the numbers shown are,
+  // and the numbers are greyed, so nobody reads them as current.
   every(ms, fn) {
     let running = false;
-    let failing = false;
     const tick = async (first) => {
       if (!this.live || running || (!first && document.hidden)) return;
       running = true;
       try {
         await fn();
-        failing = false;
+        this.lastOk = new Date();
+        this.fresh();
       } catch (e) {
         if (first) throw e;
-        if (!failing && this.live && e.httpStatus !== 401) toast(`Refresh failed: ${e.reason || e.message}`, true);
-        failing = true;
+        if (this.live && e.httpStatus !== 401) this.stale(e);
       } finally { running = false; }
     };
     this.timers.push(setInterval(() => tick(false), ms));
     return tick(true);
   }
 
-  stop() { this.live = false; this.timers.forEach(clearInterval); }
+  stale(err) {
+    const since = this.failingSince || (this.failingSince = new Date());
+    main.classList.add('stale');
+    let banner = document.getElementById('stale');
+    if (!banner) {
+      banner = h('div', { id: 'stale', class: 'error stale-banner', role: 'alert' });
+      main.prepend(banner);
+    }
+    const down = err.httpStatus === 0 || err.reason === 'BACKEND_UNAVAILABLE' || err.httpStatus === 503;
+    const at = (d) => d.toLocaleTimeString();
+    clear(banner).append(
+      h('strong', {}, down ? 'tagqd is not answering' : 'Refresh failed'),
+      ` since ${at(since)}: ${errorText(err)}. `,
+      this.lastOk ? `The numbers shown are from ${at(this.lastOk)}, not current.` : 'Nothing shown is current.',
+      ' Retrying.');
+  }
+
+  fresh() {
+    this.failingSince = null;
+    main.classList.remove('stale');
+    document.getElementById('stale')?.remove();
+  }
+
+  stop() { this.live = false; this.timers.forEach(clearInterval); this.fresh(); }
 }
 
 async function render() {
@@ -70,7 +94,10 @@ async function render() {
       try {
         await whoami();
         auth.cert = auth.mode !== 'off';
-      } catch { /* 401: sign in */ }
+      } catch (e) {
+        if (e.httpStatus !== 401) { clear(main).append(errorBox(e)); return; }
+        // 401: sign in
+      }
       if (auth.mode !== 'unknown' && path !== '/signin') return render();
     }
     return signinPage(path === '/signin' ? query.next : raw);
@@ -107,6 +134,7 @@ async function render() {
 function showWho() {
   const who = document.getElementById('who');
   const out = document.getElementById('signout');
+  document.querySelector('[data-nav="new-queue"]').hidden = !auth.create;
   if (auth.mode === 'off') { who.textContent = 'authentication off'; out.hidden = true; return; }
   who.textContent = `${auth.cert && !session.key ? 'client certificate' : 'signed in'}${auth.mode === 'admin' ? ': admin' : auth.principal ? `: ${auth.principal}` : ''}`;
   out.hidden = !session.key;
@@ -185,7 +213,7 @@ document.addEventListener('keydown', (e) => {
     if (f) { e.preventDefault(); f.focus(); }
   } else if (e.key === 't') toggleTheme();
   else if (pendingG && e.key === 'q') go('/queues');
-  else if (e.key === 'n') go('/new-queue');
+  else if (e.key === 'n' && auth.create) go('/new-queue');
   pendingG = e.key === 'g';
 });
 

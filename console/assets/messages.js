@@ -12,6 +12,8 @@ function attributesOf(m) {
 function messageCard(m) {
   return h('article', { class: 'msg', 'data-message': m.message_id },
     h('header', {}, h('code', {}, m.message_id), h('span', { class: 'muted' }, 'sent ', time(m.send_time)),
+      m.topic ? h('span', { 'data-field': 'topic' }, 'topic ', h('code', {}, m.topic)) : null,
+      m.priority ? h('span', { 'data-field': 'priority' }, `priority ${m.priority}`) : null,
       m.receive_count ? h('span', { class: 'muted' }, `received ${m.receive_count}×`) : null,
       m.move_count ? h('span', { class: 'muted' }, `moved back ${m.move_count}×`) : null),
     attributesOf(m), bodyView(m.body));

@@ -32,7 +32,7 @@ export async function queuesPage(main, page) {
     h('div', { class: 'toolbar' },
       h('label', { class: 'grow', for: 'queue-search' }, 'Search', search),
       h('label', { for: 'page-size' }, 'Page', sizeSel),
-      h('a', { class: 'button', href: '#/new-queue' }, 'New queue')),
+      auth.create ? h('a', { class: 'button', href: '#/new-queue' }, 'New queue') : null),
   ]);
   const body = h('div', { id: 'queues' });
   const pager = h('div', { class: 'toolbar' });
@@ -61,32 +61,49 @@ export async function queuesPage(main, page) {
   await page.every(size > 50 ? 10000 : 5000, () => refresh(first).finally(() => { first = null; }));
 }
 
+// The queue row's numbers: Messages is what the queue holds (once, however
+// many tags read it); Available, In flight and Oldest are the largest of its
+// tags' (the tag furthest behind), not a sum, which would count a message
+// once per tag; Dead-lettered adds up what its tags dead-lettered since
+// they were created (moving dead letters back does not lower it: a
+// dead-letter queue's own Messages is what waits there).
+export const QUEUE_ROW_NOTE = 'Queue rows: Messages is what the queue holds; Available, In flight and Oldest are those of its tag furthest behind; Dead-lettered counts what its tags dead-lettered since they were created (a dead-letter queue\'s Messages is what waits there).';
+
+export function queueNumbers(tags) {
+  const st = (t) => t.state || {};
+  const max = (k) => (tags.length ? Math.max(...tags.map((t) => Number(st(t)[k] || 0))) : null);
+  const sum = (k) => tags.reduce((a, t) => a + Number(st(t)[k] || 0), 0);
+  return { available: max('available'), in_flight: max('in_flight'), oldest: max('oldest_available_age_seconds') || 0, dead: sum('dead_total') };
+}
+
 function drawTable(table, queues, tagLists) {
   clear(table);
+  add(table, h('caption', { class: 'muted' }, QUEUE_ROW_NOTE));
   add(table, h('thead', {}, h('tr', {},
     h('th', { scope: 'col' }, 'Queue / tag'), h('th', { class: 'num hide-narrow', scope: 'col' }, 'Messages'),
     h('th', { class: 'num', scope: 'col' }, 'Available'), h('th', { class: 'num', scope: 'col' }, 'In flight'),
-    h('th', { class: 'num hide-narrow', scope: 'col' }, 'Oldest'), h('th', { class: 'num', scope: 'col' }, 'Dead'),
+    h('th', { class: 'num hide-narrow', scope: 'col' }, 'Oldest'), h('th', { class: 'num', scope: 'col' }, 'Dead-lettered'),
     h('th', { scope: 'col', class: 'hide-narrow' }, 'In / deleted per s'))));
   const tb = h('tbody');
   if (!queues.length) tb.append(h('tr', {}, h('td', { colspan: 7, class: 'empty' }, 'No queues.')));
   queues.forEach((q, i) => {
     const tags = tagLists[i] || [];
-    const dflt = tags.find((t) => t.name === q.default_tag_name) || tags[0];
+    const n = queueNumbers(tags);
+    const known = !!tagLists[i];
     const sum = (k) => tags.reduce((a, t) => a + Number((t.state || {})[k] || 0), 0);
-    const oldest = Math.max(0, ...tags.map((t) => Number((t.state || {}).oldest_available_age_seconds || 0)));
     const key = `q:${q.name}`;
-    if (dflt) rates.add(key, { in: tagCounters(dflt.state).in, deleted: sum('deleted_total') });
+    // In: a message sent enters each tag that admits it once; the largest is the queue's.
+    rates.add(key, { in: Math.max(0, ...tags.map((t) => tagCounters(t.state).in)), deleted: sum('deleted_total') });
     const st = q.state || {};
     tb.append(h('tr', { 'data-queue': q.name },
       h('th', { scope: 'row' }, h('a', { href: queueHref(q.name) }, q.name), ' ', q.dead_letter_queue ? h('span', { class: 'badge dlq' }, 'DLQ') : null,
         h('span', { class: 'muted' }, ` ${num(st.tag_count)} tag${Number(st.tag_count) === 1 ? '' : 's'}`)),
-      h('td', { class: 'num hide-narrow' }, num(st.retained_messages)),
-      h('td', { class: 'num', 'data-col': 'available' }, tagLists[i] ? num(sum('available')) : '?'),
-      h('td', { class: 'num', 'data-col': 'in_flight' }, tagLists[i] ? num(sum('in_flight')) : '?'),
-      h('td', { class: 'num hide-narrow' }, age(oldest)),
-      h('td', { class: 'num', 'data-col': 'dead' }, tagLists[i] ? num(sum('dead_total')) : '?'),
-      h('td', { class: 'hide-narrow' }, sparkline([rates.series(key, 'in'), rates.series(key, 'deleted')], { label: `${q.name}: messages in (default tag) and deleted per second` }))));
+      h('td', { class: 'num hide-narrow', 'data-col': 'messages' }, num(st.retained_messages)),
+      h('td', { class: 'num', 'data-col': 'available' }, known ? num(n.available) : '?'),
+      h('td', { class: 'num', 'data-col': 'in_flight' }, known ? num(n.in_flight) : '?'),
+      h('td', { class: 'num hide-narrow' }, age(n.oldest)),
+      h('td', { class: 'num', 'data-col': 'dead' }, known ? num(n.dead) : '?'),
+      h('td', { class: 'hide-narrow' }, sparkline([rates.series(key, 'in'), rates.series(key, 'deleted')], { label: `${q.name}: messages in (the tag admitting most) and deletes (all tags) per second` }))));
     for (const t of tags.slice(0, TAGS_SHOWN)) {
       const tk = `t:${q.name}/${t.name}`;
       const c = tagCounters(t.state);
@@ -191,7 +208,7 @@ export async function newQueuePage(main, page) {
   const hint = h('div', { class: 'muted', 'aria-live': 'polite' });
   const dlq = h('input', { id: 'f-rp-dlq', name: 'rp_dlq', placeholder: 'none', autocomplete: 'off' });
   const mrc = h('input', { id: 'f-rp-max', name: 'rp_max', type: 'number', min: 1, max: 1000, placeholder: '5' });
-  const errors = h('div');
+  const errors = h('div', { class: 'errors' });
   const submit = h('button', { type: 'submit' }, 'Create queue');
   const form = h('form', { class: 'grid panel', id: 'new-queue-form' },
     h('label', { for: 'f-name' }, 'Name', name),
