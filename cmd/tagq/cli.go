@@ -82,7 +82,8 @@ func explain(err error, addr string, usesTLS bool) string {
 		}
 		return msg
 	}
-	return err.Error()
+	// run prefixes "tagq: "; errors of the Go client carry it already.
+	return strings.TrimPrefix(err.Error(), "tagq: ")
 }
 
 func (c *cli) checkOutput() error {
@@ -137,6 +138,8 @@ func (c *cli) commands() *cobra.Command {
 			return c.connect()
 		},
 	}
+	// The same line as tagqd --version: the program's name, then version.Info.
+	root.SetVersionTemplate("tagq {{.Version}}\n")
 	c.connectionFlags(root)
 	root.PersistentFlags().StringVarP(&c.output, "output", "o", "table", "output format: table or json")
 	root.AddCommand(c.queueCmd(), c.tagCmd(), c.sendCmd(), c.receiveCmd(), c.tailCmd(), c.peekCmd(),

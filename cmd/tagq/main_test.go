@@ -165,7 +165,17 @@ func TestCLI_Version(t *testing.T) {
 	var out, errb bytes.Buffer
 	code := run(context.Background(), []string{"--version"}, strings.NewReader(""), &out, &errb)
 	require.Equal(t, 0, code, errb.String())
-	require.Regexp(t, `^tagq version \S+ \(revision \S+, go[0-9.]+\S*\)\n$`, out.String())
+	require.Regexp(t, `^tagq \S+ \(revision [^,]+, go[0-9.]+\S*\)\n$`, out.String())
+}
+
+// An error of the Go client (which starts "tagq: ") is printed with one
+// "tagq: ", not two.
+func TestCLI_OnePrefix(t *testing.T) {
+	var out, errb bytes.Buffer
+	code := run(context.Background(), []string{"--addr", "127.0.0.1:1", "--ca", filepath.Join(t.TempDir(), "missing.pem"), "queue", "list"},
+		strings.NewReader(""), &out, &errb)
+	require.Equal(t, 1, code)
+	require.Regexp(t, `^tagq: CA file: open \S*missing.pem: no such file or directory\n$`, errb.String())
 }
 
 // send --dedup-id: a repeat within the window prints the first message's
