@@ -74,16 +74,19 @@ func (s *Server) HTTPHandler(ctx context.Context, conn *grpc.ClientConn) (http.H
 		_, _ = w.Write(openapi.JSON)
 	})
 	// /healthz: the process answers (liveness). /readyz: and so does the
-	// storage (readiness), as the gRPC health service's Check.
+	// storage (readiness), from the same background reading as the gRPC
+	// health service (health.go), so it answers at once.
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
 		_, _ = w.Write([]byte("ok\n"))
 	})
-	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
-		ctx, cancel := context.WithTimeout(r.Context(), readyTimeout)
-		defer cancel()
-		if err := s.store.Ping(ctx); err != nil {
-			// The error names the storage's address: for the log only.
-			s.log.WarnContext(r.Context(), "readyz: storage backend unavailable", "err", err)
+	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, _ *http.Request) {
+		select {
+		case <-s.drain:
+			http.Error(w, "shutting down", http.StatusServiceUnavailable)
+			return
+		default:
+		}
+		if !s.ready.Ready() {
 			http.Error(w, "backend unavailable", http.StatusServiceUnavailable)
 			return
 		}
