@@ -43,6 +43,11 @@ func TestVersion_SourceBuildNamesItsRevision(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds tagqd and tagq twice")
 	}
+	if raceEnabled || os.Getenv("TAGQ_TEST_REDIS_URL") != "" {
+		// Two builds of a minute or more on 2 cores: once per CI run (the
+		// plain go test ./...) is enough; it touches no Redis and no race.
+		t.Skip("runs in the plain test pass only (no -race, no TAGQ_TEST_REDIS_URL)")
+	}
 	if _, err := exec.LookPath("git"); err != nil {
 		t.Fatal("needs git")
 	}
