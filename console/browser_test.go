@@ -177,6 +177,14 @@ func submit(sel string) chromedp.Action[chromedp.Void] {
 	return chromedp.Evaluate[chromedp.Void](fmt.Sprintf(`(e => (e.form || e).requestSubmit())(document.querySelector(%q))`, sel))
 }
 
+// clickNow clicks the element a CSS selector finds in one step in the
+// page: the tables refresh by redrawing, and a click that finds a node,
+// then moves the mouse to it, can land between a redraw's removal and
+// insertion.
+func clickNow(sel string) chromedp.Action[chromedp.Void] {
+	return chromedp.Evaluate[chromedp.Void](fmt.Sprintf(`document.querySelector(%q).click()`, sel))
+}
+
 // setValue sets a form field's value as typing or choosing would (input
 // and change events).
 func setValue(sel, v string) chromedp.Action[chromedp.Void] {
@@ -493,7 +501,7 @@ func TestBrowser_ConsoleScenario(t *testing.T) {
 	b.until("the confirmation", `document.querySelector('#confirm').open`)
 	b.do(chromedp.Click(chromedp.CSS("#confirm-ok")))
 	b.until("the running move", `!!document.querySelector('#moves-table tr[data-task] button')`)
-	b.do(chromedp.Click(chromedp.CSS("#moves-table tr[data-task] button")))
+	b.do(clickNow("#moves-table tr[data-task] button"))
 	b.until("the confirmation", `document.querySelector('#confirm').open`)
 	b.do(chromedp.Click(chromedp.CSS("#confirm-ok")))
 	b.until("the move cancelled", `[...document.querySelectorAll('#moves-table .badge')].some(e => e.textContent === 'cancelled')`)
@@ -517,11 +525,11 @@ func TestBrowser_ConsoleScenario(t *testing.T) {
 	rows := `document.querySelectorAll('#queue-table tbody tr[data-queue]').length`
 	b.open("#/queues?prefix=bulk-&size=25")
 	b.until("page 1", first+` === 'bulk-000' && `+rows+` === 25`)
-	b.do(chromedp.Click(chromedp.CSS("#next-page")))
+	b.do(clickNow("#next-page"))
 	b.until("page 2", first+` === 'bulk-025' && `+rows+` === 25`)
-	b.do(chromedp.Click(chromedp.CSS("#next-page")))
+	b.do(clickNow("#next-page"))
 	b.until("page 3", first+` === 'bulk-050' && `+rows+` === 10 && document.querySelector('#next-page').disabled`)
-	b.do(chromedp.Click(chromedp.CSS("#prev-page")))
+	b.do(clickNow("#prev-page"))
 	b.until("page 2 again", first+` === 'bulk-025'`)
 	b.shot("14-queues-paged")
 	b.noConsoleErrors("on the admin's pages")
@@ -677,11 +685,11 @@ func TestBrowser_Operators(t *testing.T) {
 	b.do(chromedp.SendKeys(chromedp.CSS("#queue-search"), "orders"))
 	b.until("the two orders queues", rows+` === 2 && `+first+` === 'alpha-orders' && document.querySelector('#queue-total')?.textContent === '2 queues'`)
 	// Sort by Available: largest first, then smallest first.
-	b.do(chromedp.Click(chromedp.CSS(`th button[data-sort="available"]`)))
+	b.do(clickNow(`th button[data-sort="available"]`))
 	b.until("sorted by available, descending", first+` === 'beta-orders' && document.querySelector('th[aria-sort="descending"] [data-sort="available"]') !== null`)
 	require.Contains(t, b.eval(`location.hash`), "sort=available")
 	b.axe("the queues page, searched and sorted")
-	b.do(chromedp.Click(chromedp.CSS(`th button[data-sort="available"]`)))
+	b.do(clickNow(`th button[data-sort="available"]`))
 	b.until("sorted by available, ascending", first+` === 'alpha-orders' && document.querySelector('th[aria-sort="ascending"] [data-sort="available"]') !== null`)
 	// Jump to a page.
 	b.open("#/queues?size=25")
