@@ -9,7 +9,7 @@ test:
 tools: $(BUF)
 
 $(BUF): tools/package.json tools/package-lock.json
-	cd tools && npm install --no-audit --no-fund --loglevel=error
+	cd tools && npm ci --no-audit --no-fund --loglevel=error
 	touch $(BUF)
 
 # Regenerate gen/ from proto/: Go messages and gRPC (gen/tagq, a module of

@@ -92,6 +92,8 @@ type tab struct {
 
 	mu       sync.Mutex
 	problems []string // exceptions and CSP violations the page reported
+	errors   []string // errors in the browser's console (a refused fetch among them)
+	axeSrc   string   // axe-core, read when first needed
 }
 
 const waitFor = 30 * time.Second
@@ -107,11 +109,13 @@ func newTab(t *testing.T, parent context.Context, base, shots string) *tab {
 			if err != nil {
 				return
 			}
+			tb.mu.Lock()
 			if m.IsException() || strings.Contains(m.Text, "Content Security Policy") || strings.Contains(m.Text, "Refused to") {
-				tb.mu.Lock()
 				tb.problems = append(tb.problems, m.String())
-				tb.mu.Unlock()
+			} else if m.Type == chromedp.ConsoleError {
+				tb.errors = append(tb.errors, m.String())
 			}
+			tb.mu.Unlock()
 		}
 	}()
 	t.Cleanup(func() {
@@ -173,6 +177,14 @@ func submit(sel string) chromedp.Action[chromedp.Void] {
 	return chromedp.Evaluate[chromedp.Void](fmt.Sprintf(`(e => (e.form || e).requestSubmit())(document.querySelector(%q))`, sel))
 }
 
+// clickNow clicks the element a CSS selector finds in one step in the
+// page: the tables refresh by redrawing, and a click that finds a node,
+// then moves the mouse to it, can land between a redraw's removal and
+// insertion.
+func clickNow(sel string) chromedp.Action[chromedp.Void] {
+	return chromedp.Evaluate[chromedp.Void](fmt.Sprintf(`document.querySelector(%q).click()`, sel))
+}
+
 // setValue sets a form field's value as typing or choosing would (input
 // and change events).
 func setValue(sel, v string) chromedp.Action[chromedp.Void] {
@@ -217,6 +229,7 @@ type env struct {
 	base, shots string
 	browser     context.Context
 	admin       api
+	tagqd       *tagqdtest.Daemon
 }
 
 // start runs tagqd with args (on TAGQ_TEST_REDIS_URL's Redis when set,
@@ -259,7 +272,7 @@ func start(t *testing.T, args ...string) env {
 	browser, cancelBrowser := chromedp.NewContext(alloc)
 	t.Cleanup(cancelBrowser)
 	require.NoError(t, chromedp.Do(browser)) // start it
-	return env{base: base, shots: shots, browser: browser, admin: api{t: t, base: base, key: adminKey}}
+	return env{base: base, shots: shots, browser: browser, admin: api{t: t, base: base, key: adminKey}, tagqd: d}
 }
 
 func TestBrowser_ConsoleScenario(t *testing.T) {
@@ -275,12 +288,23 @@ func TestBrowser_ConsoleScenario(t *testing.T) {
 	b.until("the sign-in form", `!!document.querySelector('#apikey')`)
 	require.Equal(t, base+"/ui/", b.eval(`location.href`), "/ redirects to the console")
 	b.shot("01-signin")
+	// Nothing to sign out of yet; and asking for a key needed no refused probe.
+	require.False(t, b.shown("#signout"), "Sign out is not offered on the sign-in page")
+	b.noConsoleErrors("loading the sign-in page")
+	b.axe("the sign-in page")
 	b.do(chromedp.SendKeys(chromedp.CSS("#apikey"), "tagq_wrong_key"), submit("#signin-form"))
-	b.until("the refusal", `document.querySelector('#signin-form .error')?.textContent.includes('UNAUTHENTICATED')`)
+	b.until("the refusal", visible("#signin-form .error")+` && document.querySelector('#signin-form .error').innerText.includes('UNAUTHENTICATED')`)
+	refusal := b.eval(seenText("#signin-form .error"))
+	require.Equal(t, 1, strings.Count(refusal, "UNAUTHENTICATED"), "the reason is shown once: %q", refusal)
+	require.Len(t, b.takeConsoleErrors(), 1, "the wrong key's 401, and nothing else")
 	require.Empty(t, b.eval(`sessionStorage.getItem('tagq.apiKey') ?? ''`), "a refused key is not kept")
 	b.do(setValue("#apikey", ""), chromedp.SendKeys(chromedp.CSS("#apikey"), adminKey), submit("#signin-form"))
 	b.until("the queues page", `document.querySelector('#queue-table .empty')?.textContent === 'No queues.'`)
 	require.Equal(t, "signed in: admin", b.eval(text("#who")))
+	require.True(t, b.shown("#signout"), "a signed-in admin can sign out")
+	require.True(t, b.shown(`[data-nav="new-queue"]`), "an admin is offered New queue")
+	b.noConsoleErrors("signing in and loading the queues")
+	b.axe("the empty queues page")
 	require.Equal(t, adminKey, b.eval(`sessionStorage.getItem('tagq.apiKey')`), "the key is in sessionStorage")
 	require.Empty(t, b.eval(`document.cookie`), "and in no cookie")
 	require.NotContains(t, b.eval(`location.href`), "key")
@@ -294,6 +318,7 @@ func TestBrowser_ConsoleScenario(t *testing.T) {
 	b.open("#/new-queue")
 	b.until("the new queue form", `!!document.querySelector('#new-queue-form') && document.querySelector('#f-name').value === ''`)
 	b.shot("02-new-queue")
+	b.axe("the new queue form")
 	b.do(chromedp.SendKeys(chromedp.CSS("#f-name"), "orders"), chromedp.SendKeys(chromedp.CSS("#f-rp-dlq"), "orders-dlq"),
 		chromedp.SendKeys(chromedp.CSS("#f-rp-max"), "3"), submit("#new-queue-form"))
 	b.until("the queue's page", `location.hash === '#/queue/orders' && !!document.querySelector('#tag-table [data-tag="default"]')`)
@@ -327,7 +352,15 @@ func TestBrowser_ConsoleScenario(t *testing.T) {
 		return fmt.Sprintf(`document.querySelector('[data-tag=%q] [data-col="available"]')?.textContent`, tag)
 	}
 	b.until("depths of 3", avail("orders/billing")+` === '3' && `+avail("orders/shipping")+` === '3'`)
+	// The queue's row: 3 messages held, 3 available to its tags (not 3 × 3 tags).
+	queueCol := func(q, col string) string {
+		return b.eval(fmt.Sprintf(`document.querySelector('[data-queue=%q] [data-col=%q]')?.textContent`, q, col))
+	}
+	require.Equal(t, "3", queueCol("orders", "messages"))
+	require.Equal(t, "3", queueCol("orders", "available"), "a queue's Available is its tag's furthest behind, not a sum over tags")
+	require.Contains(t, b.eval(seenText("#queue-table caption")), "furthest behind", "the table says what the queue row's numbers are")
 	b.shot("03-queues")
+	b.axe("the queues page")
 	// Keyboard: "/" finds. (A keydown only: the protocol's separate char
 	// event would type the "/" too, which a real keypress does not.)
 	b.do(chromedp.Evaluate[chromedp.Void](`document.activeElement.blur(); document.body.dispatchEvent(new KeyboardEvent('keydown', {key: '/', bubbles: true, cancelable: true}))`))
@@ -340,16 +373,21 @@ func TestBrowser_ConsoleScenario(t *testing.T) {
 		"reason": "BAD_ACCOUNT", "description": "no such account"})
 	b.until("billing's depth down to 2", avail("orders/billing")+` === '2' && `+avail("orders/shipping")+` === '3'`)
 	b.until("the dead letter counted", `document.querySelector('[data-tag="orders/billing"] [data-col="dead"]')?.textContent === '1'`)
+	require.Equal(t, "3", queueCol("orders", "available"), "shipping still has 3")
 
 	// The queue and the tag pages.
 	b.open("#/queue/orders")
 	b.until("the queue page's tags", `document.querySelector('#tag-table [data-tag="billing"] [data-col="dead_total"]')?.textContent === '1'`)
 	require.Contains(t, b.eval(text("#queue-attributes")), "orders-dlq")
 	b.shot("04-queue")
+	b.axe("the queue page")
 	// Destructive actions are confirmed; Escape cancels, and nothing is purged.
 	b.do(chromedp.Focus(chromedp.CSS("#purge")), chromedp.KeyEvent("\r"))
 	b.until("the purge confirmation", `document.querySelector('#confirm').open && document.activeElement?.id === 'confirm-type'`)
 	require.Equal(t, "true", b.eval(`String(document.querySelector('#confirm-ok').disabled)`), "purge waits for the queue's name")
+	require.True(t, b.shown("#confirm-type"), "the field to type the name in is shown")
+	require.Contains(t, b.eval(seenText("#confirm")), "Type orders to confirm")
+	b.axe("the purge confirmation")
 	b.do(chromedp.KeyEvent("\x1b"))
 	b.until("the confirmation closed", `!document.querySelector('#confirm').open`)
 	require.Equal(t, "3", fmt.Sprint(admin.call("GET", "/v1/queues/orders", nil)["queue"].(map[string]any)["state"].(map[string]any)["retained_messages"]))
@@ -369,6 +407,17 @@ func TestBrowser_ConsoleScenario(t *testing.T) {
 	// Rates need two readings or more: then the chart has its four lines.
 	b.until("the tag's rates chart", `document.querySelectorAll('#tag-chart svg.chart polyline').length === 4`)
 	b.shot("05-tag")
+	b.axe("the tag page")
+	b.noConsoleErrors("on the queue and tag pages")
+
+	// A tag that does not exist: its error, once, and nothing to do to it.
+	b.open("#/queue/orders/tag/nope")
+	b.until("the missing tag's error", visible("main .error"))
+	missing := b.eval(seenText("main .error"))
+	require.Equal(t, 1, strings.Count(missing, "TAG_NOT_FOUND"), "the reason is shown once: %q", missing)
+	require.False(t, b.shown(`main a[href*="/peek"]`), "no Peek for a missing tag")
+	require.False(t, b.shown("#delete-tag"), "no Delete for a missing tag")
+	require.Len(t, b.takeConsoleErrors(), 1, "the missing tag's 404")
 
 	// Peek at shipping's messages: JSON, text, hex.
 	b.open("#/queue/orders/peek?tag=shipping")
@@ -378,11 +427,13 @@ func TestBrowser_ConsoleScenario(t *testing.T) {
 	require.Contains(t, b.eval(text("#peeked .msg:nth-child(2) .attrs")), "eu")
 	require.Contains(t, b.eval(text("#peeked .msg:nth-child(3) pre")), "00 01 02 03 ff", "a binary body is shown in hex")
 	b.shot("06-peek")
+	b.axe("the peek page")
 
 	// The dead-letter queue's page names its source queues.
 	b.open("#/queue/orders-dlq")
 	b.until("the DLQ's source queues", `document.querySelector('#queue-attributes')?.textContent.includes('Source queuesorders') && !!document.querySelector('a[href="#/queue/orders-dlq/dead"]')`)
 	b.shot("07-dlq")
+	b.axe("the dead-letter queue's page")
 
 	// The dead letter, with its origin and reason; filter by source.
 	b.open("#/queue/orders-dlq/dead")
@@ -393,16 +444,20 @@ func TestBrowser_ConsoleScenario(t *testing.T) {
 	b.do(setValue("#dead-source", "orders"), submit("#dead-source"))
 	b.until("the filtered list", `document.querySelectorAll('#dead-table tbody tr[data-message]').length === 1`)
 	b.shot("08-dead-letters")
+	b.axe("the dead letters page")
 
 	// Move it back: the move page, confirmed, runs to completion.
 	b.do(chromedp.Click(chromedp.CSS("#move-back")))
 	b.until("the moves page", `location.hash.startsWith('#/queue/orders-dlq/moves') && document.querySelector('#m-source')?.value === 'orders'`)
 	b.do(chromedp.Click(chromedp.CSS("#start-move-button")))
 	b.until("the confirmation", `document.querySelector('#confirm').open`)
+	require.False(t, b.shown("#confirm-type-label"), "a confirmation that needs no typing shows no field to type in")
+	require.False(t, b.shown("#confirm-type"), "a confirmation that needs no typing shows no field to type in")
 	b.shot("09-confirm-move")
 	b.do(chromedp.Click(chromedp.CSS("#confirm-ok")))
 	b.until("the move done", `document.querySelector('#moves-table .badge')?.textContent === 'completed' && document.querySelector('#moves-table [data-col="moved"]')?.textContent === '1'`)
 	b.shot("10-moves")
+	b.axe("the moves page")
 
 	// Billing has it again; shipping never lost it.
 	b.open("#/queues")
@@ -446,7 +501,7 @@ func TestBrowser_ConsoleScenario(t *testing.T) {
 	b.until("the confirmation", `document.querySelector('#confirm').open`)
 	b.do(chromedp.Click(chromedp.CSS("#confirm-ok")))
 	b.until("the running move", `!!document.querySelector('#moves-table tr[data-task] button')`)
-	b.do(chromedp.Click(chromedp.CSS("#moves-table tr[data-task] button")))
+	b.do(clickNow("#moves-table tr[data-task] button"))
 	b.until("the confirmation", `document.querySelector('#confirm').open`)
 	b.do(chromedp.Click(chromedp.CSS("#confirm-ok")))
 	b.until("the move cancelled", `[...document.querySelectorAll('#moves-table .badge')].some(e => e.textContent === 'cancelled')`)
@@ -470,13 +525,14 @@ func TestBrowser_ConsoleScenario(t *testing.T) {
 	rows := `document.querySelectorAll('#queue-table tbody tr[data-queue]').length`
 	b.open("#/queues?prefix=bulk-&size=25")
 	b.until("page 1", first+` === 'bulk-000' && `+rows+` === 25`)
-	b.do(chromedp.Click(chromedp.CSS("#next-page")))
+	b.do(clickNow("#next-page"))
 	b.until("page 2", first+` === 'bulk-025' && `+rows+` === 25`)
-	b.do(chromedp.Click(chromedp.CSS("#next-page")))
+	b.do(clickNow("#next-page"))
 	b.until("page 3", first+` === 'bulk-050' && `+rows+` === 10 && document.querySelector('#next-page').disabled`)
-	b.do(chromedp.Click(chromedp.CSS("#prev-page")))
+	b.do(clickNow("#prev-page"))
 	b.until("page 2 again", first+` === 'bulk-025'`)
 	b.shot("14-queues-paged")
+	b.noConsoleErrors("on the admin's pages")
 
 	// A principal that may only look at orders is offered nothing else.
 	admin.call("POST", "/v1/principals", map[string]any{"name": "viewer"})
@@ -488,15 +544,22 @@ func TestBrowser_ConsoleScenario(t *testing.T) {
 	v.do(chromedp.SendKeys(chromedp.CSS("#apikey"), viewerKey), submit("#signin-form"))
 	v.until("the viewer's queues", `!!document.querySelector('#queues a[href="#/queue/orders"]')`)
 	require.Equal(t, "signed in: viewer", v.eval(text("#who")))
+	require.False(t, v.shown(`[data-nav="new-queue"]`), "GET_QUEUE_INFO alone is not offered New queue")
+	require.False(t, v.shown(`main a[href="#/new-queue"]`), "GET_QUEUE_INFO alone is not offered New queue")
+	require.True(t, v.shown("#signout"))
 	v.shot("15-viewer-queues")
+	v.axe("the viewer's queues page")
 	v.open("#/queue/orders")
 	v.until("the queue page", `!!document.querySelector('#tag-table [data-tag="billing"]')`)
 	for _, sel := range []string{"#purge", "#delete-queue", "#new-tag", "#edit-queue", "#send", `a[href^="#/queue/orders/peek"]`, "#tag-table button"} {
 		require.Equal(t, "false", v.eval(fmt.Sprintf(`String(!!document.querySelector(%q))`, sel)), "a viewer is not offered %s", sel)
 	}
 	v.shot("16-viewer-queue")
+	v.noConsoleErrors("on the viewer's pages")
 	v.do(chromedp.Click(chromedp.CSS("#signout")))
 	v.until("the sign-in form", `!!document.querySelector('#apikey') && sessionStorage.length === 0`)
+	require.False(t, v.shown("#signout"), "signed out: nothing to sign out of")
+	v.noConsoleErrors("signing out")
 }
 
 // Without --auth there is nothing to sign in with: the console opens on
@@ -507,7 +570,9 @@ func TestBrowser_AuthOff(t *testing.T) {
 	b.do(chromedp.Navigate(e.base + "/ui/"))
 	b.until("the queues page", `document.querySelector('#queue-table .empty')?.textContent === 'No queues.'`)
 	require.Equal(t, "authentication off", b.eval(text("#who")))
-	require.Equal(t, "true", b.eval(`String(document.querySelector('#signout').hidden)`))
+	require.False(t, b.shown("#signout"), "no Sign out without authentication")
+	require.True(t, b.shown(`[data-nav="new-queue"]`))
+	b.noConsoleErrors("loading the console without authentication (no refused probe)")
 	b.open("#/new-queue")
 	b.until("the new queue form", `!!document.querySelector('#new-queue-form')`)
 	b.do(chromedp.SendKeys(chromedp.CSS("#f-name"), "plain"), submit("#new-queue-form"))
@@ -516,7 +581,187 @@ func TestBrowser_AuthOff(t *testing.T) {
 	b.do(chromedp.Evaluate[chromedp.Void](`document.querySelector('#send').open = true`),
 		setValue("#s-body", "héllo"), setValue("#s-attrs", "kind=greeting"), submit("#send-form"))
 	b.until("the message counted", `document.querySelector('#tag-table [data-tag="default"] [data-col="available"]')?.textContent === '1'`)
+	require.False(t, b.shown("#s-topic"), "no topic on a plain queue")
+	// A send refused: the error once, across the whole form, words unbroken.
+	b.do(setValue("#s-attrs", "DLQ.sourceQueue=x"), submit("#send-form"))
+	b.until("the refusal", visible("#send-form .error"))
+	refusal := b.eval(seenText("#send-form .error"))
+	require.Equal(t, 1, strings.Count(refusal, "RESERVED_ATTRIBUTE"), "the reason is shown once: %q", refusal)
+	require.Equal(t, "true", b.eval(`String(document.querySelector('#send-form .error').getBoundingClientRect().width >= 0.9 * document.querySelector('#send-form').getBoundingClientRect().width)`),
+		"the error spans the form, not one grid column")
+	require.Equal(t, "true", b.eval(`String((() => { const e = document.querySelector('#send-form .error'); const r = document.createRange(); r.selectNodeContents(e);
+		return r.getClientRects().length <= 4; })())`), "the error reads in a line or two, not a word a line")
+	b.takeConsoleErrors() // the refused send's 400
 	b.shot("auth-off-queue")
+	b.axe("a queue's page with the forms open")
 	b.open("#/queue/plain/peek")
 	b.until("the message", `document.querySelector('#peeked .msg pre')?.textContent === 'héllo' && document.querySelector('#peeked .attrs')?.textContent.includes('greeting')`)
+
+	// A topic queue, from the form: sends need a topic, peek shows it.
+	b.open("#/new-queue")
+	b.until("the new queue form", `!!document.querySelector('#new-queue-form') && document.querySelector('#f-name').value === ''`)
+	require.True(t, b.shown("#f-topic_queue"), "Topic queue is offered")
+	b.do(chromedp.SendKeys(chromedp.CSS("#f-name"), "ordered"), chromedp.Click(chromedp.CSS("#f-topic_queue")), submit("#new-queue-form"))
+	b.until("the topic queue's page", `location.hash === '#/queue/ordered' && !!document.querySelector('#send-form')`)
+	require.Equal(t, true, e.admin.call("GET", "/v1/queues/ordered", nil)["queue"].(map[string]any)["topic_queue"])
+	b.do(chromedp.Evaluate[chromedp.Void](`document.querySelector('#send').open = true`))
+	require.True(t, b.shown("#s-topic"), "a topic queue's send form asks for the topic")
+	b.do(setValue("#s-body", "first"), setValue("#s-topic", "customer-7"), submit("#send-form"))
+	b.until("the message counted", `document.querySelector('#tag-table [data-tag="default"] [data-col="available"]')?.textContent === '1'`)
+	require.Empty(t, b.eval(seenText("#send-form .errors")))
+	b.open("#/queue/ordered/peek")
+	b.until("the message with its topic", `document.querySelector('#peeked .msg [data-field="topic"]')?.innerText === 'topic customer-7'`)
+
+	// A priority queue: the send form takes a priority, peek shows it.
+	b.open("#/new-queue")
+	b.until("the new queue form", `!!document.querySelector('#new-queue-form') && document.querySelector('#f-name').value === ''`)
+	b.do(chromedp.SendKeys(chromedp.CSS("#f-name"), "urgent"), chromedp.Click(chromedp.CSS("#f-priority_queue")), submit("#new-queue-form"))
+	b.until("the priority queue's page", `location.hash === '#/queue/urgent' && !!document.querySelector('#send-form')`)
+	b.do(chromedp.Evaluate[chromedp.Void](`document.querySelector('#send').open = true`))
+	require.True(t, b.shown("#s-priority"))
+	b.do(setValue("#s-body", "now"), setValue("#s-priority", "2"), submit("#send-form"))
+	b.until("the message counted", `document.querySelector('#tag-table [data-tag="default"] [data-col="available"]')?.textContent === '1'`)
+	b.open("#/queue/urgent/peek")
+	b.until("the message with its priority", `document.querySelector('#peeked .msg [data-field="priority"]')?.innerText === 'priority 2'`)
+
+	// A queue without a default tag says so.
+	b.open("#/new-queue")
+	b.until("the new queue form", `!!document.querySelector('#new-queue-form') && document.querySelector('#f-name').value === ''`)
+	b.do(chromedp.SendKeys(chromedp.CSS("#f-name"), "untagged"), chromedp.Click(chromedp.CSS("#p-no_default_tag")), submit("#new-queue-form"))
+	b.until("its attributes", `location.hash === '#/queue/untagged' && document.querySelector('#queue-attributes')?.innerText.includes('Default tag name')`)
+	require.Contains(t, b.eval(seenText("#queue-attributes")), "none (created without a default tag)")
+	require.NotContains(t, b.eval(seenText("#queue-attributes")), "Default tag name\ndefault")
+	b.noConsoleErrors("creating queues and sending")
+
+	// tagqd stops answering: the page says so and marks what it shows as old.
+	b.open("#/queue/plain")
+	b.until("the queue page", `document.querySelector('#tag-table [data-tag="default"] [data-col="available"]')?.textContent === '1'`)
+	_, err := e.tagqd.Stop()
+	require.NoError(t, err)
+	b.until("the stale banner", visible("#stale")+` && document.querySelector('#stale').innerText.includes('tagqd is not answering')`)
+	banner := b.eval(seenText("#stale"))
+	require.Contains(t, banner, "not current", banner)
+	require.Equal(t, "true", b.eval(`String(document.querySelector('main').classList.contains('stale') &&
+		getComputedStyle(document.querySelector('#tag-table td.num')).textDecorationLine.includes('line-through'))`), "the old numbers are struck through")
+	b.shot("auth-off-stale")
+	b.takeConsoleErrors() // the failed fetches
+}
+
+// What an operator does with many queues and one message at a time: one
+// API call a reading lists a page of queues with their tags; search by any
+// part of a name, sort by a column, the total and a jump to a page; auto
+// refresh set, paused and resumed; peek page after page; receive messages
+// and settle each by itself.
+func TestBrowser_Operators(t *testing.T) {
+	e := start(t)
+	admin := e.admin
+	send := func(q string, n int) {
+		entries := []map[string]any{}
+		for i := range n {
+			entries = append(entries, map[string]any{"id": fmt.Sprint(i), "body": "bXNn"}) // "msg"
+		}
+		admin.call("POST", "/v1/queues/"+q+"/messages:batchSend", map[string]any{"entries": entries})
+	}
+	admin.call("POST", "/v1/queues", map[string]any{"name": "beta-dlq", "dead_letter_queue": true})
+	admin.call("POST", "/v1/queues", map[string]any{"name": "beta-orders", "redrive_policy": map[string]any{"dead_letter_queue": "beta-dlq", "max_receive_count": 5}})
+	admin.call("POST", "/v1/queues", map[string]any{"name": "alpha-orders"})
+	admin.call("POST", "/v1/queues/alpha-orders/tags", map[string]any{"name": "audit", "start_time": "1970-01-01T00:00:00Z"})
+	send("beta-orders", 12)
+	send("alpha-orders", 5)
+	for i := range 27 {
+		admin.call("POST", "/v1/queues", map[string]any{"name": fmt.Sprintf("x-%02d", i)})
+	}
+
+	b := newTab(t, e.browser, e.base, e.shots)
+	b.do(chromedp.Navigate(e.base + "/ui/#/queues?size=25"))
+	first := `document.querySelector('#queue-table tbody tr[data-queue]')?.dataset.queue`
+	rows := `document.querySelectorAll('#queue-table tbody tr[data-queue]').length`
+	b.until("page 1 of 2", rows+` === 25 && document.querySelector('#queue-total')?.textContent === '30 queues' && document.querySelector('#page-count')?.textContent === 'of 2'`)
+	b.until("the tags' numbers", `document.querySelector('[data-queue="beta-orders"] [data-col="available"]')?.textContent === '12'`)
+	tagCalls := `String(performance.getEntriesByType('resource').filter(e => /\/v1\/queues\/[^?]*\/tags/.test(e.name)).length)`
+	require.Equal(t, "0", b.eval(tagCalls), "no call per queue: ListQueues' tags view")
+
+	// Search any part of a name.
+	b.do(chromedp.SendKeys(chromedp.CSS("#queue-search"), "orders"))
+	b.until("the two orders queues", rows+` === 2 && `+first+` === 'alpha-orders' && document.querySelector('#queue-total')?.textContent === '2 queues'`)
+	// Sort by Available: largest first, then smallest first.
+	b.do(clickNow(`th button[data-sort="available"]`))
+	b.until("sorted by available, descending", first+` === 'beta-orders' && document.querySelector('th[aria-sort="descending"] [data-sort="available"]') !== null`)
+	require.Contains(t, b.eval(`location.hash`), "sort=available")
+	b.axe("the queues page, searched and sorted")
+	b.do(clickNow(`th button[data-sort="available"]`))
+	b.until("sorted by available, ascending", first+` === 'alpha-orders' && document.querySelector('th[aria-sort="ascending"] [data-sort="available"]') !== null`)
+	// Jump to a page.
+	b.open("#/queues?size=25")
+	b.until("page 1", rows+` === 25`)
+	b.do(setValue("#page-jump", "2"), submit("#page-jump"))
+	b.until("page 2", first+` === 'x-22' && `+rows+` === 5 && document.querySelector('#next-page').disabled`)
+	b.shot("20-queues-page-2")
+
+	// Auto refresh: every 2 s, then paused (numbers stay), then at once.
+	listCalls := `performance.getEntriesByType('resource').filter(e => e.name.includes('/v1/queues?')).length`
+	b.open("#/queues?q=beta-orders")
+	b.until("beta-orders", `document.querySelector('[data-queue="beta-orders"] [data-col="available"]')?.textContent === '12'`)
+	b.do(setValue("#refresh", "2"))
+	calls := b.eval(`String(` + listCalls + `)`)
+	b.until("a refresh within seconds", listCalls+` > `+calls)
+	b.do(setValue("#refresh", "0"))
+	require.Equal(t, "paused", b.eval(`document.documentElement.dataset.refresh`))
+	calls = b.eval(`String(` + listCalls + `)`)
+	send("beta-orders", 1)
+	time.Sleep(3 * time.Second) // a 2 s refresh would have read again by now
+	require.Equal(t, calls, b.eval(`String(`+listCalls+`)`), "paused: no reading")
+	require.Equal(t, "12", b.eval(`document.querySelector('[data-queue="beta-orders"] [data-col="available"]').textContent`))
+	b.do(chromedp.Click(chromedp.CSS("#refresh-now")))
+	b.until("refreshed now", `document.querySelector('[data-queue="beta-orders"] [data-col="available"]')?.textContent === '13'`)
+	b.do(setValue("#refresh", "5"))
+
+	// Peek page after page: 5, 5, 3.
+	b.open("#/queue/beta-orders/peek?max=5")
+	cards := `document.querySelectorAll('#peeked .msg').length`
+	b.until("page 1", cards+` === 5 && document.querySelector('#peek-page')?.textContent === 'page 1'`)
+	b.do(chromedp.Click(chromedp.CSS("#peek-next")))
+	b.until("page 2", cards+` === 5 && document.querySelector('#peek-page')?.textContent === 'page 2'`)
+	b.do(chromedp.Click(chromedp.CSS("#peek-next")))
+	b.until("page 3, the last", cards+` === 3 && document.querySelector('#peek-page')?.textContent === 'page 3' && document.querySelector('#peek-next').disabled`)
+	b.do(chromedp.Click(chromedp.CSS("#peek-prev")))
+	b.until("page 2 again", cards+` === 5 && document.querySelector('#peek-page')?.textContent === 'page 2'`)
+
+	// Receive one at a time and settle each: delete, give back, dead-letter, send elsewhere.
+	tagState := func(q string) map[string]any {
+		return admin.call("GET", "/v1/queues/"+q+"/tags/default", nil)["tag"].(map[string]any)["state"].(map[string]any)
+	}
+	settle := func(action, done string, fill ...string) {
+		t.Helper()
+		b.do(chromedp.Click(chromedp.CSS("#receive-button")))
+		b.until("a received message", `document.querySelectorAll('#received .msg').length === 1`)
+		if len(fill) == 2 {
+			b.do(setValue("#received "+fill[0], fill[1]))
+		}
+		b.do(chromedp.Click(chromedp.CSS(fmt.Sprintf(`#received [data-action=%q]`, action))))
+		b.until(action, fmt.Sprintf(`document.querySelector('#received [data-done]')?.textContent === %q`, done))
+		require.NotContains(t, b.eval(seenText("#received .msg")), "null", "nothing unset shows as text")
+	}
+	settle("delete", "Deleted.")
+	require.Equal(t, "1", tagState("beta-orders")["deleted_total"])
+	settle("return", "Given back: available to the tag again.")
+	require.Equal(t, "0", tagState("beta-orders")["in_flight"])
+	require.Equal(t, "12", tagState("beta-orders")["available"])
+	b.shot("21-peek-received")
+	b.axe("the peek page with a received message")
+	settle("dead", "Dead-lettered to beta-dlq.", `input[id^="dead-reason-"]`, "BAD_TOTAL")
+	dl := admin.call("POST", "/v1/queues/beta-dlq/messages:peek", map[string]any{"max_messages": 10})["messages"].([]any)
+	require.Len(t, dl, 1)
+	require.Equal(t, "BAD_TOTAL", dl[0].(map[string]any)["dead_letter"].(map[string]any)["reason"])
+	settle("move", "Sent to alpha-orders and deleted here.", `input[id^="move-to-"]`, "alpha-orders")
+	require.Equal(t, "2", tagState("beta-orders")["deleted_total"])
+	require.Equal(t, "6", tagState("alpha-orders")["available"])
+	// A refused copy: the error, once, and the message stays received.
+	b.do(chromedp.Click(chromedp.CSS("#receive-button")))
+	b.until("a received message", `document.querySelectorAll('#received .msg').length === 1`)
+	b.do(setValue(`#received input[id^="move-to-"]`, "no-such-queue"), chromedp.Click(chromedp.CSS(`#received [data-action="move"]`)))
+	b.until("the refusal", visible("#received .error"))
+	require.Equal(t, 1, strings.Count(b.eval(seenText("#received .error")), "QUEUE_NOT_FOUND"))
+	require.Equal(t, "1", tagState("beta-orders")["in_flight"])
+	b.takeConsoleErrors() // the refused send's 404
 }

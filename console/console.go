@@ -39,10 +39,21 @@ const Prefix = "/ui/"
 const CSP = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; " +
 	"base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
 
-// Handler serves the console under Prefix: the embedded assets, and
+// Options tell the console about the tagqd serving it.
+type Options struct {
+	// Authentication is on (tagqd --auth): every API call needs
+	// credentials. Default false: the console asks for no key.
+	Authentication bool
+}
+
+// Handler serves the console under Prefix: the embedded assets,
 // levels.json (what each permission level allows, from package access, so
-// the browser offers only the actions a principal's level allows).
-func Handler() http.Handler {
+// the browser offers only the actions a principal's level allows) and
+// session.json (whether authentication is on, and whether this request
+// came with a verified client certificate), so the console knows whether
+// to ask for a key without a probe that fails (a 400 or 401 the browser
+// logs as an error on every page load).
+func Handler(opts Options) http.Handler {
 	sub, err := fs.Sub(assets, "assets")
 	if err != nil {
 		panic(err) // the embedded tree always has assets/
@@ -65,6 +76,8 @@ func Handler() http.Handler {
 		switch {
 		case name == "levels.json":
 			b = levels
+		case name == "session.json":
+			b = sessionJSON(opts, r)
 		case name == "" || name == "index.html":
 			name = "index.html"
 			b, _ = fs.ReadFile(sub, name)
@@ -82,6 +95,18 @@ func Handler() http.Handler {
 		// The type from the name's extension (.js: text/javascript).
 		http.ServeContent(w, r, name, started, bytes.NewReader(b))
 	}))
+}
+
+// sessionJSON: {"authentication": bool, "client_certificate": bool}. A
+// client certificate may map to a principal, so the console then asks
+// who it is instead of asking for a key.
+func sessionJSON(opts Options, r *http.Request) []byte {
+	cert := r.TLS != nil && len(r.TLS.VerifiedChains) > 0
+	b, err := json.Marshal(map[string]bool{"authentication": opts.Authentication, "client_certificate": cert})
+	if err != nil {
+		panic(err)
+	}
+	return b
 }
 
 // levelsJSON maps every permission level (as the REST API names it,

@@ -31,7 +31,7 @@ func body(t *testing.T, r *http.Response) string {
 
 func TestHandler_ServesAssetsWithCSP(t *testing.T) {
 	t.Parallel()
-	h := Handler()
+	h := Handler(Options{})
 	for _, tc := range []struct{ path, ctype, contains string }{
 		{"/ui/", "text/html; charset=utf-8", `<script type="module" src="app.js"></script>`},
 		{"/ui/index.html", "text/html; charset=utf-8", `<main id="main"`},
@@ -59,7 +59,7 @@ func TestHandler_ServesAssetsWithCSP(t *testing.T) {
 
 func TestHandler_NotFoundAndNoListing(t *testing.T) {
 	t.Parallel()
-	h := Handler()
+	h := Handler(Options{})
 	for _, p := range []string{"/ui/nope.js", "/ui/assets/", "/ui/assets/app.js", "/ui/../go.mod", "/ui/%2e%2e/console.go", "/ui/console.go"} {
 		r := get(t, h, p)
 		require.Contains(t, []int{http.StatusNotFound, http.StatusMovedPermanently}, r.StatusCode, p)
@@ -70,7 +70,7 @@ func TestHandler_NotFoundAndNoListing(t *testing.T) {
 
 func TestHandler_Revalidates(t *testing.T) {
 	t.Parallel()
-	h := Handler()
+	h := Handler(Options{})
 	r := get(t, h, "/ui/app.js")
 	lm := r.Header.Get("Last-Modified")
 	require.NotEmpty(t, lm)
@@ -81,11 +81,22 @@ func TestHandler_Revalidates(t *testing.T) {
 	require.Equal(t, http.StatusNotModified, rec.Code)
 }
 
+// session.json says whether to ask for a key, so the console needs no
+// probe that fails.
+func TestSession(t *testing.T) {
+	t.Parallel()
+	for _, on := range []bool{false, true} {
+		var got map[string]bool
+		require.NoError(t, json.Unmarshal([]byte(body(t, get(t, Handler(Options{Authentication: on}), "/ui/session.json"))), &got))
+		require.Equal(t, map[string]bool{"authentication": on, "client_certificate": false}, got)
+	}
+}
+
 // levels.json says what each level allows, as README's permission table does.
 func TestLevels(t *testing.T) {
 	t.Parallel()
 	var levels map[string][]string
-	require.NoError(t, json.Unmarshal([]byte(body(t, get(t, Handler(), "/ui/levels.json"))), &levels))
+	require.NoError(t, json.Unmarshal([]byte(body(t, get(t, Handler(Options{}), "/ui/levels.json"))), &levels))
 	require.Len(t, levels, 12)
 	for level, want := range map[string][]string{
 		"PERMISSION_NONE":           {},

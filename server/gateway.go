@@ -106,7 +106,7 @@ func (s *Server) HTTPHandler(ctx context.Context, conn *grpc.ClientConn) (http.H
 		mux.Handle(path, h)
 	}
 	// The web console: public assets; its pages call the API above.
-	mux.Handle("GET "+console.Prefix, console.Handler())
+	mux.Handle("GET "+console.Prefix, console.Handler(console.Options{Authentication: s.auth != nil}))
 	mux.Handle("GET /{$}", http.RedirectHandler(console.Prefix, http.StatusFound))
 	mux.Handle("GET /ui", http.RedirectHandler(console.Prefix, http.StatusMovedPermanently))
 	mux.HandleFunc("GET /openapi.json", func(w http.ResponseWriter, _ *http.Request) {
@@ -114,16 +114,19 @@ func (s *Server) HTTPHandler(ctx context.Context, conn *grpc.ClientConn) (http.H
 		_, _ = w.Write(openapi.JSON)
 	})
 	// /healthz: the process answers (liveness). /readyz: and so does the
-	// storage (readiness), as the gRPC health service's Check.
+	// storage (readiness), from the same background reading as the gRPC
+	// health service (health.go), so it answers at once.
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
 		_, _ = w.Write([]byte("ok\n"))
 	})
-	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
-		ctx, cancel := context.WithTimeout(r.Context(), readyTimeout)
-		defer cancel()
-		if err := s.store.Ping(ctx); err != nil {
-			// The error names the storage's address: for the log only.
-			s.log.WarnContext(r.Context(), "readyz: storage backend unavailable", "err", err)
+	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, _ *http.Request) {
+		select {
+		case <-s.drain:
+			http.Error(w, "shutting down", http.StatusServiceUnavailable)
+			return
+		default:
+		}
+		if !s.ready.Ready() {
 			http.Error(w, "backend unavailable", http.StatusServiceUnavailable)
 			return
 		}

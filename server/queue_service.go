@@ -3,7 +3,6 @@ package server
 import (
 	"context"
 
-	"github.com/tagq/tagq/access"
 	tagqv1 "github.com/tagq/tagq/gen/tagq/v1"
 	"github.com/tagq/tagq/tags"
 )
@@ -70,39 +69,6 @@ func (s *queueService) GetQueue(ctx context.Context, req *tagqv1.GetQueueRequest
 func queueList(prefix string) string { return "queues?prefix=" + prefix }
 func tagList(queue string) string    { return "queues/" + queue + "/tags" }
 
-// ListQueues lists every queue to an admin (or with authentication off),
-// and to any other principal the queues it holds a permission on (any
-// level but NONE, by name or prefix, or as their creator). The page tokens
-// of a principal's listing are bound to it.
-func (s *queueService) ListQueues(ctx context.Context, req *tagqv1.ListQueuesRequest) (*tagqv1.ListQueuesResponse, error) {
-	list := queueList(req.GetPrefix())
-	var keep func(string) bool
-	if p := callerOf(ctx); p != nil && !p.Admin && s.auth != nil {
-		snap, err := s.auth.acc.Current(ctx)
-		if err != nil {
-			return nil, err
-		}
-		keep = func(q string) bool {
-			perm, _, _ := snap.Effective(p, q)
-			return perm != access.None
-		}
-		list += "&principal=" + p.Name
-	}
-	after, err := s.store.PageAfter(list, req.GetPageToken())
-	if err != nil {
-		return nil, err
-	}
-	qs, next, err := s.store.ListQueuesWhere(ctx, req.GetPrefix(), int(req.GetPageSize()), after, keep)
-	if err != nil {
-		return nil, err
-	}
-	out := &tagqv1.ListQueuesResponse{NextPageToken: s.store.PageToken(list, next)}
-	for _, q := range qs {
-		out.Queues = append(out.Queues, toQueue(q))
-	}
-	return out, nil
-}
-
 // Defaults a field named in an update mask takes when the request leaves it unset.
 var updateDefaults = map[string]int32{
 	"delay_seconds":              0,
@@ -115,7 +81,8 @@ var updateDefaults = map[string]int32{
 }
 
 var immutableQueueFields = map[string]bool{"name": true, "dead_letter_queue": true, "topic_queue": true,
-	"priority_queue": true, "default_tag_name": true, "create_time": true, "update_time": true, "state": true, "source_queues": true}
+	"priority_queue": true, "default_tag_name": true, "create_time": true, "update_time": true, "state": true, "source_queues": true,
+	"tags": true}
 
 func (s *queueService) UpdateQueue(ctx context.Context, req *tagqv1.UpdateQueueRequest) (*tagqv1.UpdateQueueResponse, error) {
 	q := req.GetQueue()

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"crypto/tls"
 	"errors"
 	"log/slog"
@@ -86,6 +87,10 @@ type Config struct {
 	// client certificates included); the gateway's in-process connection
 	// (GatewayListener) needs none. Default nil: plaintext.
 	TLS *tls.Config
+	// HealthInterval is how often a background loop pings the storage for
+	// the gRPC health service and /readyz, which answer from its last
+	// reading (health.go). Default DefaultHealthInterval.
+	HealthInterval time.Duration
 }
 
 // DefaultQueueMetricsMaxTags is the default Config.QueueMetricsMaxTags:
@@ -109,6 +114,9 @@ func (c *Config) validate() error {
 	if c.DrainGrace < 0 {
 		return errors.New("server: Config.DrainGrace must not be negative")
 	}
+	if c.HealthInterval < 0 {
+		return errors.New("server: Config.HealthInterval must not be negative")
+	}
 	return nil
 }
 
@@ -120,6 +128,7 @@ type Server struct {
 	maxRequest int
 	grpc       *grpc.Server
 	health     *health.Server
+	ready      *readiness
 	drainOnce  sync.Once
 	drain      chan struct{}
 	messages   *messageService
@@ -133,7 +142,8 @@ type Server struct {
 
 // New builds the gRPC server with the Queue, Message and Redrive services,
 // the standard health service (SERVING until Draining, and while the
-// storage answers) and reflection.
+// storage answers; kept current by a background loop until Draining) and
+// reflection.
 func New(cfg Config) (*Server, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
@@ -173,6 +183,9 @@ func New(cfg Config) (*Server, error) {
 	}
 	if cfg.DrainGrace == 0 {
 		cfg.DrainGrace = 2 * time.Second
+	}
+	if cfg.HealthInterval == 0 {
+		cfg.HealthInterval = DefaultHealthInterval
 	}
 	s := &Server{store: cfg.Store, log: cfg.Logger, gather: cfg.Gatherer, maxRequest: cfg.MaxRequestBytes,
 		health: health.NewServer(), drain: make(chan struct{}), conns: newConnMetrics(),
@@ -251,15 +264,18 @@ func New(cfg Config) (*Server, error) {
 	tagqv1.RegisterMessageServiceServer(s.grpc, s.messages)
 	tagqv1.RegisterRedriveServiceServer(s.grpc, &redriveService{store: cfg.Store})
 	tagqv1.RegisterAccessServiceServer(s.grpc, &accessService{acc: cfg.Access})
-	healthpb.RegisterHealthServer(s.grpc, &readiness{Server: s.health, store: cfg.Store})
+	healthpb.RegisterHealthServer(s.grpc, s.health)
 	reflection.Register(s.grpc)
 	m.initialize(s.grpc)
 	// The whole server ("") and each tagq service by name.
-	for _, name := range []string{"", tagqv1.QueueService_ServiceDesc.ServiceName,
+	// The first reading before New returns, then one every HealthInterval
+	// until Draining.
+	s.ready = newReadiness(s.health, cfg.Store, cfg.Logger, []string{"", tagqv1.QueueService_ServiceDesc.ServiceName,
 		tagqv1.MessageService_ServiceDesc.ServiceName, tagqv1.RedriveService_ServiceDesc.ServiceName,
-		tagqv1.AccessService_ServiceDesc.ServiceName} {
-		s.health.SetServingStatus(name, healthpb.HealthCheckResponse_SERVING)
-	}
+		tagqv1.AccessService_ServiceDesc.ServiceName})
+	s.ready.ready.Store(true) // so a first failed ping is logged
+	s.ready.probe(context.Background())
+	go s.ready.run(s.drain, cfg.HealthInterval)
 	return s, nil
 }
 

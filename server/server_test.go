@@ -91,6 +91,7 @@ func setupWith(t testing.TB, opt func(*Config, redis.UniversalClient)) *testBund
 	opt(&cfg, rdb)
 	srv, err := New(cfg)
 	require.NoError(t, err)
+	t.Cleanup(srv.Draining) // stops the readiness loop
 
 	lis := bufconn.Listen(1 << 20)
 	go func() { _ = srv.GRPC().Serve(lis) }()
@@ -202,7 +203,7 @@ func TestCreateTag_FieldIsPrefixed(t *testing.T) {
 
 func TestBackendDown_IsUnavailable(t *testing.T) {
 	t.Parallel()
-	b := setup(t)
+	b := setup(t, func(c *Config) { c.HealthInterval = 10 * time.Millisecond })
 	code, _ := b.do(t, "GET", "/readyz", "")
 	require.Equal(t, 200, code)
 	hr, err := healthpb.NewHealthClient(b.conn).Check(b.ctx, &healthpb.HealthCheckRequest{})
@@ -214,13 +215,16 @@ func TestBackendDown_IsUnavailable(t *testing.T) {
 	code2, ei := info(t, err)
 	require.Equal(t, codes.Unavailable, code2)
 	require.Equal(t, tags.ReasonBackendUnavailable, ei.GetReason())
+	// Readiness follows the storage from the background loop's next reading.
+	require.Eventually(t, func() bool {
+		hr, err = healthpb.NewHealthClient(b.conn).Check(b.ctx, &healthpb.HealthCheckRequest{})
+		require.NoError(t, err)
+		return hr.GetStatus() == healthpb.HealthCheckResponse_NOT_SERVING
+	}, 10*time.Second, 5*time.Millisecond, "gRPC health follows the storage")
 	code, body := b.do(t, "GET", "/readyz", "")
 	require.Equal(t, 503, code, body)
 	code, _ = b.do(t, "GET", "/healthz", "")
 	require.Equal(t, 200, code, "alive, though not ready")
-	hr, err = healthpb.NewHealthClient(b.conn).Check(b.ctx, &healthpb.HealthCheckRequest{})
-	require.NoError(t, err)
-	require.Equal(t, healthpb.HealthCheckResponse_NOT_SERVING, hr.GetStatus(), "gRPC health follows the storage")
 	code, body = b.do(t, "GET", "/v1/queues/q", "")
 	require.Equal(t, 503, code)
 	require.Contains(t, strings.ReplaceAll(body, " ", ""), `"reason":"BACKEND_UNAVAILABLE"`)

@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
@@ -21,7 +23,7 @@ type fakeStorage struct {
 	tags.Storage
 	getQueue func(name string) (*tags.Queue, error)
 	send     func(queue string, msgs []tags.OutMessage) ([]tags.SendResult, error)
-	ping     error
+	ping     atomic.Pointer[error] // read by the readiness loop
 }
 
 func (f *fakeStorage) GetQueue(_ context.Context, name string) (*tags.Queue, error) {
@@ -32,8 +34,13 @@ func (f *fakeStorage) Send(_ context.Context, queue string, msgs []tags.OutMessa
 	return f.send(queue, msgs)
 }
 
-func (f *fakeStorage) Ping(context.Context) error { return f.ping }
-func (f *fakeStorage) Waiting() int               { return 0 }
+func (f *fakeStorage) Ping(context.Context) error {
+	if p := f.ping.Load(); p != nil {
+		return *p
+	}
+	return nil
+}
+func (f *fakeStorage) Waiting() int { return 0 }
 
 // The server runs on any tags.Storage, and maps what it answers by the
 // storage contract (tags/storage.go), over gRPC and REST alike: a
@@ -44,7 +51,7 @@ func (f *fakeStorage) Waiting() int               { return 0 }
 func TestStorageSeam_TheServerRunsOnAnyStorage(t *testing.T) {
 	t.Parallel()
 	fake := &fakeStorage{}
-	b := setup(t, func(c *Config) { c.Store = fake })
+	b := setup(t, func(c *Config) { c.Store = fake; c.HealthInterval = 5 * time.Millisecond })
 
 	cases := []struct {
 		err    error
@@ -97,12 +104,12 @@ func TestStorageSeam_TheServerRunsOnAnyStorage(t *testing.T) {
 	require.Equal(t, tags.ReasonMessageTooLarge, res.GetFailed()[0].GetReason())
 	require.Equal(t, "entries[1].body", res.GetFailed()[0].GetField())
 
-	// Readiness asks the storage.
+	// Readiness asks the storage (the background loop's next reading).
 	status, _ := b.do(t, "GET", "/readyz", "")
 	require.Equal(t, 200, status)
-	fake.ping = fmt.Errorf("dial: %w", redis.ErrClosed)
-	status, _ = b.do(t, "GET", "/readyz", "")
-	require.Equal(t, 503, status)
+	down := fmt.Errorf("dial: %w", redis.ErrClosed)
+	fake.ping.Store(&down)
+	require.Eventually(t, func() bool { status, _ = b.do(t, "GET", "/readyz", ""); return status == 503 }, 10*time.Second, 5*time.Millisecond)
 
 	// A call the storage cannot answer (here: not implemented by the fake,
 	// so it panics) is INTERNAL, and the server lives on.

@@ -2,12 +2,12 @@
 # Lints tagq's OpenAPI document (Redocly, recommended rules: any error fails)
 # and runs the README walk-through through the generated REST client against
 # a tagqd this script builds and starts (or TAGQD_BIN), on free loopback
-# ports, once it printed TAGQ_READY. `npm install`, not `npm ci`, as in
-# clients/typescript: it still honours the committed package-lock.json.
+# ports, once it printed TAGQ_READY. `npm ci`: exactly the committed
+# package-lock.json, which it never rewrites.
 set -euo pipefail
 cd "$(dirname "$0")"
 export PATH="$PATH:/usr/local/go/bin" # go, for building tagqd
-[ -d node_modules ] || npm install --no-audit --no-fund --loglevel=error
+[ -d node_modules ] || npm ci --no-audit --no-fund --loglevel=error
 npm run lint
 
 tmp=$(mktemp -d)

@@ -82,7 +82,8 @@ func explain(err error, addr string, usesTLS bool) string {
 		}
 		return msg
 	}
-	return err.Error()
+	// run prefixes "tagq: "; errors of the Go client carry it already.
+	return strings.TrimPrefix(err.Error(), "tagq: ")
 }
 
 func (c *cli) checkOutput() error {
@@ -137,6 +138,8 @@ func (c *cli) commands() *cobra.Command {
 			return c.connect()
 		},
 	}
+	// The same line as tagqd --version: the program's name, then version.Info.
+	root.SetVersionTemplate("tagq {{.Version}}\n")
 	c.connectionFlags(root)
 	root.PersistentFlags().StringVarP(&c.output, "output", "o", "table", "output format: table or json")
 	root.AddCommand(c.queueCmd(), c.tagCmd(), c.sendCmd(), c.receiveCmd(), c.tailCmd(), c.peekCmd(),
@@ -198,7 +201,7 @@ func (c *cli) queueCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return c.printQueues(q)
+			return c.printQueueWithTags(cmd.Context(), q)
 		},
 	}
 	create.Flags().DurationVar(&o.VisibilityTimeout, "visibility", 0, "visibility timeout (default 30s)")
@@ -218,13 +221,18 @@ func (c *cli) queueCmd() *cobra.Command {
 	create.Flags().Int32Var(&o.WriteQuotaPerSecond, "write-quota", 0, "most messages stored per second (0: no quota)")
 	create.Flags().Int32Var(&o.ReadQuotaPerSecond, "read-quota", 0, "most messages each tag receives per second (0: no quota)")
 
-	var prefix string
+	var prefix, contains, sortBy string
 	list := &cobra.Command{
-		Use: "list", Short: "List queues", Args: exactArgs(0, "no arguments"),
+		Use: "list", Short: "List queues with their tags' backlog", Args: exactArgs(0, "no arguments"),
+		Long: "List queues, each with its messages, AVAILABLE (MAX TAG): the available messages of its tag furthest\n" +
+			"behind (a message counts once, however many tags read it), and IN FLIGHT (ALL TAGS): the messages\n" +
+			"out to consumers, summed over its tags. With -o json, each queue carries its tags with their state.",
+		Example: "  tagq queue list --contains orders --sort 'available desc'",
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			var all []*tagqv1.Queue
 			for tok := ""; ; {
-				r, err := c.client.Queues.ListQueues(cmd.Context(), &tagqv1.ListQueuesRequest{Prefix: prefix, PageToken: tok})
+				r, err := c.client.Queues.ListQueues(cmd.Context(), &tagqv1.ListQueuesRequest{Prefix: prefix, NameContains: contains,
+					OrderBy: sortBy, View: tagqv1.QueueView_QUEUE_VIEW_TAGS, PageToken: tok})
 				if err != nil {
 					return wrapErr(err)
 				}
@@ -237,6 +245,8 @@ func (c *cli) queueCmd() *cobra.Command {
 		},
 	}
 	list.Flags().StringVar(&prefix, "prefix", "", "only queues whose name starts with this")
+	list.Flags().StringVar(&contains, "contains", "", "only queues whose name contains this")
+	list.Flags().StringVar(&sortBy, "sort", "", "order: name (default), messages, tags, available, oldest_available_age, in_flight or dead_total, with ' desc' to reverse")
 
 	get := &cobra.Command{
 		Use: "get NAME", Short: "Show a queue with its attributes and state", Args: exactArgs(1, "NAME"),
@@ -318,7 +328,7 @@ func (c *cli) queueCmd() *cobra.Command {
 			if err != nil {
 				return wrapErr(err)
 			}
-			return c.printQueues(r.GetQueue())
+			return c.printQueueWithTags(cmd.Context(), r.GetQueue())
 		},
 	}
 	update.Flags().StringVar(&redriveTo, "redrive-to", "", "dead-letter queue")
@@ -362,17 +372,35 @@ func wrapErr(err error) error {
 	return tagq.WrapError(err)
 }
 
+// printQueueWithTags prints one queue with its tags' backlog (CreateQueue
+// and UpdateQueue answer without the tags).
+func (c *cli) printQueueWithTags(ctx context.Context, q *tagqv1.Queue) error {
+	r, err := c.client.Queues.ListTags(ctx, &tagqv1.ListTagsRequest{Queue: q.GetName(), PageSize: 100})
+	if err != nil {
+		return wrapErr(err)
+	}
+	q.Tags = r.GetTags()
+	return c.printQueues(q)
+}
+
+// printQueues prints queues with their tags (Queue.tags) summed up as the
+// console does: AVAILABLE is the largest of its tags' (the tag furthest
+// behind; a sum would count a message once per tag), IN FLIGHT the sum.
 func (c *cli) printQueues(qs ...*tagqv1.Queue) error {
 	return printAll(c, qs, func(w *tabwriter.Writer) {
-		fmt.Fprintln(w, "QUEUE\tTAGS\tMESSAGES\tAVAILABLE\tIN FLIGHT\tDLQ")
+		fmt.Fprintln(w, "QUEUE\tTAGS\tMESSAGES\tAVAILABLE (MAX TAG)\tIN FLIGHT (ALL TAGS)\tDLQ")
 		for _, q := range qs {
 			st := q.GetState()
 			dlq := q.GetRedrivePolicy().GetDeadLetterQueue()
 			if q.GetDeadLetterQueue() {
 				dlq = "(is one)"
 			}
-			fmt.Fprintf(w, "%s\t%d\t%d\t%d\t%d\t%s\n", q.GetName(), st.GetTagCount(), st.GetRetainedMessages(),
-				st.GetDefaultTag().GetAvailable(), st.GetDefaultTag().GetInFlight(), dlq)
+			var avail, inFlight int64
+			for _, t := range q.GetTags() {
+				avail = max(avail, t.GetState().GetAvailable())
+				inFlight += t.GetState().GetInFlight()
+			}
+			fmt.Fprintf(w, "%s\t%d\t%d\t%d\t%d\t%s\n", q.GetName(), st.GetTagCount(), st.GetRetainedMessages(), avail, inFlight, dlq)
 		}
 	})
 }

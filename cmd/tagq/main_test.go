@@ -165,7 +165,17 @@ func TestCLI_Version(t *testing.T) {
 	var out, errb bytes.Buffer
 	code := run(context.Background(), []string{"--version"}, strings.NewReader(""), &out, &errb)
 	require.Equal(t, 0, code, errb.String())
-	require.Regexp(t, `^tagq version \S+ \(revision \S+, go[0-9.]+\S*\)\n$`, out.String())
+	require.Regexp(t, `^tagq \S+ \(revision [^,]+, go[0-9.]+\S*\)\n$`, out.String())
+}
+
+// An error of the Go client (which starts "tagq: ") is printed with one
+// "tagq: ", not two.
+func TestCLI_OnePrefix(t *testing.T) {
+	var out, errb bytes.Buffer
+	code := run(context.Background(), []string{"--addr", "127.0.0.1:1", "--ca", filepath.Join(t.TempDir(), "missing.pem"), "queue", "list"},
+		strings.NewReader(""), &out, &errb)
+	require.Equal(t, 1, code)
+	require.Regexp(t, `^tagq: CA file: open \S*missing.pem: no such file or directory\n$`, errb.String())
 }
 
 // send --dedup-id: a repeat within the window prints the first message's
@@ -238,4 +248,24 @@ func TestCLI_TopicQueue(t *testing.T) {
 	require.Len(t, got, 2, "one per topic")
 	require.Equal(t, "account-42", got[0]["topic"])
 	require.Equal(t, "account-7", got[1]["topic"])
+}
+
+// queue list counts every tag, not the default tag only: a queue read by
+// named tags (no default tag) shows its backlog; AVAILABLE is the tag
+// furthest behind, IN FLIGHT the sum.
+func TestCLI_QueueListCountsEveryTag(t *testing.T) {
+	t.Cleanup(func() { runTagq(t, "", "queue", "delete", "cli-listed") })
+	ok(t, "queue", "create", "cli-listed", "--no-default-tag")
+	ok(t, "tag", "create", "cli-listed", "fast")
+	ok(t, "tag", "create", "cli-listed", "slow")
+	ok(t, "send", "cli-listed", "a", "b", "c")
+	ok(t, "receive", "cli-listed", "--tag", "fast", "--max", "3", "--delete")
+	ok(t, "receive", "cli-listed", "--tag", "slow", "--max", "1")
+	ok(t, "receive", "cli-listed", "--tag", "fast", "--max", "1") // nothing left for fast
+	out := ok(t, "queue", "list", "--contains", "li-liste")
+	require.Regexp(t, `(?m)^QUEUE\s+TAGS\s+MESSAGES\s+AVAILABLE \(MAX TAG\)\s+IN FLIGHT \(ALL TAGS\)\s+DLQ$`, out)
+	require.Regexp(t, `(?m)^cli-listed\s+2\s+3\s+2\s+1\s*$`, out, "slow has 2 available and 1 in flight; fast none")
+	got := jsonLines(t, ok(t, "queue", "list", "--prefix", "cli-listed", "-o", "json"))
+	require.Len(t, got, 1)
+	require.Len(t, got[0]["tags"], 2, "JSON carries the tags")
 }

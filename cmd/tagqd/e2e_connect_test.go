@@ -480,8 +480,13 @@ func TestE2E_Connect_BufCurl(t *testing.T) {
 	d := start(t, backend{name: "embedded"})
 
 	// The README's example, as written but for the address.
-	script := readmeBlocks(t, "API")["API"]
-	require.Len(t, script, 1)
+	var script []string
+	for _, block := range readmeBlocks(t, "API")["API"] {
+		if strings.Contains(block, "buf curl") {
+			script = append(script, block)
+		}
+	}
+	require.Len(t, script, 1, "README's Connect example")
 	cmd := exec.Command("bash", "-euo", "pipefail", "-c", strings.ReplaceAll(script[0], "localhost:8080", d.http))
 	cmd.Dir = "../.."
 	cmd.Env = append(os.Environ(), "PATH="+filepath.Dir(buf)+string(os.PathListSeparator)+os.Getenv("PATH"))

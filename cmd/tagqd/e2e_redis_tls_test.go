@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -42,9 +43,10 @@ func freePort(t *testing.T) int {
 }
 
 // startRedis runs redis-server with args (in a temporary directory, no
-// persistence) until the test ends; it skips the test when there is no
-// redis-server or it lacks a feature the arguments ask for.
-func startRedis(t *testing.T, args ...string) {
+// persistence) until the test ends or stop (which kills it) is called; it
+// skips the test when there is no redis-server or it lacks a feature the
+// arguments ask for.
+func startRedis(t *testing.T, args ...string) (stop func()) {
 	t.Helper()
 	bin, err := exec.LookPath("redis-server")
 	if err != nil {
@@ -56,7 +58,9 @@ func startRedis(t *testing.T, args ...string) {
 	require.NoError(t, err)
 	cmd.Stderr = cmd.Stdout
 	require.NoError(t, cmd.Start())
-	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	var once sync.Once
+	stop = func() { once.Do(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }) }
+	t.Cleanup(stop)
 	ready := make(chan bool, 1)
 	var log strings.Builder
 	go func() {
@@ -83,6 +87,7 @@ func startRedis(t *testing.T, args ...string) {
 	case <-time.After(20 * time.Second):
 		t.Fatal("redis-server not ready in 20 s")
 	}
+	return stop
 }
 
 // tlsRedis starts a redis-server that speaks TLS only (certificate of

@@ -15,8 +15,8 @@
 // TAGQ_MAX_REQUEST_BYTES_IN_FLIGHT, ...: TAGQ_ and the flag's name); a flag
 // wins. --config
 // (TAGQ_CONFIG_FILE) reads flag values from a YAML file of flag names and
-// values, below flags and variables. tagqd --version prints its version
-// and exits.
+// values, below flags and variables. tagqd --version (or tagqd version)
+// prints its version and exits; any other argument is refused.
 //
 // All listen on loopback by default (127.0.0.1:9090, 127.0.0.1:8080,
 // 127.0.0.1:9324). The SQS endpoint has the HTTP listener's TLS, limits
@@ -187,40 +187,52 @@ func parseFlagsInto(fs *flag.FlagSet, args []string) (config, error) {
 	fs.StringVar(&c.redisCert, "redis-cert", env("TAGQ_REDIS_CERT", ""), "PEM client certificate (chain) to present to Redis (tls-auth-clients); implies --redis-tls; reloaded when it changes (TAGQ_REDIS_CERT)")
 	fs.StringVar(&c.redisKey, "redis-key", env("TAGQ_REDIS_KEY", ""), "PEM private key of --redis-cert (TAGQ_REDIS_KEY)")
 	memThreshold := env("TAGQ_REDIS_MEMORY_THRESHOLD", "0.9")
-	fs.StringVar(&memThreshold, "redis-memory-threshold", memThreshold, "refuse sends (STORAGE_FULL) while Redis's used_memory is at this share of its maxmemory; 0 turns the memory watch off (TAGQ_REDIS_MEMORY_THRESHOLD)")
+	typedVar(fs, &memThreshold, "redis-memory-threshold", "refuse sends (STORAGE_FULL) while Redis's used_memory is at this `share` (0-1) of its maxmemory; 0 turns the memory watch off (TAGQ_REDIS_MEMORY_THRESHOLD)")
 	memLimit := env("TAGQ_REDIS_MEMORY_LIMIT", "0")
-	fs.StringVar(&memLimit, "redis-memory-limit", memLimit, "for a Redis without maxmemory: refuse sends while used_memory is at this many bytes (suffixes kb, mb, gb); 0: no watch of such a Redis (TAGQ_REDIS_MEMORY_LIMIT)")
+	typedVar(fs, &memLimit, "redis-memory-limit", "for a Redis without maxmemory: refuse sends while used_memory is at this many `bytes` (suffixes kb, mb, gb); 0: no watch of such a Redis (TAGQ_REDIS_MEMORY_LIMIT)")
 	memInterval := env("TAGQ_REDIS_MEMORY_INTERVAL", "1s")
-	fs.StringVar(&memInterval, "redis-memory-interval", memInterval, "how often to read Redis's memory (TAGQ_REDIS_MEMORY_INTERVAL)")
+	typedVar(fs, &memInterval, "redis-memory-interval", "how often to read Redis's memory, a `duration` from 100ms to 1m (TAGQ_REDIS_MEMORY_INTERVAL)")
 	maxConns := env("TAGQ_MAX_CONNECTIONS", "10000")
-	fs.StringVar(&maxConns, "max-connections", maxConns, "most client connections open on each listener (gRPC, HTTP); one beyond is closed at once; 0: no limit (TAGQ_MAX_CONNECTIONS)")
+	typedVar(fs, &maxConns, "max-connections", "most client connections (an `int`) open on each listener (gRPC, HTTP); one beyond is closed at once; 0: no limit (TAGQ_MAX_CONNECTIONS)")
 	maxStreams := env("TAGQ_MAX_STREAMS", strconv.Itoa(server.DefaultMaxStreams))
-	fs.StringVar(&maxStreams, "max-streams", maxStreams, "most Publish and Consume streams open in this process; one beyond ends at once with RESOURCE_EXHAUSTED (TOO_MANY_STREAMS); 0: no limit (TAGQ_MAX_STREAMS)")
+	typedVar(fs, &maxStreams, "max-streams", "most Publish and Consume streams (an `int`) open in this process; one beyond ends at once with RESOURCE_EXHAUSTED (TOO_MANY_STREAMS); 0: no limit (TAGQ_MAX_STREAMS)")
 	inFlight := env("TAGQ_MAX_REQUEST_BYTES_IN_FLIGHT", "256mb")
-	fs.StringVar(&inFlight, "max-request-bytes-in-flight", inFlight, "most bytes of requests held at once, over gRPC, REST and Connect (suffixes kb, mb, gb); beyond it calls are refused with RESOURCE_EXHAUSTED (TOO_MANY_REQUEST_BYTES, retry_after_ms); 0: no limit (TAGQ_MAX_REQUEST_BYTES_IN_FLIGHT)")
+	typedVar(fs, &inFlight, "max-request-bytes-in-flight", "most `bytes` of requests held at once, over gRPC, REST and Connect (suffixes kb, mb, gb); beyond it calls are refused with RESOURCE_EXHAUSTED (TOO_MANY_REQUEST_BYTES, retry_after_ms); 0: no limit (TAGQ_MAX_REQUEST_BYTES_IN_FLIGHT)")
 	perConn := env("TAGQ_MAX_STREAMS_PER_CONNECTION", strconv.Itoa(server.DefaultMaxStreamsPerConnection))
-	fs.StringVar(&perConn, "max-streams-per-connection", perConn, "most concurrent calls (streams, long polls, unary calls) on one gRPC connection; the client waits beyond it (TAGQ_MAX_STREAMS_PER_CONNECTION)")
+	typedVar(fs, &perConn, "max-streams-per-connection", "most concurrent calls (an `int`: streams, long polls, unary calls) on one gRPC connection; the client waits beyond it (TAGQ_MAX_STREAMS_PER_CONNECTION)")
 	fs.BoolVar(&c.version, "version", false, "print the version and exit")
 	maxTags := env("TAGQ_QUEUE_METRICS_MAX_TAGS", strconv.Itoa(server.DefaultQueueMetricsMaxTags))
-	fs.StringVar(&maxTags, "queue-metrics-max-tags", maxTags, "at most this many tags get per-tag series on /metrics, queues in name order (TAGQ_QUEUE_METRICS_MAX_TAGS)")
+	typedVar(fs, &maxTags, "queue-metrics-max-tags", "at most this many tags (an `int`) get per-tag series on /metrics, queues in name order (TAGQ_QUEUE_METRICS_MAX_TAGS)")
 	queueMetrics := env("TAGQ_QUEUE_METRICS_INTERVAL", "5s")
-	fs.StringVar(&queueMetrics, "queue-metrics-interval", queueMetrics, "how old per-queue and per-tag series on /metrics may get before a scrape reads them again; 0 turns them off (TAGQ_QUEUE_METRICS_INTERVAL)")
+	typedVar(fs, &queueMetrics, "queue-metrics-interval", "how old (a `duration`) per-queue and per-tag series on /metrics may get before a scrape reads them again; 0 turns them off (TAGQ_QUEUE_METRICS_INTERVAL)")
 	fs.StringVar(&c.handleKeyFile, "handle-key-file", env("TAGQ_HANDLE_KEY_FILE", ""), "file of receipt-handle signing keys, lines of id:base64key: the first signs, the rest are accepted (rotation); reloaded when it changes; default: a key kept in Redis (TAGQ_HANDLE_KEY_FILE)")
 	fs.BoolVar(&c.auth, "auth", env("TAGQ_AUTH", "") == "true", "require credentials (API keys, client certificates) and permissions on every call (TAGQ_AUTH=true)")
 	fs.StringVar(&c.adminKeyFile, "admin-key-file", env("TAGQ_ADMIN_KEY_FILE", ""), "file holding the bootstrap admin key (32+ characters), set as the admin principal's key on start; or the key itself in TAGQ_ADMIN_KEY (TAGQ_ADMIN_KEY_FILE)")
 	fs.BoolVar(&c.insecure, "insecure", env("TAGQ_INSECURE", "") == "true", "serve a non-loopback address without --auth (TAGQ_INSECURE=true)")
 	ackReplicas := env("TAGQ_ACK_REPLICAS", "auto")
-	fs.StringVar(&ackReplicas, "ack-replicas", ackReplicas, "acknowledge a write (send, ack, nack, dead letter, move, queue/tag/permission change) only once this many Redis replicas have it (WAIT); auto: 1 once any master has a replica, else 0; 0: once the master has it (a failover may lose acknowledged writes) (TAGQ_ACK_REPLICAS)")
+	typedVar(fs, &ackReplicas, "ack-replicas", "acknowledge a write (send, ack, nack, dead letter, move, queue/tag/permission change) only once this many Redis replicas (`auto` or an int) have it (WAIT); auto: 1 once any master has a replica, else 0; 0: once the master has it (a failover may lose acknowledged writes) (TAGQ_ACK_REPLICAS)")
 	ackTimeout := env("TAGQ_ACK_TIMEOUT", "2s")
-	fs.StringVar(&ackTimeout, "ack-timeout", ackTimeout, "how long a write waits for its --ack-replicas; then the call is UNAVAILABLE (REPLICATION_TIMEOUT: it may have been stored) (TAGQ_ACK_TIMEOUT)")
+	typedVar(fs, &ackTimeout, "ack-timeout", "how long (a `duration`, at most 10s) a write waits for its --ack-replicas; then the call is UNAVAILABLE (REPLICATION_TIMEOUT: it may have been stored) (TAGQ_ACK_TIMEOUT)")
 	timeout := env("TAGQ_SHUTDOWN_TIMEOUT", "25s")
 	stalled := env("TAGQ_STALLED_READ", "30s")
-	fs.StringVar(&stalled, "stalled-read", stalled, "how long a receive's read may sit unfinished (its tagqd died between its two steps) before any tagqd makes the messages visible again (TAGQ_STALLED_READ)")
-	fs.StringVar(&timeout, "shutdown-timeout", timeout, "how long a graceful shutdown may take (TAGQ_SHUTDOWN_TIMEOUT)")
+	typedVar(fs, &stalled, "stalled-read", "how long (a `duration`) a receive's read may sit unfinished (its tagqd died between its two steps) before any tagqd makes the messages visible again (TAGQ_STALLED_READ)")
+	typedVar(fs, &timeout, "shutdown-timeout", "how long (a `duration`) a graceful shutdown may take (TAGQ_SHUTDOWN_TIMEOUT)")
 	configFile := env("TAGQ_CONFIG_FILE", "")
 	fs.StringVar(&configFile, "config", configFile, "YAML file of flag values (flag name: value); a flag or its TAGQ_* variable wins over the file (TAGQ_CONFIG_FILE)")
 	if err := fs.Parse(args); err != nil {
 		return c, err
+	}
+	// tagqd takes flags only, but "tagqd version" is what people type: it
+	// prints the version as --version does; any other word is refused
+	// rather than ignored (a server that starts when asked its version).
+	switch {
+	case fs.NArg() == 1 && fs.Arg(0) == "version":
+		c.version = true
+	case fs.NArg() > 0:
+		return c, fmt.Errorf("unexpected argument %q: tagqd takes flags only (tagqd --help lists them; tagqd version prints the version)", fs.Arg(0))
+	}
+	if c.version {
+		return c, nil // nothing else is read: the version prints whatever the environment holds
 	}
 	if configFile != "" {
 		if err := applyConfigFile(fs, configFile); err != nil {

@@ -3,6 +3,7 @@ package main
 import (
 	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -34,24 +35,56 @@ func readmeBlocks(t *testing.T, titles ...string) map[string][]string {
 	return out
 }
 
-// TestE2E_READMEWalkThroughsRunAsWritten runs the README's curl
-// walk-throughs, as written but for the address, against a real tagqd, and
-// checks the state they leave: the README cannot go stale.
+// walkThrough is a README block marked "<!-- walk-through -->" (run in a
+// scratch folder) or "<!-- walk-through: from the checkout -->" (run in the
+// repository's root).
+type walkThrough struct {
+	script       string
+	fromCheckout bool
+}
+
+// walkThroughs returns README's walk-through blocks in the order they appear.
+func walkThroughs(t *testing.T) []walkThrough {
+	t.Helper()
+	raw, err := os.ReadFile("../../README.md")
+	require.NoError(t, err)
+	var out []walkThrough
+	re := regexp.MustCompile("(?s)<!-- walk-through(: from the checkout)? -->\n```sh\n(.*?)```")
+	for _, m := range re.FindAllStringSubmatch(string(raw), -1) {
+		out = append(out, walkThrough{script: m[2], fromCheckout: m[1] != ""})
+	}
+	require.GreaterOrEqual(t, len(out), 6, "README's walk-throughs: curl, dead letters, the CLI's install and use, topic and priority queues")
+	return out
+}
+
+// TestE2E_READMEWalkThroughsRunAsWritten runs every README walk-through,
+// as written but for the REST address, one after the other against one
+// real tagqd (the CLI's on its gRPC address, TAGQ_ADDR; its `go install`
+// into a scratch GOBIN on PATH), and checks the state they leave: the
+// README cannot go stale, and its walk-throughs do not collide.
 func TestE2E_READMEWalkThroughsRunAsWritten(t *testing.T) {
 	if _, err := exec.LookPath("jq"); err != nil {
 		t.Fatal("the README walk-throughs need jq (apt-get install -y jq)")
 	}
 	d := start(t, backend{name: "embedded"})
-	blocks := readmeBlocks(t, "A walk-through with curl", "Dead letters")
-	dir := t.TempDir()
-	for _, title := range []string{"A walk-through with curl", "Dead letters"} {
-		for _, script := range blocks[title] {
-			script = strings.ReplaceAll(script, "localhost:8080", d.http)
-			cmd := exec.Command("bash", "-euo", "pipefail", "-c", script)
-			cmd.Dir = dir
-			out, err := cmd.CombinedOutput()
-			require.NoError(t, err, "README %q block failed:\n%s", title, out)
-			require.NotContains(t, string(out), `"code":`, "an API error in %q:\n%s", title, out)
+	dir, bin := t.TempDir(), t.TempDir()
+	root, err := filepath.Abs("../..")
+	require.NoError(t, err)
+	env := append(os.Environ(), "GOBIN="+bin, "PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"), "TAGQ_ADDR="+d.grpc,
+		"TAGQ_CONFIG="+filepath.Join(dir, "tagq-config.json"))
+	var cliOut string
+	for i, w := range walkThroughs(t) {
+		script := strings.ReplaceAll(w.script, "localhost:8080", d.http)
+		cmd := exec.Command("bash", "-euo", "pipefail", "-c", script)
+		cmd.Dir, cmd.Env = dir, env
+		if w.fromCheckout {
+			cmd.Dir = root
+		}
+		out, err := cmd.CombinedOutput()
+		require.NoError(t, err, "README walk-through %d failed:\n%s\n--- output:\n%s", i+1, w.script, out)
+		require.NotContains(t, string(out), `"code":`, "an API error in walk-through %d:\n%s", i+1, out)
+		if strings.Contains(w.script, "tagq queue list") {
+			cliOut = string(out)
 		}
 	}
 	st := func(q, tag string) map[string]any {
@@ -62,6 +95,20 @@ func TestE2E_READMEWalkThroughsRunAsWritten(t *testing.T) {
 	require.Equal(t, "3", st("orders", "shipping")["in_flight"], "two held, one nacked and received again")
 	require.Equal(t, "4", st("orders", "shipping")["received_total"])
 	require.Equal(t, "1", st("payments", "ledger")["dead_total"])
+	// The CLI's: one deleted, one nacked for 10 s, one dead-lettered and moved back.
+	inv := st("invoices", "billing")
+	require.Equal(t, "1", inv["deleted_total"])
+	require.Equal(t, "1", inv["dead_total"])
+	require.Eventually(t, func() bool { return st("invoices", "billing")["available"] == "2" }, 10*time.Second, 20*time.Millisecond,
+		"the moved-back dead letter, and the nacked message once its 10 s pass")
+	require.Equal(t, "3", jget(d.restOK("GET", "/v1/queues/transfers", ""), "queue", "state", "retained_messages"))
+	require.Equal(t, "2", jget(d.restOK("GET", "/v1/queues/jobs", ""), "queue", "state", "retained_messages"))
+	// tagq queue list counts every tag's backlog, not the default tag's only
+	// (invoices has none): billing held the nacked message in flight then,
+	// and orders' shipping its three.
+	require.Regexp(t, `(?m)^QUEUE\s+TAGS\s+MESSAGES\s+AVAILABLE \(MAX TAG\)\s+IN FLIGHT \(ALL TAGS\)`, cliOut)
+	require.Regexp(t, `(?m)^invoices\s+1\s+\d+\s+0\s+1\s+invoices-dlq$`, cliOut)
+	require.Regexp(t, `(?m)^orders\s+2\s+3\s+0\s+3\s*$`, cliOut)
 	tag := d.restOK("GET", "/v1/queues/orders-dlq/tags/from-payments", "")
 	require.Equal(t, "payments", jget(tag, "tag", "filter", "conditions", 0, "string_value"))
 	require.Eventually(t, func() bool {

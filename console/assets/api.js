@@ -14,16 +14,28 @@ export const session = {
 
 // ApiError is a failed call: the HTTP status, the gRPC code, and the
 // ErrorInfo's reason and metadata when the answer has one.
+// tagqd's messages begin with the reason ("QUEUE_NOT_FOUND: queue …");
+// the message kept here is without it, so showing reason and message
+// names the reason once.
 export class ApiError extends Error {
   constructor(httpStatus, body) {
-    super((body && body.message) || `HTTP ${httpStatus}`);
+    const info = ((body && body.details) || []).find((d) => String(d['@type'] || '').endsWith('google.rpc.ErrorInfo'));
+    const reason = info ? info.reason : '';
+    let message = (body && body.message) || `HTTP ${httpStatus}`;
+    if (reason && message.startsWith(`${reason}: `)) message = message.slice(reason.length + 2);
+    super(message);
     this.httpStatus = httpStatus;
     this.code = body && body.code;
-    const info = ((body && body.details) || []).find((d) => String(d['@type'] || '').endsWith('google.rpc.ErrorInfo'));
-    this.reason = info ? info.reason : '';
+    this.reason = reason;
     this.metadata = (info && info.metadata) || {};
   }
+
+  // text: "REASON: message", for a toast.
+  get text() { return this.reason ? `${this.reason}: ${this.message}` : this.message; }
 }
+
+// errorText is how a toast names any error.
+export const errorText = (e) => (e && e.text) || (e && e.message) || String(e);
 
 export const enc = encodeURIComponent;
 
@@ -43,7 +55,7 @@ export async function call(method, path, body) {
   try {
     resp = await fetch(path, init);
   } catch (e) {
-    throw new ApiError(0, { message: `tagqd did not answer: ${e.message}` });
+    throw new ApiError(0, { message: `no answer (${e.message})` });
   }
   const text = await resp.text();
   let data = {};
@@ -67,25 +79,41 @@ export const post = (path, body) => call('POST', path, body);
 // or 'user' (per-queue permission levels). auth.principal: the name,
 // when known (GetPermission names the caller).
 // auth.cert: signed in by a client certificate, without a key.
-export const auth = { mode: 'unknown', principal: '', cert: false };
+// auth.create: may create some queue (ADMIN_QUEUE on a name or prefix).
+export const auth = { mode: 'unknown', principal: '', cert: false, create: true };
 let levels = null; // permission level -> actions it allows (levels.json)
 let perms = new Map(); // queue -> Promise of GetPermission's answer
 
-// whoami asks GetPermission (one's own level needs no permission) on a
-// name no queue needs to have: source "admin" means an admin;
-// AUTH_DISABLED means authentication is off. Throws on 401.
+const json = async (path) => (await fetch(path, { cache: 'no-store', credentials: 'omit' })).json();
+
+// whoami reads session.json (is authentication on; did this request bring
+// a client certificate): with authentication off, or with neither a key
+// nor a certificate, it calls no API (a refused probe would log an error
+// in the browser on every page load). Otherwise it asks GetPermission
+// (one's own level needs no permission) on a name no queue needs to have:
+// source "admin" means an admin. Throws a 401 ApiError when a key is needed.
 export async function whoami() {
-  if (!levels) levels = await (await fetch('levels.json', { cache: 'no-store' })).json();
+  if (!levels) levels = await json('levels.json');
+  const s = await json('session.json');
   auth.principal = '';
-  try {
-    const r = await get('/v1/permissions:query?queue=console-probe');
-    auth.mode = r.source === 'admin' ? 'admin' : 'user';
-    auth.principal = r.principal || '';
-  } catch (e) {
-    if (e.reason !== 'AUTH_DISABLED') throw e;
-    auth.mode = 'off';
-  }
+  auth.create = true;
   forget();
+  if (!s.authentication) {
+    auth.mode = 'off';
+    return auth;
+  }
+  if (!session.key && !s.client_certificate) {
+    throw new ApiError(401, { message: 'sign in with an API key', details: [{ '@type': 'type.googleapis.com/google.rpc.ErrorInfo', reason: 'UNAUTHENTICATED' }] });
+  }
+  const r = await get('/v1/permissions:query?queue=console-probe');
+  auth.mode = r.source === 'admin' ? 'admin' : 'user';
+  auth.principal = r.principal || '';
+  if (auth.mode === 'user') {
+    // Creating a queue needs ADMIN_QUEUE on its name: offer "New queue"
+    // only to a principal holding that somewhere.
+    const g = auth.principal ? await get(`/v1/permissions?principal=${enc(auth.principal)}`).catch(() => ({})) : {};
+    auth.create = (g.grants || []).some((x) => (levels[x.permission] || []).includes('admin'));
+  }
   return auth;
 }
 

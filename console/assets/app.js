@@ -1,6 +1,6 @@
 // The console's shell: hash routes, sign-in, theme, polling.
-import { auth, forget, hooks, session, whoami } from './api.js';
-import { add, clear, errorBox, h, toast } from './dom.js';
+import { auth, errorText, forget, hooks, session, whoami } from './api.js';
+import { add, clear, errorBox, h } from './dom.js';
 import { queuesPage, newQueuePage } from './queues.js';
 import { queuePage, tagPage } from './queue.js';
 import { peekPage, deadPage } from './messages.js';
@@ -24,38 +24,87 @@ const routes = [
 // when the route changes.
 let page = null;
 
+// Auto refresh: every page's readings repeat at the interval the header's
+// Refresh control sets (kept in localStorage), or not at all when paused.
+const REFRESH = 'tagq.refresh';
+export const refresh = {
+  seconds: (() => { const v = Number(localStorage.getItem(REFRESH) ?? 5); return Number.isFinite(v) && v >= 0 ? v : 5; })(),
+};
+
 class Page {
   constructor(params, query) {
     this.params = params;
     this.query = query;
     this.live = true;
-    this.timers = [];
+    this.tasks = [];
   }
 
-  // every runs fn now and then every ms while the page is shown (and the
-  // tab visible); a call still running is not started again.
-  // The first run's error is the caller's (the page shows it); a later
-  // one is shown once as a toast until a run succeeds again.
-  every(ms, fn) {
-    let running = false;
-    let failing = false;
-    const tick = async (first) => {
-      if (!this.live || running || (!first && document.hidden)) return;
-      running = true;
+  // every runs fn now and then at the refresh interval (at least floorMs)
+  // while the page is shown (and the tab visible); a call still running is
+  // not started again.
+  // The first run's error is the caller's (the page shows it). A later
+  // one marks the page stale until a run succeeds again: a banner says
+  // since when tagqd has not answered and how old the numbers shown are,
+  // and the numbers are greyed, so nobody reads them as current.
+  every(floorMs, fn) {
+    const task = { running: false, timer: 0, floorMs };
+    task.tick = async (first) => {
+      if (!this.live || task.running) return;
+      if (!first && document.hidden) { this.schedule(task); return; }
+      task.running = true;
       try {
         await fn();
-        failing = false;
+        this.lastOk = new Date();
+        this.fresh();
       } catch (e) {
         if (first) throw e;
-        if (!failing && this.live && e.httpStatus !== 401) toast(`Refresh failed: ${e.reason || e.message}`, true);
-        failing = true;
-      } finally { running = false; }
+        if (this.live && e.httpStatus !== 401) this.stale(e);
+      } finally {
+        task.running = false;
+        if (!first) this.schedule(task);
+      }
     };
-    this.timers.push(setInterval(() => tick(false), ms));
-    return tick(true);
+    this.tasks.push(task);
+    return task.tick(true).then(() => this.schedule(task));
   }
 
-  stop() { this.live = false; this.timers.forEach(clearInterval); }
+  schedule(task) {
+    clearTimeout(task.timer);
+    task.timer = 0;
+    if (!this.live || refresh.seconds === 0) return; // paused
+    task.timer = setTimeout(() => task.tick(false), Math.max(refresh.seconds * 1000, task.floorMs || 0));
+  }
+
+  // retime: the interval changed (or paused, or resumed).
+  retime() { this.tasks.forEach((t) => this.schedule(t)); }
+
+  // now: every reading at once (the Refresh now button).
+  now() { this.tasks.forEach((t) => { clearTimeout(t.timer); t.tick(false); }); }
+
+  stale(err) {
+    const since = this.failingSince || (this.failingSince = new Date());
+    main.classList.add('stale');
+    let banner = document.getElementById('stale');
+    if (!banner) {
+      banner = h('div', { id: 'stale', class: 'error stale-banner', role: 'alert' });
+      main.prepend(banner);
+    }
+    const down = err.httpStatus === 0 || err.reason === 'BACKEND_UNAVAILABLE' || err.httpStatus === 503;
+    const at = (d) => d.toLocaleTimeString();
+    clear(banner).append(
+      h('strong', {}, down ? 'tagqd is not answering' : 'Refresh failed'),
+      ` since ${at(since)}: ${errorText(err)}. `,
+      this.lastOk ? `The numbers shown are from ${at(this.lastOk)}, not current.` : 'Nothing shown is current.',
+      refresh.seconds ? ' Retrying.' : ' Auto refresh is paused.');
+  }
+
+  fresh() {
+    this.failingSince = null;
+    main.classList.remove('stale');
+    document.getElementById('stale')?.remove();
+  }
+
+  stop() { this.live = false; this.tasks.forEach((t) => clearTimeout(t.timer)); this.fresh(); }
 }
 
 async function render() {
@@ -70,7 +119,10 @@ async function render() {
       try {
         await whoami();
         auth.cert = auth.mode !== 'off';
-      } catch { /* 401: sign in */ }
+      } catch (e) {
+        if (e.httpStatus !== 401) { clear(main).append(errorBox(e)); return; }
+        // 401: sign in
+      }
       if (auth.mode !== 'unknown' && path !== '/signin') return render();
     }
     return signinPage(path === '/signin' ? query.next : raw);
@@ -107,6 +159,7 @@ async function render() {
 function showWho() {
   const who = document.getElementById('who');
   const out = document.getElementById('signout');
+  document.querySelector('[data-nav="new-queue"]').hidden = !auth.create;
   if (auth.mode === 'off') { who.textContent = 'authentication off'; out.hidden = true; return; }
   who.textContent = `${auth.cert && !session.key ? 'client certificate' : 'signed in'}${auth.mode === 'admin' ? ': admin' : auth.principal ? `: ${auth.principal}` : ''}`;
   out.hidden = !session.key;
@@ -145,6 +198,22 @@ function signinPage(next, problem) {
   input.focus();
 }
 
+// The Refresh control: an interval, or paused; "Refresh now" reads at once.
+const refreshSel = document.getElementById('refresh');
+for (const o of refreshSel.options) o.selected = Number(o.value) === refresh.seconds;
+if (![...refreshSel.options].some((o) => o.selected)) refreshSel.value = '5';
+function setRefresh(seconds) {
+  if (refresh.seconds) localStorage.setItem(`${REFRESH}.last`, String(refresh.seconds));
+  refresh.seconds = seconds;
+  refreshSel.value = String(seconds);
+  localStorage.setItem(REFRESH, String(seconds));
+  document.documentElement.dataset.refresh = seconds ? 'on' : 'paused';
+  if (page) page.retime();
+}
+document.documentElement.dataset.refresh = refresh.seconds ? 'on' : 'paused';
+refreshSel.addEventListener('change', () => setRefresh(Number(refreshSel.value)));
+document.getElementById('refresh-now').addEventListener('click', () => { if (page) page.now(); });
+
 hooks.onUnauthenticated = (err) => {
   if (document.getElementById('signin-form')) return; // the form shows it
   session.clear();
@@ -174,7 +243,8 @@ function toggleTheme() {
 document.getElementById('theme').addEventListener('click', toggleTheme);
 
 // Keys: "/" finds (the page's search field), "t" switches the theme,
-// "g" then "q" goes to the queues, "n" to a new queue. Not while typing.
+// "p" pauses or resumes auto refresh, "r" refreshes now, "g" then "q" goes
+// to the queues, "n" to a new queue. Not while typing.
 let pendingG = false;
 document.addEventListener('keydown', (e) => {
   if (e.ctrlKey || e.metaKey || e.altKey) return;
@@ -184,8 +254,10 @@ document.addEventListener('keydown', (e) => {
     const f = main.querySelector('[data-search]');
     if (f) { e.preventDefault(); f.focus(); }
   } else if (e.key === 't') toggleTheme();
+  else if (e.key === 'p') setRefresh(refresh.seconds ? 0 : (Number(localStorage.getItem(`${REFRESH}.last`)) || 5));
+  else if (e.key === 'r' && page) page.now();
   else if (pendingG && e.key === 'q') go('/queues');
-  else if (e.key === 'n') go('/new-queue');
+  else if (e.key === 'n' && auth.create) go('/new-queue');
   pendingG = e.key === 'g';
 });
 

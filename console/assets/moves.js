@@ -24,7 +24,7 @@ export async function movesPage(main, page) {
 }
 
 function startForm(queue, q, query, started) {
-  const errors = h('div');
+  const errors = h('div', { class: 'errors' });
   const sources = q.source_queues || [];
   const source = h('select', { id: 'm-source', name: 'source' }, h('option', { value: '' }, 'every source queue'),
     [...new Set([...sources, query.source || ''])].filter(Boolean).map((s) => h('option', { value: s, selected: s === query.source }, s)));
@@ -75,7 +75,7 @@ function draw(box, queue, tasks, admin, refresh) {
       }, 'Cancel') : null));
   });
   box.append(h('div', { class: 'table-wrap' }, h('table', { id: 'moves-table' },
-    h('thead', {}, h('tr', {}, ['Task', 'Source queue / tag', 'State', 'Progress', 'Moved', 'Failed', 'Remaining', 'Rate', 'Updated', '']
+    h('thead', {}, h('tr', {}, ['Task', 'Source queue / tag', 'State', 'Progress', 'Moved', 'Failed', 'Remaining', 'Rate', 'Updated', h('span', { class: 'sr-only' }, 'Actions')]
       .map((c, i) => h('th', { scope: 'col', class: [4, 6].includes(i) ? 'num' : [5, 7].includes(i) ? 'num hide-narrow' : i === 8 ? 'hide-narrow' : '' }, c)))),
     h('tbody', {}, rows.length ? rows : h('tr', {}, h('td', { colspan: 10, class: 'empty' }, 'No moves.'))))));
 }

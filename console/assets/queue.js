@@ -46,7 +46,8 @@ export async function queuePage(main, page) {
 
   const drawAttrs = () => {
     clear(attrs);
-    const pairs = Object.entries(queue).filter(([k]) => !HIDDEN.has(k)).map(([k, v]) => [label(k), value(v)]);
+    const pairs = Object.entries(queue).filter(([k]) => !HIDDEN.has(k)).map(([k, v]) => [label(k),
+      k === 'default_tag_name' && !v ? h('span', { class: 'muted' }, 'none (created without a default tag)') : value(v)]);
     const rp = queue.redrive_policy;
     pairs.push(['Redrive policy', rp && rp.dead_letter_queue
       ? h('span', {}, 'to ', h('a', { href: queueHref(rp.dead_letter_queue) }, rp.dead_letter_queue), ` after ${rp.max_receive_count} receives`)
@@ -71,7 +72,7 @@ export async function queuePage(main, page) {
 
   if (can.admin) main.append(await editForm(name, () => queue, (q) => { queue = q; drawAttrs(); }));
   if (can.admin) main.append(newTagForm(name));
-  if (can.send) main.append(sendForm(name));
+  if (can.send) main.append(sendForm(name, queue));
 
   await page.every(4000, async () => {
     const [q, tl] = await Promise.all([get(`/v1/queues/${enc(name)}`), get(`/v1/queues/${enc(name)}/tags?page_size=100`)]);
@@ -97,7 +98,7 @@ function drawTags(box, queue, tags, admin) {
       h('td', {}, admin ? h('button', { type: 'button', class: 'ghost small', 'aria-label': `Delete tag ${t.name}`, onclick: () => deleteTag(queue, t.name) }, 'Delete') : null));
   });
   box.append(h('div', { class: 'table-wrap' }, h('table', { id: 'tag-table' },
-    h('thead', {}, h('tr', {}, ['Tag', 'Available', 'In flight', 'Delayed', 'Oldest', 'Received', 'Deleted', 'Dead', 'In / deleted per s', '']
+    h('thead', {}, h('tr', {}, ['Tag', 'Available', 'In flight', 'Delayed', 'Oldest', 'Received', 'Deleted', 'Dead-lettered', 'In / deleted per s', h('span', { class: 'sr-only' }, 'Actions')]
       .map((c, i) => h('th', { scope: 'col', class: [1, 2, 3, 4, 5, 6, 7].includes(i) ? `num${[3, 4, 5, 6].includes(i) ? ' hide-narrow' : ''}` : (i === 8 ? 'hide-narrow' : '') }, c)))),
     h('tbody', {}, rows.length ? rows : h('tr', {}, h('td', { colspan: 10, class: 'empty' }, 'No tags.'))))));
 }
@@ -136,7 +137,7 @@ async function deleteTag(queue, tag) {
 // editForm: UpdateQueue with an update mask of the fields changed.
 async function editForm(name, current, updated) {
   const fields = (await queueFields()).filter((f) => !IMMUTABLE.has(f.name));
-  const errors = h('div');
+  const errors = h('div', { class: 'errors' });
   const details = h('details', { class: 'panel', id: 'edit-queue' }, h('summary', {}, 'Edit attributes'));
   const build = () => {
     const q = current();
@@ -181,7 +182,7 @@ async function editForm(name, current, updated) {
 }
 
 function newTagForm(queue) {
-  const errors = h('div');
+  const errors = h('div', { class: 'errors' });
   const start = h('select', { id: 't-start', name: 'start' },
     h('option', { value: 'now' }, 'From now on'), h('option', { value: 'all' }, 'Every retained message'), h('option', { value: 'time' }, 'From a time…'));
   const at = h('input', { id: 't-at', name: 'at', type: 'datetime-local', disabled: true });
@@ -225,11 +226,17 @@ export function toBase64(text) {
   return btoa(bin);
 }
 
-function sendForm(queue) {
-  const errors = h('div');
+// sendForm: body, attributes, delay, and the topic (required on a topic
+// queue) or priority (on a priority queue) the queue takes.
+function sendForm(queue, q) {
+  const errors = h('div', { class: 'errors' });
   const form = h('form', { class: 'grid', id: 'send-form' },
     h('label', { for: 's-body' }, 'Body (text)', h('textarea', { id: 's-body', name: 'body', rows: 3, spellcheck: 'false' })),
     h('label', { for: 's-attrs' }, 'Attributes (name=value, a line each)', h('textarea', { id: 's-attrs', name: 'attrs', rows: 3, spellcheck: 'false' })),
+    q.topic_queue ? h('label', { for: 's-topic', title: 'A topic\'s messages reach each tag in send order, one in flight at a time' }, 'Topic',
+      h('input', { id: 's-topic', name: 'topic', required: true, maxlength: 128, pattern: '[A-Za-z0-9_.:\\-]{1,128}', autocomplete: 'off', spellcheck: 'false' })) : null,
+    q.priority_queue ? h('label', { for: 's-priority', title: '1 is the highest' }, 'Priority (1–16)',
+      h('input', { id: 's-priority', name: 'priority', type: 'number', min: 1, max: 16, placeholder: '8' })) : null,
     h('label', { for: 's-delay' }, 'Delay (s)', h('input', { id: 's-delay', name: 'delay', type: 'number', min: 0, max: 900, placeholder: 'queue\'s' })),
     h('div', { class: 'buttons' }, h('button', { type: 'submit' }, 'Send')), errors);
   form.addEventListener('submit', async (e) => {
@@ -244,6 +251,8 @@ function sendForm(queue) {
     }
     if (Object.keys(attrs).length) msg.attributes = attrs;
     if (el.delay.value !== '') msg.delay_seconds = Number(el.delay.value);
+    if (el.topic) msg.topic = el.topic.value.trim();
+    if (el.priority && el.priority.value !== '') msg.priority = Number(el.priority.value);
     try {
       const r = await post(`/v1/queues/${enc(queue)}/messages`, msg);
       toast(`Sent ${r.message_id || ''}`);
@@ -256,21 +265,22 @@ function sendForm(queue) {
 export async function tagPage(main, page) {
   const [queue, name] = page.params;
   const can = await mayAll(queue, ['info', 'admin', 'peek']);
-  add(main, [
-    crumbs(queue),
-    h('h1', {}, name, h('span', { class: 'badge' }, 'tag')),
-    h('div', { class: 'actions' },
-      can.peek ? h('a', { class: 'button ghost', href: href(`/queue/${qe(queue)}/peek`, { tag: name }) }, 'Peek messages') : null,
-      can.admin ? h('button', { type: 'button', class: 'danger', onclick: () => deleteTag(queue, name) }, 'Delete tag') : null),
-  ]);
+  add(main, [crumbs(queue), h('h1', {}, name, h('span', { class: 'badge' }, 'tag'))]);
+  // The tag first: a tag that does not exist gets its error, and no actions.
+  const first = (await get(`/v1/queues/${enc(queue)}/tags/${enc(name)}`)).tag;
+  add(main, h('div', { class: 'actions' },
+    can.peek ? h('a', { class: 'button ghost', href: href(`/queue/${qe(queue)}/peek`, { tag: name }) }, 'Peek messages') : null,
+    can.admin ? h('button', { type: 'button', class: 'danger', id: 'delete-tag', onclick: () => deleteTag(queue, name) }, 'Delete tag') : null));
   const counters = h('div', { class: 'counters', id: 'tag-counters' });
   const info = h('div', { class: 'panel', id: 'tag-info' });
   const plot = h('div', { id: 'tag-chart' });
   add(main, [h('h2', {}, 'Counters'), counters, h('h2', {}, 'Rates'), plot, h('h2', {}, 'Settings'), info]);
   const key = `t:${queue}/${name}`;
   const names = [['in', 'in (sent to it, moved back)'], ['received', 'received'], ['deleted', 'deleted'], ['dead', 'dead-lettered']];
+  let read = first;
   await page.every(3000, async () => {
-    const t = (await get(`/v1/queues/${enc(queue)}/tags/${enc(name)}`)).tag;
+    const t = read || (await get(`/v1/queues/${enc(queue)}/tags/${enc(name)}`)).tag;
+    read = null;
     if (!page.live) return;
     const st = t.state || {};
     rates.add(key, tagCounters(st));

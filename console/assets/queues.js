@@ -2,7 +2,7 @@
 // queue form.
 import { auth, call, enc, get, may } from './api.js';
 import { add, age, clear, errorBox, h, num, Rates, sparkline, tagCounters, toast } from './dom.js';
-import { crumbs, go, href, queueHref, tagHref } from './nav.js';
+import { crumbs, go, queueHref, tagHref } from './nav.js';
 import { createParams, label, queueFields } from './schema.js';
 
 // Readings of counters across visits of the page (bounded per key and in keys).
@@ -10,37 +10,59 @@ export const rates = new Rates(60, 5000);
 
 const TAGS_SHOWN = 6;
 
-// Earlier pages' tokens, to page back: the API's tokens only go forward.
-let back = { prefix: null, tokens: [] };
+// Columns that sort (ListQueues' order_by keys), and the direction a first
+// click picks: names A-Z, numbers largest first.
+const SORTS = { name: 'asc', messages: 'desc', available: 'desc', in_flight: 'desc', oldest_available_age: 'desc', dead_total: 'desc' };
 
+// The queues page: one ListQueues call a reading (QUEUE_VIEW_TAGS: every
+// queue of the page with its tags' state), searched by any part of the
+// name, sorted by any column, paged by number (skip) with the total.
+// The first reading by name paints the queues at once (the basic view),
+// then their tags.
 export async function queuesPage(main, page) {
-  const prefix = page.query.prefix || '';
-  const token = page.query.token || '';
-  const size = Number(page.query.size || 50);
-  if (back.prefix !== prefix || !token) back = { prefix, tokens: [] };
+  const query = page.query;
+  const contains = query.q || '';
+  const prefix = query.prefix || '';
+  const size = [25, 50, 100, 200].includes(Number(query.size)) ? Number(query.size) : 50;
+  const [key, dir] = (query.sort || 'name').split(' ');
+  const sort = SORTS[key] ? { key, desc: (dir || (key === 'name' ? 'asc' : 'desc')) === 'desc' } : { key: 'name', desc: false };
+  const pageNo = Math.max(1, Math.floor(Number(query.p) || 1));
+  const state = { contains, prefix, size, sort, pageNo };
+  const nav = (change) => {
+    const n = { ...state, ...change };
+    const sortText = n.sort.key === 'name' && !n.sort.desc ? '' : `${n.sort.key} ${n.sort.desc ? 'desc' : 'asc'}`;
+    go('/queues', { q: n.contains, prefix: n.prefix, size: n.size === 50 ? '' : n.size, sort: sortText, p: n.pageNo > 1 ? n.pageNo : '' });
+  };
 
-  const search = h('input', { type: 'search', value: prefix, 'data-search': true, id: 'queue-search', placeholder: 'Name prefix', 'aria-label': 'Queue name prefix (press / to focus)' });
+  const search = h('input', { type: 'search', value: contains, 'data-search': true, id: 'queue-search', placeholder: 'Any part of a name', 'aria-label': 'Search queue names (press / to focus)' });
   let timer = 0;
   search.addEventListener('input', () => {
     clearTimeout(timer);
-    timer = setTimeout(() => go('/queues', { prefix: search.value.trim(), size: page.query.size }), 350);
+    timer = setTimeout(() => nav({ contains: search.value.trim(), pageNo: 1 }), 350);
   });
-  const sizeSel = h('select', { id: 'page-size', 'aria-label': 'Queues per page', onchange: (e) => go('/queues', { prefix, size: e.target.value }) },
+  const sizeSel = h('select', { id: 'page-size', onchange: (e) => nav({ size: Number(e.target.value), pageNo: 1 }) },
     [25, 50, 100, 200].map((n) => h('option', { value: n, selected: n === size }, `${n} per page`)));
   add(main, [
     h('h1', {}, 'Queues'),
     h('div', { class: 'toolbar' },
       h('label', { class: 'grow', for: 'queue-search' }, 'Search', search),
-      h('label', { for: 'page-size' }, 'Page', sizeSel),
-      h('a', { class: 'button', href: '#/new-queue' }, 'New queue')),
+      prefix ? h('span', { class: 'badge', id: 'prefix-filter' }, `prefix ${prefix}`) : null,
+      h('label', { for: 'page-size' }, 'Page size', sizeSel),
+      auth.create ? h('a', { class: 'button', href: '#/new-queue' }, 'New queue') : null),
   ]);
   const body = h('div', { id: 'queues' });
-  const pager = h('div', { class: 'toolbar' });
+  const pager = h('nav', { class: 'toolbar pager', 'aria-label': 'Pages of queues' });
   add(main, [body, pager]);
 
+  const url = (view) => `/v1/queues?${new URLSearchParams({
+    page_size: size, skip: (pageNo - 1) * size, prefix, name_contains: contains, view,
+    order_by: sort.key === 'name' && !sort.desc ? '' : `${sort.key}${sort.desc ? ' desc' : ''}`,
+  })}`;
   let first;
   try {
-    first = await get(`/v1/queues?page_size=${size}&prefix=${enc(prefix)}&page_token=${enc(token)}`);
+    // By name the basic view is one read of the page's queues: paint those
+    // first. Any other order reads every tag anyway.
+    first = await get(url(sort.key === 'name' ? 'QUEUE_VIEW_BASIC' : 'QUEUE_VIEW_TAGS'));
   } catch (e) {
     if (e.reason === 'PERMISSION_DENIED' && auth.mode === 'user') return myQueues(body, e);
     throw e;
@@ -48,49 +70,74 @@ export async function queuesPage(main, page) {
   const table = h('table', { id: 'queue-table' });
   if (auth.mode === 'user') add(body, h('p', { class: 'note' }, 'The queues you hold a permission on.'));
   add(body, h('div', { class: 'table-wrap' }, table));
-
-  const refresh = async (listing) => {
-    const list = listing || await get(`/v1/queues?page_size=${size}&prefix=${enc(prefix)}&page_token=${enc(token)}`);
-    const queues = list.queues || [];
-    const tagLists = await pool(queues, 6, (q) => get(`/v1/queues/${enc(q.name)}/tags?page_size=100`).then((r) => r.tags || [], () => null));
-    if (!page.live) return;
-    drawTable(table, queues, tagLists);
-    drawPager(pager, list, prefix, token, size, queues.length);
+  const draw = (list, withTags) => {
+    drawTable(table, list.queues || [], withTags, sort, (s) => { const [k, d] = s.split(' '); nav({ sort: { key: k, desc: d === 'desc' }, pageNo: 1 }); });
+    drawPager(pager, Number(list.total_size || 0), state, nav);
   };
-  // A tag listing per queue shown: larger pages refresh less often.
-  await page.every(size > 50 ? 10000 : 5000, () => refresh(first).finally(() => { first = null; }));
+  draw(first, sort.key !== 'name');
+  await page.every(size > 50 ? 10000 : 0, async () => {
+    const list = await get(url('QUEUE_VIEW_TAGS'));
+    if (page.live) draw(list, true);
+  });
 }
 
-function drawTable(table, queues, tagLists) {
+// The queue row's numbers: Messages is what the queue holds (once, however
+// many tags read it); Available and Oldest are its tag furthest behind's
+// (not a sum, which would count a message once per tag); In flight adds up
+// what its tags have out; Dead-lettered adds up what its tags dead-lettered
+// since they were created (moving dead letters back does not lower it: a
+// dead-letter queue's own Messages is what waits there). ListQueues'
+// order_by sorts by the same numbers.
+export const QUEUE_ROW_NOTE = 'Queue rows: Messages is what the queue holds; Available and Oldest are those of its tag furthest behind; In flight adds up its tags\'; Dead-lettered counts what its tags dead-lettered since they were created (a dead-letter queue\'s Messages is what waits there).';
+
+export function queueNumbers(tags) {
+  const st = (t) => t.state || {};
+  const max = (k) => (tags.length ? Math.max(...tags.map((t) => Number(st(t)[k] || 0))) : 0);
+  const sum = (k) => tags.reduce((a, t) => a + Number(st(t)[k] || 0), 0);
+  return { available: max('available'), in_flight: sum('in_flight'), oldest: max('oldest_available_age_seconds'), dead: sum('dead_total') };
+}
+
+// sortHeader is a column header that sorts by key when clicked.
+function sortHeader(text, key, sort, onSort, cls) {
+  const on = sort.key === key;
+  const next = on ? `${key} ${sort.desc ? 'asc' : 'desc'}` : `${key} ${SORTS[key]}`;
+  return h('th', { scope: 'col', class: cls, 'aria-sort': on ? (sort.desc ? 'descending' : 'ascending') : 'none' },
+    h('button', { type: 'button', class: 'sort', 'data-sort': key, onclick: () => onSort(next),
+      title: `Sort by ${text.toLowerCase()}${on ? (sort.desc ? ', ascending' : ', descending') : ''}` },
+    text, h('span', { 'aria-hidden': 'true', class: 'arrow' }, on ? (sort.desc ? ' ▼' : ' ▲') : '')));
+}
+
+function drawTable(table, queues, withTags, sort, onSort) {
   clear(table);
+  add(table, h('caption', { class: 'muted' }, QUEUE_ROW_NOTE));
   add(table, h('thead', {}, h('tr', {},
-    h('th', { scope: 'col' }, 'Queue / tag'), h('th', { class: 'num hide-narrow', scope: 'col' }, 'Messages'),
-    h('th', { class: 'num', scope: 'col' }, 'Available'), h('th', { class: 'num', scope: 'col' }, 'In flight'),
-    h('th', { class: 'num hide-narrow', scope: 'col' }, 'Oldest'), h('th', { class: 'num', scope: 'col' }, 'Dead'),
+    sortHeader('Queue / tag', 'name', sort, onSort), sortHeader('Messages', 'messages', sort, onSort, 'num hide-narrow'),
+    sortHeader('Available', 'available', sort, onSort, 'num'), sortHeader('In flight', 'in_flight', sort, onSort, 'num'),
+    sortHeader('Oldest', 'oldest_available_age', sort, onSort, 'num hide-narrow'), sortHeader('Dead-lettered', 'dead_total', sort, onSort, 'num'),
     h('th', { scope: 'col', class: 'hide-narrow' }, 'In / deleted per s'))));
   const tb = h('tbody');
   if (!queues.length) tb.append(h('tr', {}, h('td', { colspan: 7, class: 'empty' }, 'No queues.')));
-  queues.forEach((q, i) => {
-    const tags = tagLists[i] || [];
-    const dflt = tags.find((t) => t.name === q.default_tag_name) || tags[0];
+  for (const q of queues) {
+    const tags = q.tags || [];
+    const n = queueNumbers(tags);
     const sum = (k) => tags.reduce((a, t) => a + Number((t.state || {})[k] || 0), 0);
-    const oldest = Math.max(0, ...tags.map((t) => Number((t.state || {}).oldest_available_age_seconds || 0)));
     const key = `q:${q.name}`;
-    if (dflt) rates.add(key, { in: tagCounters(dflt.state).in, deleted: sum('deleted_total') });
+    // In: a message sent enters each tag that admits it once; the largest is the queue's.
+    if (withTags) rates.add(key, { in: Math.max(0, ...tags.map((t) => tagCounters(t.state).in)), deleted: sum('deleted_total') });
     const st = q.state || {};
+    const cell = (v) => (withTags ? num(v) : h('span', { class: 'muted', title: 'reading its tags…' }, '…'));
     tb.append(h('tr', { 'data-queue': q.name },
       h('th', { scope: 'row' }, h('a', { href: queueHref(q.name) }, q.name), ' ', q.dead_letter_queue ? h('span', { class: 'badge dlq' }, 'DLQ') : null,
         h('span', { class: 'muted' }, ` ${num(st.tag_count)} tag${Number(st.tag_count) === 1 ? '' : 's'}`)),
-      h('td', { class: 'num hide-narrow' }, num(st.retained_messages)),
-      h('td', { class: 'num', 'data-col': 'available' }, tagLists[i] ? num(sum('available')) : '?'),
-      h('td', { class: 'num', 'data-col': 'in_flight' }, tagLists[i] ? num(sum('in_flight')) : '?'),
-      h('td', { class: 'num hide-narrow' }, age(oldest)),
-      h('td', { class: 'num', 'data-col': 'dead' }, tagLists[i] ? num(sum('dead_total')) : '?'),
-      h('td', { class: 'hide-narrow' }, sparkline([rates.series(key, 'in'), rates.series(key, 'deleted')], { label: `${q.name}: messages in (default tag) and deleted per second` }))));
+      h('td', { class: 'num hide-narrow', 'data-col': 'messages' }, num(st.retained_messages)),
+      h('td', { class: 'num', 'data-col': 'available' }, cell(n.available)),
+      h('td', { class: 'num', 'data-col': 'in_flight' }, cell(n.in_flight)),
+      h('td', { class: 'num hide-narrow' }, withTags ? age(n.oldest) : ''),
+      h('td', { class: 'num', 'data-col': 'dead' }, cell(n.dead)),
+      h('td', { class: 'hide-narrow' }, sparkline([rates.series(key, 'in'), rates.series(key, 'deleted')], { label: `${q.name}: messages in (the tag admitting most) and deletes (all tags) per second` }))));
     for (const t of tags.slice(0, TAGS_SHOWN)) {
       const tk = `t:${q.name}/${t.name}`;
-      const c = tagCounters(t.state);
-      rates.add(tk, c);
+      rates.add(tk, tagCounters(t.state));
       const ts = t.state || {};
       tb.append(h('tr', { class: 'tagrow', 'data-tag': `${q.name}/${t.name}` },
         h('td', {}, h('a', { href: tagHref(q.name, t.name) }, t.name)),
@@ -104,24 +151,26 @@ function drawTable(table, queues, tagLists) {
     if (tags.length > TAGS_SHOWN) {
       tb.append(h('tr', { class: 'tagrow' }, h('td', { colspan: 7 }, h('a', { href: queueHref(q.name) }, `${tags.length - TAGS_SHOWN} more tags…`))));
     }
-  });
+  }
   table.append(tb);
 }
 
-function drawPager(pager, list, prefix, token, size, count) {
+// drawPager: previous, a page number to jump to, of how many, the total,
+// next.
+function drawPager(pager, total, state, nav) {
   clear(pager);
-  const pageNo = back.tokens.length + 1;
-  const prev = h('button', { type: 'button', class: 'ghost', disabled: pageNo === 1, id: 'prev-page' }, '← Previous');
-  prev.addEventListener('click', () => {
-    const t = back.tokens.pop();
-    go('/queues', { prefix, size: size === 50 ? '' : size, token: t });
+  const pages = Math.max(1, Math.ceil(total / state.size));
+  const prev = h('button', { type: 'button', class: 'ghost', disabled: state.pageNo <= 1, id: 'prev-page', onclick: () => nav({ pageNo: state.pageNo - 1 }) }, '← Previous');
+  const next = h('button', { type: 'button', class: 'ghost', disabled: state.pageNo >= pages, id: 'next-page', onclick: () => nav({ pageNo: state.pageNo + 1 }) }, 'Next →');
+  const jump = h('input', { type: 'number', id: 'page-jump', min: 1, max: pages, value: state.pageNo, class: 'narrow' });
+  const form = h('form', { class: 'jump' }, h('label', { for: 'page-jump', class: 'inline' }, 'Page', jump), h('span', { id: 'page-count' }, `of ${num(pages)}`),
+    h('button', { type: 'submit', class: 'ghost small' }, 'Go'));
+  form.addEventListener('submit', (e) => {
+    e.preventDefault();
+    const n = Math.min(pages, Math.max(1, Math.floor(Number(jump.value) || 1)));
+    nav({ pageNo: n });
   });
-  const next = h('button', { type: 'button', class: 'ghost', disabled: !list.next_page_token, id: 'next-page' }, 'Next →');
-  next.addEventListener('click', () => {
-    back.tokens.push(token);
-    go('/queues', { prefix, size: size === 50 ? '' : size, token: list.next_page_token });
-  });
-  add(pager, [prev, h('span', { class: 'muted' }, `page ${pageNo} · ${count} queue${count === 1 ? '' : 's'}`), next]);
+  add(pager, [prev, form, h('span', { class: 'muted', id: 'queue-total' }, `${num(total)} queue${total === 1 ? '' : 's'}`), next]);
 }
 
 // myQueues: a server whose ListQueues is an admin's only (before tagq
@@ -146,16 +195,6 @@ async function myQueues(body, denied) {
   body.append(h('div', { class: 'table-wrap' }, h('table', {},
     h('thead', {}, h('tr', {}, h('th', {}, 'Queue or prefix'), h('th', {}, 'Permission'), h('th', {}, 'Tags'))),
     h('tbody', {}, rows.length ? rows : h('tr', {}, h('td', { colspan: 3, class: 'empty' }, 'No permissions set (queues you create are yours).'))))));
-}
-
-// pool maps items through fn with at most n calls at a time.
-export async function pool(items, n, fn) {
-  const out = new Array(items.length);
-  let i = 0;
-  await Promise.all(Array.from({ length: Math.min(n, items.length) }, async () => {
-    while (i < items.length) { const j = i++; out[j] = await fn(items[j], j); }
-  }));
-  return out;
 }
 
 // fieldInput makes the input of a queue field (from the schema).
@@ -191,7 +230,7 @@ export async function newQueuePage(main, page) {
   const hint = h('div', { class: 'muted', 'aria-live': 'polite' });
   const dlq = h('input', { id: 'f-rp-dlq', name: 'rp_dlq', placeholder: 'none', autocomplete: 'off' });
   const mrc = h('input', { id: 'f-rp-max', name: 'rp_max', type: 'number', min: 1, max: 1000, placeholder: '5' });
-  const errors = h('div');
+  const errors = h('div', { class: 'errors' });
   const submit = h('button', { type: 'submit' }, 'Create queue');
   const form = h('form', { class: 'grid panel', id: 'new-queue-form' },
     h('label', { for: 'f-name' }, 'Name', name),

@@ -49,7 +49,15 @@ func Get() Info {
 	return info
 }
 
-// String is the one line --version prints.
+// String is the one line tagqd --version and tagq --version print after
+// the program's name. A build from a git checkout (go build, go install)
+// records its commit; one that recorded none (go run, -buildvcs=false as
+// CI builds, a copy of the source outside git) says so instead of naming
+// a revision it cannot know.
 func (i Info) String() string {
-	return i.Version + " (revision " + i.Revision + ", " + i.GoVersion + ")"
+	rev := "revision " + i.Revision
+	if i.Revision == "unknown" {
+		rev = "revision unknown: no VCS stamp (go run or -buildvcs=false or no git checkout)"
+	}
+	return i.Version + " (" + rev + ", " + i.GoVersion + ")"
 }

@@ -280,8 +280,11 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * ListQueues lists queues in name order, optionally only those with a
-         *     prefix. With authentication on, a principal that is not an admin sees
+         * ListQueues lists queues in name order (or order_by), optionally only
+         *     those with a prefix and/or a name containing a string, with the total
+         *     of matching queues; with view QUEUE_VIEW_TAGS each queue comes with its
+         *     tags and their state, so one call shows a page of queues as a console
+         *     does. With authentication on, a principal that is not an admin sees
          *     only the queues it holds a permission on (by name or prefix, or as
          *     their creator); a page may then hold fewer than page_size queues
          *     before the last.
@@ -1065,6 +1068,12 @@ export interface components {
             /** @description Empty on the last page. */
             next_page_token?: string;
             queues?: components["schemas"]["v1Queue"][];
+            /**
+             * Format: int32
+             * @description How many queues match prefix and name_contains (those the caller may
+             *     see), on every page.
+             */
+            total_size?: number;
         };
         v1ListTagsResponse: {
             next_page_token?: string;
@@ -1343,6 +1352,11 @@ export interface components {
             source_queues?: string[];
             /** @description Output only. */
             state?: components["schemas"]["v1QueueState"] | null;
+            /**
+             * @description Output only: the queue's tags with their state, in name order. Set by
+             *     ListQueues with view QUEUE_VIEW_TAGS only (a queue has at most 100).
+             */
+            tags?: components["schemas"]["v1Tag"][];
             /** @description Messages with the same topic are delivered in order. Fixed at creation. */
             topic_queue?: boolean;
             /**
@@ -1404,6 +1418,16 @@ export interface components {
              */
             tag_count?: number;
         };
+        /**
+         * @description QueueView says how much of each queue ListQueues returns.
+         *
+         *      - QUEUE_VIEW_UNSPECIFIED: QUEUE_VIEW_BASIC.
+         *      - QUEUE_VIEW_BASIC: Attributes and state.
+         *      - QUEUE_VIEW_TAGS: Attributes, state and the queue's tags with their state (Queue.tags).
+         * @default QUEUE_VIEW_UNSPECIFIED
+         * @enum {string}
+         */
+        v1QueueView: "QUEUE_VIEW_UNSPECIFIED" | "QUEUE_VIEW_BASIC" | "QUEUE_VIEW_TAGS";
         v1ReceiveMessageResponse: {
             messages?: components["schemas"]["v1Message"][];
         };
@@ -2043,8 +2067,41 @@ export interface operations {
                 prefix?: string;
                 /** @description 1-1000; 0 means 100. */
                 page_size?: number;
-                /** @description From a previous response's next_page_token. */
+                /**
+                 * @description From a previous response's next_page_token, with the same prefix,
+                 *     name_contains and order_by.
+                 */
                 page_token?: string;
+                /**
+                 * @description What each queue carries. Unspecified: QUEUE_VIEW_BASIC.
+                 *
+                 *      - QUEUE_VIEW_UNSPECIFIED: QUEUE_VIEW_BASIC.
+                 *      - QUEUE_VIEW_BASIC: Attributes and state.
+                 *      - QUEUE_VIEW_TAGS: Attributes, state and the queue's tags with their state (Queue.tags).
+                 */
+                view?: "QUEUE_VIEW_UNSPECIFIED" | "QUEUE_VIEW_BASIC" | "QUEUE_VIEW_TAGS";
+                /**
+                 * @description Only queues whose name contains this (case-sensitive; the characters
+                 *     of a name, 1-80).
+                 */
+                name_contains?: string;
+                /**
+                 * @description Skip this many matching queues before the page (after page_token's
+                 *     place when both are given): a jump to page n is skip (n-1)*page_size.
+                 *     0 or more.
+                 */
+                skip?: number;
+                /**
+                 * @description Sort order: a key, optionally followed by " desc". Keys: "name" (the
+                 *     default), "messages" (state.retained_messages), "tags" (tag count),
+                 *     "available" and "oldest_available_age" (the largest of the queue's
+                 *     tags: the tag furthest behind), "in_flight" and "dead_total" (the sum
+                 *     over its tags). Ties go by name. Any order but "name" reads the state
+                 *     of every matching queue, so it is refused (INVALID_ARGUMENT naming
+                 *     order_by) when more than 10,000 match: narrow them with prefix or
+                 *     name_contains.
+                 */
+                order_by?: string;
             };
             header?: never;
             path?: never;
@@ -2358,6 +2415,11 @@ export interface operations {
                     source_queues?: string[];
                     /** @description Output only. */
                     state?: components["schemas"]["v1QueueState"] | null;
+                    /**
+                     * @description Output only: the queue's tags with their state, in name order. Set by
+                     *     ListQueues with view QUEUE_VIEW_TAGS only (a queue has at most 100).
+                     */
+                    tags?: components["schemas"]["v1Tag"][];
                     /** @description Messages with the same topic are delivered in order. Fixed at creation. */
                     topic_queue?: boolean;
                     /**

@@ -82,6 +82,59 @@ func (OverflowPolicy) EnumDescriptor() ([]byte, []int) {
 	return file_tagq_v1_queue_proto_rawDescGZIP(), []int{0}
 }
 
+// QueueView says how much of each queue ListQueues returns.
+type QueueView int32
+
+const (
+	// QUEUE_VIEW_BASIC.
+	QueueView_QUEUE_VIEW_UNSPECIFIED QueueView = 0
+	// Attributes and state.
+	QueueView_QUEUE_VIEW_BASIC QueueView = 1
+	// Attributes, state and the queue's tags with their state (Queue.tags).
+	QueueView_QUEUE_VIEW_TAGS QueueView = 2
+)
+
+// Enum value maps for QueueView.
+var (
+	QueueView_name = map[int32]string{
+		0: "QUEUE_VIEW_UNSPECIFIED",
+		1: "QUEUE_VIEW_BASIC",
+		2: "QUEUE_VIEW_TAGS",
+	}
+	QueueView_value = map[string]int32{
+		"QUEUE_VIEW_UNSPECIFIED": 0,
+		"QUEUE_VIEW_BASIC":       1,
+		"QUEUE_VIEW_TAGS":        2,
+	}
+)
+
+func (x QueueView) Enum() *QueueView {
+	p := new(QueueView)
+	*p = x
+	return p
+}
+
+func (x QueueView) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (QueueView) Descriptor() protoreflect.EnumDescriptor {
+	return file_tagq_v1_queue_proto_enumTypes[1].Descriptor()
+}
+
+func (QueueView) Type() protoreflect.EnumType {
+	return &file_tagq_v1_queue_proto_enumTypes[1]
+}
+
+func (x QueueView) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use QueueView.Descriptor instead.
+func (QueueView) EnumDescriptor() ([]byte, []int) {
+	return file_tagq_v1_queue_proto_rawDescGZIP(), []int{1}
+}
+
 // How conditions combine.
 type TagFilter_Operator int32
 
@@ -119,11 +172,11 @@ func (x TagFilter_Operator) String() string {
 }
 
 func (TagFilter_Operator) Descriptor() protoreflect.EnumDescriptor {
-	return file_tagq_v1_queue_proto_enumTypes[1].Descriptor()
+	return file_tagq_v1_queue_proto_enumTypes[2].Descriptor()
 }
 
 func (TagFilter_Operator) Type() protoreflect.EnumType {
-	return &file_tagq_v1_queue_proto_enumTypes[1]
+	return &file_tagq_v1_queue_proto_enumTypes[2]
 }
 
 func (x TagFilter_Operator) Number() protoreflect.EnumNumber {
@@ -216,6 +269,9 @@ type Queue struct {
 	// passed) come before new messages, whatever their priority. Fixed at
 	// creation; a queue cannot be both a topic queue and a priority queue.
 	PriorityQueue bool `protobuf:"varint,23,opt,name=priority_queue,json=priorityQueue,proto3" json:"priority_queue,omitempty"`
+	// Output only: the queue's tags with their state, in name order. Set by
+	// ListQueues with view QUEUE_VIEW_TAGS only (a queue has at most 100).
+	Tags          []*Tag `protobuf:"bytes,40,rep,name=tags,proto3" json:"tags,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -409,6 +465,13 @@ func (x *Queue) GetPriorityQueue() bool {
 		return x.PriorityQueue
 	}
 	return false
+}
+
+func (x *Queue) GetTags() []*Tag {
+	if x != nil {
+		return x.Tags
+	}
+	return nil
 }
 
 // RedrivePolicy moves a message that one tag received max_receive_count
@@ -1090,8 +1153,27 @@ type ListQueuesRequest struct {
 	Prefix string `protobuf:"bytes,1,opt,name=prefix,proto3" json:"prefix,omitempty"`
 	// 1-1000; 0 means 100.
 	PageSize int32 `protobuf:"varint,2,opt,name=page_size,json=pageSize,proto3" json:"page_size,omitempty"`
-	// From a previous response's next_page_token.
-	PageToken     string `protobuf:"bytes,3,opt,name=page_token,json=pageToken,proto3" json:"page_token,omitempty"`
+	// From a previous response's next_page_token, with the same prefix,
+	// name_contains and order_by.
+	PageToken string `protobuf:"bytes,3,opt,name=page_token,json=pageToken,proto3" json:"page_token,omitempty"`
+	// What each queue carries. Unspecified: QUEUE_VIEW_BASIC.
+	View QueueView `protobuf:"varint,4,opt,name=view,proto3,enum=tagq.v1.QueueView" json:"view,omitempty"`
+	// Only queues whose name contains this (case-sensitive; the characters
+	// of a name, 1-80).
+	NameContains string `protobuf:"bytes,5,opt,name=name_contains,json=nameContains,proto3" json:"name_contains,omitempty"`
+	// Skip this many matching queues before the page (after page_token's
+	// place when both are given): a jump to page n is skip (n-1)*page_size.
+	// 0 or more.
+	Skip int32 `protobuf:"varint,6,opt,name=skip,proto3" json:"skip,omitempty"`
+	// Sort order: a key, optionally followed by " desc". Keys: "name" (the
+	// default), "messages" (state.retained_messages), "tags" (tag count),
+	// "available" and "oldest_available_age" (the largest of the queue's
+	// tags: the tag furthest behind), "in_flight" and "dead_total" (the sum
+	// over its tags). Ties go by name. Any order but "name" reads the state
+	// of every matching queue, so it is refused (INVALID_ARGUMENT naming
+	// order_by) when more than 10,000 match: narrow them with prefix or
+	// name_contains.
+	OrderBy       string `protobuf:"bytes,7,opt,name=order_by,json=orderBy,proto3" json:"order_by,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1147,11 +1229,42 @@ func (x *ListQueuesRequest) GetPageToken() string {
 	return ""
 }
 
+func (x *ListQueuesRequest) GetView() QueueView {
+	if x != nil {
+		return x.View
+	}
+	return QueueView_QUEUE_VIEW_UNSPECIFIED
+}
+
+func (x *ListQueuesRequest) GetNameContains() string {
+	if x != nil {
+		return x.NameContains
+	}
+	return ""
+}
+
+func (x *ListQueuesRequest) GetSkip() int32 {
+	if x != nil {
+		return x.Skip
+	}
+	return 0
+}
+
+func (x *ListQueuesRequest) GetOrderBy() string {
+	if x != nil {
+		return x.OrderBy
+	}
+	return ""
+}
+
 type ListQueuesResponse struct {
 	state  protoimpl.MessageState `protogen:"open.v1"`
 	Queues []*Queue               `protobuf:"bytes,1,rep,name=queues,proto3" json:"queues,omitempty"`
 	// Empty on the last page.
 	NextPageToken string `protobuf:"bytes,2,opt,name=next_page_token,json=nextPageToken,proto3" json:"next_page_token,omitempty"`
+	// How many queues match prefix and name_contains (those the caller may
+	// see), on every page.
+	TotalSize     int32 `protobuf:"varint,3,opt,name=total_size,json=totalSize,proto3" json:"total_size,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1198,6 +1311,13 @@ func (x *ListQueuesResponse) GetNextPageToken() string {
 		return x.NextPageToken
 	}
 	return ""
+}
+
+func (x *ListQueuesResponse) GetTotalSize() int32 {
+	if x != nil {
+		return x.TotalSize
+	}
+	return 0
 }
 
 type UpdateQueueRequest struct {
@@ -1879,7 +1999,7 @@ var File_tagq_v1_queue_proto protoreflect.FileDescriptor
 
 const file_tagq_v1_queue_proto_rawDesc = "" +
 	"\n" +
-	"\x13tagq/v1/queue.proto\x12\atagq.v1\x1a google/protobuf/field_mask.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xe0\v\n" +
+	"\x13tagq/v1/queue.proto\x12\atagq.v1\x1a google/protobuf/field_mask.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\x82\f\n" +
 	"\x05Queue\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12(\n" +
 	"\rdelay_seconds\x18\x02 \x01(\x05H\x00R\fdelaySeconds\x88\x01\x01\x12A\n" +
@@ -1907,7 +2027,8 @@ const file_tagq_v1_queue_proto_rawDesc = "" +
 	"\x1bcontent_based_deduplication\x18\x14 \x01(\bR\x19contentBasedDeduplication\x128\n" +
 	"\x16write_quota_per_second\x18\x15 \x01(\x05H\aR\x13writeQuotaPerSecond\x88\x01\x01\x126\n" +
 	"\x15read_quota_per_second\x18\x16 \x01(\x05H\bR\x12readQuotaPerSecond\x88\x01\x01\x12%\n" +
-	"\x0epriority_queue\x18\x17 \x01(\bR\rpriorityQueue\x1aA\n" +
+	"\x0epriority_queue\x18\x17 \x01(\bR\rpriorityQueue\x12 \n" +
+	"\x04tags\x18( \x03(\v2\f.tagq.v1.TagR\x04tags\x1aA\n" +
 	"\x13UserAttributesEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01B\x10\n" +
@@ -1979,15 +2100,21 @@ const file_tagq_v1_queue_proto_rawDesc = "" +
 	"\x0fGetQueueRequest\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\"8\n" +
 	"\x10GetQueueResponse\x12$\n" +
-	"\x05queue\x18\x01 \x01(\v2\x0e.tagq.v1.QueueR\x05queue\"g\n" +
+	"\x05queue\x18\x01 \x01(\v2\x0e.tagq.v1.QueueR\x05queue\"\xe3\x01\n" +
 	"\x11ListQueuesRequest\x12\x16\n" +
 	"\x06prefix\x18\x01 \x01(\tR\x06prefix\x12\x1b\n" +
 	"\tpage_size\x18\x02 \x01(\x05R\bpageSize\x12\x1d\n" +
 	"\n" +
-	"page_token\x18\x03 \x01(\tR\tpageToken\"d\n" +
+	"page_token\x18\x03 \x01(\tR\tpageToken\x12&\n" +
+	"\x04view\x18\x04 \x01(\x0e2\x12.tagq.v1.QueueViewR\x04view\x12#\n" +
+	"\rname_contains\x18\x05 \x01(\tR\fnameContains\x12\x12\n" +
+	"\x04skip\x18\x06 \x01(\x05R\x04skip\x12\x19\n" +
+	"\border_by\x18\a \x01(\tR\aorderBy\"\x83\x01\n" +
 	"\x12ListQueuesResponse\x12&\n" +
 	"\x06queues\x18\x01 \x03(\v2\x0e.tagq.v1.QueueR\x06queues\x12&\n" +
-	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"w\n" +
+	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\x12\x1d\n" +
+	"\n" +
+	"total_size\x18\x03 \x01(\x05R\ttotalSize\"w\n" +
 	"\x12UpdateQueueRequest\x12$\n" +
 	"\x05queue\x18\x01 \x01(\v2\x0e.tagq.v1.QueueR\x05queue\x12;\n" +
 	"\vupdate_mask\x18\x02 \x01(\v2\x1a.google.protobuf.FieldMaskR\n" +
@@ -2027,7 +2154,11 @@ const file_tagq_v1_queue_proto_rawDesc = "" +
 	"\x0eOverflowPolicy\x12\x1f\n" +
 	"\x1bOVERFLOW_POLICY_UNSPECIFIED\x10\x00\x12\x1e\n" +
 	"\x1aOVERFLOW_POLICY_REJECT_NEW\x10\x01\x12\x1f\n" +
-	"\x1bOVERFLOW_POLICY_DROP_OLDEST\x10\x022\xbf\x05\n" +
+	"\x1bOVERFLOW_POLICY_DROP_OLDEST\x10\x02*R\n" +
+	"\tQueueView\x12\x1a\n" +
+	"\x16QUEUE_VIEW_UNSPECIFIED\x10\x00\x12\x14\n" +
+	"\x10QUEUE_VIEW_BASIC\x10\x01\x12\x13\n" +
+	"\x0fQUEUE_VIEW_TAGS\x10\x022\xbf\x05\n" +
 	"\fQueueService\x12H\n" +
 	"\vCreateQueue\x12\x1b.tagq.v1.CreateQueueRequest\x1a\x1c.tagq.v1.CreateQueueResponse\x12?\n" +
 	"\bGetQueue\x12\x18.tagq.v1.GetQueueRequest\x1a\x19.tagq.v1.GetQueueResponse\x12E\n" +
@@ -2056,94 +2187,97 @@ func file_tagq_v1_queue_proto_rawDescGZIP() []byte {
 	return file_tagq_v1_queue_proto_rawDescData
 }
 
-var file_tagq_v1_queue_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
+var file_tagq_v1_queue_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
 var file_tagq_v1_queue_proto_msgTypes = make([]protoimpl.MessageInfo, 29)
 var file_tagq_v1_queue_proto_goTypes = []any{
 	(OverflowPolicy)(0),           // 0: tagq.v1.OverflowPolicy
-	(TagFilter_Operator)(0),       // 1: tagq.v1.TagFilter.Operator
-	(*Queue)(nil),                 // 2: tagq.v1.Queue
-	(*RedrivePolicy)(nil),         // 3: tagq.v1.RedrivePolicy
-	(*QueueState)(nil),            // 4: tagq.v1.QueueState
-	(*Tag)(nil),                   // 5: tagq.v1.Tag
-	(*TagFilter)(nil),             // 6: tagq.v1.TagFilter
-	(*AttributeCondition)(nil),    // 7: tagq.v1.AttributeCondition
-	(*TagState)(nil),              // 8: tagq.v1.TagState
-	(*CreateQueueRequest)(nil),    // 9: tagq.v1.CreateQueueRequest
-	(*CreateQueueResponse)(nil),   // 10: tagq.v1.CreateQueueResponse
-	(*GetQueueRequest)(nil),       // 11: tagq.v1.GetQueueRequest
-	(*GetQueueResponse)(nil),      // 12: tagq.v1.GetQueueResponse
-	(*ListQueuesRequest)(nil),     // 13: tagq.v1.ListQueuesRequest
-	(*ListQueuesResponse)(nil),    // 14: tagq.v1.ListQueuesResponse
-	(*UpdateQueueRequest)(nil),    // 15: tagq.v1.UpdateQueueRequest
-	(*UpdateQueueResponse)(nil),   // 16: tagq.v1.UpdateQueueResponse
-	(*DeleteQueueRequest)(nil),    // 17: tagq.v1.DeleteQueueRequest
-	(*DeleteQueueResponse)(nil),   // 18: tagq.v1.DeleteQueueResponse
-	(*PurgeQueueRequest)(nil),     // 19: tagq.v1.PurgeQueueRequest
-	(*PurgeQueueResponse)(nil),    // 20: tagq.v1.PurgeQueueResponse
-	(*CreateTagRequest)(nil),      // 21: tagq.v1.CreateTagRequest
-	(*CreateTagResponse)(nil),     // 22: tagq.v1.CreateTagResponse
-	(*GetTagRequest)(nil),         // 23: tagq.v1.GetTagRequest
-	(*GetTagResponse)(nil),        // 24: tagq.v1.GetTagResponse
-	(*ListTagsRequest)(nil),       // 25: tagq.v1.ListTagsRequest
-	(*ListTagsResponse)(nil),      // 26: tagq.v1.ListTagsResponse
-	(*DeleteTagRequest)(nil),      // 27: tagq.v1.DeleteTagRequest
-	(*DeleteTagResponse)(nil),     // 28: tagq.v1.DeleteTagResponse
-	nil,                           // 29: tagq.v1.Queue.UserAttributesEntry
-	nil,                           // 30: tagq.v1.Tag.UserAttributesEntry
-	(*timestamppb.Timestamp)(nil), // 31: google.protobuf.Timestamp
-	(*fieldmaskpb.FieldMask)(nil), // 32: google.protobuf.FieldMask
+	(QueueView)(0),                // 1: tagq.v1.QueueView
+	(TagFilter_Operator)(0),       // 2: tagq.v1.TagFilter.Operator
+	(*Queue)(nil),                 // 3: tagq.v1.Queue
+	(*RedrivePolicy)(nil),         // 4: tagq.v1.RedrivePolicy
+	(*QueueState)(nil),            // 5: tagq.v1.QueueState
+	(*Tag)(nil),                   // 6: tagq.v1.Tag
+	(*TagFilter)(nil),             // 7: tagq.v1.TagFilter
+	(*AttributeCondition)(nil),    // 8: tagq.v1.AttributeCondition
+	(*TagState)(nil),              // 9: tagq.v1.TagState
+	(*CreateQueueRequest)(nil),    // 10: tagq.v1.CreateQueueRequest
+	(*CreateQueueResponse)(nil),   // 11: tagq.v1.CreateQueueResponse
+	(*GetQueueRequest)(nil),       // 12: tagq.v1.GetQueueRequest
+	(*GetQueueResponse)(nil),      // 13: tagq.v1.GetQueueResponse
+	(*ListQueuesRequest)(nil),     // 14: tagq.v1.ListQueuesRequest
+	(*ListQueuesResponse)(nil),    // 15: tagq.v1.ListQueuesResponse
+	(*UpdateQueueRequest)(nil),    // 16: tagq.v1.UpdateQueueRequest
+	(*UpdateQueueResponse)(nil),   // 17: tagq.v1.UpdateQueueResponse
+	(*DeleteQueueRequest)(nil),    // 18: tagq.v1.DeleteQueueRequest
+	(*DeleteQueueResponse)(nil),   // 19: tagq.v1.DeleteQueueResponse
+	(*PurgeQueueRequest)(nil),     // 20: tagq.v1.PurgeQueueRequest
+	(*PurgeQueueResponse)(nil),    // 21: tagq.v1.PurgeQueueResponse
+	(*CreateTagRequest)(nil),      // 22: tagq.v1.CreateTagRequest
+	(*CreateTagResponse)(nil),     // 23: tagq.v1.CreateTagResponse
+	(*GetTagRequest)(nil),         // 24: tagq.v1.GetTagRequest
+	(*GetTagResponse)(nil),        // 25: tagq.v1.GetTagResponse
+	(*ListTagsRequest)(nil),       // 26: tagq.v1.ListTagsRequest
+	(*ListTagsResponse)(nil),      // 27: tagq.v1.ListTagsResponse
+	(*DeleteTagRequest)(nil),      // 28: tagq.v1.DeleteTagRequest
+	(*DeleteTagResponse)(nil),     // 29: tagq.v1.DeleteTagResponse
+	nil,                           // 30: tagq.v1.Queue.UserAttributesEntry
+	nil,                           // 31: tagq.v1.Tag.UserAttributesEntry
+	(*timestamppb.Timestamp)(nil), // 32: google.protobuf.Timestamp
+	(*fieldmaskpb.FieldMask)(nil), // 33: google.protobuf.FieldMask
 }
 var file_tagq_v1_queue_proto_depIdxs = []int32{
-	3,  // 0: tagq.v1.Queue.redrive_policy:type_name -> tagq.v1.RedrivePolicy
-	29, // 1: tagq.v1.Queue.user_attributes:type_name -> tagq.v1.Queue.UserAttributesEntry
-	31, // 2: tagq.v1.Queue.create_time:type_name -> google.protobuf.Timestamp
-	31, // 3: tagq.v1.Queue.update_time:type_name -> google.protobuf.Timestamp
-	4,  // 4: tagq.v1.Queue.state:type_name -> tagq.v1.QueueState
+	4,  // 0: tagq.v1.Queue.redrive_policy:type_name -> tagq.v1.RedrivePolicy
+	30, // 1: tagq.v1.Queue.user_attributes:type_name -> tagq.v1.Queue.UserAttributesEntry
+	32, // 2: tagq.v1.Queue.create_time:type_name -> google.protobuf.Timestamp
+	32, // 3: tagq.v1.Queue.update_time:type_name -> google.protobuf.Timestamp
+	5,  // 4: tagq.v1.Queue.state:type_name -> tagq.v1.QueueState
 	0,  // 5: tagq.v1.Queue.overflow_policy:type_name -> tagq.v1.OverflowPolicy
-	8,  // 6: tagq.v1.QueueState.default_tag:type_name -> tagq.v1.TagState
-	31, // 7: tagq.v1.Tag.start_time:type_name -> google.protobuf.Timestamp
-	6,  // 8: tagq.v1.Tag.filter:type_name -> tagq.v1.TagFilter
-	30, // 9: tagq.v1.Tag.user_attributes:type_name -> tagq.v1.Tag.UserAttributesEntry
-	31, // 10: tagq.v1.Tag.create_time:type_name -> google.protobuf.Timestamp
-	8,  // 11: tagq.v1.Tag.state:type_name -> tagq.v1.TagState
-	1,  // 12: tagq.v1.TagFilter.operator:type_name -> tagq.v1.TagFilter.Operator
-	7,  // 13: tagq.v1.TagFilter.conditions:type_name -> tagq.v1.AttributeCondition
-	2,  // 14: tagq.v1.CreateQueueRequest.queue:type_name -> tagq.v1.Queue
-	2,  // 15: tagq.v1.CreateQueueResponse.queue:type_name -> tagq.v1.Queue
-	2,  // 16: tagq.v1.GetQueueResponse.queue:type_name -> tagq.v1.Queue
-	2,  // 17: tagq.v1.ListQueuesResponse.queues:type_name -> tagq.v1.Queue
-	2,  // 18: tagq.v1.UpdateQueueRequest.queue:type_name -> tagq.v1.Queue
-	32, // 19: tagq.v1.UpdateQueueRequest.update_mask:type_name -> google.protobuf.FieldMask
-	2,  // 20: tagq.v1.UpdateQueueResponse.queue:type_name -> tagq.v1.Queue
-	5,  // 21: tagq.v1.CreateTagRequest.tag:type_name -> tagq.v1.Tag
-	5,  // 22: tagq.v1.CreateTagResponse.tag:type_name -> tagq.v1.Tag
-	5,  // 23: tagq.v1.GetTagResponse.tag:type_name -> tagq.v1.Tag
-	5,  // 24: tagq.v1.ListTagsResponse.tags:type_name -> tagq.v1.Tag
-	9,  // 25: tagq.v1.QueueService.CreateQueue:input_type -> tagq.v1.CreateQueueRequest
-	11, // 26: tagq.v1.QueueService.GetQueue:input_type -> tagq.v1.GetQueueRequest
-	13, // 27: tagq.v1.QueueService.ListQueues:input_type -> tagq.v1.ListQueuesRequest
-	15, // 28: tagq.v1.QueueService.UpdateQueue:input_type -> tagq.v1.UpdateQueueRequest
-	17, // 29: tagq.v1.QueueService.DeleteQueue:input_type -> tagq.v1.DeleteQueueRequest
-	19, // 30: tagq.v1.QueueService.PurgeQueue:input_type -> tagq.v1.PurgeQueueRequest
-	21, // 31: tagq.v1.QueueService.CreateTag:input_type -> tagq.v1.CreateTagRequest
-	23, // 32: tagq.v1.QueueService.GetTag:input_type -> tagq.v1.GetTagRequest
-	25, // 33: tagq.v1.QueueService.ListTags:input_type -> tagq.v1.ListTagsRequest
-	27, // 34: tagq.v1.QueueService.DeleteTag:input_type -> tagq.v1.DeleteTagRequest
-	10, // 35: tagq.v1.QueueService.CreateQueue:output_type -> tagq.v1.CreateQueueResponse
-	12, // 36: tagq.v1.QueueService.GetQueue:output_type -> tagq.v1.GetQueueResponse
-	14, // 37: tagq.v1.QueueService.ListQueues:output_type -> tagq.v1.ListQueuesResponse
-	16, // 38: tagq.v1.QueueService.UpdateQueue:output_type -> tagq.v1.UpdateQueueResponse
-	18, // 39: tagq.v1.QueueService.DeleteQueue:output_type -> tagq.v1.DeleteQueueResponse
-	20, // 40: tagq.v1.QueueService.PurgeQueue:output_type -> tagq.v1.PurgeQueueResponse
-	22, // 41: tagq.v1.QueueService.CreateTag:output_type -> tagq.v1.CreateTagResponse
-	24, // 42: tagq.v1.QueueService.GetTag:output_type -> tagq.v1.GetTagResponse
-	26, // 43: tagq.v1.QueueService.ListTags:output_type -> tagq.v1.ListTagsResponse
-	28, // 44: tagq.v1.QueueService.DeleteTag:output_type -> tagq.v1.DeleteTagResponse
-	35, // [35:45] is the sub-list for method output_type
-	25, // [25:35] is the sub-list for method input_type
-	25, // [25:25] is the sub-list for extension type_name
-	25, // [25:25] is the sub-list for extension extendee
-	0,  // [0:25] is the sub-list for field type_name
+	6,  // 6: tagq.v1.Queue.tags:type_name -> tagq.v1.Tag
+	9,  // 7: tagq.v1.QueueState.default_tag:type_name -> tagq.v1.TagState
+	32, // 8: tagq.v1.Tag.start_time:type_name -> google.protobuf.Timestamp
+	7,  // 9: tagq.v1.Tag.filter:type_name -> tagq.v1.TagFilter
+	31, // 10: tagq.v1.Tag.user_attributes:type_name -> tagq.v1.Tag.UserAttributesEntry
+	32, // 11: tagq.v1.Tag.create_time:type_name -> google.protobuf.Timestamp
+	9,  // 12: tagq.v1.Tag.state:type_name -> tagq.v1.TagState
+	2,  // 13: tagq.v1.TagFilter.operator:type_name -> tagq.v1.TagFilter.Operator
+	8,  // 14: tagq.v1.TagFilter.conditions:type_name -> tagq.v1.AttributeCondition
+	3,  // 15: tagq.v1.CreateQueueRequest.queue:type_name -> tagq.v1.Queue
+	3,  // 16: tagq.v1.CreateQueueResponse.queue:type_name -> tagq.v1.Queue
+	3,  // 17: tagq.v1.GetQueueResponse.queue:type_name -> tagq.v1.Queue
+	1,  // 18: tagq.v1.ListQueuesRequest.view:type_name -> tagq.v1.QueueView
+	3,  // 19: tagq.v1.ListQueuesResponse.queues:type_name -> tagq.v1.Queue
+	3,  // 20: tagq.v1.UpdateQueueRequest.queue:type_name -> tagq.v1.Queue
+	33, // 21: tagq.v1.UpdateQueueRequest.update_mask:type_name -> google.protobuf.FieldMask
+	3,  // 22: tagq.v1.UpdateQueueResponse.queue:type_name -> tagq.v1.Queue
+	6,  // 23: tagq.v1.CreateTagRequest.tag:type_name -> tagq.v1.Tag
+	6,  // 24: tagq.v1.CreateTagResponse.tag:type_name -> tagq.v1.Tag
+	6,  // 25: tagq.v1.GetTagResponse.tag:type_name -> tagq.v1.Tag
+	6,  // 26: tagq.v1.ListTagsResponse.tags:type_name -> tagq.v1.Tag
+	10, // 27: tagq.v1.QueueService.CreateQueue:input_type -> tagq.v1.CreateQueueRequest
+	12, // 28: tagq.v1.QueueService.GetQueue:input_type -> tagq.v1.GetQueueRequest
+	14, // 29: tagq.v1.QueueService.ListQueues:input_type -> tagq.v1.ListQueuesRequest
+	16, // 30: tagq.v1.QueueService.UpdateQueue:input_type -> tagq.v1.UpdateQueueRequest
+	18, // 31: tagq.v1.QueueService.DeleteQueue:input_type -> tagq.v1.DeleteQueueRequest
+	20, // 32: tagq.v1.QueueService.PurgeQueue:input_type -> tagq.v1.PurgeQueueRequest
+	22, // 33: tagq.v1.QueueService.CreateTag:input_type -> tagq.v1.CreateTagRequest
+	24, // 34: tagq.v1.QueueService.GetTag:input_type -> tagq.v1.GetTagRequest
+	26, // 35: tagq.v1.QueueService.ListTags:input_type -> tagq.v1.ListTagsRequest
+	28, // 36: tagq.v1.QueueService.DeleteTag:input_type -> tagq.v1.DeleteTagRequest
+	11, // 37: tagq.v1.QueueService.CreateQueue:output_type -> tagq.v1.CreateQueueResponse
+	13, // 38: tagq.v1.QueueService.GetQueue:output_type -> tagq.v1.GetQueueResponse
+	15, // 39: tagq.v1.QueueService.ListQueues:output_type -> tagq.v1.ListQueuesResponse
+	17, // 40: tagq.v1.QueueService.UpdateQueue:output_type -> tagq.v1.UpdateQueueResponse
+	19, // 41: tagq.v1.QueueService.DeleteQueue:output_type -> tagq.v1.DeleteQueueResponse
+	21, // 42: tagq.v1.QueueService.PurgeQueue:output_type -> tagq.v1.PurgeQueueResponse
+	23, // 43: tagq.v1.QueueService.CreateTag:output_type -> tagq.v1.CreateTagResponse
+	25, // 44: tagq.v1.QueueService.GetTag:output_type -> tagq.v1.GetTagResponse
+	27, // 45: tagq.v1.QueueService.ListTags:output_type -> tagq.v1.ListTagsResponse
+	29, // 46: tagq.v1.QueueService.DeleteTag:output_type -> tagq.v1.DeleteTagResponse
+	37, // [37:47] is the sub-list for method output_type
+	27, // [27:37] is the sub-list for method input_type
+	27, // [27:27] is the sub-list for extension type_name
+	27, // [27:27] is the sub-list for extension extendee
+	0,  // [0:27] is the sub-list for field type_name
 }
 
 func init() { file_tagq_v1_queue_proto_init() }
@@ -2159,7 +2293,7 @@ func file_tagq_v1_queue_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_tagq_v1_queue_proto_rawDesc), len(file_tagq_v1_queue_proto_rawDesc)),
-			NumEnums:      2,
+			NumEnums:      3,
 			NumMessages:   29,
 			NumExtensions: 0,
 			NumServices:   1,
