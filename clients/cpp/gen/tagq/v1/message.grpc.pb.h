@@ -30,7 +30,14 @@ namespace v1 {
 
 // MessageService sends, receives and acknowledges messages. Receipt handles
 // name the queue, the tag, the message and the receive generation, so
-// delete and change-visibility need only the handle.
+// delete, change visibility and dead (and their batches) need only the
+// handle (S3): their queue field is optional and, when given, must be the
+// handle's queue (else INVALID_RECEIPT_HANDLE). Without a queue, a batch
+// acts on the queue its handles name, one queue per batch
+// (INVALID_ARGUMENT, MIXED_QUEUE_BATCH, when they name two). With
+// authentication on they need HANDLE on each handle's queue (and tag),
+// whatever queue the request names. REST: POST /v1/messages:delete and
+// the like, or with the queue in the path.
 class MessageService final {
  public:
   static constexpr char const* service_full_name() {
@@ -76,7 +83,9 @@ class MessageService final {
       return std::unique_ptr< ::grpc::ClientAsyncResponseReaderInterface< ::tagq::v1::ReceiveMessageResponse>>(PrepareAsyncReceiveMessageRaw(context, request, cq));
     }
     // DeleteMessage acknowledges a message for the tag that received it.
-    // Deleting twice, or with an older handle, is not an error.
+    // Deleting twice, or with an older handle, is not an error. Errors:
+    // INVALID_ARGUMENT (INVALID_RECEIPT_HANDLE: forged, garbled, or not of
+    // the queue given).
     virtual ::grpc::Status DeleteMessage(::grpc::ClientContext* context, const ::tagq::v1::DeleteMessageRequest& request, ::tagq::v1::DeleteMessageResponse* response) = 0;
     std::unique_ptr< ::grpc::ClientAsyncResponseReaderInterface< ::tagq::v1::DeleteMessageResponse>> AsyncDeleteMessage(::grpc::ClientContext* context, const ::tagq::v1::DeleteMessageRequest& request, ::grpc::CompletionQueue* cq) {
       return std::unique_ptr< ::grpc::ClientAsyncResponseReaderInterface< ::tagq::v1::DeleteMessageResponse>>(AsyncDeleteMessageRaw(context, request, cq));
@@ -84,7 +93,8 @@ class MessageService final {
     std::unique_ptr< ::grpc::ClientAsyncResponseReaderInterface< ::tagq::v1::DeleteMessageResponse>> PrepareAsyncDeleteMessage(::grpc::ClientContext* context, const ::tagq::v1::DeleteMessageRequest& request, ::grpc::CompletionQueue* cq) {
       return std::unique_ptr< ::grpc::ClientAsyncResponseReaderInterface< ::tagq::v1::DeleteMessageResponse>>(PrepareAsyncDeleteMessageRaw(context, request, cq));
     }
-    // DeleteMessageBatch deletes up to 100 messages, with a result per entry.
+    // DeleteMessageBatch deletes up to 100 messages of one queue, with a
+    // result per entry.
     virtual ::grpc::Status DeleteMessageBatch(::grpc::ClientContext* context, const ::tagq::v1::DeleteMessageBatchRequest& request, ::tagq::v1::DeleteMessageBatchResponse* response) = 0;
     std::unique_ptr< ::grpc::ClientAsyncResponseReaderInterface< ::tagq::v1::DeleteMessageBatchResponse>> AsyncDeleteMessageBatch(::grpc::ClientContext* context, const ::tagq::v1::DeleteMessageBatchRequest& request, ::grpc::CompletionQueue* cq) {
       return std::unique_ptr< ::grpc::ClientAsyncResponseReaderInterface< ::tagq::v1::DeleteMessageBatchResponse>>(AsyncDeleteMessageBatchRaw(context, request, cq));
@@ -103,8 +113,8 @@ class MessageService final {
     std::unique_ptr< ::grpc::ClientAsyncResponseReaderInterface< ::tagq::v1::ChangeMessageVisibilityResponse>> PrepareAsyncChangeMessageVisibility(::grpc::ClientContext* context, const ::tagq::v1::ChangeMessageVisibilityRequest& request, ::grpc::CompletionQueue* cq) {
       return std::unique_ptr< ::grpc::ClientAsyncResponseReaderInterface< ::tagq::v1::ChangeMessageVisibilityResponse>>(PrepareAsyncChangeMessageVisibilityRaw(context, request, cq));
     }
-    // ChangeMessageVisibilityBatch changes up to 100 deadlines, with a result
-    // per entry.
+    // ChangeMessageVisibilityBatch changes up to 100 deadlines of one queue's
+    // messages, with a result per entry.
     virtual ::grpc::Status ChangeMessageVisibilityBatch(::grpc::ClientContext* context, const ::tagq::v1::ChangeMessageVisibilityBatchRequest& request, ::tagq::v1::ChangeMessageVisibilityBatchResponse* response) = 0;
     std::unique_ptr< ::grpc::ClientAsyncResponseReaderInterface< ::tagq::v1::ChangeMessageVisibilityBatchResponse>> AsyncChangeMessageVisibilityBatch(::grpc::ClientContext* context, const ::tagq::v1::ChangeMessageVisibilityBatchRequest& request, ::grpc::CompletionQueue* cq) {
       return std::unique_ptr< ::grpc::ClientAsyncResponseReaderInterface< ::tagq::v1::ChangeMessageVisibilityBatchResponse>>(AsyncChangeMessageVisibilityBatchRaw(context, request, cq));
@@ -133,7 +143,8 @@ class MessageService final {
     std::unique_ptr< ::grpc::ClientAsyncResponseReaderInterface< ::tagq::v1::DeadMessageResponse>> PrepareAsyncDeadMessage(::grpc::ClientContext* context, const ::tagq::v1::DeadMessageRequest& request, ::grpc::CompletionQueue* cq) {
       return std::unique_ptr< ::grpc::ClientAsyncResponseReaderInterface< ::tagq::v1::DeadMessageResponse>>(PrepareAsyncDeadMessageRaw(context, request, cq));
     }
-    // DeadMessageBatch dead-letters up to 100 messages, with a result per entry.
+    // DeadMessageBatch dead-letters up to 100 messages of one queue, with a
+    // result per entry.
     virtual ::grpc::Status DeadMessageBatch(::grpc::ClientContext* context, const ::tagq::v1::DeadMessageBatchRequest& request, ::tagq::v1::DeadMessageBatchResponse* response) = 0;
     std::unique_ptr< ::grpc::ClientAsyncResponseReaderInterface< ::tagq::v1::DeadMessageBatchResponse>> AsyncDeadMessageBatch(::grpc::ClientContext* context, const ::tagq::v1::DeadMessageBatchRequest& request, ::grpc::CompletionQueue* cq) {
       return std::unique_ptr< ::grpc::ClientAsyncResponseReaderInterface< ::tagq::v1::DeadMessageBatchResponse>>(AsyncDeadMessageBatchRaw(context, request, cq));
@@ -203,10 +214,13 @@ class MessageService final {
       virtual void ReceiveMessage(::grpc::ClientContext* context, const ::tagq::v1::ReceiveMessageRequest* request, ::tagq::v1::ReceiveMessageResponse* response, std::function<void(::grpc::Status)>) = 0;
       virtual void ReceiveMessage(::grpc::ClientContext* context, const ::tagq::v1::ReceiveMessageRequest* request, ::tagq::v1::ReceiveMessageResponse* response, ::grpc::ClientUnaryReactor* reactor) = 0;
       // DeleteMessage acknowledges a message for the tag that received it.
-      // Deleting twice, or with an older handle, is not an error.
+      // Deleting twice, or with an older handle, is not an error. Errors:
+      // INVALID_ARGUMENT (INVALID_RECEIPT_HANDLE: forged, garbled, or not of
+      // the queue given).
       virtual void DeleteMessage(::grpc::ClientContext* context, const ::tagq::v1::DeleteMessageRequest* request, ::tagq::v1::DeleteMessageResponse* response, std::function<void(::grpc::Status)>) = 0;
       virtual void DeleteMessage(::grpc::ClientContext* context, const ::tagq::v1::DeleteMessageRequest* request, ::tagq::v1::DeleteMessageResponse* response, ::grpc::ClientUnaryReactor* reactor) = 0;
-      // DeleteMessageBatch deletes up to 100 messages, with a result per entry.
+      // DeleteMessageBatch deletes up to 100 messages of one queue, with a
+      // result per entry.
       virtual void DeleteMessageBatch(::grpc::ClientContext* context, const ::tagq::v1::DeleteMessageBatchRequest* request, ::tagq::v1::DeleteMessageBatchResponse* response, std::function<void(::grpc::Status)>) = 0;
       virtual void DeleteMessageBatch(::grpc::ClientContext* context, const ::tagq::v1::DeleteMessageBatchRequest* request, ::tagq::v1::DeleteMessageBatchResponse* response, ::grpc::ClientUnaryReactor* reactor) = 0;
       // ChangeMessageVisibility sets an in-flight message's deadline to now +
@@ -215,8 +229,8 @@ class MessageService final {
       // again or deleted.
       virtual void ChangeMessageVisibility(::grpc::ClientContext* context, const ::tagq::v1::ChangeMessageVisibilityRequest* request, ::tagq::v1::ChangeMessageVisibilityResponse* response, std::function<void(::grpc::Status)>) = 0;
       virtual void ChangeMessageVisibility(::grpc::ClientContext* context, const ::tagq::v1::ChangeMessageVisibilityRequest* request, ::tagq::v1::ChangeMessageVisibilityResponse* response, ::grpc::ClientUnaryReactor* reactor) = 0;
-      // ChangeMessageVisibilityBatch changes up to 100 deadlines, with a result
-      // per entry.
+      // ChangeMessageVisibilityBatch changes up to 100 deadlines of one queue's
+      // messages, with a result per entry.
       virtual void ChangeMessageVisibilityBatch(::grpc::ClientContext* context, const ::tagq::v1::ChangeMessageVisibilityBatchRequest* request, ::tagq::v1::ChangeMessageVisibilityBatchResponse* response, std::function<void(::grpc::Status)>) = 0;
       virtual void ChangeMessageVisibilityBatch(::grpc::ClientContext* context, const ::tagq::v1::ChangeMessageVisibilityBatchRequest* request, ::tagq::v1::ChangeMessageVisibilityBatchResponse* response, ::grpc::ClientUnaryReactor* reactor) = 0;
       // PeekMessage reads messages without receiving them: by id, or the next
@@ -230,7 +244,8 @@ class MessageService final {
       // RECEIPT_HANDLE_STALE once the message was received again).
       virtual void DeadMessage(::grpc::ClientContext* context, const ::tagq::v1::DeadMessageRequest* request, ::tagq::v1::DeadMessageResponse* response, std::function<void(::grpc::Status)>) = 0;
       virtual void DeadMessage(::grpc::ClientContext* context, const ::tagq::v1::DeadMessageRequest* request, ::tagq::v1::DeadMessageResponse* response, ::grpc::ClientUnaryReactor* reactor) = 0;
-      // DeadMessageBatch dead-letters up to 100 messages, with a result per entry.
+      // DeadMessageBatch dead-letters up to 100 messages of one queue, with a
+      // result per entry.
       virtual void DeadMessageBatch(::grpc::ClientContext* context, const ::tagq::v1::DeadMessageBatchRequest* request, ::tagq::v1::DeadMessageBatchResponse* response, std::function<void(::grpc::Status)>) = 0;
       virtual void DeadMessageBatch(::grpc::ClientContext* context, const ::tagq::v1::DeadMessageBatchRequest* request, ::tagq::v1::DeadMessageBatchResponse* response, ::grpc::ClientUnaryReactor* reactor) = 0;
       // Publish stores batches sent as frames on one long-lived stream (S17).
@@ -477,17 +492,20 @@ class MessageService final {
     // retry_after_ms) when that is nothing.
     virtual ::grpc::Status ReceiveMessage(::grpc::ServerContext* context, const ::tagq::v1::ReceiveMessageRequest* request, ::tagq::v1::ReceiveMessageResponse* response);
     // DeleteMessage acknowledges a message for the tag that received it.
-    // Deleting twice, or with an older handle, is not an error.
+    // Deleting twice, or with an older handle, is not an error. Errors:
+    // INVALID_ARGUMENT (INVALID_RECEIPT_HANDLE: forged, garbled, or not of
+    // the queue given).
     virtual ::grpc::Status DeleteMessage(::grpc::ServerContext* context, const ::tagq::v1::DeleteMessageRequest* request, ::tagq::v1::DeleteMessageResponse* response);
-    // DeleteMessageBatch deletes up to 100 messages, with a result per entry.
+    // DeleteMessageBatch deletes up to 100 messages of one queue, with a
+    // result per entry.
     virtual ::grpc::Status DeleteMessageBatch(::grpc::ServerContext* context, const ::tagq::v1::DeleteMessageBatchRequest* request, ::tagq::v1::DeleteMessageBatchResponse* response);
     // ChangeMessageVisibility sets an in-flight message's deadline to now +
     // visibility_seconds; 0 makes it visible at once. Errors:
     // FAILED_PRECONDITION (RECEIPT_HANDLE_STALE) once the message was received
     // again or deleted.
     virtual ::grpc::Status ChangeMessageVisibility(::grpc::ServerContext* context, const ::tagq::v1::ChangeMessageVisibilityRequest* request, ::tagq::v1::ChangeMessageVisibilityResponse* response);
-    // ChangeMessageVisibilityBatch changes up to 100 deadlines, with a result
-    // per entry.
+    // ChangeMessageVisibilityBatch changes up to 100 deadlines of one queue's
+    // messages, with a result per entry.
     virtual ::grpc::Status ChangeMessageVisibilityBatch(::grpc::ServerContext* context, const ::tagq::v1::ChangeMessageVisibilityBatchRequest* request, ::tagq::v1::ChangeMessageVisibilityBatchResponse* response);
     // PeekMessage reads messages without receiving them: by id, or the next
     // ones available to a tag.
@@ -498,7 +516,8 @@ class MessageService final {
     // (NOT_A_SOURCE_QUEUE when the queue has no redrive policy;
     // RECEIPT_HANDLE_STALE once the message was received again).
     virtual ::grpc::Status DeadMessage(::grpc::ServerContext* context, const ::tagq::v1::DeadMessageRequest* request, ::tagq::v1::DeadMessageResponse* response);
-    // DeadMessageBatch dead-letters up to 100 messages, with a result per entry.
+    // DeadMessageBatch dead-letters up to 100 messages of one queue, with a
+    // result per entry.
     virtual ::grpc::Status DeadMessageBatch(::grpc::ServerContext* context, const ::tagq::v1::DeadMessageBatchRequest* request, ::tagq::v1::DeadMessageBatchResponse* response);
     // Publish stores batches sent as frames on one long-lived stream (S17).
     // Each request frame is a SendMessageBatch; its response frame, matched

@@ -59,8 +59,11 @@ class QueueService final {
     std::unique_ptr< ::grpc::ClientAsyncResponseReaderInterface< ::tagq::v1::GetQueueResponse>> PrepareAsyncGetQueue(::grpc::ClientContext* context, const ::tagq::v1::GetQueueRequest& request, ::grpc::CompletionQueue* cq) {
       return std::unique_ptr< ::grpc::ClientAsyncResponseReaderInterface< ::tagq::v1::GetQueueResponse>>(PrepareAsyncGetQueueRaw(context, request, cq));
     }
-    // ListQueues lists queues in name order, optionally only those with a
-    // prefix. With authentication on, a principal that is not an admin sees
+    // ListQueues lists queues in name order (or order_by), optionally only
+    // those with a prefix and/or a name containing a string, with the total
+    // of matching queues; with view QUEUE_VIEW_TAGS each queue comes with its
+    // tags and their state, so one call shows a page of queues as a console
+    // does. With authentication on, a principal that is not an admin sees
     // only the queues it holds a permission on (by name or prefix, or as
     // their creator); a page may then hold fewer than page_size queues
     // before the last.
@@ -140,8 +143,11 @@ class QueueService final {
       // GetQueue returns a queue's attributes and state. Errors: NOT_FOUND (QUEUE_NOT_FOUND).
       virtual void GetQueue(::grpc::ClientContext* context, const ::tagq::v1::GetQueueRequest* request, ::tagq::v1::GetQueueResponse* response, std::function<void(::grpc::Status)>) = 0;
       virtual void GetQueue(::grpc::ClientContext* context, const ::tagq::v1::GetQueueRequest* request, ::tagq::v1::GetQueueResponse* response, ::grpc::ClientUnaryReactor* reactor) = 0;
-      // ListQueues lists queues in name order, optionally only those with a
-      // prefix. With authentication on, a principal that is not an admin sees
+      // ListQueues lists queues in name order (or order_by), optionally only
+      // those with a prefix and/or a name containing a string, with the total
+      // of matching queues; with view QUEUE_VIEW_TAGS each queue comes with its
+      // tags and their state, so one call shows a page of queues as a console
+      // does. With authentication on, a principal that is not an admin sees
       // only the queues it holds a permission on (by name or prefix, or as
       // their creator); a page may then hold fewer than page_size queues
       // before the last.
@@ -346,8 +352,11 @@ class QueueService final {
     virtual ::grpc::Status CreateQueue(::grpc::ServerContext* context, const ::tagq::v1::CreateQueueRequest* request, ::tagq::v1::CreateQueueResponse* response);
     // GetQueue returns a queue's attributes and state. Errors: NOT_FOUND (QUEUE_NOT_FOUND).
     virtual ::grpc::Status GetQueue(::grpc::ServerContext* context, const ::tagq::v1::GetQueueRequest* request, ::tagq::v1::GetQueueResponse* response);
-    // ListQueues lists queues in name order, optionally only those with a
-    // prefix. With authentication on, a principal that is not an admin sees
+    // ListQueues lists queues in name order (or order_by), optionally only
+    // those with a prefix and/or a name containing a string, with the total
+    // of matching queues; with view QUEUE_VIEW_TAGS each queue comes with its
+    // tags and their state, so one call shows a page of queues as a console
+    // does. With authentication on, a principal that is not an admin sees
     // only the queues it holds a permission on (by name or prefix, or as
     // their creator); a page may then hold fewer than page_size queues
     // before the last.

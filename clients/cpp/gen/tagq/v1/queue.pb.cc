@@ -39,6 +39,7 @@ PROTOBUF_CONSTEXPR Queue::Queue(
   , /*decltype(_impl_._cached_size_)*/{}
   , /*decltype(_impl_.user_attributes_)*/{::_pbi::ConstantInitialized()}
   , /*decltype(_impl_.source_queues_)*/{}
+  , /*decltype(_impl_.tags_)*/{}
   , /*decltype(_impl_.name_)*/{&::_pbi::fixed_address_empty_string, ::_pbi::ConstantInitialized{}}
   , /*decltype(_impl_.default_tag_name_)*/{&::_pbi::fixed_address_empty_string, ::_pbi::ConstantInitialized{}}
   , /*decltype(_impl_.redrive_policy_)*/nullptr
@@ -239,7 +240,11 @@ PROTOBUF_CONSTEXPR ListQueuesRequest::ListQueuesRequest(
     ::_pbi::ConstantInitialized): _impl_{
     /*decltype(_impl_.prefix_)*/{&::_pbi::fixed_address_empty_string, ::_pbi::ConstantInitialized{}}
   , /*decltype(_impl_.page_token_)*/{&::_pbi::fixed_address_empty_string, ::_pbi::ConstantInitialized{}}
+  , /*decltype(_impl_.name_contains_)*/{&::_pbi::fixed_address_empty_string, ::_pbi::ConstantInitialized{}}
+  , /*decltype(_impl_.order_by_)*/{&::_pbi::fixed_address_empty_string, ::_pbi::ConstantInitialized{}}
   , /*decltype(_impl_.page_size_)*/0
+  , /*decltype(_impl_.view_)*/0
+  , /*decltype(_impl_.skip_)*/0
   , /*decltype(_impl_._cached_size_)*/{}} {}
 struct ListQueuesRequestDefaultTypeInternal {
   PROTOBUF_CONSTEXPR ListQueuesRequestDefaultTypeInternal()
@@ -254,6 +259,7 @@ PROTOBUF_CONSTEXPR ListQueuesResponse::ListQueuesResponse(
     ::_pbi::ConstantInitialized): _impl_{
     /*decltype(_impl_.queues_)*/{}
   , /*decltype(_impl_.next_page_token_)*/{&::_pbi::fixed_address_empty_string, ::_pbi::ConstantInitialized{}}
+  , /*decltype(_impl_.total_size_)*/0
   , /*decltype(_impl_._cached_size_)*/{}} {}
 struct ListQueuesResponseDefaultTypeInternal {
   PROTOBUF_CONSTEXPR ListQueuesResponseDefaultTypeInternal()
@@ -453,7 +459,7 @@ PROTOBUF_ATTRIBUTE_NO_DESTROY PROTOBUF_CONSTINIT PROTOBUF_ATTRIBUTE_INIT_PRIORIT
 }  // namespace v1
 }  // namespace tagq
 static ::_pb::Metadata file_level_metadata_tagq_2fv1_2fqueue_2eproto[29];
-static const ::_pb::EnumDescriptor* file_level_enum_descriptors_tagq_2fv1_2fqueue_2eproto[2];
+static const ::_pb::EnumDescriptor* file_level_enum_descriptors_tagq_2fv1_2fqueue_2eproto[3];
 static constexpr ::_pb::ServiceDescriptor const** file_level_service_descriptors_tagq_2fv1_2fqueue_2eproto = nullptr;
 
 const uint32_t TableStruct_tagq_2fv1_2fqueue_2eproto::offsets[] PROTOBUF_SECTION_VARIABLE(protodesc_cold) = {
@@ -496,6 +502,7 @@ const uint32_t TableStruct_tagq_2fv1_2fqueue_2eproto::offsets[] PROTOBUF_SECTION
   PROTOBUF_FIELD_OFFSET(::tagq::v1::Queue, _impl_.write_quota_per_second_),
   PROTOBUF_FIELD_OFFSET(::tagq::v1::Queue, _impl_.read_quota_per_second_),
   PROTOBUF_FIELD_OFFSET(::tagq::v1::Queue, _impl_.priority_queue_),
+  PROTOBUF_FIELD_OFFSET(::tagq::v1::Queue, _impl_.tags_),
   ~0u,
   0,
   1,
@@ -518,6 +525,7 @@ const uint32_t TableStruct_tagq_2fv1_2fqueue_2eproto::offsets[] PROTOBUF_SECTION
   ~0u,
   7,
   8,
+  ~0u,
   ~0u,
   ~0u,  // no _has_bits_
   PROTOBUF_FIELD_OFFSET(::tagq::v1::RedrivePolicy, _internal_metadata_),
@@ -641,6 +649,10 @@ const uint32_t TableStruct_tagq_2fv1_2fqueue_2eproto::offsets[] PROTOBUF_SECTION
   PROTOBUF_FIELD_OFFSET(::tagq::v1::ListQueuesRequest, _impl_.prefix_),
   PROTOBUF_FIELD_OFFSET(::tagq::v1::ListQueuesRequest, _impl_.page_size_),
   PROTOBUF_FIELD_OFFSET(::tagq::v1::ListQueuesRequest, _impl_.page_token_),
+  PROTOBUF_FIELD_OFFSET(::tagq::v1::ListQueuesRequest, _impl_.view_),
+  PROTOBUF_FIELD_OFFSET(::tagq::v1::ListQueuesRequest, _impl_.name_contains_),
+  PROTOBUF_FIELD_OFFSET(::tagq::v1::ListQueuesRequest, _impl_.skip_),
+  PROTOBUF_FIELD_OFFSET(::tagq::v1::ListQueuesRequest, _impl_.order_by_),
   ~0u,  // no _has_bits_
   PROTOBUF_FIELD_OFFSET(::tagq::v1::ListQueuesResponse, _internal_metadata_),
   ~0u,  // no _extensions_
@@ -649,6 +661,7 @@ const uint32_t TableStruct_tagq_2fv1_2fqueue_2eproto::offsets[] PROTOBUF_SECTION
   ~0u,  // no _inlined_string_donated_
   PROTOBUF_FIELD_OFFSET(::tagq::v1::ListQueuesResponse, _impl_.queues_),
   PROTOBUF_FIELD_OFFSET(::tagq::v1::ListQueuesResponse, _impl_.next_page_token_),
+  PROTOBUF_FIELD_OFFSET(::tagq::v1::ListQueuesResponse, _impl_.total_size_),
   ~0u,  // no _has_bits_
   PROTOBUF_FIELD_OFFSET(::tagq::v1::UpdateQueueRequest, _internal_metadata_),
   ~0u,  // no _extensions_
@@ -756,34 +769,34 @@ const uint32_t TableStruct_tagq_2fv1_2fqueue_2eproto::offsets[] PROTOBUF_SECTION
 };
 static const ::_pbi::MigrationSchema schemas[] PROTOBUF_SECTION_VARIABLE(protodesc_cold) = {
   { 0, 8, -1, sizeof(::tagq::v1::Queue_UserAttributesEntry_DoNotUse)},
-  { 10, 39, -1, sizeof(::tagq::v1::Queue)},
-  { 62, -1, -1, sizeof(::tagq::v1::RedrivePolicy)},
-  { 70, -1, -1, sizeof(::tagq::v1::QueueState)},
-  { 82, 90, -1, sizeof(::tagq::v1::Tag_UserAttributesEntry_DoNotUse)},
-  { 92, 106, -1, sizeof(::tagq::v1::Tag)},
-  { 114, -1, -1, sizeof(::tagq::v1::TagFilter)},
-  { 122, 130, -1, sizeof(::tagq::v1::AttributeCondition)},
-  { 132, -1, -1, sizeof(::tagq::v1::TagState)},
-  { 146, -1, -1, sizeof(::tagq::v1::CreateQueueRequest)},
-  { 154, -1, -1, sizeof(::tagq::v1::CreateQueueResponse)},
-  { 161, -1, -1, sizeof(::tagq::v1::GetQueueRequest)},
-  { 168, -1, -1, sizeof(::tagq::v1::GetQueueResponse)},
-  { 175, -1, -1, sizeof(::tagq::v1::ListQueuesRequest)},
-  { 184, -1, -1, sizeof(::tagq::v1::ListQueuesResponse)},
-  { 192, -1, -1, sizeof(::tagq::v1::UpdateQueueRequest)},
-  { 200, -1, -1, sizeof(::tagq::v1::UpdateQueueResponse)},
-  { 207, -1, -1, sizeof(::tagq::v1::DeleteQueueRequest)},
-  { 215, -1, -1, sizeof(::tagq::v1::DeleteQueueResponse)},
-  { 221, -1, -1, sizeof(::tagq::v1::PurgeQueueRequest)},
-  { 228, -1, -1, sizeof(::tagq::v1::PurgeQueueResponse)},
-  { 235, -1, -1, sizeof(::tagq::v1::CreateTagRequest)},
-  { 243, -1, -1, sizeof(::tagq::v1::CreateTagResponse)},
-  { 250, -1, -1, sizeof(::tagq::v1::GetTagRequest)},
-  { 258, -1, -1, sizeof(::tagq::v1::GetTagResponse)},
-  { 265, -1, -1, sizeof(::tagq::v1::ListTagsRequest)},
-  { 274, -1, -1, sizeof(::tagq::v1::ListTagsResponse)},
-  { 282, -1, -1, sizeof(::tagq::v1::DeleteTagRequest)},
-  { 290, -1, -1, sizeof(::tagq::v1::DeleteTagResponse)},
+  { 10, 40, -1, sizeof(::tagq::v1::Queue)},
+  { 64, -1, -1, sizeof(::tagq::v1::RedrivePolicy)},
+  { 72, -1, -1, sizeof(::tagq::v1::QueueState)},
+  { 84, 92, -1, sizeof(::tagq::v1::Tag_UserAttributesEntry_DoNotUse)},
+  { 94, 108, -1, sizeof(::tagq::v1::Tag)},
+  { 116, -1, -1, sizeof(::tagq::v1::TagFilter)},
+  { 124, 132, -1, sizeof(::tagq::v1::AttributeCondition)},
+  { 134, -1, -1, sizeof(::tagq::v1::TagState)},
+  { 148, -1, -1, sizeof(::tagq::v1::CreateQueueRequest)},
+  { 156, -1, -1, sizeof(::tagq::v1::CreateQueueResponse)},
+  { 163, -1, -1, sizeof(::tagq::v1::GetQueueRequest)},
+  { 170, -1, -1, sizeof(::tagq::v1::GetQueueResponse)},
+  { 177, -1, -1, sizeof(::tagq::v1::ListQueuesRequest)},
+  { 190, -1, -1, sizeof(::tagq::v1::ListQueuesResponse)},
+  { 199, -1, -1, sizeof(::tagq::v1::UpdateQueueRequest)},
+  { 207, -1, -1, sizeof(::tagq::v1::UpdateQueueResponse)},
+  { 214, -1, -1, sizeof(::tagq::v1::DeleteQueueRequest)},
+  { 222, -1, -1, sizeof(::tagq::v1::DeleteQueueResponse)},
+  { 228, -1, -1, sizeof(::tagq::v1::PurgeQueueRequest)},
+  { 235, -1, -1, sizeof(::tagq::v1::PurgeQueueResponse)},
+  { 242, -1, -1, sizeof(::tagq::v1::CreateTagRequest)},
+  { 250, -1, -1, sizeof(::tagq::v1::CreateTagResponse)},
+  { 257, -1, -1, sizeof(::tagq::v1::GetTagRequest)},
+  { 265, -1, -1, sizeof(::tagq::v1::GetTagResponse)},
+  { 272, -1, -1, sizeof(::tagq::v1::ListTagsRequest)},
+  { 281, -1, -1, sizeof(::tagq::v1::ListTagsResponse)},
+  { 289, -1, -1, sizeof(::tagq::v1::DeleteTagRequest)},
+  { 297, -1, -1, sizeof(::tagq::v1::DeleteTagResponse)},
 };
 
 static const ::_pb::Message* const file_default_instances[] = {
@@ -821,7 +834,7 @@ static const ::_pb::Message* const file_default_instances[] = {
 const char descriptor_table_protodef_tagq_2fv1_2fqueue_2eproto[] PROTOBUF_SECTION_VARIABLE(protodesc_cold) =
   "\n\023tagq/v1/queue.proto\022\007tagq.v1\032 google/p"
   "rotobuf/field_mask.proto\032\037google/protobu"
-  "f/timestamp.proto\"\340\013\n\005Queue\022\022\n\004name\030\001 \001("
+  "f/timestamp.proto\"\202\014\n\005Queue\022\022\n\004name\030\001 \001("
   "\tR\004name\022(\n\rdelay_seconds\030\002 \001(\005H\000R\014delayS"
   "econds\210\001\001\022A\n\032visibility_timeout_seconds\030"
   "\003 \001(\005H\001R\030visibilityTimeoutSeconds\210\001\001\0225\n\024"
@@ -851,110 +864,117 @@ const char descriptor_table_protodef_tagq_2fv1_2fqueue_2eproto[] PROTOBUF_SECTIO
   "write_quota_per_second\030\025 \001(\005H\007R\023writeQuo"
   "taPerSecond\210\001\001\0226\n\025read_quota_per_second\030"
   "\026 \001(\005H\010R\022readQuotaPerSecond\210\001\001\022%\n\016priori"
-  "ty_queue\030\027 \001(\010R\rpriorityQueue\032A\n\023UserAtt"
-  "ributesEntry\022\020\n\003key\030\001 \001(\tR\003key\022\024\n\005value\030"
-  "\002 \001(\tR\005value:\0028\001B\020\n\016_delay_secondsB\035\n\033_v"
-  "isibility_timeout_secondsB\027\n\025_receive_wa"
-  "it_secondsB\034\n\032_message_retention_seconds"
-  "B\024\n\022_max_message_bytesB\030\n\026_max_retained_"
-  "messagesB\025\n\023_max_retained_bytesB\031\n\027_writ"
-  "e_quota_per_secondB\030\n\026_read_quota_per_se"
-  "cond\"g\n\rRedrivePolicy\022*\n\021dead_letter_que"
-  "ue\030\001 \001(\tR\017deadLetterQueue\022*\n\021max_receive"
-  "_count\030\002 \001(\005R\017maxReceiveCount\"\205\002\n\nQueueS"
-  "tate\022+\n\021retained_messages\030\001 \001(\003R\020retaine"
-  "dMessages\022\033\n\ttag_count\030\002 \001(\005R\010tagCount\0222"
-  "\n\013default_tag\030\003 \001(\0132\021.tagq.v1.TagStateR\n"
-  "defaultTag\022%\n\016retained_bytes\030\004 \001(\003R\rreta"
-  "inedBytes\022#\n\rdropped_total\030\005 \001(\003R\014droppe"
-  "dTotal\022-\n\022deduplicated_total\030\006 \001(\003R\021dedu"
-  "plicatedTotal\"\250\004\n\003Tag\022\022\n\004name\030\001 \001(\tR\004nam"
-  "e\0229\n\nstart_time\030\002 \001(\0132\032.google.protobuf."
-  "TimestampR\tstartTime\022*\n\006filter\030\003 \001(\0132\022.t"
-  "agq.v1.TagFilterR\006filter\022A\n\032visibility_t"
-  "imeout_seconds\030\004 \001(\005H\000R\030visibilityTimeou"
-  "tSeconds\210\001\001\022I\n\017user_attributes\030\005 \003(\0132 .t"
-  "agq.v1.Tag.UserAttributesEntryR\016userAttr"
-  "ibutes\022;\n\013create_time\030\006 \001(\0132\032.google.pro"
-  "tobuf.TimestampR\ncreateTime\022\'\n\005state\030\007 \001"
-  "(\0132\021.tagq.v1.TagStateR\005state\0226\n\025read_quo"
-  "ta_per_second\030\010 \001(\005H\001R\022readQuotaPerSecon"
-  "d\210\001\001\032A\n\023UserAttributesEntry\022\020\n\003key\030\001 \001(\t"
-  "R\003key\022\024\n\005value\030\002 \001(\tR\005value:\0028\001B\035\n\033_visi"
-  "bility_timeout_secondsB\030\n\026_read_quota_pe"
-  "r_second\"\312\001\n\tTagFilter\0227\n\010operator\030\001 \001(\016"
-  "2\033.tagq.v1.TagFilter.OperatorR\010operator\022"
-  ";\n\nconditions\030\002 \003(\0132\033.tagq.v1.AttributeC"
-  "onditionR\nconditions\"G\n\010Operator\022\030\n\024OPER"
-  "ATOR_UNSPECIFIED\020\000\022\020\n\014OPERATOR_AND\020\001\022\017\n\013"
-  "OPERATOR_OR\020\002\"a\n\022AttributeCondition\022\022\n\004n"
-  "ame\030\001 \001(\tR\004name\022&\n\014string_value\030\002 \001(\tH\000R"
-  "\013stringValue\210\001\001B\017\n\r_string_value\"\260\002\n\010Tag"
-  "State\022\034\n\tavailable\030\001 \001(\003R\tavailable\022\033\n\ti"
-  "n_flight\030\002 \001(\003R\010inFlight\022\030\n\007delayed\030\003 \001("
-  "\003R\007delayed\022%\n\016received_total\030\004 \001(\003R\rrece"
-  "ivedTotal\022#\n\rdeleted_total\030\005 \001(\003R\014delete"
-  "dTotal\022\035\n\ndead_total\030\006 \001(\003R\tdeadTotal\022#\n"
-  "\rexpired_total\030\007 \001(\003R\014expiredTotal\022\?\n\034ol"
-  "dest_available_age_seconds\030\010 \001(\003R\031oldest"
-  "AvailableAgeSeconds\"`\n\022CreateQueueReques"
-  "t\022$\n\005queue\030\001 \001(\0132\016.tagq.v1.QueueR\005queue\022"
-  "$\n\016no_default_tag\030\002 \001(\010R\014noDefaultTag\";\n"
-  "\023CreateQueueResponse\022$\n\005queue\030\001 \001(\0132\016.ta"
-  "gq.v1.QueueR\005queue\"%\n\017GetQueueRequest\022\022\n"
-  "\004name\030\001 \001(\tR\004name\"8\n\020GetQueueResponse\022$\n"
-  "\005queue\030\001 \001(\0132\016.tagq.v1.QueueR\005queue\"g\n\021L"
-  "istQueuesRequest\022\026\n\006prefix\030\001 \001(\tR\006prefix"
-  "\022\033\n\tpage_size\030\002 \001(\005R\010pageSize\022\035\n\npage_to"
-  "ken\030\003 \001(\tR\tpageToken\"d\n\022ListQueuesRespon"
+  "ty_queue\030\027 \001(\010R\rpriorityQueue\022 \n\004tags\030( "
+  "\003(\0132\014.tagq.v1.TagR\004tags\032A\n\023UserAttribute"
+  "sEntry\022\020\n\003key\030\001 \001(\tR\003key\022\024\n\005value\030\002 \001(\tR"
+  "\005value:\0028\001B\020\n\016_delay_secondsB\035\n\033_visibil"
+  "ity_timeout_secondsB\027\n\025_receive_wait_sec"
+  "ondsB\034\n\032_message_retention_secondsB\024\n\022_m"
+  "ax_message_bytesB\030\n\026_max_retained_messag"
+  "esB\025\n\023_max_retained_bytesB\031\n\027_write_quot"
+  "a_per_secondB\030\n\026_read_quota_per_second\"g"
+  "\n\rRedrivePolicy\022*\n\021dead_letter_queue\030\001 \001"
+  "(\tR\017deadLetterQueue\022*\n\021max_receive_count"
+  "\030\002 \001(\005R\017maxReceiveCount\"\205\002\n\nQueueState\022+"
+  "\n\021retained_messages\030\001 \001(\003R\020retainedMessa"
+  "ges\022\033\n\ttag_count\030\002 \001(\005R\010tagCount\0222\n\013defa"
+  "ult_tag\030\003 \001(\0132\021.tagq.v1.TagStateR\ndefaul"
+  "tTag\022%\n\016retained_bytes\030\004 \001(\003R\rretainedBy"
+  "tes\022#\n\rdropped_total\030\005 \001(\003R\014droppedTotal"
+  "\022-\n\022deduplicated_total\030\006 \001(\003R\021deduplicat"
+  "edTotal\"\250\004\n\003Tag\022\022\n\004name\030\001 \001(\tR\004name\0229\n\ns"
+  "tart_time\030\002 \001(\0132\032.google.protobuf.Timest"
+  "ampR\tstartTime\022*\n\006filter\030\003 \001(\0132\022.tagq.v1"
+  ".TagFilterR\006filter\022A\n\032visibility_timeout"
+  "_seconds\030\004 \001(\005H\000R\030visibilityTimeoutSecon"
+  "ds\210\001\001\022I\n\017user_attributes\030\005 \003(\0132 .tagq.v1"
+  ".Tag.UserAttributesEntryR\016userAttributes"
+  "\022;\n\013create_time\030\006 \001(\0132\032.google.protobuf."
+  "TimestampR\ncreateTime\022\'\n\005state\030\007 \001(\0132\021.t"
+  "agq.v1.TagStateR\005state\0226\n\025read_quota_per"
+  "_second\030\010 \001(\005H\001R\022readQuotaPerSecond\210\001\001\032A"
+  "\n\023UserAttributesEntry\022\020\n\003key\030\001 \001(\tR\003key\022"
+  "\024\n\005value\030\002 \001(\tR\005value:\0028\001B\035\n\033_visibility"
+  "_timeout_secondsB\030\n\026_read_quota_per_seco"
+  "nd\"\312\001\n\tTagFilter\0227\n\010operator\030\001 \001(\0162\033.tag"
+  "q.v1.TagFilter.OperatorR\010operator\022;\n\ncon"
+  "ditions\030\002 \003(\0132\033.tagq.v1.AttributeConditi"
+  "onR\nconditions\"G\n\010Operator\022\030\n\024OPERATOR_U"
+  "NSPECIFIED\020\000\022\020\n\014OPERATOR_AND\020\001\022\017\n\013OPERAT"
+  "OR_OR\020\002\"a\n\022AttributeCondition\022\022\n\004name\030\001 "
+  "\001(\tR\004name\022&\n\014string_value\030\002 \001(\tH\000R\013strin"
+  "gValue\210\001\001B\017\n\r_string_value\"\260\002\n\010TagState\022"
+  "\034\n\tavailable\030\001 \001(\003R\tavailable\022\033\n\tin_flig"
+  "ht\030\002 \001(\003R\010inFlight\022\030\n\007delayed\030\003 \001(\003R\007del"
+  "ayed\022%\n\016received_total\030\004 \001(\003R\rreceivedTo"
+  "tal\022#\n\rdeleted_total\030\005 \001(\003R\014deletedTotal"
+  "\022\035\n\ndead_total\030\006 \001(\003R\tdeadTotal\022#\n\rexpir"
+  "ed_total\030\007 \001(\003R\014expiredTotal\022\?\n\034oldest_a"
+  "vailable_age_seconds\030\010 \001(\003R\031oldestAvaila"
+  "bleAgeSeconds\"`\n\022CreateQueueRequest\022$\n\005q"
+  "ueue\030\001 \001(\0132\016.tagq.v1.QueueR\005queue\022$\n\016no_"
+  "default_tag\030\002 \001(\010R\014noDefaultTag\";\n\023Creat"
+  "eQueueResponse\022$\n\005queue\030\001 \001(\0132\016.tagq.v1."
+  "QueueR\005queue\"%\n\017GetQueueRequest\022\022\n\004name\030"
+  "\001 \001(\tR\004name\"8\n\020GetQueueResponse\022$\n\005queue"
+  "\030\001 \001(\0132\016.tagq.v1.QueueR\005queue\"\343\001\n\021ListQu"
+  "euesRequest\022\026\n\006prefix\030\001 \001(\tR\006prefix\022\033\n\tp"
+  "age_size\030\002 \001(\005R\010pageSize\022\035\n\npage_token\030\003"
+  " \001(\tR\tpageToken\022&\n\004view\030\004 \001(\0162\022.tagq.v1."
+  "QueueViewR\004view\022#\n\rname_contains\030\005 \001(\tR\014"
+  "nameContains\022\022\n\004skip\030\006 \001(\005R\004skip\022\031\n\010orde"
+  "r_by\030\007 \001(\tR\007orderBy\"\203\001\n\022ListQueuesRespon"
   "se\022&\n\006queues\030\001 \003(\0132\016.tagq.v1.QueueR\006queu"
   "es\022&\n\017next_page_token\030\002 \001(\tR\rnextPageTok"
-  "en\"w\n\022UpdateQueueRequest\022$\n\005queue\030\001 \001(\0132"
-  "\016.tagq.v1.QueueR\005queue\022;\n\013update_mask\030\002 "
-  "\001(\0132\032.google.protobuf.FieldMaskR\nupdateM"
-  "ask\";\n\023UpdateQueueResponse\022$\n\005queue\030\001 \001("
-  "\0132\016.tagq.v1.QueueR\005queue\">\n\022DeleteQueueR"
-  "equest\022\022\n\004name\030\001 \001(\tR\004name\022\024\n\005force\030\002 \001("
-  "\010R\005force\"\025\n\023DeleteQueueResponse\"\'\n\021Purge"
-  "QueueRequest\022\022\n\004name\030\001 \001(\tR\004name\"=\n\022Purg"
-  "eQueueResponse\022\'\n\017purged_messages\030\001 \001(\003R"
-  "\016purgedMessages\"H\n\020CreateTagRequest\022\024\n\005q"
-  "ueue\030\001 \001(\tR\005queue\022\036\n\003tag\030\002 \001(\0132\014.tagq.v1"
-  ".TagR\003tag\"3\n\021CreateTagResponse\022\036\n\003tag\030\001 "
-  "\001(\0132\014.tagq.v1.TagR\003tag\"9\n\rGetTagRequest\022"
-  "\024\n\005queue\030\001 \001(\tR\005queue\022\022\n\004name\030\002 \001(\tR\004nam"
-  "e\"0\n\016GetTagResponse\022\036\n\003tag\030\001 \001(\0132\014.tagq."
-  "v1.TagR\003tag\"c\n\017ListTagsRequest\022\024\n\005queue\030"
-  "\001 \001(\tR\005queue\022\033\n\tpage_size\030\002 \001(\005R\010pageSiz"
-  "e\022\035\n\npage_token\030\003 \001(\tR\tpageToken\"\\\n\020List"
-  "TagsResponse\022 \n\004tags\030\001 \003(\0132\014.tagq.v1.Tag"
-  "R\004tags\022&\n\017next_page_token\030\002 \001(\tR\rnextPag"
-  "eToken\"<\n\020DeleteTagRequest\022\024\n\005queue\030\001 \001("
-  "\tR\005queue\022\022\n\004name\030\002 \001(\tR\004name\"\023\n\021DeleteTa"
-  "gResponse*r\n\016OverflowPolicy\022\037\n\033OVERFLOW_"
-  "POLICY_UNSPECIFIED\020\000\022\036\n\032OVERFLOW_POLICY_"
-  "REJECT_NEW\020\001\022\037\n\033OVERFLOW_POLICY_DROP_OLD"
-  "EST\020\0022\277\005\n\014QueueService\022H\n\013CreateQueue\022\033."
-  "tagq.v1.CreateQueueRequest\032\034.tagq.v1.Cre"
-  "ateQueueResponse\022\?\n\010GetQueue\022\030.tagq.v1.G"
-  "etQueueRequest\032\031.tagq.v1.GetQueueRespons"
-  "e\022E\n\nListQueues\022\032.tagq.v1.ListQueuesRequ"
-  "est\032\033.tagq.v1.ListQueuesResponse\022H\n\013Upda"
-  "teQueue\022\033.tagq.v1.UpdateQueueRequest\032\034.t"
-  "agq.v1.UpdateQueueResponse\022H\n\013DeleteQueu"
-  "e\022\033.tagq.v1.DeleteQueueRequest\032\034.tagq.v1"
-  ".DeleteQueueResponse\022E\n\nPurgeQueue\022\032.tag"
-  "q.v1.PurgeQueueRequest\032\033.tagq.v1.PurgeQu"
-  "eueResponse\022B\n\tCreateTag\022\031.tagq.v1.Creat"
-  "eTagRequest\032\032.tagq.v1.CreateTagResponse\022"
-  "9\n\006GetTag\022\026.tagq.v1.GetTagRequest\032\027.tagq"
-  ".v1.GetTagResponse\022\?\n\010ListTags\022\030.tagq.v1"
-  ".ListTagsRequest\032\031.tagq.v1.ListTagsRespo"
-  "nse\022B\n\tDeleteTag\022\031.tagq.v1.DeleteTagRequ"
-  "est\032\032.tagq.v1.DeleteTagResponseBV\n\013com.t"
-  "agq.v1B\nQueueProtoP\001\242\002\003TXX\252\002\007Tagq.V1\312\002\007T"
-  "agq\\V1\342\002\023Tagq\\V1\\GPBMetadata\352\002\010Tagq::V1b"
-  "\006proto3"
+  "en\022\035\n\ntotal_size\030\003 \001(\005R\ttotalSize\"w\n\022Upd"
+  "ateQueueRequest\022$\n\005queue\030\001 \001(\0132\016.tagq.v1"
+  ".QueueR\005queue\022;\n\013update_mask\030\002 \001(\0132\032.goo"
+  "gle.protobuf.FieldMaskR\nupdateMask\";\n\023Up"
+  "dateQueueResponse\022$\n\005queue\030\001 \001(\0132\016.tagq."
+  "v1.QueueR\005queue\">\n\022DeleteQueueRequest\022\022\n"
+  "\004name\030\001 \001(\tR\004name\022\024\n\005force\030\002 \001(\010R\005force\""
+  "\025\n\023DeleteQueueResponse\"\'\n\021PurgeQueueRequ"
+  "est\022\022\n\004name\030\001 \001(\tR\004name\"=\n\022PurgeQueueRes"
+  "ponse\022\'\n\017purged_messages\030\001 \001(\003R\016purgedMe"
+  "ssages\"H\n\020CreateTagRequest\022\024\n\005queue\030\001 \001("
+  "\tR\005queue\022\036\n\003tag\030\002 \001(\0132\014.tagq.v1.TagR\003tag"
+  "\"3\n\021CreateTagResponse\022\036\n\003tag\030\001 \001(\0132\014.tag"
+  "q.v1.TagR\003tag\"9\n\rGetTagRequest\022\024\n\005queue\030"
+  "\001 \001(\tR\005queue\022\022\n\004name\030\002 \001(\tR\004name\"0\n\016GetT"
+  "agResponse\022\036\n\003tag\030\001 \001(\0132\014.tagq.v1.TagR\003t"
+  "ag\"c\n\017ListTagsRequest\022\024\n\005queue\030\001 \001(\tR\005qu"
+  "eue\022\033\n\tpage_size\030\002 \001(\005R\010pageSize\022\035\n\npage"
+  "_token\030\003 \001(\tR\tpageToken\"\\\n\020ListTagsRespo"
+  "nse\022 \n\004tags\030\001 \003(\0132\014.tagq.v1.TagR\004tags\022&\n"
+  "\017next_page_token\030\002 \001(\tR\rnextPageToken\"<\n"
+  "\020DeleteTagRequest\022\024\n\005queue\030\001 \001(\tR\005queue\022"
+  "\022\n\004name\030\002 \001(\tR\004name\"\023\n\021DeleteTagResponse"
+  "*r\n\016OverflowPolicy\022\037\n\033OVERFLOW_POLICY_UN"
+  "SPECIFIED\020\000\022\036\n\032OVERFLOW_POLICY_REJECT_NE"
+  "W\020\001\022\037\n\033OVERFLOW_POLICY_DROP_OLDEST\020\002*R\n\t"
+  "QueueView\022\032\n\026QUEUE_VIEW_UNSPECIFIED\020\000\022\024\n"
+  "\020QUEUE_VIEW_BASIC\020\001\022\023\n\017QUEUE_VIEW_TAGS\020\002"
+  "2\277\005\n\014QueueService\022H\n\013CreateQueue\022\033.tagq."
+  "v1.CreateQueueRequest\032\034.tagq.v1.CreateQu"
+  "eueResponse\022\?\n\010GetQueue\022\030.tagq.v1.GetQue"
+  "ueRequest\032\031.tagq.v1.GetQueueResponse\022E\n\n"
+  "ListQueues\022\032.tagq.v1.ListQueuesRequest\032\033"
+  ".tagq.v1.ListQueuesResponse\022H\n\013UpdateQue"
+  "ue\022\033.tagq.v1.UpdateQueueRequest\032\034.tagq.v"
+  "1.UpdateQueueResponse\022H\n\013DeleteQueue\022\033.t"
+  "agq.v1.DeleteQueueRequest\032\034.tagq.v1.Dele"
+  "teQueueResponse\022E\n\nPurgeQueue\022\032.tagq.v1."
+  "PurgeQueueRequest\032\033.tagq.v1.PurgeQueueRe"
+  "sponse\022B\n\tCreateTag\022\031.tagq.v1.CreateTagR"
+  "equest\032\032.tagq.v1.CreateTagResponse\0229\n\006Ge"
+  "tTag\022\026.tagq.v1.GetTagRequest\032\027.tagq.v1.G"
+  "etTagResponse\022\?\n\010ListTags\022\030.tagq.v1.List"
+  "TagsRequest\032\031.tagq.v1.ListTagsResponse\022B"
+  "\n\tDeleteTag\022\031.tagq.v1.DeleteTagRequest\032\032"
+  ".tagq.v1.DeleteTagResponseBV\n\013com.tagq.v"
+  "1B\nQueueProtoP\001\242\002\003TXX\252\002\007Tagq.V1\312\002\007Tagq\\V"
+  "1\342\002\023Tagq\\V1\\GPBMetadata\352\002\010Tagq::V1b\006prot"
+  "o3"
   ;
 static const ::_pbi::DescriptorTable* const descriptor_table_tagq_2fv1_2fqueue_2eproto_deps[2] = {
   &::descriptor_table_google_2fprotobuf_2ffield_5fmask_2eproto,
@@ -962,7 +982,7 @@ static const ::_pbi::DescriptorTable* const descriptor_table_tagq_2fv1_2fqueue_2
 };
 static ::_pbi::once_flag descriptor_table_tagq_2fv1_2fqueue_2eproto_once;
 const ::_pbi::DescriptorTable descriptor_table_tagq_2fv1_2fqueue_2eproto = {
-    false, false, 5407, descriptor_table_protodef_tagq_2fv1_2fqueue_2eproto,
+    false, false, 5682, descriptor_table_protodef_tagq_2fv1_2fqueue_2eproto,
     "tagq/v1/queue.proto",
     &descriptor_table_tagq_2fv1_2fqueue_2eproto_once, descriptor_table_tagq_2fv1_2fqueue_2eproto_deps, 2, 29,
     schemas, file_default_instances, TableStruct_tagq_2fv1_2fqueue_2eproto::offsets,
@@ -1005,6 +1025,21 @@ const ::PROTOBUF_NAMESPACE_ID::EnumDescriptor* OverflowPolicy_descriptor() {
   return file_level_enum_descriptors_tagq_2fv1_2fqueue_2eproto[1];
 }
 bool OverflowPolicy_IsValid(int value) {
+  switch (value) {
+    case 0:
+    case 1:
+    case 2:
+      return true;
+    default:
+      return false;
+  }
+}
+
+const ::PROTOBUF_NAMESPACE_ID::EnumDescriptor* QueueView_descriptor() {
+  ::PROTOBUF_NAMESPACE_ID::internal::AssignDescriptors(&descriptor_table_tagq_2fv1_2fqueue_2eproto);
+  return file_level_enum_descriptors_tagq_2fv1_2fqueue_2eproto[2];
+}
+bool QueueView_IsValid(int value) {
   switch (value) {
     case 0:
     case 1:
@@ -1113,6 +1148,7 @@ Queue::Queue(const Queue& from)
     , /*decltype(_impl_._cached_size_)*/{}
     , /*decltype(_impl_.user_attributes_)*/{}
     , decltype(_impl_.source_queues_){from._impl_.source_queues_}
+    , decltype(_impl_.tags_){from._impl_.tags_}
     , decltype(_impl_.name_){}
     , decltype(_impl_.default_tag_name_){}
     , decltype(_impl_.redrive_policy_){nullptr}
@@ -1180,6 +1216,7 @@ inline void Queue::SharedCtor(
     , /*decltype(_impl_._cached_size_)*/{}
     , /*decltype(_impl_.user_attributes_)*/{::_pbi::ArenaInitialized(), arena}
     , decltype(_impl_.source_queues_){arena}
+    , decltype(_impl_.tags_){arena}
     , decltype(_impl_.name_){}
     , decltype(_impl_.default_tag_name_){}
     , decltype(_impl_.redrive_policy_){nullptr}
@@ -1227,6 +1264,7 @@ inline void Queue::SharedDtor() {
   _impl_.user_attributes_.Destruct();
   _impl_.user_attributes_.~MapField();
   _impl_.source_queues_.~RepeatedPtrField();
+  _impl_.tags_.~RepeatedPtrField();
   _impl_.name_.Destroy();
   _impl_.default_tag_name_.Destroy();
   if (this != internal_default_instance()) delete _impl_.redrive_policy_;
@@ -1251,6 +1289,7 @@ void Queue::Clear() {
 
   _impl_.user_attributes_.Clear();
   _impl_.source_queues_.Clear();
+  _impl_.tags_.Clear();
   _impl_.name_.ClearToEmpty();
   _impl_.default_tag_name_.ClearToEmpty();
   if (GetArenaForAllocation() == nullptr && _impl_.redrive_policy_ != nullptr) {
@@ -1508,6 +1547,19 @@ const char* Queue::_InternalParse(const char* ptr, ::_pbi::ParseContext* ctx) {
         } else
           goto handle_unusual;
         continue;
+      // repeated .tagq.v1.Tag tags = 40 [json_name = "tags"];
+      case 40:
+        if (PROTOBUF_PREDICT_TRUE(static_cast<uint8_t>(tag) == 66)) {
+          ptr -= 2;
+          do {
+            ptr += 2;
+            ptr = ctx->ParseMessage(_internal_add_tags(), ptr);
+            CHK_(ptr);
+            if (!ctx->DataAvailable(ptr)) break;
+          } while (::PROTOBUF_NAMESPACE_ID::internal::ExpectTag<322>(ptr));
+        } else
+          goto handle_unusual;
+        continue;
       default:
         goto handle_unusual;
     }  // switch
@@ -1717,6 +1769,14 @@ uint8_t* Queue::_InternalSerialize(
     target = ::_pbi::WireFormatLite::WriteBoolToArray(23, this->_internal_priority_queue(), target);
   }
 
+  // repeated .tagq.v1.Tag tags = 40 [json_name = "tags"];
+  for (unsigned i = 0,
+      n = static_cast<unsigned>(this->_internal_tags_size()); i < n; i++) {
+    const auto& repfield = this->_internal_tags(i);
+    target = ::PROTOBUF_NAMESPACE_ID::internal::WireFormatLite::
+        InternalWriteMessage(40, repfield, repfield.GetCachedSize(), target, stream);
+  }
+
   if (PROTOBUF_PREDICT_FALSE(_internal_metadata_.have_unknown_fields())) {
     target = ::_pbi::WireFormat::InternalSerializeUnknownFieldsToArray(
         _internal_metadata_.unknown_fields<::PROTOBUF_NAMESPACE_ID::UnknownFieldSet>(::PROTOBUF_NAMESPACE_ID::UnknownFieldSet::default_instance), target, stream);
@@ -1748,6 +1808,13 @@ size_t Queue::ByteSizeLong() const {
   for (int i = 0, n = _impl_.source_queues_.size(); i < n; i++) {
     total_size += ::PROTOBUF_NAMESPACE_ID::internal::WireFormatLite::StringSize(
       _impl_.source_queues_.Get(i));
+  }
+
+  // repeated .tagq.v1.Tag tags = 40 [json_name = "tags"];
+  total_size += 2UL * this->_internal_tags_size();
+  for (const auto& msg : this->_impl_.tags_) {
+    total_size +=
+      ::PROTOBUF_NAMESPACE_ID::internal::WireFormatLite::MessageSize(msg);
   }
 
   // string name = 1 [json_name = "name"];
@@ -1901,6 +1968,7 @@ void Queue::MergeImpl(::PROTOBUF_NAMESPACE_ID::Message& to_msg, const ::PROTOBUF
 
   _this->_impl_.user_attributes_.MergeFrom(from._impl_.user_attributes_);
   _this->_impl_.source_queues_.MergeFrom(from._impl_.source_queues_);
+  _this->_impl_.tags_.MergeFrom(from._impl_.tags_);
   if (!from._internal_name().empty()) {
     _this->_internal_set_name(from._internal_name());
   }
@@ -1997,6 +2065,7 @@ void Queue::InternalSwap(Queue* other) {
   swap(_impl_._has_bits_[0], other->_impl_._has_bits_[0]);
   _impl_.user_attributes_.InternalSwap(&other->_impl_.user_attributes_);
   _impl_.source_queues_.InternalSwap(&other->_impl_.source_queues_);
+  _impl_.tags_.InternalSwap(&other->_impl_.tags_);
   ::PROTOBUF_NAMESPACE_ID::internal::ArenaStringPtr::InternalSwap(
       &_impl_.name_, lhs_arena,
       &other->_impl_.name_, rhs_arena
@@ -4787,7 +4856,11 @@ ListQueuesRequest::ListQueuesRequest(const ListQueuesRequest& from)
   new (&_impl_) Impl_{
       decltype(_impl_.prefix_){}
     , decltype(_impl_.page_token_){}
+    , decltype(_impl_.name_contains_){}
+    , decltype(_impl_.order_by_){}
     , decltype(_impl_.page_size_){}
+    , decltype(_impl_.view_){}
+    , decltype(_impl_.skip_){}
     , /*decltype(_impl_._cached_size_)*/{}};
 
   _internal_metadata_.MergeFrom<::PROTOBUF_NAMESPACE_ID::UnknownFieldSet>(from._internal_metadata_);
@@ -4807,7 +4880,25 @@ ListQueuesRequest::ListQueuesRequest(const ListQueuesRequest& from)
     _this->_impl_.page_token_.Set(from._internal_page_token(), 
       _this->GetArenaForAllocation());
   }
-  _this->_impl_.page_size_ = from._impl_.page_size_;
+  _impl_.name_contains_.InitDefault();
+  #ifdef PROTOBUF_FORCE_COPY_DEFAULT_STRING
+    _impl_.name_contains_.Set("", GetArenaForAllocation());
+  #endif // PROTOBUF_FORCE_COPY_DEFAULT_STRING
+  if (!from._internal_name_contains().empty()) {
+    _this->_impl_.name_contains_.Set(from._internal_name_contains(), 
+      _this->GetArenaForAllocation());
+  }
+  _impl_.order_by_.InitDefault();
+  #ifdef PROTOBUF_FORCE_COPY_DEFAULT_STRING
+    _impl_.order_by_.Set("", GetArenaForAllocation());
+  #endif // PROTOBUF_FORCE_COPY_DEFAULT_STRING
+  if (!from._internal_order_by().empty()) {
+    _this->_impl_.order_by_.Set(from._internal_order_by(), 
+      _this->GetArenaForAllocation());
+  }
+  ::memcpy(&_impl_.page_size_, &from._impl_.page_size_,
+    static_cast<size_t>(reinterpret_cast<char*>(&_impl_.skip_) -
+    reinterpret_cast<char*>(&_impl_.page_size_)) + sizeof(_impl_.skip_));
   // @@protoc_insertion_point(copy_constructor:tagq.v1.ListQueuesRequest)
 }
 
@@ -4818,7 +4909,11 @@ inline void ListQueuesRequest::SharedCtor(
   new (&_impl_) Impl_{
       decltype(_impl_.prefix_){}
     , decltype(_impl_.page_token_){}
+    , decltype(_impl_.name_contains_){}
+    , decltype(_impl_.order_by_){}
     , decltype(_impl_.page_size_){0}
+    , decltype(_impl_.view_){0}
+    , decltype(_impl_.skip_){0}
     , /*decltype(_impl_._cached_size_)*/{}
   };
   _impl_.prefix_.InitDefault();
@@ -4828,6 +4923,14 @@ inline void ListQueuesRequest::SharedCtor(
   _impl_.page_token_.InitDefault();
   #ifdef PROTOBUF_FORCE_COPY_DEFAULT_STRING
     _impl_.page_token_.Set("", GetArenaForAllocation());
+  #endif // PROTOBUF_FORCE_COPY_DEFAULT_STRING
+  _impl_.name_contains_.InitDefault();
+  #ifdef PROTOBUF_FORCE_COPY_DEFAULT_STRING
+    _impl_.name_contains_.Set("", GetArenaForAllocation());
+  #endif // PROTOBUF_FORCE_COPY_DEFAULT_STRING
+  _impl_.order_by_.InitDefault();
+  #ifdef PROTOBUF_FORCE_COPY_DEFAULT_STRING
+    _impl_.order_by_.Set("", GetArenaForAllocation());
   #endif // PROTOBUF_FORCE_COPY_DEFAULT_STRING
 }
 
@@ -4844,6 +4947,8 @@ inline void ListQueuesRequest::SharedDtor() {
   GOOGLE_DCHECK(GetArenaForAllocation() == nullptr);
   _impl_.prefix_.Destroy();
   _impl_.page_token_.Destroy();
+  _impl_.name_contains_.Destroy();
+  _impl_.order_by_.Destroy();
 }
 
 void ListQueuesRequest::SetCachedSize(int size) const {
@@ -4858,7 +4963,11 @@ void ListQueuesRequest::Clear() {
 
   _impl_.prefix_.ClearToEmpty();
   _impl_.page_token_.ClearToEmpty();
-  _impl_.page_size_ = 0;
+  _impl_.name_contains_.ClearToEmpty();
+  _impl_.order_by_.ClearToEmpty();
+  ::memset(&_impl_.page_size_, 0, static_cast<size_t>(
+      reinterpret_cast<char*>(&_impl_.skip_) -
+      reinterpret_cast<char*>(&_impl_.page_size_)) + sizeof(_impl_.skip_));
   _internal_metadata_.Clear<::PROTOBUF_NAMESPACE_ID::UnknownFieldSet>();
 }
 
@@ -4893,6 +5002,43 @@ const char* ListQueuesRequest::_InternalParse(const char* ptr, ::_pbi::ParseCont
           ptr = ::_pbi::InlineGreedyStringParser(str, ptr, ctx);
           CHK_(ptr);
           CHK_(::_pbi::VerifyUTF8(str, "tagq.v1.ListQueuesRequest.page_token"));
+        } else
+          goto handle_unusual;
+        continue;
+      // .tagq.v1.QueueView view = 4 [json_name = "view"];
+      case 4:
+        if (PROTOBUF_PREDICT_TRUE(static_cast<uint8_t>(tag) == 32)) {
+          uint64_t val = ::PROTOBUF_NAMESPACE_ID::internal::ReadVarint64(&ptr);
+          CHK_(ptr);
+          _internal_set_view(static_cast<::tagq::v1::QueueView>(val));
+        } else
+          goto handle_unusual;
+        continue;
+      // string name_contains = 5 [json_name = "nameContains"];
+      case 5:
+        if (PROTOBUF_PREDICT_TRUE(static_cast<uint8_t>(tag) == 42)) {
+          auto str = _internal_mutable_name_contains();
+          ptr = ::_pbi::InlineGreedyStringParser(str, ptr, ctx);
+          CHK_(ptr);
+          CHK_(::_pbi::VerifyUTF8(str, "tagq.v1.ListQueuesRequest.name_contains"));
+        } else
+          goto handle_unusual;
+        continue;
+      // int32 skip = 6 [json_name = "skip"];
+      case 6:
+        if (PROTOBUF_PREDICT_TRUE(static_cast<uint8_t>(tag) == 48)) {
+          _impl_.skip_ = ::PROTOBUF_NAMESPACE_ID::internal::ReadVarint32(&ptr);
+          CHK_(ptr);
+        } else
+          goto handle_unusual;
+        continue;
+      // string order_by = 7 [json_name = "orderBy"];
+      case 7:
+        if (PROTOBUF_PREDICT_TRUE(static_cast<uint8_t>(tag) == 58)) {
+          auto str = _internal_mutable_order_by();
+          ptr = ::_pbi::InlineGreedyStringParser(str, ptr, ctx);
+          CHK_(ptr);
+          CHK_(::_pbi::VerifyUTF8(str, "tagq.v1.ListQueuesRequest.order_by"));
         } else
           goto handle_unusual;
         continue;
@@ -4951,6 +5097,39 @@ uint8_t* ListQueuesRequest::_InternalSerialize(
         3, this->_internal_page_token(), target);
   }
 
+  // .tagq.v1.QueueView view = 4 [json_name = "view"];
+  if (this->_internal_view() != 0) {
+    target = stream->EnsureSpace(target);
+    target = ::_pbi::WireFormatLite::WriteEnumToArray(
+      4, this->_internal_view(), target);
+  }
+
+  // string name_contains = 5 [json_name = "nameContains"];
+  if (!this->_internal_name_contains().empty()) {
+    ::PROTOBUF_NAMESPACE_ID::internal::WireFormatLite::VerifyUtf8String(
+      this->_internal_name_contains().data(), static_cast<int>(this->_internal_name_contains().length()),
+      ::PROTOBUF_NAMESPACE_ID::internal::WireFormatLite::SERIALIZE,
+      "tagq.v1.ListQueuesRequest.name_contains");
+    target = stream->WriteStringMaybeAliased(
+        5, this->_internal_name_contains(), target);
+  }
+
+  // int32 skip = 6 [json_name = "skip"];
+  if (this->_internal_skip() != 0) {
+    target = stream->EnsureSpace(target);
+    target = ::_pbi::WireFormatLite::WriteInt32ToArray(6, this->_internal_skip(), target);
+  }
+
+  // string order_by = 7 [json_name = "orderBy"];
+  if (!this->_internal_order_by().empty()) {
+    ::PROTOBUF_NAMESPACE_ID::internal::WireFormatLite::VerifyUtf8String(
+      this->_internal_order_by().data(), static_cast<int>(this->_internal_order_by().length()),
+      ::PROTOBUF_NAMESPACE_ID::internal::WireFormatLite::SERIALIZE,
+      "tagq.v1.ListQueuesRequest.order_by");
+    target = stream->WriteStringMaybeAliased(
+        7, this->_internal_order_by(), target);
+  }
+
   if (PROTOBUF_PREDICT_FALSE(_internal_metadata_.have_unknown_fields())) {
     target = ::_pbi::WireFormat::InternalSerializeUnknownFieldsToArray(
         _internal_metadata_.unknown_fields<::PROTOBUF_NAMESPACE_ID::UnknownFieldSet>(::PROTOBUF_NAMESPACE_ID::UnknownFieldSet::default_instance), target, stream);
@@ -4981,9 +5160,34 @@ size_t ListQueuesRequest::ByteSizeLong() const {
         this->_internal_page_token());
   }
 
+  // string name_contains = 5 [json_name = "nameContains"];
+  if (!this->_internal_name_contains().empty()) {
+    total_size += 1 +
+      ::PROTOBUF_NAMESPACE_ID::internal::WireFormatLite::StringSize(
+        this->_internal_name_contains());
+  }
+
+  // string order_by = 7 [json_name = "orderBy"];
+  if (!this->_internal_order_by().empty()) {
+    total_size += 1 +
+      ::PROTOBUF_NAMESPACE_ID::internal::WireFormatLite::StringSize(
+        this->_internal_order_by());
+  }
+
   // int32 page_size = 2 [json_name = "pageSize"];
   if (this->_internal_page_size() != 0) {
     total_size += ::_pbi::WireFormatLite::Int32SizePlusOne(this->_internal_page_size());
+  }
+
+  // .tagq.v1.QueueView view = 4 [json_name = "view"];
+  if (this->_internal_view() != 0) {
+    total_size += 1 +
+      ::_pbi::WireFormatLite::EnumSize(this->_internal_view());
+  }
+
+  // int32 skip = 6 [json_name = "skip"];
+  if (this->_internal_skip() != 0) {
+    total_size += ::_pbi::WireFormatLite::Int32SizePlusOne(this->_internal_skip());
   }
 
   return MaybeComputeUnknownFieldsSize(total_size, &_impl_._cached_size_);
@@ -5010,8 +5214,20 @@ void ListQueuesRequest::MergeImpl(::PROTOBUF_NAMESPACE_ID::Message& to_msg, cons
   if (!from._internal_page_token().empty()) {
     _this->_internal_set_page_token(from._internal_page_token());
   }
+  if (!from._internal_name_contains().empty()) {
+    _this->_internal_set_name_contains(from._internal_name_contains());
+  }
+  if (!from._internal_order_by().empty()) {
+    _this->_internal_set_order_by(from._internal_order_by());
+  }
   if (from._internal_page_size() != 0) {
     _this->_internal_set_page_size(from._internal_page_size());
+  }
+  if (from._internal_view() != 0) {
+    _this->_internal_set_view(from._internal_view());
+  }
+  if (from._internal_skip() != 0) {
+    _this->_internal_set_skip(from._internal_skip());
   }
   _this->_internal_metadata_.MergeFrom<::PROTOBUF_NAMESPACE_ID::UnknownFieldSet>(from._internal_metadata_);
 }
@@ -5040,7 +5256,20 @@ void ListQueuesRequest::InternalSwap(ListQueuesRequest* other) {
       &_impl_.page_token_, lhs_arena,
       &other->_impl_.page_token_, rhs_arena
   );
-  swap(_impl_.page_size_, other->_impl_.page_size_);
+  ::PROTOBUF_NAMESPACE_ID::internal::ArenaStringPtr::InternalSwap(
+      &_impl_.name_contains_, lhs_arena,
+      &other->_impl_.name_contains_, rhs_arena
+  );
+  ::PROTOBUF_NAMESPACE_ID::internal::ArenaStringPtr::InternalSwap(
+      &_impl_.order_by_, lhs_arena,
+      &other->_impl_.order_by_, rhs_arena
+  );
+  ::PROTOBUF_NAMESPACE_ID::internal::memswap<
+      PROTOBUF_FIELD_OFFSET(ListQueuesRequest, _impl_.skip_)
+      + sizeof(ListQueuesRequest::_impl_.skip_)
+      - PROTOBUF_FIELD_OFFSET(ListQueuesRequest, _impl_.page_size_)>(
+          reinterpret_cast<char*>(&_impl_.page_size_),
+          reinterpret_cast<char*>(&other->_impl_.page_size_));
 }
 
 ::PROTOBUF_NAMESPACE_ID::Metadata ListQueuesRequest::GetMetadata() const {
@@ -5067,6 +5296,7 @@ ListQueuesResponse::ListQueuesResponse(const ListQueuesResponse& from)
   new (&_impl_) Impl_{
       decltype(_impl_.queues_){from._impl_.queues_}
     , decltype(_impl_.next_page_token_){}
+    , decltype(_impl_.total_size_){}
     , /*decltype(_impl_._cached_size_)*/{}};
 
   _internal_metadata_.MergeFrom<::PROTOBUF_NAMESPACE_ID::UnknownFieldSet>(from._internal_metadata_);
@@ -5078,6 +5308,7 @@ ListQueuesResponse::ListQueuesResponse(const ListQueuesResponse& from)
     _this->_impl_.next_page_token_.Set(from._internal_next_page_token(), 
       _this->GetArenaForAllocation());
   }
+  _this->_impl_.total_size_ = from._impl_.total_size_;
   // @@protoc_insertion_point(copy_constructor:tagq.v1.ListQueuesResponse)
 }
 
@@ -5088,6 +5319,7 @@ inline void ListQueuesResponse::SharedCtor(
   new (&_impl_) Impl_{
       decltype(_impl_.queues_){arena}
     , decltype(_impl_.next_page_token_){}
+    , decltype(_impl_.total_size_){0}
     , /*decltype(_impl_._cached_size_)*/{}
   };
   _impl_.next_page_token_.InitDefault();
@@ -5123,6 +5355,7 @@ void ListQueuesResponse::Clear() {
 
   _impl_.queues_.Clear();
   _impl_.next_page_token_.ClearToEmpty();
+  _impl_.total_size_ = 0;
   _internal_metadata_.Clear<::PROTOBUF_NAMESPACE_ID::UnknownFieldSet>();
 }
 
@@ -5152,6 +5385,14 @@ const char* ListQueuesResponse::_InternalParse(const char* ptr, ::_pbi::ParseCon
           ptr = ::_pbi::InlineGreedyStringParser(str, ptr, ctx);
           CHK_(ptr);
           CHK_(::_pbi::VerifyUTF8(str, "tagq.v1.ListQueuesResponse.next_page_token"));
+        } else
+          goto handle_unusual;
+        continue;
+      // int32 total_size = 3 [json_name = "totalSize"];
+      case 3:
+        if (PROTOBUF_PREDICT_TRUE(static_cast<uint8_t>(tag) == 24)) {
+          _impl_.total_size_ = ::PROTOBUF_NAMESPACE_ID::internal::ReadVarint32(&ptr);
+          CHK_(ptr);
         } else
           goto handle_unusual;
         continue;
@@ -5202,6 +5443,12 @@ uint8_t* ListQueuesResponse::_InternalSerialize(
         2, this->_internal_next_page_token(), target);
   }
 
+  // int32 total_size = 3 [json_name = "totalSize"];
+  if (this->_internal_total_size() != 0) {
+    target = stream->EnsureSpace(target);
+    target = ::_pbi::WireFormatLite::WriteInt32ToArray(3, this->_internal_total_size(), target);
+  }
+
   if (PROTOBUF_PREDICT_FALSE(_internal_metadata_.have_unknown_fields())) {
     target = ::_pbi::WireFormat::InternalSerializeUnknownFieldsToArray(
         _internal_metadata_.unknown_fields<::PROTOBUF_NAMESPACE_ID::UnknownFieldSet>(::PROTOBUF_NAMESPACE_ID::UnknownFieldSet::default_instance), target, stream);
@@ -5232,6 +5479,11 @@ size_t ListQueuesResponse::ByteSizeLong() const {
         this->_internal_next_page_token());
   }
 
+  // int32 total_size = 3 [json_name = "totalSize"];
+  if (this->_internal_total_size() != 0) {
+    total_size += ::_pbi::WireFormatLite::Int32SizePlusOne(this->_internal_total_size());
+  }
+
   return MaybeComputeUnknownFieldsSize(total_size, &_impl_._cached_size_);
 }
 
@@ -5253,6 +5505,9 @@ void ListQueuesResponse::MergeImpl(::PROTOBUF_NAMESPACE_ID::Message& to_msg, con
   _this->_impl_.queues_.MergeFrom(from._impl_.queues_);
   if (!from._internal_next_page_token().empty()) {
     _this->_internal_set_next_page_token(from._internal_next_page_token());
+  }
+  if (from._internal_total_size() != 0) {
+    _this->_internal_set_total_size(from._internal_total_size());
   }
   _this->_internal_metadata_.MergeFrom<::PROTOBUF_NAMESPACE_ID::UnknownFieldSet>(from._internal_metadata_);
 }
@@ -5278,6 +5533,7 @@ void ListQueuesResponse::InternalSwap(ListQueuesResponse* other) {
       &_impl_.next_page_token_, lhs_arena,
       &other->_impl_.next_page_token_, rhs_arena
   );
+  swap(_impl_.total_size_, other->_impl_.total_size_);
 }
 
 ::PROTOBUF_NAMESPACE_ID::Metadata ListQueuesResponse::GetMetadata() const {

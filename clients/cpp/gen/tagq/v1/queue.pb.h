@@ -228,6 +228,32 @@ inline bool OverflowPolicy_Parse(
   return ::PROTOBUF_NAMESPACE_ID::internal::ParseNamedEnum<OverflowPolicy>(
     OverflowPolicy_descriptor(), name, value);
 }
+enum QueueView : int {
+  QUEUE_VIEW_UNSPECIFIED = 0,
+  QUEUE_VIEW_BASIC = 1,
+  QUEUE_VIEW_TAGS = 2,
+  QueueView_INT_MIN_SENTINEL_DO_NOT_USE_ = std::numeric_limits<int32_t>::min(),
+  QueueView_INT_MAX_SENTINEL_DO_NOT_USE_ = std::numeric_limits<int32_t>::max()
+};
+bool QueueView_IsValid(int value);
+constexpr QueueView QueueView_MIN = QUEUE_VIEW_UNSPECIFIED;
+constexpr QueueView QueueView_MAX = QUEUE_VIEW_TAGS;
+constexpr int QueueView_ARRAYSIZE = QueueView_MAX + 1;
+
+const ::PROTOBUF_NAMESPACE_ID::EnumDescriptor* QueueView_descriptor();
+template<typename T>
+inline const std::string& QueueView_Name(T enum_t_value) {
+  static_assert(::std::is_same<T, QueueView>::value ||
+    ::std::is_integral<T>::value,
+    "Incorrect type passed to function QueueView_Name.");
+  return ::PROTOBUF_NAMESPACE_ID::internal::NameOfEnum(
+    QueueView_descriptor(), enum_t_value);
+}
+inline bool QueueView_Parse(
+    ::PROTOBUF_NAMESPACE_ID::ConstStringParam name, QueueView* value) {
+  return ::PROTOBUF_NAMESPACE_ID::internal::ParseNamedEnum<QueueView>(
+    QueueView_descriptor(), name, value);
+}
 // ===================================================================
 
 class Queue_UserAttributesEntry_DoNotUse : public ::PROTOBUF_NAMESPACE_ID::internal::MapEntry<Queue_UserAttributesEntry_DoNotUse, 
@@ -384,6 +410,7 @@ class Queue final :
   enum : int {
     kUserAttributesFieldNumber = 11,
     kSourceQueuesFieldNumber = 16,
+    kTagsFieldNumber = 40,
     kNameFieldNumber = 1,
     kDefaultTagNameFieldNumber = 12,
     kRedrivePolicyFieldNumber = 7,
@@ -446,6 +473,24 @@ class Queue final :
   const std::string& _internal_source_queues(int index) const;
   std::string* _internal_add_source_queues();
   public:
+
+  // repeated .tagq.v1.Tag tags = 40 [json_name = "tags"];
+  int tags_size() const;
+  private:
+  int _internal_tags_size() const;
+  public:
+  void clear_tags();
+  ::tagq::v1::Tag* mutable_tags(int index);
+  ::PROTOBUF_NAMESPACE_ID::RepeatedPtrField< ::tagq::v1::Tag >*
+      mutable_tags();
+  private:
+  const ::tagq::v1::Tag& _internal_tags(int index) const;
+  ::tagq::v1::Tag* _internal_add_tags();
+  public:
+  const ::tagq::v1::Tag& tags(int index) const;
+  ::tagq::v1::Tag* add_tags();
+  const ::PROTOBUF_NAMESPACE_ID::RepeatedPtrField< ::tagq::v1::Tag >&
+      tags() const;
 
   // string name = 1 [json_name = "name"];
   void clear_name();
@@ -734,6 +779,7 @@ class Queue final :
         ::PROTOBUF_NAMESPACE_ID::internal::WireFormatLite::TYPE_STRING,
         ::PROTOBUF_NAMESPACE_ID::internal::WireFormatLite::TYPE_STRING> user_attributes_;
     ::PROTOBUF_NAMESPACE_ID::RepeatedPtrField<std::string> source_queues_;
+    ::PROTOBUF_NAMESPACE_ID::RepeatedPtrField< ::tagq::v1::Tag > tags_;
     ::PROTOBUF_NAMESPACE_ID::internal::ArenaStringPtr name_;
     ::PROTOBUF_NAMESPACE_ID::internal::ArenaStringPtr default_tag_name_;
     ::tagq::v1::RedrivePolicy* redrive_policy_;
@@ -2812,7 +2858,11 @@ class ListQueuesRequest final :
   enum : int {
     kPrefixFieldNumber = 1,
     kPageTokenFieldNumber = 3,
+    kNameContainsFieldNumber = 5,
+    kOrderByFieldNumber = 7,
     kPageSizeFieldNumber = 2,
+    kViewFieldNumber = 4,
+    kSkipFieldNumber = 6,
   };
   // string prefix = 1 [json_name = "prefix"];
   void clear_prefix();
@@ -2842,6 +2892,34 @@ class ListQueuesRequest final :
   std::string* _internal_mutable_page_token();
   public:
 
+  // string name_contains = 5 [json_name = "nameContains"];
+  void clear_name_contains();
+  const std::string& name_contains() const;
+  template <typename ArgT0 = const std::string&, typename... ArgT>
+  void set_name_contains(ArgT0&& arg0, ArgT... args);
+  std::string* mutable_name_contains();
+  PROTOBUF_NODISCARD std::string* release_name_contains();
+  void set_allocated_name_contains(std::string* name_contains);
+  private:
+  const std::string& _internal_name_contains() const;
+  inline PROTOBUF_ALWAYS_INLINE void _internal_set_name_contains(const std::string& value);
+  std::string* _internal_mutable_name_contains();
+  public:
+
+  // string order_by = 7 [json_name = "orderBy"];
+  void clear_order_by();
+  const std::string& order_by() const;
+  template <typename ArgT0 = const std::string&, typename... ArgT>
+  void set_order_by(ArgT0&& arg0, ArgT... args);
+  std::string* mutable_order_by();
+  PROTOBUF_NODISCARD std::string* release_order_by();
+  void set_allocated_order_by(std::string* order_by);
+  private:
+  const std::string& _internal_order_by() const;
+  inline PROTOBUF_ALWAYS_INLINE void _internal_set_order_by(const std::string& value);
+  std::string* _internal_mutable_order_by();
+  public:
+
   // int32 page_size = 2 [json_name = "pageSize"];
   void clear_page_size();
   int32_t page_size() const;
@@ -2849,6 +2927,24 @@ class ListQueuesRequest final :
   private:
   int32_t _internal_page_size() const;
   void _internal_set_page_size(int32_t value);
+  public:
+
+  // .tagq.v1.QueueView view = 4 [json_name = "view"];
+  void clear_view();
+  ::tagq::v1::QueueView view() const;
+  void set_view(::tagq::v1::QueueView value);
+  private:
+  ::tagq::v1::QueueView _internal_view() const;
+  void _internal_set_view(::tagq::v1::QueueView value);
+  public:
+
+  // int32 skip = 6 [json_name = "skip"];
+  void clear_skip();
+  int32_t skip() const;
+  void set_skip(int32_t value);
+  private:
+  int32_t _internal_skip() const;
+  void _internal_set_skip(int32_t value);
   public:
 
   // @@protoc_insertion_point(class_scope:tagq.v1.ListQueuesRequest)
@@ -2861,7 +2957,11 @@ class ListQueuesRequest final :
   struct Impl_ {
     ::PROTOBUF_NAMESPACE_ID::internal::ArenaStringPtr prefix_;
     ::PROTOBUF_NAMESPACE_ID::internal::ArenaStringPtr page_token_;
+    ::PROTOBUF_NAMESPACE_ID::internal::ArenaStringPtr name_contains_;
+    ::PROTOBUF_NAMESPACE_ID::internal::ArenaStringPtr order_by_;
     int32_t page_size_;
+    int view_;
+    int32_t skip_;
     mutable ::PROTOBUF_NAMESPACE_ID::internal::CachedSize _cached_size_;
   };
   union { Impl_ _impl_; };
@@ -2992,6 +3092,7 @@ class ListQueuesResponse final :
   enum : int {
     kQueuesFieldNumber = 1,
     kNextPageTokenFieldNumber = 2,
+    kTotalSizeFieldNumber = 3,
   };
   // repeated .tagq.v1.Queue queues = 1 [json_name = "queues"];
   int queues_size() const;
@@ -3025,6 +3126,15 @@ class ListQueuesResponse final :
   std::string* _internal_mutable_next_page_token();
   public:
 
+  // int32 total_size = 3 [json_name = "totalSize"];
+  void clear_total_size();
+  int32_t total_size() const;
+  void set_total_size(int32_t value);
+  private:
+  int32_t _internal_total_size() const;
+  void _internal_set_total_size(int32_t value);
+  public:
+
   // @@protoc_insertion_point(class_scope:tagq.v1.ListQueuesResponse)
  private:
   class _Internal;
@@ -3035,6 +3145,7 @@ class ListQueuesResponse final :
   struct Impl_ {
     ::PROTOBUF_NAMESPACE_ID::RepeatedPtrField< ::tagq::v1::Queue > queues_;
     ::PROTOBUF_NAMESPACE_ID::internal::ArenaStringPtr next_page_token_;
+    int32_t total_size_;
     mutable ::PROTOBUF_NAMESPACE_ID::internal::CachedSize _cached_size_;
   };
   union { Impl_ _impl_; };
@@ -6192,6 +6303,46 @@ inline void Queue::set_priority_queue(bool value) {
   // @@protoc_insertion_point(field_set:tagq.v1.Queue.priority_queue)
 }
 
+// repeated .tagq.v1.Tag tags = 40 [json_name = "tags"];
+inline int Queue::_internal_tags_size() const {
+  return _impl_.tags_.size();
+}
+inline int Queue::tags_size() const {
+  return _internal_tags_size();
+}
+inline void Queue::clear_tags() {
+  _impl_.tags_.Clear();
+}
+inline ::tagq::v1::Tag* Queue::mutable_tags(int index) {
+  // @@protoc_insertion_point(field_mutable:tagq.v1.Queue.tags)
+  return _impl_.tags_.Mutable(index);
+}
+inline ::PROTOBUF_NAMESPACE_ID::RepeatedPtrField< ::tagq::v1::Tag >*
+Queue::mutable_tags() {
+  // @@protoc_insertion_point(field_mutable_list:tagq.v1.Queue.tags)
+  return &_impl_.tags_;
+}
+inline const ::tagq::v1::Tag& Queue::_internal_tags(int index) const {
+  return _impl_.tags_.Get(index);
+}
+inline const ::tagq::v1::Tag& Queue::tags(int index) const {
+  // @@protoc_insertion_point(field_get:tagq.v1.Queue.tags)
+  return _internal_tags(index);
+}
+inline ::tagq::v1::Tag* Queue::_internal_add_tags() {
+  return _impl_.tags_.Add();
+}
+inline ::tagq::v1::Tag* Queue::add_tags() {
+  ::tagq::v1::Tag* _add = _internal_add_tags();
+  // @@protoc_insertion_point(field_add:tagq.v1.Queue.tags)
+  return _add;
+}
+inline const ::PROTOBUF_NAMESPACE_ID::RepeatedPtrField< ::tagq::v1::Tag >&
+Queue::tags() const {
+  // @@protoc_insertion_point(field_list:tagq.v1.Queue.tags)
+  return _impl_.tags_;
+}
+
 // -------------------------------------------------------------------
 
 // RedrivePolicy
@@ -7781,6 +7932,146 @@ inline void ListQueuesRequest::set_allocated_page_token(std::string* page_token)
   // @@protoc_insertion_point(field_set_allocated:tagq.v1.ListQueuesRequest.page_token)
 }
 
+// .tagq.v1.QueueView view = 4 [json_name = "view"];
+inline void ListQueuesRequest::clear_view() {
+  _impl_.view_ = 0;
+}
+inline ::tagq::v1::QueueView ListQueuesRequest::_internal_view() const {
+  return static_cast< ::tagq::v1::QueueView >(_impl_.view_);
+}
+inline ::tagq::v1::QueueView ListQueuesRequest::view() const {
+  // @@protoc_insertion_point(field_get:tagq.v1.ListQueuesRequest.view)
+  return _internal_view();
+}
+inline void ListQueuesRequest::_internal_set_view(::tagq::v1::QueueView value) {
+  
+  _impl_.view_ = value;
+}
+inline void ListQueuesRequest::set_view(::tagq::v1::QueueView value) {
+  _internal_set_view(value);
+  // @@protoc_insertion_point(field_set:tagq.v1.ListQueuesRequest.view)
+}
+
+// string name_contains = 5 [json_name = "nameContains"];
+inline void ListQueuesRequest::clear_name_contains() {
+  _impl_.name_contains_.ClearToEmpty();
+}
+inline const std::string& ListQueuesRequest::name_contains() const {
+  // @@protoc_insertion_point(field_get:tagq.v1.ListQueuesRequest.name_contains)
+  return _internal_name_contains();
+}
+template <typename ArgT0, typename... ArgT>
+inline PROTOBUF_ALWAYS_INLINE
+void ListQueuesRequest::set_name_contains(ArgT0&& arg0, ArgT... args) {
+ 
+ _impl_.name_contains_.Set(static_cast<ArgT0 &&>(arg0), args..., GetArenaForAllocation());
+  // @@protoc_insertion_point(field_set:tagq.v1.ListQueuesRequest.name_contains)
+}
+inline std::string* ListQueuesRequest::mutable_name_contains() {
+  std::string* _s = _internal_mutable_name_contains();
+  // @@protoc_insertion_point(field_mutable:tagq.v1.ListQueuesRequest.name_contains)
+  return _s;
+}
+inline const std::string& ListQueuesRequest::_internal_name_contains() const {
+  return _impl_.name_contains_.Get();
+}
+inline void ListQueuesRequest::_internal_set_name_contains(const std::string& value) {
+  
+  _impl_.name_contains_.Set(value, GetArenaForAllocation());
+}
+inline std::string* ListQueuesRequest::_internal_mutable_name_contains() {
+  
+  return _impl_.name_contains_.Mutable(GetArenaForAllocation());
+}
+inline std::string* ListQueuesRequest::release_name_contains() {
+  // @@protoc_insertion_point(field_release:tagq.v1.ListQueuesRequest.name_contains)
+  return _impl_.name_contains_.Release();
+}
+inline void ListQueuesRequest::set_allocated_name_contains(std::string* name_contains) {
+  if (name_contains != nullptr) {
+    
+  } else {
+    
+  }
+  _impl_.name_contains_.SetAllocated(name_contains, GetArenaForAllocation());
+#ifdef PROTOBUF_FORCE_COPY_DEFAULT_STRING
+  if (_impl_.name_contains_.IsDefault()) {
+    _impl_.name_contains_.Set("", GetArenaForAllocation());
+  }
+#endif // PROTOBUF_FORCE_COPY_DEFAULT_STRING
+  // @@protoc_insertion_point(field_set_allocated:tagq.v1.ListQueuesRequest.name_contains)
+}
+
+// int32 skip = 6 [json_name = "skip"];
+inline void ListQueuesRequest::clear_skip() {
+  _impl_.skip_ = 0;
+}
+inline int32_t ListQueuesRequest::_internal_skip() const {
+  return _impl_.skip_;
+}
+inline int32_t ListQueuesRequest::skip() const {
+  // @@protoc_insertion_point(field_get:tagq.v1.ListQueuesRequest.skip)
+  return _internal_skip();
+}
+inline void ListQueuesRequest::_internal_set_skip(int32_t value) {
+  
+  _impl_.skip_ = value;
+}
+inline void ListQueuesRequest::set_skip(int32_t value) {
+  _internal_set_skip(value);
+  // @@protoc_insertion_point(field_set:tagq.v1.ListQueuesRequest.skip)
+}
+
+// string order_by = 7 [json_name = "orderBy"];
+inline void ListQueuesRequest::clear_order_by() {
+  _impl_.order_by_.ClearToEmpty();
+}
+inline const std::string& ListQueuesRequest::order_by() const {
+  // @@protoc_insertion_point(field_get:tagq.v1.ListQueuesRequest.order_by)
+  return _internal_order_by();
+}
+template <typename ArgT0, typename... ArgT>
+inline PROTOBUF_ALWAYS_INLINE
+void ListQueuesRequest::set_order_by(ArgT0&& arg0, ArgT... args) {
+ 
+ _impl_.order_by_.Set(static_cast<ArgT0 &&>(arg0), args..., GetArenaForAllocation());
+  // @@protoc_insertion_point(field_set:tagq.v1.ListQueuesRequest.order_by)
+}
+inline std::string* ListQueuesRequest::mutable_order_by() {
+  std::string* _s = _internal_mutable_order_by();
+  // @@protoc_insertion_point(field_mutable:tagq.v1.ListQueuesRequest.order_by)
+  return _s;
+}
+inline const std::string& ListQueuesRequest::_internal_order_by() const {
+  return _impl_.order_by_.Get();
+}
+inline void ListQueuesRequest::_internal_set_order_by(const std::string& value) {
+  
+  _impl_.order_by_.Set(value, GetArenaForAllocation());
+}
+inline std::string* ListQueuesRequest::_internal_mutable_order_by() {
+  
+  return _impl_.order_by_.Mutable(GetArenaForAllocation());
+}
+inline std::string* ListQueuesRequest::release_order_by() {
+  // @@protoc_insertion_point(field_release:tagq.v1.ListQueuesRequest.order_by)
+  return _impl_.order_by_.Release();
+}
+inline void ListQueuesRequest::set_allocated_order_by(std::string* order_by) {
+  if (order_by != nullptr) {
+    
+  } else {
+    
+  }
+  _impl_.order_by_.SetAllocated(order_by, GetArenaForAllocation());
+#ifdef PROTOBUF_FORCE_COPY_DEFAULT_STRING
+  if (_impl_.order_by_.IsDefault()) {
+    _impl_.order_by_.Set("", GetArenaForAllocation());
+  }
+#endif // PROTOBUF_FORCE_COPY_DEFAULT_STRING
+  // @@protoc_insertion_point(field_set_allocated:tagq.v1.ListQueuesRequest.order_by)
+}
+
 // -------------------------------------------------------------------
 
 // ListQueuesResponse
@@ -7873,6 +8164,26 @@ inline void ListQueuesResponse::set_allocated_next_page_token(std::string* next_
   }
 #endif // PROTOBUF_FORCE_COPY_DEFAULT_STRING
   // @@protoc_insertion_point(field_set_allocated:tagq.v1.ListQueuesResponse.next_page_token)
+}
+
+// int32 total_size = 3 [json_name = "totalSize"];
+inline void ListQueuesResponse::clear_total_size() {
+  _impl_.total_size_ = 0;
+}
+inline int32_t ListQueuesResponse::_internal_total_size() const {
+  return _impl_.total_size_;
+}
+inline int32_t ListQueuesResponse::total_size() const {
+  // @@protoc_insertion_point(field_get:tagq.v1.ListQueuesResponse.total_size)
+  return _internal_total_size();
+}
+inline void ListQueuesResponse::_internal_set_total_size(int32_t value) {
+  
+  _impl_.total_size_ = value;
+}
+inline void ListQueuesResponse::set_total_size(int32_t value) {
+  _internal_set_total_size(value);
+  // @@protoc_insertion_point(field_set:tagq.v1.ListQueuesResponse.total_size)
 }
 
 // -------------------------------------------------------------------
@@ -9142,6 +9453,11 @@ template <> struct is_proto_enum< ::tagq::v1::OverflowPolicy> : ::std::true_type
 template <>
 inline const EnumDescriptor* GetEnumDescriptor< ::tagq::v1::OverflowPolicy>() {
   return ::tagq::v1::OverflowPolicy_descriptor();
+}
+template <> struct is_proto_enum< ::tagq::v1::QueueView> : ::std::true_type {};
+template <>
+inline const EnumDescriptor* GetEnumDescriptor< ::tagq::v1::QueueView>() {
+  return ::tagq::v1::QueueView_descriptor();
 }
 
 PROTOBUF_NAMESPACE_CLOSE

@@ -9,7 +9,14 @@ module Tagq
     module MessageService
       # MessageService sends, receives and acknowledges messages. Receipt handles
       # name the queue, the tag, the message and the receive generation, so
-      # delete and change-visibility need only the handle.
+      # delete, change visibility and dead (and their batches) need only the
+      # handle (S3): their queue field is optional and, when given, must be the
+      # handle's queue (else INVALID_RECEIPT_HANDLE). Without a queue, a batch
+      # acts on the queue its handles name, one queue per batch
+      # (INVALID_ARGUMENT, MIXED_QUEUE_BATCH, when they name two). With
+      # authentication on they need HANDLE on each handle's queue (and tag),
+      # whatever queue the request names. REST: POST /v1/messages:delete and
+      # the like, or with the queue in the path.
       class Service
 
         include ::GRPC::GenericService
@@ -37,17 +44,20 @@ module Tagq
         # retry_after_ms) when that is nothing.
         rpc :ReceiveMessage, ::Tagq::V1::ReceiveMessageRequest, ::Tagq::V1::ReceiveMessageResponse
         # DeleteMessage acknowledges a message for the tag that received it.
-        # Deleting twice, or with an older handle, is not an error.
+        # Deleting twice, or with an older handle, is not an error. Errors:
+        # INVALID_ARGUMENT (INVALID_RECEIPT_HANDLE: forged, garbled, or not of
+        # the queue given).
         rpc :DeleteMessage, ::Tagq::V1::DeleteMessageRequest, ::Tagq::V1::DeleteMessageResponse
-        # DeleteMessageBatch deletes up to 100 messages, with a result per entry.
+        # DeleteMessageBatch deletes up to 100 messages of one queue, with a
+        # result per entry.
         rpc :DeleteMessageBatch, ::Tagq::V1::DeleteMessageBatchRequest, ::Tagq::V1::DeleteMessageBatchResponse
         # ChangeMessageVisibility sets an in-flight message's deadline to now +
         # visibility_seconds; 0 makes it visible at once. Errors:
         # FAILED_PRECONDITION (RECEIPT_HANDLE_STALE) once the message was received
         # again or deleted.
         rpc :ChangeMessageVisibility, ::Tagq::V1::ChangeMessageVisibilityRequest, ::Tagq::V1::ChangeMessageVisibilityResponse
-        # ChangeMessageVisibilityBatch changes up to 100 deadlines, with a result
-        # per entry.
+        # ChangeMessageVisibilityBatch changes up to 100 deadlines of one queue's
+        # messages, with a result per entry.
         rpc :ChangeMessageVisibilityBatch, ::Tagq::V1::ChangeMessageVisibilityBatchRequest, ::Tagq::V1::ChangeMessageVisibilityBatchResponse
         # PeekMessage reads messages without receiving them: by id, or the next
         # ones available to a tag.
@@ -58,7 +68,8 @@ module Tagq
         # (NOT_A_SOURCE_QUEUE when the queue has no redrive policy;
         # RECEIPT_HANDLE_STALE once the message was received again).
         rpc :DeadMessage, ::Tagq::V1::DeadMessageRequest, ::Tagq::V1::DeadMessageResponse
-        # DeadMessageBatch dead-letters up to 100 messages, with a result per entry.
+        # DeadMessageBatch dead-letters up to 100 messages of one queue, with a
+        # result per entry.
         rpc :DeadMessageBatch, ::Tagq::V1::DeadMessageBatchRequest, ::Tagq::V1::DeadMessageBatchResponse
         # Publish stores batches sent as frames on one long-lived stream (S17).
         # Each request frame is a SendMessageBatch; its response frame, matched

@@ -32,6 +32,7 @@ Google::Protobuf::DescriptorPool.generated_pool.build do
       proto3_optional :write_quota_per_second, :int32, 21, json_name: "writeQuotaPerSecond"
       proto3_optional :read_quota_per_second, :int32, 22, json_name: "readQuotaPerSecond"
       optional :priority_queue, :bool, 23, json_name: "priorityQueue"
+      repeated :tags, :message, 40, "tagq.v1.Tag", json_name: "tags"
     end
     add_message "tagq.v1.RedrivePolicy" do
       optional :dead_letter_queue, :string, 1, json_name: "deadLetterQueue"
@@ -95,10 +96,15 @@ Google::Protobuf::DescriptorPool.generated_pool.build do
       optional :prefix, :string, 1, json_name: "prefix"
       optional :page_size, :int32, 2, json_name: "pageSize"
       optional :page_token, :string, 3, json_name: "pageToken"
+      optional :view, :enum, 4, "tagq.v1.QueueView", json_name: "view"
+      optional :name_contains, :string, 5, json_name: "nameContains"
+      optional :skip, :int32, 6, json_name: "skip"
+      optional :order_by, :string, 7, json_name: "orderBy"
     end
     add_message "tagq.v1.ListQueuesResponse" do
       repeated :queues, :message, 1, "tagq.v1.Queue", json_name: "queues"
       optional :next_page_token, :string, 2, json_name: "nextPageToken"
+      optional :total_size, :int32, 3, json_name: "totalSize"
     end
     add_message "tagq.v1.UpdateQueueRequest" do
       optional :queue, :message, 1, "tagq.v1.Queue", json_name: "queue"
@@ -153,6 +159,11 @@ Google::Protobuf::DescriptorPool.generated_pool.build do
       value :OVERFLOW_POLICY_REJECT_NEW, 1
       value :OVERFLOW_POLICY_DROP_OLDEST, 2
     end
+    add_enum "tagq.v1.QueueView" do
+      value :QUEUE_VIEW_UNSPECIFIED, 0
+      value :QUEUE_VIEW_BASIC, 1
+      value :QUEUE_VIEW_TAGS, 2
+    end
   end
 end
 
@@ -187,5 +198,6 @@ module Tagq
     DeleteTagRequest = ::Google::Protobuf::DescriptorPool.generated_pool.lookup("tagq.v1.DeleteTagRequest").msgclass
     DeleteTagResponse = ::Google::Protobuf::DescriptorPool.generated_pool.lookup("tagq.v1.DeleteTagResponse").msgclass
     OverflowPolicy = ::Google::Protobuf::DescriptorPool.generated_pool.lookup("tagq.v1.OverflowPolicy").enummodule
+    QueueView = ::Google::Protobuf::DescriptorPool.generated_pool.lookup("tagq.v1.QueueView").enummodule
   end
 end

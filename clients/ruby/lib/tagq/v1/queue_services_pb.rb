@@ -26,8 +26,11 @@ module Tagq
         rpc :CreateQueue, ::Tagq::V1::CreateQueueRequest, ::Tagq::V1::CreateQueueResponse
         # GetQueue returns a queue's attributes and state. Errors: NOT_FOUND (QUEUE_NOT_FOUND).
         rpc :GetQueue, ::Tagq::V1::GetQueueRequest, ::Tagq::V1::GetQueueResponse
-        # ListQueues lists queues in name order, optionally only those with a
-        # prefix. With authentication on, a principal that is not an admin sees
+        # ListQueues lists queues in name order (or order_by), optionally only
+        # those with a prefix and/or a name containing a string, with the total
+        # of matching queues; with view QUEUE_VIEW_TAGS each queue comes with its
+        # tags and their state, so one call shows a page of queues as a console
+        # does. With authentication on, a principal that is not an admin sees
         # only the queues it holds a permission on (by name or prefix, or as
         # their creator); a page may then hold fewer than page_size queues
         # before the last.

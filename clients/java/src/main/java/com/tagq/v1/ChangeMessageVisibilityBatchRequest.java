@@ -49,6 +49,11 @@ private static final long serialVersionUID = 0L;
   @SuppressWarnings("serial")
   private volatile java.lang.Object queue_ = "";
   /**
+   * <pre>
+   * Optional: the handles name their queue, one for the whole batch. When
+   * given, each handle must be of it (else that entry fails).
+   * </pre>
+   *
    * <code>string queue = 1 [json_name = "queue"];</code>
    * @return The queue.
    */
@@ -66,6 +71,11 @@ private static final long serialVersionUID = 0L;
     }
   }
   /**
+   * <pre>
+   * Optional: the handles name their queue, one for the whole batch. When
+   * given, each handle must be of it (else that entry fails).
+   * </pre>
+   *
    * <code>string queue = 1 [json_name = "queue"];</code>
    * @return The bytes for queue.
    */
@@ -543,6 +553,11 @@ private static final long serialVersionUID = 0L;
 
     private java.lang.Object queue_ = "";
     /**
+     * <pre>
+     * Optional: the handles name their queue, one for the whole batch. When
+     * given, each handle must be of it (else that entry fails).
+     * </pre>
+     *
      * <code>string queue = 1 [json_name = "queue"];</code>
      * @return The queue.
      */
@@ -559,6 +574,11 @@ private static final long serialVersionUID = 0L;
       }
     }
     /**
+     * <pre>
+     * Optional: the handles name their queue, one for the whole batch. When
+     * given, each handle must be of it (else that entry fails).
+     * </pre>
+     *
      * <code>string queue = 1 [json_name = "queue"];</code>
      * @return The bytes for queue.
      */
@@ -576,6 +596,11 @@ private static final long serialVersionUID = 0L;
       }
     }
     /**
+     * <pre>
+     * Optional: the handles name their queue, one for the whole batch. When
+     * given, each handle must be of it (else that entry fails).
+     * </pre>
+     *
      * <code>string queue = 1 [json_name = "queue"];</code>
      * @param value The queue to set.
      * @return This builder for chaining.
@@ -589,6 +614,11 @@ private static final long serialVersionUID = 0L;
       return this;
     }
     /**
+     * <pre>
+     * Optional: the handles name their queue, one for the whole batch. When
+     * given, each handle must be of it (else that entry fails).
+     * </pre>
+     *
      * <code>string queue = 1 [json_name = "queue"];</code>
      * @return This builder for chaining.
      */
@@ -599,6 +629,11 @@ private static final long serialVersionUID = 0L;
       return this;
     }
     /**
+     * <pre>
+     * Optional: the handles name their queue, one for the whole batch. When
+     * given, each handle must be of it (else that entry fails).
+     * </pre>
+     *
      * <code>string queue = 1 [json_name = "queue"];</code>
      * @param value The bytes for queue to set.
      * @return This builder for chaining.

@@ -49,6 +49,11 @@ private static final long serialVersionUID = 0L;
   @SuppressWarnings("serial")
   private volatile java.lang.Object queue_ = "";
   /**
+   * <pre>
+   * Optional: the handle names its queue. When given, it must be the
+   * handle's.
+   * </pre>
+   *
    * <code>string queue = 1 [json_name = "queue"];</code>
    * @return The queue.
    */
@@ -66,6 +71,11 @@ private static final long serialVersionUID = 0L;
     }
   }
   /**
+   * <pre>
+   * Optional: the handle names its queue. When given, it must be the
+   * handle's.
+   * </pre>
+   *
    * <code>string queue = 1 [json_name = "queue"];</code>
    * @return The bytes for queue.
    */
@@ -511,6 +521,11 @@ private static final long serialVersionUID = 0L;
 
     private java.lang.Object queue_ = "";
     /**
+     * <pre>
+     * Optional: the handle names its queue. When given, it must be the
+     * handle's.
+     * </pre>
+     *
      * <code>string queue = 1 [json_name = "queue"];</code>
      * @return The queue.
      */
@@ -527,6 +542,11 @@ private static final long serialVersionUID = 0L;
       }
     }
     /**
+     * <pre>
+     * Optional: the handle names its queue. When given, it must be the
+     * handle's.
+     * </pre>
+     *
      * <code>string queue = 1 [json_name = "queue"];</code>
      * @return The bytes for queue.
      */
@@ -544,6 +564,11 @@ private static final long serialVersionUID = 0L;
       }
     }
     /**
+     * <pre>
+     * Optional: the handle names its queue. When given, it must be the
+     * handle's.
+     * </pre>
+     *
      * <code>string queue = 1 [json_name = "queue"];</code>
      * @param value The queue to set.
      * @return This builder for chaining.
@@ -557,6 +582,11 @@ private static final long serialVersionUID = 0L;
       return this;
     }
     /**
+     * <pre>
+     * Optional: the handle names its queue. When given, it must be the
+     * handle's.
+     * </pre>
+     *
      * <code>string queue = 1 [json_name = "queue"];</code>
      * @return This builder for chaining.
      */
@@ -567,6 +597,11 @@ private static final long serialVersionUID = 0L;
       return this;
     }
     /**
+     * <pre>
+     * Optional: the handle names its queue. When given, it must be the
+     * handle's.
+     * </pre>
+     *
      * <code>string queue = 1 [json_name = "queue"];</code>
      * @param value The bytes for queue to set.
      * @return This builder for chaining.

@@ -8,11 +8,21 @@ public interface ChangeMessageVisibilityRequestOrBuilder extends
     com.google.protobuf.MessageOrBuilder {
 
   /**
+   * <pre>
+   * Optional: the handle names its queue. When given, it must be the
+   * handle's.
+   * </pre>
+   *
    * <code>string queue = 1 [json_name = "queue"];</code>
    * @return The queue.
    */
   java.lang.String getQueue();
   /**
+   * <pre>
+   * Optional: the handle names its queue. When given, it must be the
+   * handle's.
+   * </pre>
+   *
    * <code>string queue = 1 [json_name = "queue"];</code>
    * @return The bytes for queue.
    */

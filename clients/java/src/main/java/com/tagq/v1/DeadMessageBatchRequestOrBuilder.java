@@ -8,11 +8,21 @@ public interface DeadMessageBatchRequestOrBuilder extends
     com.google.protobuf.MessageOrBuilder {
 
   /**
+   * <pre>
+   * Optional: the handles name their queue, one for the whole batch. When
+   * given, each handle must be of it (else that entry fails).
+   * </pre>
+   *
    * <code>string queue = 1 [json_name = "queue"];</code>
    * @return The queue.
    */
   java.lang.String getQueue();
   /**
+   * <pre>
+   * Optional: the handles name their queue, one for the whole batch. When
+   * given, each handle must be of it (else that entry fails).
+   * </pre>
+   *
    * <code>string queue = 1 [json_name = "queue"];</code>
    * @return The bytes for queue.
    */

@@ -51,6 +51,11 @@ private static final long serialVersionUID = 0L;
   @SuppressWarnings("serial")
   private volatile java.lang.Object queue_ = "";
   /**
+   * <pre>
+   * Optional: the handle names its queue. When given, it must be the
+   * handle's.
+   * </pre>
+   *
    * <code>string queue = 1 [json_name = "queue"];</code>
    * @return The queue.
    */
@@ -68,6 +73,11 @@ private static final long serialVersionUID = 0L;
     }
   }
   /**
+   * <pre>
+   * Optional: the handle names its queue. When given, it must be the
+   * handle's.
+   * </pre>
+   *
    * <code>string queue = 1 [json_name = "queue"];</code>
    * @return The bytes for queue.
    */
@@ -617,6 +627,11 @@ private static final long serialVersionUID = 0L;
 
     private java.lang.Object queue_ = "";
     /**
+     * <pre>
+     * Optional: the handle names its queue. When given, it must be the
+     * handle's.
+     * </pre>
+     *
      * <code>string queue = 1 [json_name = "queue"];</code>
      * @return The queue.
      */
@@ -633,6 +648,11 @@ private static final long serialVersionUID = 0L;
       }
     }
     /**
+     * <pre>
+     * Optional: the handle names its queue. When given, it must be the
+     * handle's.
+     * </pre>
+     *
      * <code>string queue = 1 [json_name = "queue"];</code>
      * @return The bytes for queue.
      */
@@ -650,6 +670,11 @@ private static final long serialVersionUID = 0L;
       }
     }
     /**
+     * <pre>
+     * Optional: the handle names its queue. When given, it must be the
+     * handle's.
+     * </pre>
+     *
      * <code>string queue = 1 [json_name = "queue"];</code>
      * @param value The queue to set.
      * @return This builder for chaining.
@@ -663,6 +688,11 @@ private static final long serialVersionUID = 0L;
       return this;
     }
     /**
+     * <pre>
+     * Optional: the handle names its queue. When given, it must be the
+     * handle's.
+     * </pre>
+     *
      * <code>string queue = 1 [json_name = "queue"];</code>
      * @return This builder for chaining.
      */
@@ -673,6 +703,11 @@ private static final long serialVersionUID = 0L;
       return this;
     }
     /**
+     * <pre>
+     * Optional: the handle names its queue. When given, it must be the
+     * handle's.
+     * </pre>
+     *
      * <code>string queue = 1 [json_name = "queue"];</code>
      * @param value The bytes for queue to set.
      * @return This builder for chaining.

@@ -49,6 +49,11 @@ private static final long serialVersionUID = 0L;
   @SuppressWarnings("serial")
   private volatile java.lang.Object queue_ = "";
   /**
+   * <pre>
+   * Optional: the handle names its queue. When given, it must be the
+   * handle's.
+   * </pre>
+   *
    * <code>string queue = 1 [json_name = "queue"];</code>
    * @return The queue.
    */
@@ -66,6 +71,11 @@ private static final long serialVersionUID = 0L;
     }
   }
   /**
+   * <pre>
+   * Optional: the handle names its queue. When given, it must be the
+   * handle's.
+   * </pre>
+   *
    * <code>string queue = 1 [json_name = "queue"];</code>
    * @return The bytes for queue.
    */
@@ -473,6 +483,11 @@ private static final long serialVersionUID = 0L;
 
     private java.lang.Object queue_ = "";
     /**
+     * <pre>
+     * Optional: the handle names its queue. When given, it must be the
+     * handle's.
+     * </pre>
+     *
      * <code>string queue = 1 [json_name = "queue"];</code>
      * @return The queue.
      */
@@ -489,6 +504,11 @@ private static final long serialVersionUID = 0L;
       }
     }
     /**
+     * <pre>
+     * Optional: the handle names its queue. When given, it must be the
+     * handle's.
+     * </pre>
+     *
      * <code>string queue = 1 [json_name = "queue"];</code>
      * @return The bytes for queue.
      */
@@ -506,6 +526,11 @@ private static final long serialVersionUID = 0L;
       }
     }
     /**
+     * <pre>
+     * Optional: the handle names its queue. When given, it must be the
+     * handle's.
+     * </pre>
+     *
      * <code>string queue = 1 [json_name = "queue"];</code>
      * @param value The queue to set.
      * @return This builder for chaining.
@@ -519,6 +544,11 @@ private static final long serialVersionUID = 0L;
       return this;
     }
     /**
+     * <pre>
+     * Optional: the handle names its queue. When given, it must be the
+     * handle's.
+     * </pre>
+     *
      * <code>string queue = 1 [json_name = "queue"];</code>
      * @return This builder for chaining.
      */
@@ -529,6 +559,11 @@ private static final long serialVersionUID = 0L;
       return this;
     }
     /**
+     * <pre>
+     * Optional: the handle names its queue. When given, it must be the
+     * handle's.
+     * </pre>
+     *
      * <code>string queue = 1 [json_name = "queue"];</code>
      * @param value The bytes for queue to set.
      * @return This builder for chaining.

@@ -18,6 +18,9 @@ private static final long serialVersionUID = 0L;
   private ListQueuesRequest() {
     prefix_ = "";
     pageToken_ = "";
+    view_ = 0;
+    nameContains_ = "";
+    orderBy_ = "";
   }
 
   @java.lang.Override
@@ -112,7 +115,8 @@ private static final long serialVersionUID = 0L;
   private volatile java.lang.Object pageToken_ = "";
   /**
    * <pre>
-   * From a previous response's next_page_token.
+   * From a previous response's next_page_token, with the same prefix,
+   * name_contains and order_by.
    * </pre>
    *
    * <code>string page_token = 3 [json_name = "pageToken"];</code>
@@ -133,7 +137,8 @@ private static final long serialVersionUID = 0L;
   }
   /**
    * <pre>
-   * From a previous response's next_page_token.
+   * From a previous response's next_page_token, with the same prefix,
+   * name_contains and order_by.
    * </pre>
    *
    * <code>string page_token = 3 [json_name = "pageToken"];</code>
@@ -148,6 +153,159 @@ private static final long serialVersionUID = 0L;
           com.google.protobuf.ByteString.copyFromUtf8(
               (java.lang.String) ref);
       pageToken_ = b;
+      return b;
+    } else {
+      return (com.google.protobuf.ByteString) ref;
+    }
+  }
+
+  public static final int VIEW_FIELD_NUMBER = 4;
+  private int view_ = 0;
+  /**
+   * <pre>
+   * What each queue carries. Unspecified: QUEUE_VIEW_BASIC.
+   * </pre>
+   *
+   * <code>.tagq.v1.QueueView view = 4 [json_name = "view"];</code>
+   * @return The enum numeric value on the wire for view.
+   */
+  @java.lang.Override public int getViewValue() {
+    return view_;
+  }
+  /**
+   * <pre>
+   * What each queue carries. Unspecified: QUEUE_VIEW_BASIC.
+   * </pre>
+   *
+   * <code>.tagq.v1.QueueView view = 4 [json_name = "view"];</code>
+   * @return The view.
+   */
+  @java.lang.Override public com.tagq.v1.QueueView getView() {
+    com.tagq.v1.QueueView result = com.tagq.v1.QueueView.forNumber(view_);
+    return result == null ? com.tagq.v1.QueueView.UNRECOGNIZED : result;
+  }
+
+  public static final int NAME_CONTAINS_FIELD_NUMBER = 5;
+  @SuppressWarnings("serial")
+  private volatile java.lang.Object nameContains_ = "";
+  /**
+   * <pre>
+   * Only queues whose name contains this (case-sensitive; the characters
+   * of a name, 1-80).
+   * </pre>
+   *
+   * <code>string name_contains = 5 [json_name = "nameContains"];</code>
+   * @return The nameContains.
+   */
+  @java.lang.Override
+  public java.lang.String getNameContains() {
+    java.lang.Object ref = nameContains_;
+    if (ref instanceof java.lang.String) {
+      return (java.lang.String) ref;
+    } else {
+      com.google.protobuf.ByteString bs = 
+          (com.google.protobuf.ByteString) ref;
+      java.lang.String s = bs.toStringUtf8();
+      nameContains_ = s;
+      return s;
+    }
+  }
+  /**
+   * <pre>
+   * Only queues whose name contains this (case-sensitive; the characters
+   * of a name, 1-80).
+   * </pre>
+   *
+   * <code>string name_contains = 5 [json_name = "nameContains"];</code>
+   * @return The bytes for nameContains.
+   */
+  @java.lang.Override
+  public com.google.protobuf.ByteString
+      getNameContainsBytes() {
+    java.lang.Object ref = nameContains_;
+    if (ref instanceof java.lang.String) {
+      com.google.protobuf.ByteString b = 
+          com.google.protobuf.ByteString.copyFromUtf8(
+              (java.lang.String) ref);
+      nameContains_ = b;
+      return b;
+    } else {
+      return (com.google.protobuf.ByteString) ref;
+    }
+  }
+
+  public static final int SKIP_FIELD_NUMBER = 6;
+  private int skip_ = 0;
+  /**
+   * <pre>
+   * Skip this many matching queues before the page (after page_token's
+   * place when both are given): a jump to page n is skip (n-1)*page_size.
+   * 0 or more.
+   * </pre>
+   *
+   * <code>int32 skip = 6 [json_name = "skip"];</code>
+   * @return The skip.
+   */
+  @java.lang.Override
+  public int getSkip() {
+    return skip_;
+  }
+
+  public static final int ORDER_BY_FIELD_NUMBER = 7;
+  @SuppressWarnings("serial")
+  private volatile java.lang.Object orderBy_ = "";
+  /**
+   * <pre>
+   * Sort order: a key, optionally followed by " desc". Keys: "name" (the
+   * default), "messages" (state.retained_messages), "tags" (tag count),
+   * "available" and "oldest_available_age" (the largest of the queue's
+   * tags: the tag furthest behind), "in_flight" and "dead_total" (the sum
+   * over its tags). Ties go by name. Any order but "name" reads the state
+   * of every matching queue, so it is refused (INVALID_ARGUMENT naming
+   * order_by) when more than 10,000 match: narrow them with prefix or
+   * name_contains.
+   * </pre>
+   *
+   * <code>string order_by = 7 [json_name = "orderBy"];</code>
+   * @return The orderBy.
+   */
+  @java.lang.Override
+  public java.lang.String getOrderBy() {
+    java.lang.Object ref = orderBy_;
+    if (ref instanceof java.lang.String) {
+      return (java.lang.String) ref;
+    } else {
+      com.google.protobuf.ByteString bs = 
+          (com.google.protobuf.ByteString) ref;
+      java.lang.String s = bs.toStringUtf8();
+      orderBy_ = s;
+      return s;
+    }
+  }
+  /**
+   * <pre>
+   * Sort order: a key, optionally followed by " desc". Keys: "name" (the
+   * default), "messages" (state.retained_messages), "tags" (tag count),
+   * "available" and "oldest_available_age" (the largest of the queue's
+   * tags: the tag furthest behind), "in_flight" and "dead_total" (the sum
+   * over its tags). Ties go by name. Any order but "name" reads the state
+   * of every matching queue, so it is refused (INVALID_ARGUMENT naming
+   * order_by) when more than 10,000 match: narrow them with prefix or
+   * name_contains.
+   * </pre>
+   *
+   * <code>string order_by = 7 [json_name = "orderBy"];</code>
+   * @return The bytes for orderBy.
+   */
+  @java.lang.Override
+  public com.google.protobuf.ByteString
+      getOrderByBytes() {
+    java.lang.Object ref = orderBy_;
+    if (ref instanceof java.lang.String) {
+      com.google.protobuf.ByteString b = 
+          com.google.protobuf.ByteString.copyFromUtf8(
+              (java.lang.String) ref);
+      orderBy_ = b;
       return b;
     } else {
       return (com.google.protobuf.ByteString) ref;
@@ -177,6 +335,18 @@ private static final long serialVersionUID = 0L;
     if (!com.google.protobuf.GeneratedMessageV3.isStringEmpty(pageToken_)) {
       com.google.protobuf.GeneratedMessageV3.writeString(output, 3, pageToken_);
     }
+    if (view_ != com.tagq.v1.QueueView.QUEUE_VIEW_UNSPECIFIED.getNumber()) {
+      output.writeEnum(4, view_);
+    }
+    if (!com.google.protobuf.GeneratedMessageV3.isStringEmpty(nameContains_)) {
+      com.google.protobuf.GeneratedMessageV3.writeString(output, 5, nameContains_);
+    }
+    if (skip_ != 0) {
+      output.writeInt32(6, skip_);
+    }
+    if (!com.google.protobuf.GeneratedMessageV3.isStringEmpty(orderBy_)) {
+      com.google.protobuf.GeneratedMessageV3.writeString(output, 7, orderBy_);
+    }
     getUnknownFields().writeTo(output);
   }
 
@@ -195,6 +365,20 @@ private static final long serialVersionUID = 0L;
     }
     if (!com.google.protobuf.GeneratedMessageV3.isStringEmpty(pageToken_)) {
       size += com.google.protobuf.GeneratedMessageV3.computeStringSize(3, pageToken_);
+    }
+    if (view_ != com.tagq.v1.QueueView.QUEUE_VIEW_UNSPECIFIED.getNumber()) {
+      size += com.google.protobuf.CodedOutputStream
+        .computeEnumSize(4, view_);
+    }
+    if (!com.google.protobuf.GeneratedMessageV3.isStringEmpty(nameContains_)) {
+      size += com.google.protobuf.GeneratedMessageV3.computeStringSize(5, nameContains_);
+    }
+    if (skip_ != 0) {
+      size += com.google.protobuf.CodedOutputStream
+        .computeInt32Size(6, skip_);
+    }
+    if (!com.google.protobuf.GeneratedMessageV3.isStringEmpty(orderBy_)) {
+      size += com.google.protobuf.GeneratedMessageV3.computeStringSize(7, orderBy_);
     }
     size += getUnknownFields().getSerializedSize();
     memoizedSize = size;
@@ -217,6 +401,13 @@ private static final long serialVersionUID = 0L;
         != other.getPageSize()) return false;
     if (!getPageToken()
         .equals(other.getPageToken())) return false;
+    if (view_ != other.view_) return false;
+    if (!getNameContains()
+        .equals(other.getNameContains())) return false;
+    if (getSkip()
+        != other.getSkip()) return false;
+    if (!getOrderBy()
+        .equals(other.getOrderBy())) return false;
     if (!getUnknownFields().equals(other.getUnknownFields())) return false;
     return true;
   }
@@ -234,6 +425,14 @@ private static final long serialVersionUID = 0L;
     hash = (53 * hash) + getPageSize();
     hash = (37 * hash) + PAGE_TOKEN_FIELD_NUMBER;
     hash = (53 * hash) + getPageToken().hashCode();
+    hash = (37 * hash) + VIEW_FIELD_NUMBER;
+    hash = (53 * hash) + view_;
+    hash = (37 * hash) + NAME_CONTAINS_FIELD_NUMBER;
+    hash = (53 * hash) + getNameContains().hashCode();
+    hash = (37 * hash) + SKIP_FIELD_NUMBER;
+    hash = (53 * hash) + getSkip();
+    hash = (37 * hash) + ORDER_BY_FIELD_NUMBER;
+    hash = (53 * hash) + getOrderBy().hashCode();
     hash = (29 * hash) + getUnknownFields().hashCode();
     memoizedHashCode = hash;
     return hash;
@@ -366,6 +565,10 @@ private static final long serialVersionUID = 0L;
       prefix_ = "";
       pageSize_ = 0;
       pageToken_ = "";
+      view_ = 0;
+      nameContains_ = "";
+      skip_ = 0;
+      orderBy_ = "";
       return this;
     }
 
@@ -407,6 +610,18 @@ private static final long serialVersionUID = 0L;
       }
       if (((from_bitField0_ & 0x00000004) != 0)) {
         result.pageToken_ = pageToken_;
+      }
+      if (((from_bitField0_ & 0x00000008) != 0)) {
+        result.view_ = view_;
+      }
+      if (((from_bitField0_ & 0x00000010) != 0)) {
+        result.nameContains_ = nameContains_;
+      }
+      if (((from_bitField0_ & 0x00000020) != 0)) {
+        result.skip_ = skip_;
+      }
+      if (((from_bitField0_ & 0x00000040) != 0)) {
+        result.orderBy_ = orderBy_;
       }
     }
 
@@ -467,6 +682,22 @@ private static final long serialVersionUID = 0L;
         bitField0_ |= 0x00000004;
         onChanged();
       }
+      if (other.view_ != 0) {
+        setViewValue(other.getViewValue());
+      }
+      if (!other.getNameContains().isEmpty()) {
+        nameContains_ = other.nameContains_;
+        bitField0_ |= 0x00000010;
+        onChanged();
+      }
+      if (other.getSkip() != 0) {
+        setSkip(other.getSkip());
+      }
+      if (!other.getOrderBy().isEmpty()) {
+        orderBy_ = other.orderBy_;
+        bitField0_ |= 0x00000040;
+        onChanged();
+      }
       this.mergeUnknownFields(other.getUnknownFields());
       onChanged();
       return this;
@@ -508,6 +739,26 @@ private static final long serialVersionUID = 0L;
               bitField0_ |= 0x00000004;
               break;
             } // case 26
+            case 32: {
+              view_ = input.readEnum();
+              bitField0_ |= 0x00000008;
+              break;
+            } // case 32
+            case 42: {
+              nameContains_ = input.readStringRequireUtf8();
+              bitField0_ |= 0x00000010;
+              break;
+            } // case 42
+            case 48: {
+              skip_ = input.readInt32();
+              bitField0_ |= 0x00000020;
+              break;
+            } // case 48
+            case 58: {
+              orderBy_ = input.readStringRequireUtf8();
+              bitField0_ |= 0x00000040;
+              break;
+            } // case 58
             default: {
               if (!super.parseUnknownField(input, extensionRegistry, tag)) {
                 done = true; // was an endgroup tag
@@ -664,7 +915,8 @@ private static final long serialVersionUID = 0L;
     private java.lang.Object pageToken_ = "";
     /**
      * <pre>
-     * From a previous response's next_page_token.
+     * From a previous response's next_page_token, with the same prefix,
+     * name_contains and order_by.
      * </pre>
      *
      * <code>string page_token = 3 [json_name = "pageToken"];</code>
@@ -684,7 +936,8 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * From a previous response's next_page_token.
+     * From a previous response's next_page_token, with the same prefix,
+     * name_contains and order_by.
      * </pre>
      *
      * <code>string page_token = 3 [json_name = "pageToken"];</code>
@@ -705,7 +958,8 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * From a previous response's next_page_token.
+     * From a previous response's next_page_token, with the same prefix,
+     * name_contains and order_by.
      * </pre>
      *
      * <code>string page_token = 3 [json_name = "pageToken"];</code>
@@ -722,7 +976,8 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * From a previous response's next_page_token.
+     * From a previous response's next_page_token, with the same prefix,
+     * name_contains and order_by.
      * </pre>
      *
      * <code>string page_token = 3 [json_name = "pageToken"];</code>
@@ -736,7 +991,8 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * From a previous response's next_page_token.
+     * From a previous response's next_page_token, with the same prefix,
+     * name_contains and order_by.
      * </pre>
      *
      * <code>string page_token = 3 [json_name = "pageToken"];</code>
@@ -749,6 +1005,353 @@ private static final long serialVersionUID = 0L;
       checkByteStringIsUtf8(value);
       pageToken_ = value;
       bitField0_ |= 0x00000004;
+      onChanged();
+      return this;
+    }
+
+    private int view_ = 0;
+    /**
+     * <pre>
+     * What each queue carries. Unspecified: QUEUE_VIEW_BASIC.
+     * </pre>
+     *
+     * <code>.tagq.v1.QueueView view = 4 [json_name = "view"];</code>
+     * @return The enum numeric value on the wire for view.
+     */
+    @java.lang.Override public int getViewValue() {
+      return view_;
+    }
+    /**
+     * <pre>
+     * What each queue carries. Unspecified: QUEUE_VIEW_BASIC.
+     * </pre>
+     *
+     * <code>.tagq.v1.QueueView view = 4 [json_name = "view"];</code>
+     * @param value The enum numeric value on the wire for view to set.
+     * @return This builder for chaining.
+     */
+    public Builder setViewValue(int value) {
+      view_ = value;
+      bitField0_ |= 0x00000008;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * What each queue carries. Unspecified: QUEUE_VIEW_BASIC.
+     * </pre>
+     *
+     * <code>.tagq.v1.QueueView view = 4 [json_name = "view"];</code>
+     * @return The view.
+     */
+    @java.lang.Override
+    public com.tagq.v1.QueueView getView() {
+      com.tagq.v1.QueueView result = com.tagq.v1.QueueView.forNumber(view_);
+      return result == null ? com.tagq.v1.QueueView.UNRECOGNIZED : result;
+    }
+    /**
+     * <pre>
+     * What each queue carries. Unspecified: QUEUE_VIEW_BASIC.
+     * </pre>
+     *
+     * <code>.tagq.v1.QueueView view = 4 [json_name = "view"];</code>
+     * @param value The view to set.
+     * @return This builder for chaining.
+     */
+    public Builder setView(com.tagq.v1.QueueView value) {
+      if (value == null) {
+        throw new NullPointerException();
+      }
+      bitField0_ |= 0x00000008;
+      view_ = value.getNumber();
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * What each queue carries. Unspecified: QUEUE_VIEW_BASIC.
+     * </pre>
+     *
+     * <code>.tagq.v1.QueueView view = 4 [json_name = "view"];</code>
+     * @return This builder for chaining.
+     */
+    public Builder clearView() {
+      bitField0_ = (bitField0_ & ~0x00000008);
+      view_ = 0;
+      onChanged();
+      return this;
+    }
+
+    private java.lang.Object nameContains_ = "";
+    /**
+     * <pre>
+     * Only queues whose name contains this (case-sensitive; the characters
+     * of a name, 1-80).
+     * </pre>
+     *
+     * <code>string name_contains = 5 [json_name = "nameContains"];</code>
+     * @return The nameContains.
+     */
+    public java.lang.String getNameContains() {
+      java.lang.Object ref = nameContains_;
+      if (!(ref instanceof java.lang.String)) {
+        com.google.protobuf.ByteString bs =
+            (com.google.protobuf.ByteString) ref;
+        java.lang.String s = bs.toStringUtf8();
+        nameContains_ = s;
+        return s;
+      } else {
+        return (java.lang.String) ref;
+      }
+    }
+    /**
+     * <pre>
+     * Only queues whose name contains this (case-sensitive; the characters
+     * of a name, 1-80).
+     * </pre>
+     *
+     * <code>string name_contains = 5 [json_name = "nameContains"];</code>
+     * @return The bytes for nameContains.
+     */
+    public com.google.protobuf.ByteString
+        getNameContainsBytes() {
+      java.lang.Object ref = nameContains_;
+      if (ref instanceof String) {
+        com.google.protobuf.ByteString b = 
+            com.google.protobuf.ByteString.copyFromUtf8(
+                (java.lang.String) ref);
+        nameContains_ = b;
+        return b;
+      } else {
+        return (com.google.protobuf.ByteString) ref;
+      }
+    }
+    /**
+     * <pre>
+     * Only queues whose name contains this (case-sensitive; the characters
+     * of a name, 1-80).
+     * </pre>
+     *
+     * <code>string name_contains = 5 [json_name = "nameContains"];</code>
+     * @param value The nameContains to set.
+     * @return This builder for chaining.
+     */
+    public Builder setNameContains(
+        java.lang.String value) {
+      if (value == null) { throw new NullPointerException(); }
+      nameContains_ = value;
+      bitField0_ |= 0x00000010;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * Only queues whose name contains this (case-sensitive; the characters
+     * of a name, 1-80).
+     * </pre>
+     *
+     * <code>string name_contains = 5 [json_name = "nameContains"];</code>
+     * @return This builder for chaining.
+     */
+    public Builder clearNameContains() {
+      nameContains_ = getDefaultInstance().getNameContains();
+      bitField0_ = (bitField0_ & ~0x00000010);
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * Only queues whose name contains this (case-sensitive; the characters
+     * of a name, 1-80).
+     * </pre>
+     *
+     * <code>string name_contains = 5 [json_name = "nameContains"];</code>
+     * @param value The bytes for nameContains to set.
+     * @return This builder for chaining.
+     */
+    public Builder setNameContainsBytes(
+        com.google.protobuf.ByteString value) {
+      if (value == null) { throw new NullPointerException(); }
+      checkByteStringIsUtf8(value);
+      nameContains_ = value;
+      bitField0_ |= 0x00000010;
+      onChanged();
+      return this;
+    }
+
+    private int skip_ ;
+    /**
+     * <pre>
+     * Skip this many matching queues before the page (after page_token's
+     * place when both are given): a jump to page n is skip (n-1)*page_size.
+     * 0 or more.
+     * </pre>
+     *
+     * <code>int32 skip = 6 [json_name = "skip"];</code>
+     * @return The skip.
+     */
+    @java.lang.Override
+    public int getSkip() {
+      return skip_;
+    }
+    /**
+     * <pre>
+     * Skip this many matching queues before the page (after page_token's
+     * place when both are given): a jump to page n is skip (n-1)*page_size.
+     * 0 or more.
+     * </pre>
+     *
+     * <code>int32 skip = 6 [json_name = "skip"];</code>
+     * @param value The skip to set.
+     * @return This builder for chaining.
+     */
+    public Builder setSkip(int value) {
+      
+      skip_ = value;
+      bitField0_ |= 0x00000020;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * Skip this many matching queues before the page (after page_token's
+     * place when both are given): a jump to page n is skip (n-1)*page_size.
+     * 0 or more.
+     * </pre>
+     *
+     * <code>int32 skip = 6 [json_name = "skip"];</code>
+     * @return This builder for chaining.
+     */
+    public Builder clearSkip() {
+      bitField0_ = (bitField0_ & ~0x00000020);
+      skip_ = 0;
+      onChanged();
+      return this;
+    }
+
+    private java.lang.Object orderBy_ = "";
+    /**
+     * <pre>
+     * Sort order: a key, optionally followed by " desc". Keys: "name" (the
+     * default), "messages" (state.retained_messages), "tags" (tag count),
+     * "available" and "oldest_available_age" (the largest of the queue's
+     * tags: the tag furthest behind), "in_flight" and "dead_total" (the sum
+     * over its tags). Ties go by name. Any order but "name" reads the state
+     * of every matching queue, so it is refused (INVALID_ARGUMENT naming
+     * order_by) when more than 10,000 match: narrow them with prefix or
+     * name_contains.
+     * </pre>
+     *
+     * <code>string order_by = 7 [json_name = "orderBy"];</code>
+     * @return The orderBy.
+     */
+    public java.lang.String getOrderBy() {
+      java.lang.Object ref = orderBy_;
+      if (!(ref instanceof java.lang.String)) {
+        com.google.protobuf.ByteString bs =
+            (com.google.protobuf.ByteString) ref;
+        java.lang.String s = bs.toStringUtf8();
+        orderBy_ = s;
+        return s;
+      } else {
+        return (java.lang.String) ref;
+      }
+    }
+    /**
+     * <pre>
+     * Sort order: a key, optionally followed by " desc". Keys: "name" (the
+     * default), "messages" (state.retained_messages), "tags" (tag count),
+     * "available" and "oldest_available_age" (the largest of the queue's
+     * tags: the tag furthest behind), "in_flight" and "dead_total" (the sum
+     * over its tags). Ties go by name. Any order but "name" reads the state
+     * of every matching queue, so it is refused (INVALID_ARGUMENT naming
+     * order_by) when more than 10,000 match: narrow them with prefix or
+     * name_contains.
+     * </pre>
+     *
+     * <code>string order_by = 7 [json_name = "orderBy"];</code>
+     * @return The bytes for orderBy.
+     */
+    public com.google.protobuf.ByteString
+        getOrderByBytes() {
+      java.lang.Object ref = orderBy_;
+      if (ref instanceof String) {
+        com.google.protobuf.ByteString b = 
+            com.google.protobuf.ByteString.copyFromUtf8(
+                (java.lang.String) ref);
+        orderBy_ = b;
+        return b;
+      } else {
+        return (com.google.protobuf.ByteString) ref;
+      }
+    }
+    /**
+     * <pre>
+     * Sort order: a key, optionally followed by " desc". Keys: "name" (the
+     * default), "messages" (state.retained_messages), "tags" (tag count),
+     * "available" and "oldest_available_age" (the largest of the queue's
+     * tags: the tag furthest behind), "in_flight" and "dead_total" (the sum
+     * over its tags). Ties go by name. Any order but "name" reads the state
+     * of every matching queue, so it is refused (INVALID_ARGUMENT naming
+     * order_by) when more than 10,000 match: narrow them with prefix or
+     * name_contains.
+     * </pre>
+     *
+     * <code>string order_by = 7 [json_name = "orderBy"];</code>
+     * @param value The orderBy to set.
+     * @return This builder for chaining.
+     */
+    public Builder setOrderBy(
+        java.lang.String value) {
+      if (value == null) { throw new NullPointerException(); }
+      orderBy_ = value;
+      bitField0_ |= 0x00000040;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * Sort order: a key, optionally followed by " desc". Keys: "name" (the
+     * default), "messages" (state.retained_messages), "tags" (tag count),
+     * "available" and "oldest_available_age" (the largest of the queue's
+     * tags: the tag furthest behind), "in_flight" and "dead_total" (the sum
+     * over its tags). Ties go by name. Any order but "name" reads the state
+     * of every matching queue, so it is refused (INVALID_ARGUMENT naming
+     * order_by) when more than 10,000 match: narrow them with prefix or
+     * name_contains.
+     * </pre>
+     *
+     * <code>string order_by = 7 [json_name = "orderBy"];</code>
+     * @return This builder for chaining.
+     */
+    public Builder clearOrderBy() {
+      orderBy_ = getDefaultInstance().getOrderBy();
+      bitField0_ = (bitField0_ & ~0x00000040);
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * Sort order: a key, optionally followed by " desc". Keys: "name" (the
+     * default), "messages" (state.retained_messages), "tags" (tag count),
+     * "available" and "oldest_available_age" (the largest of the queue's
+     * tags: the tag furthest behind), "in_flight" and "dead_total" (the sum
+     * over its tags). Ties go by name. Any order but "name" reads the state
+     * of every matching queue, so it is refused (INVALID_ARGUMENT naming
+     * order_by) when more than 10,000 match: narrow them with prefix or
+     * name_contains.
+     * </pre>
+     *
+     * <code>string order_by = 7 [json_name = "orderBy"];</code>
+     * @param value The bytes for orderBy to set.
+     * @return This builder for chaining.
+     */
+    public Builder setOrderByBytes(
+        com.google.protobuf.ByteString value) {
+      if (value == null) { throw new NullPointerException(); }
+      checkByteStringIsUtf8(value);
+      orderBy_ = value;
+      bitField0_ |= 0x00000040;
       onChanged();
       return this;
     }

@@ -39,7 +39,8 @@ public interface ListQueuesRequestOrBuilder extends
 
   /**
    * <pre>
-   * From a previous response's next_page_token.
+   * From a previous response's next_page_token, with the same prefix,
+   * name_contains and order_by.
    * </pre>
    *
    * <code>string page_token = 3 [json_name = "pageToken"];</code>
@@ -48,7 +49,8 @@ public interface ListQueuesRequestOrBuilder extends
   java.lang.String getPageToken();
   /**
    * <pre>
-   * From a previous response's next_page_token.
+   * From a previous response's next_page_token, with the same prefix,
+   * name_contains and order_by.
    * </pre>
    *
    * <code>string page_token = 3 [json_name = "pageToken"];</code>
@@ -56,4 +58,91 @@ public interface ListQueuesRequestOrBuilder extends
    */
   com.google.protobuf.ByteString
       getPageTokenBytes();
+
+  /**
+   * <pre>
+   * What each queue carries. Unspecified: QUEUE_VIEW_BASIC.
+   * </pre>
+   *
+   * <code>.tagq.v1.QueueView view = 4 [json_name = "view"];</code>
+   * @return The enum numeric value on the wire for view.
+   */
+  int getViewValue();
+  /**
+   * <pre>
+   * What each queue carries. Unspecified: QUEUE_VIEW_BASIC.
+   * </pre>
+   *
+   * <code>.tagq.v1.QueueView view = 4 [json_name = "view"];</code>
+   * @return The view.
+   */
+  com.tagq.v1.QueueView getView();
+
+  /**
+   * <pre>
+   * Only queues whose name contains this (case-sensitive; the characters
+   * of a name, 1-80).
+   * </pre>
+   *
+   * <code>string name_contains = 5 [json_name = "nameContains"];</code>
+   * @return The nameContains.
+   */
+  java.lang.String getNameContains();
+  /**
+   * <pre>
+   * Only queues whose name contains this (case-sensitive; the characters
+   * of a name, 1-80).
+   * </pre>
+   *
+   * <code>string name_contains = 5 [json_name = "nameContains"];</code>
+   * @return The bytes for nameContains.
+   */
+  com.google.protobuf.ByteString
+      getNameContainsBytes();
+
+  /**
+   * <pre>
+   * Skip this many matching queues before the page (after page_token's
+   * place when both are given): a jump to page n is skip (n-1)*page_size.
+   * 0 or more.
+   * </pre>
+   *
+   * <code>int32 skip = 6 [json_name = "skip"];</code>
+   * @return The skip.
+   */
+  int getSkip();
+
+  /**
+   * <pre>
+   * Sort order: a key, optionally followed by " desc". Keys: "name" (the
+   * default), "messages" (state.retained_messages), "tags" (tag count),
+   * "available" and "oldest_available_age" (the largest of the queue's
+   * tags: the tag furthest behind), "in_flight" and "dead_total" (the sum
+   * over its tags). Ties go by name. Any order but "name" reads the state
+   * of every matching queue, so it is refused (INVALID_ARGUMENT naming
+   * order_by) when more than 10,000 match: narrow them with prefix or
+   * name_contains.
+   * </pre>
+   *
+   * <code>string order_by = 7 [json_name = "orderBy"];</code>
+   * @return The orderBy.
+   */
+  java.lang.String getOrderBy();
+  /**
+   * <pre>
+   * Sort order: a key, optionally followed by " desc". Keys: "name" (the
+   * default), "messages" (state.retained_messages), "tags" (tag count),
+   * "available" and "oldest_available_age" (the largest of the queue's
+   * tags: the tag furthest behind), "in_flight" and "dead_total" (the sum
+   * over its tags). Ties go by name. Any order but "name" reads the state
+   * of every matching queue, so it is refused (INVALID_ARGUMENT naming
+   * order_by) when more than 10,000 match: narrow them with prefix or
+   * name_contains.
+   * </pre>
+   *
+   * <code>string order_by = 7 [json_name = "orderBy"];</code>
+   * @return The bytes for orderBy.
+   */
+  com.google.protobuf.ByteString
+      getOrderByBytes();
 }

@@ -133,6 +133,22 @@ private static final long serialVersionUID = 0L;
     }
   }
 
+  public static final int TOTAL_SIZE_FIELD_NUMBER = 3;
+  private int totalSize_ = 0;
+  /**
+   * <pre>
+   * How many queues match prefix and name_contains (those the caller may
+   * see), on every page.
+   * </pre>
+   *
+   * <code>int32 total_size = 3 [json_name = "totalSize"];</code>
+   * @return The totalSize.
+   */
+  @java.lang.Override
+  public int getTotalSize() {
+    return totalSize_;
+  }
+
   private byte memoizedIsInitialized = -1;
   @java.lang.Override
   public final boolean isInitialized() {
@@ -153,6 +169,9 @@ private static final long serialVersionUID = 0L;
     if (!com.google.protobuf.GeneratedMessageV3.isStringEmpty(nextPageToken_)) {
       com.google.protobuf.GeneratedMessageV3.writeString(output, 2, nextPageToken_);
     }
+    if (totalSize_ != 0) {
+      output.writeInt32(3, totalSize_);
+    }
     getUnknownFields().writeTo(output);
   }
 
@@ -168,6 +187,10 @@ private static final long serialVersionUID = 0L;
     }
     if (!com.google.protobuf.GeneratedMessageV3.isStringEmpty(nextPageToken_)) {
       size += com.google.protobuf.GeneratedMessageV3.computeStringSize(2, nextPageToken_);
+    }
+    if (totalSize_ != 0) {
+      size += com.google.protobuf.CodedOutputStream
+        .computeInt32Size(3, totalSize_);
     }
     size += getUnknownFields().getSerializedSize();
     memoizedSize = size;
@@ -188,6 +211,8 @@ private static final long serialVersionUID = 0L;
         .equals(other.getQueuesList())) return false;
     if (!getNextPageToken()
         .equals(other.getNextPageToken())) return false;
+    if (getTotalSize()
+        != other.getTotalSize()) return false;
     if (!getUnknownFields().equals(other.getUnknownFields())) return false;
     return true;
   }
@@ -205,6 +230,8 @@ private static final long serialVersionUID = 0L;
     }
     hash = (37 * hash) + NEXT_PAGE_TOKEN_FIELD_NUMBER;
     hash = (53 * hash) + getNextPageToken().hashCode();
+    hash = (37 * hash) + TOTAL_SIZE_FIELD_NUMBER;
+    hash = (53 * hash) + getTotalSize();
     hash = (29 * hash) + getUnknownFields().hashCode();
     memoizedHashCode = hash;
     return hash;
@@ -342,6 +369,7 @@ private static final long serialVersionUID = 0L;
       }
       bitField0_ = (bitField0_ & ~0x00000001);
       nextPageToken_ = "";
+      totalSize_ = 0;
       return this;
     }
 
@@ -390,6 +418,9 @@ private static final long serialVersionUID = 0L;
       int from_bitField0_ = bitField0_;
       if (((from_bitField0_ & 0x00000002) != 0)) {
         result.nextPageToken_ = nextPageToken_;
+      }
+      if (((from_bitField0_ & 0x00000004) != 0)) {
+        result.totalSize_ = totalSize_;
       }
     }
 
@@ -468,6 +499,9 @@ private static final long serialVersionUID = 0L;
         bitField0_ |= 0x00000002;
         onChanged();
       }
+      if (other.getTotalSize() != 0) {
+        setTotalSize(other.getTotalSize());
+      }
       this.mergeUnknownFields(other.getUnknownFields());
       onChanged();
       return this;
@@ -512,6 +546,11 @@ private static final long serialVersionUID = 0L;
               bitField0_ |= 0x00000002;
               break;
             } // case 18
+            case 24: {
+              totalSize_ = input.readInt32();
+              bitField0_ |= 0x00000004;
+              break;
+            } // case 24
             default: {
               if (!super.parseUnknownField(input, extensionRegistry, tag)) {
                 done = true; // was an endgroup tag
@@ -857,6 +896,53 @@ private static final long serialVersionUID = 0L;
       checkByteStringIsUtf8(value);
       nextPageToken_ = value;
       bitField0_ |= 0x00000002;
+      onChanged();
+      return this;
+    }
+
+    private int totalSize_ ;
+    /**
+     * <pre>
+     * How many queues match prefix and name_contains (those the caller may
+     * see), on every page.
+     * </pre>
+     *
+     * <code>int32 total_size = 3 [json_name = "totalSize"];</code>
+     * @return The totalSize.
+     */
+    @java.lang.Override
+    public int getTotalSize() {
+      return totalSize_;
+    }
+    /**
+     * <pre>
+     * How many queues match prefix and name_contains (those the caller may
+     * see), on every page.
+     * </pre>
+     *
+     * <code>int32 total_size = 3 [json_name = "totalSize"];</code>
+     * @param value The totalSize to set.
+     * @return This builder for chaining.
+     */
+    public Builder setTotalSize(int value) {
+      
+      totalSize_ = value;
+      bitField0_ |= 0x00000004;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * How many queues match prefix and name_contains (those the caller may
+     * see), on every page.
+     * </pre>
+     *
+     * <code>int32 total_size = 3 [json_name = "totalSize"];</code>
+     * @return This builder for chaining.
+     */
+    public Builder clearTotalSize() {
+      bitField0_ = (bitField0_ & ~0x00000004);
+      totalSize_ = 0;
       onChanged();
       return this;
     }

@@ -50,4 +50,15 @@ public interface ListQueuesResponseOrBuilder extends
    */
   com.google.protobuf.ByteString
       getNextPageTokenBytes();
+
+  /**
+   * <pre>
+   * How many queues match prefix and name_contains (those the caller may
+   * see), on every page.
+   * </pre>
+   *
+   * <code>int32 total_size = 3 [json_name = "totalSize"];</code>
+   * @return The totalSize.
+   */
+  int getTotalSize();
 }

@@ -6,7 +6,14 @@ import static io.grpc.MethodDescriptor.generateFullMethodName;
  * <pre>
  * MessageService sends, receives and acknowledges messages. Receipt handles
  * name the queue, the tag, the message and the receive generation, so
- * delete and change-visibility need only the handle.
+ * delete, change visibility and dead (and their batches) need only the
+ * handle (S3): their queue field is optional and, when given, must be the
+ * handle's queue (else INVALID_RECEIPT_HANDLE). Without a queue, a batch
+ * acts on the queue its handles name, one queue per batch
+ * (INVALID_ARGUMENT, MIXED_QUEUE_BATCH, when they name two). With
+ * authentication on they need HANDLE on each handle's queue (and tag),
+ * whatever queue the request names. REST: POST /v1/messages:delete and
+ * the like, or with the queue in the path.
  * </pre>
  */
 @javax.annotation.Generated(
@@ -440,7 +447,14 @@ public final class MessageServiceGrpc {
    * <pre>
    * MessageService sends, receives and acknowledges messages. Receipt handles
    * name the queue, the tag, the message and the receive generation, so
-   * delete and change-visibility need only the handle.
+   * delete, change visibility and dead (and their batches) need only the
+   * handle (S3): their queue field is optional and, when given, must be the
+   * handle's queue (else INVALID_RECEIPT_HANDLE). Without a queue, a batch
+   * acts on the queue its handles name, one queue per batch
+   * (INVALID_ARGUMENT, MIXED_QUEUE_BATCH, when they name two). With
+   * authentication on they need HANDLE on each handle's queue (and tag),
+   * whatever queue the request names. REST: POST /v1/messages:delete and
+   * the like, or with the queue in the path.
    * </pre>
    */
   public static abstract class MessageServiceImplBase implements io.grpc.BindableService {
@@ -490,7 +504,9 @@ public final class MessageServiceGrpc {
     /**
      * <pre>
      * DeleteMessage acknowledges a message for the tag that received it.
-     * Deleting twice, or with an older handle, is not an error.
+     * Deleting twice, or with an older handle, is not an error. Errors:
+     * INVALID_ARGUMENT (INVALID_RECEIPT_HANDLE: forged, garbled, or not of
+     * the queue given).
      * </pre>
      */
     public void deleteMessage(com.tagq.v1.DeleteMessageRequest request,
@@ -500,7 +516,8 @@ public final class MessageServiceGrpc {
 
     /**
      * <pre>
-     * DeleteMessageBatch deletes up to 100 messages, with a result per entry.
+     * DeleteMessageBatch deletes up to 100 messages of one queue, with a
+     * result per entry.
      * </pre>
      */
     public void deleteMessageBatch(com.tagq.v1.DeleteMessageBatchRequest request,
@@ -523,8 +540,8 @@ public final class MessageServiceGrpc {
 
     /**
      * <pre>
-     * ChangeMessageVisibilityBatch changes up to 100 deadlines, with a result
-     * per entry.
+     * ChangeMessageVisibilityBatch changes up to 100 deadlines of one queue's
+     * messages, with a result per entry.
      * </pre>
      */
     public void changeMessageVisibilityBatch(com.tagq.v1.ChangeMessageVisibilityBatchRequest request,
@@ -559,7 +576,8 @@ public final class MessageServiceGrpc {
 
     /**
      * <pre>
-     * DeadMessageBatch dead-letters up to 100 messages, with a result per entry.
+     * DeadMessageBatch dead-letters up to 100 messages of one queue, with a
+     * result per entry.
      * </pre>
      */
     public void deadMessageBatch(com.tagq.v1.DeadMessageBatchRequest request,
@@ -698,7 +716,14 @@ public final class MessageServiceGrpc {
    * <pre>
    * MessageService sends, receives and acknowledges messages. Receipt handles
    * name the queue, the tag, the message and the receive generation, so
-   * delete and change-visibility need only the handle.
+   * delete, change visibility and dead (and their batches) need only the
+   * handle (S3): their queue field is optional and, when given, must be the
+   * handle's queue (else INVALID_RECEIPT_HANDLE). Without a queue, a batch
+   * acts on the queue its handles name, one queue per batch
+   * (INVALID_ARGUMENT, MIXED_QUEUE_BATCH, when they name two). With
+   * authentication on they need HANDLE on each handle's queue (and tag),
+   * whatever queue the request names. REST: POST /v1/messages:delete and
+   * the like, or with the queue in the path.
    * </pre>
    */
   public static final class MessageServiceStub extends io.grpc.stub.AbstractAsyncStub<MessageServiceStub> {
@@ -761,7 +786,9 @@ public final class MessageServiceGrpc {
     /**
      * <pre>
      * DeleteMessage acknowledges a message for the tag that received it.
-     * Deleting twice, or with an older handle, is not an error.
+     * Deleting twice, or with an older handle, is not an error. Errors:
+     * INVALID_ARGUMENT (INVALID_RECEIPT_HANDLE: forged, garbled, or not of
+     * the queue given).
      * </pre>
      */
     public void deleteMessage(com.tagq.v1.DeleteMessageRequest request,
@@ -772,7 +799,8 @@ public final class MessageServiceGrpc {
 
     /**
      * <pre>
-     * DeleteMessageBatch deletes up to 100 messages, with a result per entry.
+     * DeleteMessageBatch deletes up to 100 messages of one queue, with a
+     * result per entry.
      * </pre>
      */
     public void deleteMessageBatch(com.tagq.v1.DeleteMessageBatchRequest request,
@@ -797,8 +825,8 @@ public final class MessageServiceGrpc {
 
     /**
      * <pre>
-     * ChangeMessageVisibilityBatch changes up to 100 deadlines, with a result
-     * per entry.
+     * ChangeMessageVisibilityBatch changes up to 100 deadlines of one queue's
+     * messages, with a result per entry.
      * </pre>
      */
     public void changeMessageVisibilityBatch(com.tagq.v1.ChangeMessageVisibilityBatchRequest request,
@@ -836,7 +864,8 @@ public final class MessageServiceGrpc {
 
     /**
      * <pre>
-     * DeadMessageBatch dead-letters up to 100 messages, with a result per entry.
+     * DeadMessageBatch dead-letters up to 100 messages of one queue, with a
+     * result per entry.
      * </pre>
      */
     public void deadMessageBatch(com.tagq.v1.DeadMessageBatchRequest request,
@@ -889,7 +918,14 @@ public final class MessageServiceGrpc {
    * <pre>
    * MessageService sends, receives and acknowledges messages. Receipt handles
    * name the queue, the tag, the message and the receive generation, so
-   * delete and change-visibility need only the handle.
+   * delete, change visibility and dead (and their batches) need only the
+   * handle (S3): their queue field is optional and, when given, must be the
+   * handle's queue (else INVALID_RECEIPT_HANDLE). Without a queue, a batch
+   * acts on the queue its handles name, one queue per batch
+   * (INVALID_ARGUMENT, MIXED_QUEUE_BATCH, when they name two). With
+   * authentication on they need HANDLE on each handle's queue (and tag),
+   * whatever queue the request names. REST: POST /v1/messages:delete and
+   * the like, or with the queue in the path.
    * </pre>
    */
   public static final class MessageServiceBlockingStub extends io.grpc.stub.AbstractBlockingStub<MessageServiceBlockingStub> {
@@ -949,7 +985,9 @@ public final class MessageServiceGrpc {
     /**
      * <pre>
      * DeleteMessage acknowledges a message for the tag that received it.
-     * Deleting twice, or with an older handle, is not an error.
+     * Deleting twice, or with an older handle, is not an error. Errors:
+     * INVALID_ARGUMENT (INVALID_RECEIPT_HANDLE: forged, garbled, or not of
+     * the queue given).
      * </pre>
      */
     public com.tagq.v1.DeleteMessageResponse deleteMessage(com.tagq.v1.DeleteMessageRequest request) {
@@ -959,7 +997,8 @@ public final class MessageServiceGrpc {
 
     /**
      * <pre>
-     * DeleteMessageBatch deletes up to 100 messages, with a result per entry.
+     * DeleteMessageBatch deletes up to 100 messages of one queue, with a
+     * result per entry.
      * </pre>
      */
     public com.tagq.v1.DeleteMessageBatchResponse deleteMessageBatch(com.tagq.v1.DeleteMessageBatchRequest request) {
@@ -982,8 +1021,8 @@ public final class MessageServiceGrpc {
 
     /**
      * <pre>
-     * ChangeMessageVisibilityBatch changes up to 100 deadlines, with a result
-     * per entry.
+     * ChangeMessageVisibilityBatch changes up to 100 deadlines of one queue's
+     * messages, with a result per entry.
      * </pre>
      */
     public com.tagq.v1.ChangeMessageVisibilityBatchResponse changeMessageVisibilityBatch(com.tagq.v1.ChangeMessageVisibilityBatchRequest request) {
@@ -1018,7 +1057,8 @@ public final class MessageServiceGrpc {
 
     /**
      * <pre>
-     * DeadMessageBatch dead-letters up to 100 messages, with a result per entry.
+     * DeadMessageBatch dead-letters up to 100 messages of one queue, with a
+     * result per entry.
      * </pre>
      */
     public com.tagq.v1.DeadMessageBatchResponse deadMessageBatch(com.tagq.v1.DeadMessageBatchRequest request) {
@@ -1031,7 +1071,14 @@ public final class MessageServiceGrpc {
    * <pre>
    * MessageService sends, receives and acknowledges messages. Receipt handles
    * name the queue, the tag, the message and the receive generation, so
-   * delete and change-visibility need only the handle.
+   * delete, change visibility and dead (and their batches) need only the
+   * handle (S3): their queue field is optional and, when given, must be the
+   * handle's queue (else INVALID_RECEIPT_HANDLE). Without a queue, a batch
+   * acts on the queue its handles name, one queue per batch
+   * (INVALID_ARGUMENT, MIXED_QUEUE_BATCH, when they name two). With
+   * authentication on they need HANDLE on each handle's queue (and tag),
+   * whatever queue the request names. REST: POST /v1/messages:delete and
+   * the like, or with the queue in the path.
    * </pre>
    */
   public static final class MessageServiceFutureStub extends io.grpc.stub.AbstractFutureStub<MessageServiceFutureStub> {
@@ -1094,7 +1141,9 @@ public final class MessageServiceGrpc {
     /**
      * <pre>
      * DeleteMessage acknowledges a message for the tag that received it.
-     * Deleting twice, or with an older handle, is not an error.
+     * Deleting twice, or with an older handle, is not an error. Errors:
+     * INVALID_ARGUMENT (INVALID_RECEIPT_HANDLE: forged, garbled, or not of
+     * the queue given).
      * </pre>
      */
     public com.google.common.util.concurrent.ListenableFuture<com.tagq.v1.DeleteMessageResponse> deleteMessage(
@@ -1105,7 +1154,8 @@ public final class MessageServiceGrpc {
 
     /**
      * <pre>
-     * DeleteMessageBatch deletes up to 100 messages, with a result per entry.
+     * DeleteMessageBatch deletes up to 100 messages of one queue, with a
+     * result per entry.
      * </pre>
      */
     public com.google.common.util.concurrent.ListenableFuture<com.tagq.v1.DeleteMessageBatchResponse> deleteMessageBatch(
@@ -1130,8 +1180,8 @@ public final class MessageServiceGrpc {
 
     /**
      * <pre>
-     * ChangeMessageVisibilityBatch changes up to 100 deadlines, with a result
-     * per entry.
+     * ChangeMessageVisibilityBatch changes up to 100 deadlines of one queue's
+     * messages, with a result per entry.
      * </pre>
      */
     public com.google.common.util.concurrent.ListenableFuture<com.tagq.v1.ChangeMessageVisibilityBatchResponse> changeMessageVisibilityBatch(
@@ -1169,7 +1219,8 @@ public final class MessageServiceGrpc {
 
     /**
      * <pre>
-     * DeadMessageBatch dead-letters up to 100 messages, with a result per entry.
+     * DeadMessageBatch dead-letters up to 100 messages of one queue, with a
+     * result per entry.
      * </pre>
      */
     public com.google.common.util.concurrent.ListenableFuture<com.tagq.v1.DeadMessageBatchResponse> deadMessageBatch(

@@ -24,6 +24,7 @@ private static final long serialVersionUID = 0L;
     defaultTagName_ = "";
     sourceQueues_ = com.google.protobuf.LazyStringArrayList.EMPTY;
     overflowPolicy_ = 0;
+    tags_ = java.util.Collections.emptyList();
   }
 
   @java.lang.Override
@@ -859,6 +860,72 @@ java.lang.String defaultValue) {
     return priorityQueue_;
   }
 
+  public static final int TAGS_FIELD_NUMBER = 40;
+  @SuppressWarnings("serial")
+  private java.util.List<com.tagq.v1.Tag> tags_;
+  /**
+   * <pre>
+   * Output only: the queue's tags with their state, in name order. Set by
+   * ListQueues with view QUEUE_VIEW_TAGS only (a queue has at most 100).
+   * </pre>
+   *
+   * <code>repeated .tagq.v1.Tag tags = 40 [json_name = "tags"];</code>
+   */
+  @java.lang.Override
+  public java.util.List<com.tagq.v1.Tag> getTagsList() {
+    return tags_;
+  }
+  /**
+   * <pre>
+   * Output only: the queue's tags with their state, in name order. Set by
+   * ListQueues with view QUEUE_VIEW_TAGS only (a queue has at most 100).
+   * </pre>
+   *
+   * <code>repeated .tagq.v1.Tag tags = 40 [json_name = "tags"];</code>
+   */
+  @java.lang.Override
+  public java.util.List<? extends com.tagq.v1.TagOrBuilder> 
+      getTagsOrBuilderList() {
+    return tags_;
+  }
+  /**
+   * <pre>
+   * Output only: the queue's tags with their state, in name order. Set by
+   * ListQueues with view QUEUE_VIEW_TAGS only (a queue has at most 100).
+   * </pre>
+   *
+   * <code>repeated .tagq.v1.Tag tags = 40 [json_name = "tags"];</code>
+   */
+  @java.lang.Override
+  public int getTagsCount() {
+    return tags_.size();
+  }
+  /**
+   * <pre>
+   * Output only: the queue's tags with their state, in name order. Set by
+   * ListQueues with view QUEUE_VIEW_TAGS only (a queue has at most 100).
+   * </pre>
+   *
+   * <code>repeated .tagq.v1.Tag tags = 40 [json_name = "tags"];</code>
+   */
+  @java.lang.Override
+  public com.tagq.v1.Tag getTags(int index) {
+    return tags_.get(index);
+  }
+  /**
+   * <pre>
+   * Output only: the queue's tags with their state, in name order. Set by
+   * ListQueues with view QUEUE_VIEW_TAGS only (a queue has at most 100).
+   * </pre>
+   *
+   * <code>repeated .tagq.v1.Tag tags = 40 [json_name = "tags"];</code>
+   */
+  @java.lang.Override
+  public com.tagq.v1.TagOrBuilder getTagsOrBuilder(
+      int index) {
+    return tags_.get(index);
+  }
+
   private byte memoizedIsInitialized = -1;
   @java.lang.Override
   public final boolean isInitialized() {
@@ -944,6 +1011,9 @@ java.lang.String defaultValue) {
     }
     if (priorityQueue_ != false) {
       output.writeBool(23, priorityQueue_);
+    }
+    for (int i = 0; i < tags_.size(); i++) {
+      output.writeMessage(40, tags_.get(i));
     }
     getUnknownFields().writeTo(output);
   }
@@ -1054,6 +1124,10 @@ java.lang.String defaultValue) {
       size += com.google.protobuf.CodedOutputStream
         .computeBoolSize(23, priorityQueue_);
     }
+    for (int i = 0; i < tags_.size(); i++) {
+      size += com.google.protobuf.CodedOutputStream
+        .computeMessageSize(40, tags_.get(i));
+    }
     size += getUnknownFields().getSerializedSize();
     memoizedSize = size;
     return size;
@@ -1153,6 +1227,8 @@ java.lang.String defaultValue) {
     }
     if (getPriorityQueue()
         != other.getPriorityQueue()) return false;
+    if (!getTagsList()
+        .equals(other.getTagsList())) return false;
     if (!getUnknownFields().equals(other.getUnknownFields())) return false;
     return true;
   }
@@ -1247,6 +1323,10 @@ java.lang.String defaultValue) {
     hash = (37 * hash) + PRIORITY_QUEUE_FIELD_NUMBER;
     hash = (53 * hash) + com.google.protobuf.Internal.hashBoolean(
         getPriorityQueue());
+    if (getTagsCount() > 0) {
+      hash = (37 * hash) + TAGS_FIELD_NUMBER;
+      hash = (53 * hash) + getTagsList().hashCode();
+    }
     hash = (29 * hash) + getUnknownFields().hashCode();
     memoizedHashCode = hash;
     return hash;
@@ -1442,6 +1522,13 @@ java.lang.String defaultValue) {
       writeQuotaPerSecond_ = 0;
       readQuotaPerSecond_ = 0;
       priorityQueue_ = false;
+      if (tagsBuilder_ == null) {
+        tags_ = java.util.Collections.emptyList();
+      } else {
+        tags_ = null;
+        tagsBuilder_.clear();
+      }
+      bitField0_ = (bitField0_ & ~0x00800000);
       return this;
     }
 
@@ -1480,6 +1567,15 @@ java.lang.String defaultValue) {
         bitField0_ = (bitField0_ & ~0x00008000);
       }
       result.sourceQueues_ = sourceQueues_;
+      if (tagsBuilder_ == null) {
+        if (((bitField0_ & 0x00800000) != 0)) {
+          tags_ = java.util.Collections.unmodifiableList(tags_);
+          bitField0_ = (bitField0_ & ~0x00800000);
+        }
+        result.tags_ = tags_;
+      } else {
+        result.tags_ = tagsBuilder_.build();
+      }
     }
 
     private void buildPartial0(com.tagq.v1.Queue result) {
@@ -1696,6 +1792,32 @@ java.lang.String defaultValue) {
       if (other.getPriorityQueue() != false) {
         setPriorityQueue(other.getPriorityQueue());
       }
+      if (tagsBuilder_ == null) {
+        if (!other.tags_.isEmpty()) {
+          if (tags_.isEmpty()) {
+            tags_ = other.tags_;
+            bitField0_ = (bitField0_ & ~0x00800000);
+          } else {
+            ensureTagsIsMutable();
+            tags_.addAll(other.tags_);
+          }
+          onChanged();
+        }
+      } else {
+        if (!other.tags_.isEmpty()) {
+          if (tagsBuilder_.isEmpty()) {
+            tagsBuilder_.dispose();
+            tagsBuilder_ = null;
+            tags_ = other.tags_;
+            bitField0_ = (bitField0_ & ~0x00800000);
+            tagsBuilder_ = 
+              com.google.protobuf.GeneratedMessageV3.alwaysUseFieldBuilders ?
+                 getTagsFieldBuilder() : null;
+          } else {
+            tagsBuilder_.addAllMessages(other.tags_);
+          }
+        }
+      }
       this.mergeUnknownFields(other.getUnknownFields());
       onChanged();
       return this;
@@ -1850,6 +1972,19 @@ java.lang.String defaultValue) {
               bitField0_ |= 0x00400000;
               break;
             } // case 184
+            case 322: {
+              com.tagq.v1.Tag m =
+                  input.readMessage(
+                      com.tagq.v1.Tag.parser(),
+                      extensionRegistry);
+              if (tagsBuilder_ == null) {
+                ensureTagsIsMutable();
+                tags_.add(m);
+              } else {
+                tagsBuilder_.addMessage(m);
+              }
+              break;
+            } // case 322
             default: {
               if (!super.parseUnknownField(input, extensionRegistry, tag)) {
                 done = true; // was an endgroup tag
@@ -3897,6 +4032,336 @@ java.lang.String defaultValue) {
       priorityQueue_ = false;
       onChanged();
       return this;
+    }
+
+    private java.util.List<com.tagq.v1.Tag> tags_ =
+      java.util.Collections.emptyList();
+    private void ensureTagsIsMutable() {
+      if (!((bitField0_ & 0x00800000) != 0)) {
+        tags_ = new java.util.ArrayList<com.tagq.v1.Tag>(tags_);
+        bitField0_ |= 0x00800000;
+       }
+    }
+
+    private com.google.protobuf.RepeatedFieldBuilderV3<
+        com.tagq.v1.Tag, com.tagq.v1.Tag.Builder, com.tagq.v1.TagOrBuilder> tagsBuilder_;
+
+    /**
+     * <pre>
+     * Output only: the queue's tags with their state, in name order. Set by
+     * ListQueues with view QUEUE_VIEW_TAGS only (a queue has at most 100).
+     * </pre>
+     *
+     * <code>repeated .tagq.v1.Tag tags = 40 [json_name = "tags"];</code>
+     */
+    public java.util.List<com.tagq.v1.Tag> getTagsList() {
+      if (tagsBuilder_ == null) {
+        return java.util.Collections.unmodifiableList(tags_);
+      } else {
+        return tagsBuilder_.getMessageList();
+      }
+    }
+    /**
+     * <pre>
+     * Output only: the queue's tags with their state, in name order. Set by
+     * ListQueues with view QUEUE_VIEW_TAGS only (a queue has at most 100).
+     * </pre>
+     *
+     * <code>repeated .tagq.v1.Tag tags = 40 [json_name = "tags"];</code>
+     */
+    public int getTagsCount() {
+      if (tagsBuilder_ == null) {
+        return tags_.size();
+      } else {
+        return tagsBuilder_.getCount();
+      }
+    }
+    /**
+     * <pre>
+     * Output only: the queue's tags with their state, in name order. Set by
+     * ListQueues with view QUEUE_VIEW_TAGS only (a queue has at most 100).
+     * </pre>
+     *
+     * <code>repeated .tagq.v1.Tag tags = 40 [json_name = "tags"];</code>
+     */
+    public com.tagq.v1.Tag getTags(int index) {
+      if (tagsBuilder_ == null) {
+        return tags_.get(index);
+      } else {
+        return tagsBuilder_.getMessage(index);
+      }
+    }
+    /**
+     * <pre>
+     * Output only: the queue's tags with their state, in name order. Set by
+     * ListQueues with view QUEUE_VIEW_TAGS only (a queue has at most 100).
+     * </pre>
+     *
+     * <code>repeated .tagq.v1.Tag tags = 40 [json_name = "tags"];</code>
+     */
+    public Builder setTags(
+        int index, com.tagq.v1.Tag value) {
+      if (tagsBuilder_ == null) {
+        if (value == null) {
+          throw new NullPointerException();
+        }
+        ensureTagsIsMutable();
+        tags_.set(index, value);
+        onChanged();
+      } else {
+        tagsBuilder_.setMessage(index, value);
+      }
+      return this;
+    }
+    /**
+     * <pre>
+     * Output only: the queue's tags with their state, in name order. Set by
+     * ListQueues with view QUEUE_VIEW_TAGS only (a queue has at most 100).
+     * </pre>
+     *
+     * <code>repeated .tagq.v1.Tag tags = 40 [json_name = "tags"];</code>
+     */
+    public Builder setTags(
+        int index, com.tagq.v1.Tag.Builder builderForValue) {
+      if (tagsBuilder_ == null) {
+        ensureTagsIsMutable();
+        tags_.set(index, builderForValue.build());
+        onChanged();
+      } else {
+        tagsBuilder_.setMessage(index, builderForValue.build());
+      }
+      return this;
+    }
+    /**
+     * <pre>
+     * Output only: the queue's tags with their state, in name order. Set by
+     * ListQueues with view QUEUE_VIEW_TAGS only (a queue has at most 100).
+     * </pre>
+     *
+     * <code>repeated .tagq.v1.Tag tags = 40 [json_name = "tags"];</code>
+     */
+    public Builder addTags(com.tagq.v1.Tag value) {
+      if (tagsBuilder_ == null) {
+        if (value == null) {
+          throw new NullPointerException();
+        }
+        ensureTagsIsMutable();
+        tags_.add(value);
+        onChanged();
+      } else {
+        tagsBuilder_.addMessage(value);
+      }
+      return this;
+    }
+    /**
+     * <pre>
+     * Output only: the queue's tags with their state, in name order. Set by
+     * ListQueues with view QUEUE_VIEW_TAGS only (a queue has at most 100).
+     * </pre>
+     *
+     * <code>repeated .tagq.v1.Tag tags = 40 [json_name = "tags"];</code>
+     */
+    public Builder addTags(
+        int index, com.tagq.v1.Tag value) {
+      if (tagsBuilder_ == null) {
+        if (value == null) {
+          throw new NullPointerException();
+        }
+        ensureTagsIsMutable();
+        tags_.add(index, value);
+        onChanged();
+      } else {
+        tagsBuilder_.addMessage(index, value);
+      }
+      return this;
+    }
+    /**
+     * <pre>
+     * Output only: the queue's tags with their state, in name order. Set by
+     * ListQueues with view QUEUE_VIEW_TAGS only (a queue has at most 100).
+     * </pre>
+     *
+     * <code>repeated .tagq.v1.Tag tags = 40 [json_name = "tags"];</code>
+     */
+    public Builder addTags(
+        com.tagq.v1.Tag.Builder builderForValue) {
+      if (tagsBuilder_ == null) {
+        ensureTagsIsMutable();
+        tags_.add(builderForValue.build());
+        onChanged();
+      } else {
+        tagsBuilder_.addMessage(builderForValue.build());
+      }
+      return this;
+    }
+    /**
+     * <pre>
+     * Output only: the queue's tags with their state, in name order. Set by
+     * ListQueues with view QUEUE_VIEW_TAGS only (a queue has at most 100).
+     * </pre>
+     *
+     * <code>repeated .tagq.v1.Tag tags = 40 [json_name = "tags"];</code>
+     */
+    public Builder addTags(
+        int index, com.tagq.v1.Tag.Builder builderForValue) {
+      if (tagsBuilder_ == null) {
+        ensureTagsIsMutable();
+        tags_.add(index, builderForValue.build());
+        onChanged();
+      } else {
+        tagsBuilder_.addMessage(index, builderForValue.build());
+      }
+      return this;
+    }
+    /**
+     * <pre>
+     * Output only: the queue's tags with their state, in name order. Set by
+     * ListQueues with view QUEUE_VIEW_TAGS only (a queue has at most 100).
+     * </pre>
+     *
+     * <code>repeated .tagq.v1.Tag tags = 40 [json_name = "tags"];</code>
+     */
+    public Builder addAllTags(
+        java.lang.Iterable<? extends com.tagq.v1.Tag> values) {
+      if (tagsBuilder_ == null) {
+        ensureTagsIsMutable();
+        com.google.protobuf.AbstractMessageLite.Builder.addAll(
+            values, tags_);
+        onChanged();
+      } else {
+        tagsBuilder_.addAllMessages(values);
+      }
+      return this;
+    }
+    /**
+     * <pre>
+     * Output only: the queue's tags with their state, in name order. Set by
+     * ListQueues with view QUEUE_VIEW_TAGS only (a queue has at most 100).
+     * </pre>
+     *
+     * <code>repeated .tagq.v1.Tag tags = 40 [json_name = "tags"];</code>
+     */
+    public Builder clearTags() {
+      if (tagsBuilder_ == null) {
+        tags_ = java.util.Collections.emptyList();
+        bitField0_ = (bitField0_ & ~0x00800000);
+        onChanged();
+      } else {
+        tagsBuilder_.clear();
+      }
+      return this;
+    }
+    /**
+     * <pre>
+     * Output only: the queue's tags with their state, in name order. Set by
+     * ListQueues with view QUEUE_VIEW_TAGS only (a queue has at most 100).
+     * </pre>
+     *
+     * <code>repeated .tagq.v1.Tag tags = 40 [json_name = "tags"];</code>
+     */
+    public Builder removeTags(int index) {
+      if (tagsBuilder_ == null) {
+        ensureTagsIsMutable();
+        tags_.remove(index);
+        onChanged();
+      } else {
+        tagsBuilder_.remove(index);
+      }
+      return this;
+    }
+    /**
+     * <pre>
+     * Output only: the queue's tags with their state, in name order. Set by
+     * ListQueues with view QUEUE_VIEW_TAGS only (a queue has at most 100).
+     * </pre>
+     *
+     * <code>repeated .tagq.v1.Tag tags = 40 [json_name = "tags"];</code>
+     */
+    public com.tagq.v1.Tag.Builder getTagsBuilder(
+        int index) {
+      return getTagsFieldBuilder().getBuilder(index);
+    }
+    /**
+     * <pre>
+     * Output only: the queue's tags with their state, in name order. Set by
+     * ListQueues with view QUEUE_VIEW_TAGS only (a queue has at most 100).
+     * </pre>
+     *
+     * <code>repeated .tagq.v1.Tag tags = 40 [json_name = "tags"];</code>
+     */
+    public com.tagq.v1.TagOrBuilder getTagsOrBuilder(
+        int index) {
+      if (tagsBuilder_ == null) {
+        return tags_.get(index);  } else {
+        return tagsBuilder_.getMessageOrBuilder(index);
+      }
+    }
+    /**
+     * <pre>
+     * Output only: the queue's tags with their state, in name order. Set by
+     * ListQueues with view QUEUE_VIEW_TAGS only (a queue has at most 100).
+     * </pre>
+     *
+     * <code>repeated .tagq.v1.Tag tags = 40 [json_name = "tags"];</code>
+     */
+    public java.util.List<? extends com.tagq.v1.TagOrBuilder> 
+         getTagsOrBuilderList() {
+      if (tagsBuilder_ != null) {
+        return tagsBuilder_.getMessageOrBuilderList();
+      } else {
+        return java.util.Collections.unmodifiableList(tags_);
+      }
+    }
+    /**
+     * <pre>
+     * Output only: the queue's tags with their state, in name order. Set by
+     * ListQueues with view QUEUE_VIEW_TAGS only (a queue has at most 100).
+     * </pre>
+     *
+     * <code>repeated .tagq.v1.Tag tags = 40 [json_name = "tags"];</code>
+     */
+    public com.tagq.v1.Tag.Builder addTagsBuilder() {
+      return getTagsFieldBuilder().addBuilder(
+          com.tagq.v1.Tag.getDefaultInstance());
+    }
+    /**
+     * <pre>
+     * Output only: the queue's tags with their state, in name order. Set by
+     * ListQueues with view QUEUE_VIEW_TAGS only (a queue has at most 100).
+     * </pre>
+     *
+     * <code>repeated .tagq.v1.Tag tags = 40 [json_name = "tags"];</code>
+     */
+    public com.tagq.v1.Tag.Builder addTagsBuilder(
+        int index) {
+      return getTagsFieldBuilder().addBuilder(
+          index, com.tagq.v1.Tag.getDefaultInstance());
+    }
+    /**
+     * <pre>
+     * Output only: the queue's tags with their state, in name order. Set by
+     * ListQueues with view QUEUE_VIEW_TAGS only (a queue has at most 100).
+     * </pre>
+     *
+     * <code>repeated .tagq.v1.Tag tags = 40 [json_name = "tags"];</code>
+     */
+    public java.util.List<com.tagq.v1.Tag.Builder> 
+         getTagsBuilderList() {
+      return getTagsFieldBuilder().getBuilderList();
+    }
+    private com.google.protobuf.RepeatedFieldBuilderV3<
+        com.tagq.v1.Tag, com.tagq.v1.Tag.Builder, com.tagq.v1.TagOrBuilder> 
+        getTagsFieldBuilder() {
+      if (tagsBuilder_ == null) {
+        tagsBuilder_ = new com.google.protobuf.RepeatedFieldBuilderV3<
+            com.tagq.v1.Tag, com.tagq.v1.Tag.Builder, com.tagq.v1.TagOrBuilder>(
+                tags_,
+                ((bitField0_ & 0x00800000) != 0),
+                getParentForChildren(),
+                isClean());
+        tags_ = null;
+      }
+      return tagsBuilder_;
     }
     @java.lang.Override
     public final Builder setUnknownFields(

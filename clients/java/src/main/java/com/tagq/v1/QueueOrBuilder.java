@@ -547,4 +547,53 @@ java.lang.String defaultValue);
    * @return The priorityQueue.
    */
   boolean getPriorityQueue();
+
+  /**
+   * <pre>
+   * Output only: the queue's tags with their state, in name order. Set by
+   * ListQueues with view QUEUE_VIEW_TAGS only (a queue has at most 100).
+   * </pre>
+   *
+   * <code>repeated .tagq.v1.Tag tags = 40 [json_name = "tags"];</code>
+   */
+  java.util.List<com.tagq.v1.Tag> 
+      getTagsList();
+  /**
+   * <pre>
+   * Output only: the queue's tags with their state, in name order. Set by
+   * ListQueues with view QUEUE_VIEW_TAGS only (a queue has at most 100).
+   * </pre>
+   *
+   * <code>repeated .tagq.v1.Tag tags = 40 [json_name = "tags"];</code>
+   */
+  com.tagq.v1.Tag getTags(int index);
+  /**
+   * <pre>
+   * Output only: the queue's tags with their state, in name order. Set by
+   * ListQueues with view QUEUE_VIEW_TAGS only (a queue has at most 100).
+   * </pre>
+   *
+   * <code>repeated .tagq.v1.Tag tags = 40 [json_name = "tags"];</code>
+   */
+  int getTagsCount();
+  /**
+   * <pre>
+   * Output only: the queue's tags with their state, in name order. Set by
+   * ListQueues with view QUEUE_VIEW_TAGS only (a queue has at most 100).
+   * </pre>
+   *
+   * <code>repeated .tagq.v1.Tag tags = 40 [json_name = "tags"];</code>
+   */
+  java.util.List<? extends com.tagq.v1.TagOrBuilder> 
+      getTagsOrBuilderList();
+  /**
+   * <pre>
+   * Output only: the queue's tags with their state, in name order. Set by
+   * ListQueues with view QUEUE_VIEW_TAGS only (a queue has at most 100).
+   * </pre>
+   *
+   * <code>repeated .tagq.v1.Tag tags = 40 [json_name = "tags"];</code>
+   */
+  com.tagq.v1.TagOrBuilder getTagsOrBuilder(
+      int index);
 }

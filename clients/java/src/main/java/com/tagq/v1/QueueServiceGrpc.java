@@ -409,8 +409,11 @@ public final class QueueServiceGrpc {
 
     /**
      * <pre>
-     * ListQueues lists queues in name order, optionally only those with a
-     * prefix. With authentication on, a principal that is not an admin sees
+     * ListQueues lists queues in name order (or order_by), optionally only
+     * those with a prefix and/or a name containing a string, with the total
+     * of matching queues; with view QUEUE_VIEW_TAGS each queue comes with its
+     * tags and their state, so one call shows a page of queues as a console
+     * does. With authentication on, a principal that is not an admin sees
      * only the queues it holds a permission on (by name or prefix, or as
      * their creator); a page may then hold fewer than page_size queues
      * before the last.
@@ -615,8 +618,11 @@ public final class QueueServiceGrpc {
 
     /**
      * <pre>
-     * ListQueues lists queues in name order, optionally only those with a
-     * prefix. With authentication on, a principal that is not an admin sees
+     * ListQueues lists queues in name order (or order_by), optionally only
+     * those with a prefix and/or a name containing a string, with the total
+     * of matching queues; with view QUEUE_VIEW_TAGS each queue comes with its
+     * tags and their state, so one call shows a page of queues as a console
+     * does. With authentication on, a principal that is not an admin sees
      * only the queues it holds a permission on (by name or prefix, or as
      * their creator); a page may then hold fewer than page_size queues
      * before the last.
@@ -752,8 +758,11 @@ public final class QueueServiceGrpc {
 
     /**
      * <pre>
-     * ListQueues lists queues in name order, optionally only those with a
-     * prefix. With authentication on, a principal that is not an admin sees
+     * ListQueues lists queues in name order (or order_by), optionally only
+     * those with a prefix and/or a name containing a string, with the total
+     * of matching queues; with view QUEUE_VIEW_TAGS each queue comes with its
+     * tags and their state, so one call shows a page of queues as a console
+     * does. With authentication on, a principal that is not an admin sees
      * only the queues it holds a permission on (by name or prefix, or as
      * their creator); a page may then hold fewer than page_size queues
      * before the last.
@@ -883,8 +892,11 @@ public final class QueueServiceGrpc {
 
     /**
      * <pre>
-     * ListQueues lists queues in name order, optionally only those with a
-     * prefix. With authentication on, a principal that is not an admin sees
+     * ListQueues lists queues in name order (or order_by), optionally only
+     * those with a prefix and/or a name containing a string, with the total
+     * of matching queues; with view QUEUE_VIEW_TAGS each queue comes with its
+     * tags and their state, so one call shows a page of queues as a console
+     * does. With authentication on, a principal that is not an admin sees
      * only the queues it holds a permission on (by name or prefix, or as
      * their creator); a page may then hold fewer than page_size queues
      * before the last.
