@@ -53,7 +53,7 @@ func (w *Worker) Start() {
 	p := &pass{idle: newIdle(w.cfg.Interval, sweepIdleMax)}
 	w.every("redrive", w.cfg.Interval, func(ctx context.Context, now time.Time) error { return w.run(ctx, p, now) })
 	if w.cfg.JanitorInterval > 0 {
-		jb := newIdle(w.cfg.JanitorInterval, janitorIdleMax)
+		jb := newIdle(w.cfg.JanitorInterval, w.janitorIdleMax())
 		w.every("janitor", w.cfg.JanitorInterval, func(ctx context.Context, _ time.Time) error { return w.janitor(ctx, jb) })
 	}
 }
@@ -86,9 +86,16 @@ func (w *Worker) every(name string, d time.Duration, pass func(ctx context.Conte
 }
 
 // janitorIdleMax is the longest the janitor leaves a queue where it found
-// nothing to trim: the delay before retention expiry is counted, or a
-// stalled read recovered, on a queue nobody uses.
+// nothing to trim: the delay before retention expiry is counted on a
+// queue nobody uses. It is the stalled read when that is shorter: a read
+// that may become a stalled read is seen by a visit before it is one, and
+// the janitor comes back when it would be (JanitorResult.Recheck), so a
+// stalled read is recovered in time (S21) however idle its queue.
 const janitorIdleMax = 30 * time.Second
+
+func (w *Worker) janitorIdleMax() time.Duration {
+	return max(min(janitorIdleMax, w.cfg.Store.StalledRead()), w.cfg.JanitorInterval)
+}
 
 // janitor trims the queues backoff says are due, and notes which had work.
 // Idle queues are visited ever more rarely (up to janitorIdleMax). A queue
@@ -106,15 +113,18 @@ func (w *Worker) janitor(ctx context.Context, backoff *idle) error {
 		if !backoff.Due(q, now) {
 			continue
 		}
-		n, held, err := s.TrimQueueLeased(ctx, q, backoff.IdleGap(q)+tags.LeaseGrace)
+		p, err := s.JanitorPass(ctx, q, backoff.IdleGap(q)+tags.LeaseGrace)
 		if err != nil {
 			return err
 		}
-		if held > 0 {
-			backoff.Until(q, now.Add(held))
+		if p.Held > 0 {
+			backoff.Until(q, now.Add(p.Held))
 			continue
 		}
-		backoff.Done(q, now, n > 0)
+		backoff.Done(q, now, p.Removed > 0)
+		if p.Recheck > 0 {
+			backoff.Soon(q, now.Add(p.Recheck))
+		}
 	}
 	return nil
 }

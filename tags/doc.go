@@ -54,6 +54,13 @@
 // own MULTI and hands it the messages (deliver.go): at low rates a message
 // goes from send to receiver in one Redis round trip.
 //
+// Nothing available waits (S21): every script that makes a message
+// available other than by a send (a nack, a deadline it sets, a read the
+// janitor recovers, a topic unblocked) writes the queue's wake stream,
+// which every process's watch reads; a process's cached "nothing due
+// before" hints are trusted only while such a watch keeps them, else for
+// a second (hints.go).
+//
 // # Around the engine
 //
 // The server sees the engine as Storage (storage.go), whose conformance

@@ -30,7 +30,8 @@ package tags
 //	                             received with the in-flight zset mode (Config.InFlightZset)
 //	<prefix>:{Q}:t:T:p   zset    message id -> due ms, for delayed messages T read before they were due
 //	<prefix>:{Q}:t:T:n   hash    tag counters and state (see scripts/createtag.lua; pc counts T's PEL deliveries;
-//	                             rq/rqs/rqn its read quota override, second and count)
+//	                             rq/rqs/rqn its read quota override, second and count; jpc the janitor's place in
+//	                             T's PEL, past entries a batch covers, when it stopped at a bound: janitor.lua)
 //	<prefix>:{Q}:t:T:x   zset    v member -> visible-at ms, for messages T received max_receive_count times (dead when due)
 //	<prefix>:{Q}:t:T:tb  hash    topic queues (S13; scripts/lib.lua): "t:<topic>" -> the id in v blocking the topic
 //	                             for T, or "-" (unblocked, messages held: in tr); "i:<id>" -> topic of a blocker

@@ -82,7 +82,7 @@ type Store struct {
 	owner     string   // this process, as the holder of move task leases
 	dtags     sync.Map // queue -> default tag name (checked by the receive script)
 	relaying  sync.Map // queue -> *relayState: one RelayOutbox per queue at a time
-	hints     sync.Map // tagKey -> time.Time: no redelivery is due before then (see dueMaybe)
+	hints     sync.Map // tagKey -> hint: no redelivery is due before then (hints.go)
 	lastReads sync.Map // tagKey -> lastRead: the tag's last receive (see smallReads)
 	hintMu    sync.Mutex
 	hintGen   uint64   // hints forgotten so far (see noteHint)

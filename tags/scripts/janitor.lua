@@ -12,9 +12,15 @@
 -- meta's 'dropped' too).
 -- It also recovers entries a receive read into a tag's PEL and never
 -- recorded (its tagqd stopped between the two steps): visible again at
--- once, receive count 0, as receive.lua leaves entries it cannot hand out.
+-- once, receive count 0, as receive.lua leaves entries it cannot hand out,
+-- and the tag's waiting receives on every process are woken (S21). It
+-- moves PEL deliveries whose batch is due to v first (see lib.lua; then
+-- every PEL entry idle longer than ARGV 2 is a stalled read).
 -- Deliveries in the PEL (recorded in b, see lib.lua) are the tag's in
 -- flight: trimming stops at the second of the PEL's first id.
+-- Every call is bounded: at most 20 due batches moved, 100 PEL entries a
+-- tag looked at, ARGV 1 entries examined from the stream's head; what is
+-- left is for the next call (the second element of the reply).
 -- On a topic queue (S13, lib.lua) a tag's held messages count as held
 -- (n's w:<second>): kept; when they expire they leave their topic's list
 -- (counted xb: never handed out), and an expiring blocker unblocks its
@@ -29,17 +35,19 @@
 -- field 'lj', see lease in lib.lua). A call that finds another owner's
 -- lease does nothing and says how long it has left.
 -- ARGV: 1 max entries to examine, 2 ms a PEL entry must be idle to be
---       recovered, 3 lease owner ('' = none: run regardless), 4 lease ms,
---       5.. every tag name (same order as KEYS)
--- Returns: {entries removed, 1 if the limit was reached else 0, ms left
---           on another owner's lease (0: this call did the work)}
+--       recovered (the stalled read and a slack), 3 lease owner ('' =
+--       none: run regardless), 4 lease ms, 5.. every tag name (same order
+--       as KEYS)
+-- Returns: {entries removed, 1 if a bound was reached (call again) else
+--           0, ms left on another owner's lease (0: this call did the
+--           work), ms until a PEL entry may be a stalled read (0: none)}
 -- Errors: TAGS_CHANGED when ARGV does not list exactly the queue's tags.
-if redis.call('EXISTS', KEYS[1]) == 0 then return {0, 0, 0} end
+if redis.call('EXISTS', KEYS[1]) == 0 then return {0, 0, 0, 0} end
 if not sametags(KEYS[3], 5) then return redis.error_reply('TAGS_CHANGED') end
 local now = nowms()
 local held = lease(KEYS[1], 'lj', ARGV[3], tonumber(ARGV[4]), now)
-if held > 0 then return {0, 0, held} end
-local m = redis.call('HMGET', KEYS[1], 'ret', 'ra', 'cmax', 'bmax', 'ovf', 'rb', 'topic', 'prq')
+if held > 0 then return {0, 0, held, 0} end
+local m = redis.call('HMGET', KEYS[1], 'ret', 'ra', 'cmax', 'bmax', 'ovf', 'rb', 'topic', 'prq', 'rpm')
 local tq = m[7] == '1'
 local pq = m[8] == '1'
 local ret, retain = tonumber(m[1]) * 1000, m[2] == '1'
@@ -56,7 +64,8 @@ for i = 5, #ARGV do
   local k = 5 + (i - 5) * 5
   local name = ARGV[i]
   local f = redis.call('HGET', KEYS[4], 'f:' .. name)
-  tags[#tags + 1] = {name = name, n = KEYS[k + 1], v = KEYS[k + 2], p = KEYS[k + 3], x = KEYS[k + 4], b = KEYS[k + 5],
+  tags[#tags + 1] = {name = name, s = KEYS[2], n = KEYS[k + 1], v = KEYS[k + 2], p = KEYS[k + 3], x = KEYS[k + 4],
+    b = KEYS[k + 5],
     cursor = cur[name] or '0-0', flt = f and cjson.decode(f),
     w = {}, parked = redis.call('EXISTS', KEYS[k + 3]) == 1}
   if tq then topickeys(tags[#tags]) end
@@ -84,21 +93,71 @@ local function ranges(t)
   if not t.ranges then t.ranges = branges(t.b) end
   return t.ranges
 end
--- Stalled reads: recover, and until then keep them (low water below).
--- Deliveries (covered by a batch) are idle for as long as they are in
--- flight: left alone.
+-- Stalled reads. Deliveries of the PEL whose batch is due move to v first
+-- (pelexpire; at most JBATCHES batches a call over all tags: more, the
+-- next call). Then, PEL ids being read in order, the PEL's head is its
+-- oldest read; every delivery in it has a visibility of at most the
+-- stalled read (receive.lua), so an entry idle longer than minidle (the
+-- stalled read and some slack) is a read whose receive script never ran:
+-- visible again at once, receive count 0, as receive.lua leaves entries
+-- it cannot hand out, and the tag's waiting receives are woken. At most
+-- JPAGE entries a tag a call (more: the next call). Else the head says
+-- how soon one may be (soon, for the caller to come back then). Entries a
+-- batch of the latest ones covers stay (a receive on a replica with a
+-- longer stalled read); they are passed over with a cursor (n's jpc).
 local minidle = tonumber(ARGV[2])
+local JBATCHES, JPAGE = 20, 100
+local maxrc = tonumber(m[9]) or 0
+local soon = 0 -- ms until a PEL entry may be a stalled read (0: none)
+local function nearer(ms)
+  if soon == 0 or ms < soon then soon = ms end
+end
+local budget = JBATCHES
+local pelmore = false
 for _, t in ipairs(tags) do
-  local pend = redis.call('XPENDING', KEYS[2], t.name)
-  if tonumber(pend[1]) > 0 then
-    local stalled, from = {}, '-'
-    for _ = 1, 10 do -- bounded work per pass
-      local page = redis.call('XPENDING', KEYS[2], t.name, 'IDLE', minidle, from, '+', 100)
-      for _, pe in ipairs(page) do
-        if not covers(ranges(t), pe[1]) then stalled[#stalled + 1] = pe[1] end
+  local left = true -- due batches may be left: the head waits for the next call
+  if budget > 0 then
+    local n
+    left, n = pelexpire(t, t.name, now, maxrc, budget)
+    budget = budget - n
+  end
+  if left then
+    pelmore = true
+  else
+    local pcur = redis.call('HGET', t.n, 'jpc') or '-'
+    local page = redis.call('XPENDING', KEYS[2], t.name, pcur, '+', JPAGE)
+    local stalled, nextcur, latest, newer = {}, nil, nil, false
+    for _, pe in ipairs(page) do
+      local idle = tonumber(pe[3])
+      if idle < minidle then
+        nearer(minidle - idle)
+        newer = true -- and so is every later entry
+        break
       end
-      if #page < 100 or #stalled >= 100 then break end
-      from = nextid(page[#page][1])
+      if not latest then
+        latest = {}
+        local recs = redis.call('ZREVRANGEBYSCORE', t.b, '+inf', '(' .. now, 'LIMIT', 0, 200)
+        for _, r in ipairs(recs) do
+          local a, b = bparse(r)
+          latest[#latest + 1] = {a, b}
+        end
+        table.sort(latest, function(x, y) return idlt(x[1], y[1]) end)
+      end
+      if covers(latest, pe[1]) then
+        nextcur = nextid(pe[1])
+      else
+        stalled[#stalled + 1] = pe[1]
+      end
+    end
+    if newer or #page < JPAGE then
+      nextcur = nil -- the whole PEL seen: from its head next time
+    else
+      pelmore = true
+    end
+    if nextcur then
+      redis.call('HSET', t.n, 'jpc', nextcur)
+    elseif pcur ~= '-' then
+      redis.call('HDEL', t.n, 'jpc')
     end
     if #stalled > 0 then pelbump(KEYS[1]) end
     for _, id in ipairs(stalled) do
@@ -114,7 +173,7 @@ for _, t in ipairs(tags) do
         elseif t.pl and fortag(t.name, t.flt, f) and (tonumber(f['d']) or 0) <= now then
           -- A priority queue's entry: joins its priority's list.
           priohold(t, prioof(f), {id})
-          t.released = (t.released or 0) + 1
+          t.wakeat = now
         elseif fortag(t.name, t.flt, f) then
           redis.call('HINCRBY', t.n, 'con', 1)
           local due = tonumber(f['d'])
@@ -128,13 +187,14 @@ for _, t in ipairs(tags) do
           end
           local h = tonumber(redis.call('HGET', t.n, 'h') or INF)
           if due < h then redis.call('HSET', t.n, 'h', fmt(due)) end
+          if not t.wakeat or due < t.wakeat then t.wakeat = due end
         end
       end
       redis.call('XACK', KEYS[2], t.name, id)
     end
-    pend = redis.call('XPENDING', KEYS[2], t.name)
-    if tonumber(pend[1]) > 0 then t.pmin = secstart(pend[2]) end
   end
+  local first = redis.call('XPENDING', KEYS[2], t.name, '-', '+', 1)[1]
+  if first then t.pmin = secstart(first[1]) end
 end
 local limit = tonumber(ARGV[1])
 local removed = 0
@@ -204,9 +264,9 @@ while not stop and slow < limit do
             pelbump(KEYS[1])
             -- The PEL's first entry may have been this one: what the tag
             -- keeps from its second on (holds) follows the PEL as it is now.
-            local pend = redis.call('XPENDING', KEYS[2], t.name)
+            local first = redis.call('XPENDING', KEYS[2], t.name, '-', '+', 1)[1]
             t.pmin = nil
-            if tonumber(pend[1]) > 0 then t.pmin = secstart(pend[2]) end
+            if first then t.pmin = secstart(first[1]) end
             if covers(ranges(t), id) then
               redis.call('HINCRBY', t.n, 'pc', -1)
               held = true
@@ -244,8 +304,11 @@ if slow > 0 then
 end
 redis.call('ZREMRANGEBYSCORE', KEYS[5], '-inf', now)
 for _, t in ipairs(tags) do
-  if (t.released or 0) > 0 then wake(wakekey(KEYS[1]), t.name, now) end
+  -- Made available here (a read recovered, a topic unblocked): waiting
+  -- receives on every process look (S21).
+  if (t.released or 0) > 0 then t.wakeat = now end
+  if t.wakeat then wake(wakekey(KEYS[1]), t.name, t.wakeat) end
 end
 local more = 0
-if slow == limit then more = 1 end
-return {removed + slow, more, 0}
+if slow == limit or pelmore then more = 1 end
+return {removed + slow, more, 0, soon}

@@ -353,7 +353,8 @@ local function pelids(s, tag, first, last, cap)
 end
 -- Moves the deliveries of up to limit batches due at now from the PEL
 -- into v (receive count 1, the batch's deadline; x too when the max
--- receive count is 1). k: s, n, v, x, b. True when more may be due.
+-- receive count is 1). k: s, n, v, x, b. True when more may be due, and
+-- the batches moved.
 local function pelexpire(k, tag, now, maxrc, limit)
   local due = redis.call('ZRANGEBYSCORE', k.b, '-inf', now, 'WITHSCORES', 'LIMIT', 0, limit)
   for j = 1, #due, 2 do
@@ -379,7 +380,7 @@ local function pelexpire(k, tag, now, maxrc, limit)
     end
     redis.call('ZREM', k.b, due[j])
   end
-  return #due == 2 * limit
+  return #due == 2 * limit, #due / 2
 end
 -- Every due batch of a tag (for exact counts).
 local function pelexpireall(k, tag, now, maxrc)
