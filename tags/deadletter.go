@@ -240,9 +240,18 @@ func (s *Store) dlqAddCall(outboxID string, v map[string]any) (scriptCall, strin
 // redrive policy (to sweep) and those with dead letters waiting in their
 // outbox (to relay, e.g. after a crash between the two relay steps).
 func (s *Store) RedriveWork(ctx context.Context) (sweep, relay []string, err error) {
-	names, err := s.rdb.ZRange(ctx, s.indexKey(), 0, -1).Result()
+	names, err := s.QueueNames(ctx)
 	if err != nil {
-		return nil, nil, StorageError(err)
+		return nil, nil, err
+	}
+	return s.RedriveWorkOf(ctx, names)
+}
+
+// RedriveWorkOf is RedriveWork among the named queues only (a background
+// worker's share of them): one pipelined round trip.
+func (s *Store) RedriveWorkOf(ctx context.Context, names []string) (sweep, relay []string, err error) {
+	if len(names) == 0 {
+		return nil, nil, nil
 	}
 	pipe := s.rdb.Pipeline()
 	policies := make([]*redis.StringCmd, len(names))

@@ -55,6 +55,10 @@ package tags
 //	                             ids of sd, pruned once past (send.lua, janitor.lua); purge keeps both, as SQS does
 //	<prefix>:queues      zset    every queue name, score 0 (lexicographic index for ListQueues)
 //	<prefix>:handlekey   string  the key that signs receipt handles, without a key file (see handlekeys.go)
+//	<prefix>:workers     zset    live background workers: owner -> expiry ms (workers.go)
+//	<prefix>:work        string  the work epoch: bumped when a queue gets a redrive policy or a move (workers.go)
+//	<prefix>:stats       string  the per-queue figures last read for metrics, shared by replicas (statsshare.go)
+//	<prefix>:stats:lease string  the process reading them now (statsshare.go)
 type queueKeys struct {
 	meta, tags, stream, filters, delayed, wake, sources, outbox, dedupe, moves string
 	sizes, holes, sendDedup, sendDedupExp                                      string
@@ -113,3 +117,5 @@ func (k queueKeys) tag(t string) tagKeys {
 
 func (s *Store) indexKey() string      { return s.prefix + ":queues" }
 func (s *Store) handleKeyName() string { return s.prefix + ":handlekey" }
+func (s *Store) workersKey() string    { return s.prefix + ":workers" }
+func (s *Store) workKey() string       { return s.prefix + ":work" }

@@ -36,11 +36,13 @@ var (
 	scriptMoveNeeded  = mustScript("moveneeded")
 	scriptSettle      = mustScript("settle")
 	scriptSendPost    = mustScript("sendpost")
+	scriptWorkers     = mustScript("workers")
+	scriptUnlease     = mustScript("unlease")
 
 	allScripts = []*luaScript{scriptCreateQueue, scriptUpdateQueue, scriptDeleteQueue, scriptPurge,
 		scriptCreateTag, scriptDeleteTag, scriptTagState, scriptSend, scriptReceive,
 		scriptPeek, scriptJanitor, scriptSweep, scriptDLQAdd,
-		scriptMoveAdd, scriptMoveStep, scriptMoveTask, scriptMoveNeeded, scriptSettle, scriptSendPost}
+		scriptMoveAdd, scriptMoveStep, scriptMoveTask, scriptMoveNeeded, scriptSettle, scriptSendPost, scriptWorkers, scriptUnlease}
 )
 
 // luaScript is one script in its two builds: prod (lib.lua + the script)

@@ -112,7 +112,8 @@ type Store struct {
 	// moveStarts counts StartMove calls in this process (see MoveStarts).
 	moveStarts atomic.Int64
 
-	mem          *memWatch // nil: no memory watch
+	statsWait    time.Duration // see SharedStats
+	mem          *memWatch     // nil: no memory watch
 	stalledRead  time.Duration
 	zsetInFlight bool
 	stopOnce     sync.Once
@@ -135,6 +136,7 @@ func New(ctx context.Context, cfg Config) (*Store, error) {
 		zsetInFlight: cfg.InFlightZset,
 		stop:         make(chan struct{}),
 		owner:        newTaskID(),
+		statsWait:    statsWait,
 	}
 	if s.blocking == nil {
 		s.blocking = cfg.Client

@@ -18,7 +18,8 @@
 // service with this API over Redis streams costs on the same machine. W4
 // runs in interleaved rounds (--rounds) and reports medians. WT (wt.go:
 // topic queues against a plain queue in W1's shape, interleaved rounds)
-// and W6 (idle queues) run only when named in --workloads.
+// and W6 (idle queues, with 1, 2 and 4 tagqd replicas: --w6-replicas)
+// run only when named in --workloads.
 //
 // It starts its own tagqd (built from this repository) on that Redis under
 // the key prefix tagqbench, and removes its keys afterwards. Every run is
@@ -54,7 +55,10 @@ func main() {
 	tagqd := flag.String("tagqd", "", "a tagqd binary to run (default: build this repository's)")
 	floorServe := flag.Bool("serve-floor", false, "internal: run the floor server (floor.go) and print its address")
 	floorPrefix := flag.String("floor-prefix", "", "internal: the floor server's key prefix")
-	idleQueues := flag.Int("idle-queues", 5000, "W6: idle queues to hold (W6 runs only when named in --workloads)")
+	idleQueues := flag.Int("idle-queues", 5000, "W6: idle queues to hold, 2 tags each (W6 runs only when named in --workloads)")
+	w6Replicas := flag.String("w6-replicas", "1,2,4", "W6: the numbers of tagqd replicas on the Redis to measure, one run each")
+	w6Ramp := flag.Duration("w6-ramp", 35*time.Second, "W6: how long the background work settles before each measure")
+	w6Scrape := flag.Duration("w6-scrape", 15*time.Second, "W6: how often each replica's /metrics is scraped, as Prometheus would (0: never)")
 	rounds := flag.Int("rounds", 3, "W4 and WT: rounds of 0/1/10 % poison (W4), of plain and topic queue (WT), interleaved; the tables show each setting's median run")
 	topics := flag.Int("topics", 1000, "WT: topics the topic queue's messages cycle over")
 	wtBatch := flag.Int("wt-batch", 10, "WT: batch size of sends and receives (1-10)")
@@ -104,14 +108,23 @@ func main() {
 		}
 		batches = append(batches, n)
 	}
-	if err := run(*url, *dur, *only, *backlog, *inflight, *size, *rounds, *credit, *idleQueues, *tagqd, peers, w1, batches,
+	w6 := w6Config{queues: *idleQueues, ramp: *w6Ramp, scrape: *w6Scrape}
+	for _, r := range strings.Split(*w6Replicas, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(r))
+		if err != nil || n < 1 || n > 16 {
+			fmt.Fprintf(os.Stderr, "tagq-bench: --w6-replicas: %q is not a number of replicas from 1 to 16\n", r)
+			os.Exit(2)
+		}
+		w6.replicas = append(w6.replicas, n)
+	}
+	if err := run(*url, *dur, *only, *backlog, *inflight, *size, *rounds, *credit, w6, *tagqd, peers, w1, batches,
 		wtConfig{topics: *topics, batch: *wtBatch}); err != nil {
 		fmt.Fprintln(os.Stderr, "tagq-bench:", err)
 		os.Exit(1)
 	}
 }
 
-func run(url string, dur time.Duration, only string, backlog, inflight, size, rounds, credit, idleQueues int, bin string, pc peerConfig,
+func run(url string, dur time.Duration, only string, backlog, inflight, size, rounds, credit int, w6 w6Config, bin string, pc peerConfig,
 	w1 map[string]bool, w1Batches []int, wtc wtConfig) error {
 	ctx := context.Background()
 	opt, err := redis.ParseURL(url)
@@ -135,7 +148,8 @@ func run(url string, dur time.Duration, only string, backlog, inflight, size, ro
 		}
 	}
 	const prefix = "tagqbench"
-	d, err := tagqdtest.Start(bin, "--redis-url", url, "--key-prefix", prefix, "--log-level", "error", "--pprof")
+	tagqdArgs := []string{"--redis-url", url, "--key-prefix", prefix, "--log-level", "error", "--pprof"}
+	d, err := tagqdtest.Start(bin, tagqdArgs...)
 	if err != nil {
 		return err
 	}
@@ -247,7 +261,9 @@ func run(url string, dur time.Duration, only string, backlog, inflight, size, ro
 		e.wt(wtc.topics, wtc.batch, rounds)
 	}
 	if want("W6") {
-		e.w6(idleQueues, 35*time.Second, max(dur, 60*time.Second))
+		w6.dur, w6.httpAddr = max(dur, 60*time.Second), d.HTTP
+		w6.startExtra = func() (*tagqdtest.Daemon, error) { return tagqdtest.Start(bin, tagqdArgs...) }
+		e.w6(w6)
 	}
 	if want("W5") {
 		var ms []memResult
