@@ -20,7 +20,7 @@ const (
 
 	maxReasonLen      = 256
 	maxDescriptionLen = 4096
-	sweepBatch        = 500
+	sweepBatch        = 100 // messages a sweep call dead-letters at most
 	relayBatch        = 100
 )
 
@@ -63,7 +63,7 @@ func (s *Store) sweepDead(ctx context.Context, queue, owner string, lease time.D
 	k := s.qkeys(queue)
 	total := 0
 	for {
-		moved := 0
+		moved, more := 0, false
 		var held time.Duration
 		err := s.withTags(ctx, queue, func(names, _ []string) error {
 			keys := []string{k.meta, k.stream, k.outbox, k.tags}
@@ -76,8 +76,8 @@ func (s *Store) sweepDead(ctx context.Context, queue, owner string, lease time.D
 			if err != nil {
 				return mapErr(err, queue, "")
 			}
-			if len(res) == 2 {
-				moved, held = int(res[0]), time.Duration(res[1])*time.Millisecond
+			if len(res) == 3 {
+				moved, held, more = int(res[0]), time.Duration(res[1])*time.Millisecond, res[2] == 1
 			}
 			return nil
 		})
@@ -88,7 +88,7 @@ func (s *Store) sweepDead(ctx context.Context, queue, owner string, lease time.D
 			return total, held, nil
 		}
 		total += moved
-		if moved < sweepBatch {
+		if moved < sweepBatch && !more {
 			break
 		}
 	}

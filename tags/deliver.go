@@ -155,7 +155,7 @@ func (s *Store) claimOffers(queue string) []*deliverClaim {
 // queueDeliveries adds the claims' receives to pipe, after the group's
 // sends.
 func (s *Store) queueDeliveries(ctx context.Context, pipe redis.Pipeliner, claims []*deliverClaim) {
-	sc := scriptReceive.build(s.rdb.testClock)
+	sc := scriptReceive.build(s.rdb)
 	for _, c := range claims {
 		keys, args := s.receiveCall(c.off.queue, c.off.tag, c.off.expect, c.n, c.off.visMs, false, true, nil, "")
 		c.asked = s.askHint(c.off.queue)

@@ -10,7 +10,13 @@
 // a hash of receive counts and a hash of counters. Receive, delete, change
 // visibility, send, tag creation, purge and the retention janitor are each
 // one Lua script (scripts/*.lua), one call per batch, and take time from
-// Redis TIME so replicas with skewed clocks agree.
+// Redis TIME so replicas with skewed clocks agree. Background scripts
+// (janitor, sweep) and the state script work in bounded steps, each call
+// touching a bounded number of entries whatever the backlog, and are
+// called again while there is more: no call holds Redis for long. On the
+// embedded store (miniredis: Config.Embedded), which does some commands in
+// time linear in a stream, the scripts use others (keys.go's :get group),
+// and tagqd keeps in-flight messages in the zsets (Config.InFlightZset).
 //
 // # Counters
 //

@@ -34,6 +34,12 @@ type Config struct {
 	// the janitor takes it as abandoned (its tagqd stopped) and makes the
 	// entries visible again. Default 30s; it must exceed any Redis call.
 	StalledRead time.Duration
+	// Embedded says Client is miniredis (tagqd's embedded store), which
+	// does some commands in time linear in a stream or a PEL that Redis
+	// does in log time (XRANGE from an id, XTRIM MINID): the scripts use
+	// others there. Every call stays correct either way; only the time
+	// miniredis takes differs.
+	Embedded bool
 	// InFlightZset keeps every delivery in the tag's in-flight zset (v),
 	// as before the PEL held stream deliveries: more Lua work per message,
 	// but no PEL work, which miniredis does in time linear in the PEL
@@ -128,7 +134,7 @@ func New(ctx context.Context, cfg Config) (*Store, error) {
 		return nil, errors.New("tags: Config.Client is required")
 	}
 	s := &Store{
-		rdb:          &client{UniversalClient: cfg.Client, testClock: cfg.TestClock},
+		rdb:          &client{UniversalClient: cfg.Client, testClock: cfg.TestClock, embedded: cfg.Embedded},
 		blocking:     cfg.Blocking,
 		prefix:       cfg.Prefix,
 		log:          cfg.Logger,

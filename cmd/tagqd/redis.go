@@ -27,6 +27,8 @@ const blockingPoolSize = 2048
 type redisClients struct {
 	cmd, blocking redis.UniversalClient
 	closers       []func()
+	// embedded: the clients talk to the embedded store (miniredis).
+	embedded bool
 }
 
 // close closes the clients, then the embedded store if there is one.
@@ -104,6 +106,7 @@ func openRedis(c config, log *slog.Logger) (*redisClients, error) {
 		password := hex.EncodeToString(secret[:])
 		m.RequireAuth(password)
 		b.open(&redis.Options{Addr: m.Addr(), Password: password})
+		b.embedded = true
 		log.Warn("no --redis-url or --redis-cluster: using the embedded in-memory store; "+
 			"every queue and message is lost when tagqd stops", "addr", m.Addr())
 	}

@@ -6,7 +6,10 @@
 -- holds back the trimming of later ones (of the same second of ids) until
 -- it is done or expires.
 -- Expired entries a tag had not finished are counted in that tag's state
--- (xb: never read, xi: read but not deleted), never dropped silently.
+-- (xb: never read, xi: read but not deleted), never dropped silently. (An
+-- entry in a tag's PEL that none of the tag's 1000 earliest batches
+-- covers, when it has more, stops the trimming until it left the PEL:
+-- within the stalled read.)
 -- A queue over a cap with overflow 'drop' loses its oldest entries the
 -- same way, as if expired, until it is within its caps (counted in the
 -- meta's 'dropped' too).
@@ -18,9 +21,13 @@
 -- every PEL entry idle longer than ARGV 2 is a stalled read).
 -- Deliveries in the PEL (recorded in b, see lib.lua) are the tag's in
 -- flight: trimming stops at the second of the PEL's first id.
--- Every call is bounded: at most 20 due batches moved, 100 PEL entries a
--- tag looked at, ARGV 1 entries examined from the stream's head; what is
--- left is for the next call (the second element of the reply).
+-- Every call is bounded: at most 20 due batches moved (and no more once
+-- 500 deliveries moved: pelexpire), 100 PEL entries a
+-- tag looked at, 1,000 entries trimmed below the tags' low-water mark
+-- (on the embedded store 500, fewer when their bodies pass 4 MiB), ARGV 1
+-- entries examined from the stream's head, 8 scans of a tag's v for
+-- expired messages in it (vfind); what is left is for the next call (the
+-- second element of the reply).
 -- On a topic queue (S13, lib.lua) a tag's held messages count as held
 -- (n's w:<second>): kept; when they expire they leave their topic's list
 -- (counted xb: never handed out), and an expiring blocker unblocks its
@@ -88,10 +95,20 @@ local function holds(t, id, f)
   if w or (t.parked and redis.call('ZSCORE', t.p, id)) then return 'held' end
   return nil
 end
--- A tag's batch ranges, loaded once per pass when needed.
+-- A tag's earliest batches (by deadline: the oldest reads, which the
+-- head of the stream is), at most 1000, as ranges, loaded once a call when
+-- needed; and whether they are all of its batches.
 local function ranges(t)
-  if not t.ranges then t.ranges = branges(t.b) end
-  return t.ranges
+  if not t.ranges then
+    t.ranges = {}
+    for _, m in ipairs(redis.call('ZRANGE', t.b, 0, 999)) do
+      local a, b = bparse(m)
+      t.ranges[#t.ranges + 1] = {a, b}
+    end
+    table.sort(t.ranges, function(x, y) return idlt(x[1], y[1]) end)
+    t.allranges = #t.ranges < 1000 or redis.call('ZCARD', t.b) == 1000
+  end
+  return t.ranges, t.allranges
 end
 -- Stalled reads. Deliveries of the PEL whose batch is due move to v first
 -- (pelexpire; at most JBATCHES batches a call over all tags: more, the
@@ -198,6 +215,7 @@ for _, t in ipairs(tags) do
 end
 local limit = tonumber(ARGV[1])
 local removed = 0
+local JTRIM, trimmore = 1000, false
 -- First, without reading a single entry (each read costs its body): every
 -- entry below every tag's low-water mark is done with. A tag needs
 -- nothing at or before its cursor but what it holds: in flight (counted
@@ -219,13 +237,46 @@ if not retain and #tags > 0 then
     local p = redis.call('ZRANGE', t.p, 0, 0, 'WITHSCORES')
     if p[2] then lower(fmt(math.max(tonumber(p[2]) - MAXDELAY, 0)) .. '-0') end
   end
-  removed = redis.call('XTRIM', KEYS[2], 'MINID', low)
+  -- At most JTRIM entries a call (more: the next call). Redis trims
+  -- whole nodes of the stream (~: what is left below low goes with the
+  -- loop below, entry by entry); the embedded store, whose XTRIM MINID
+  -- takes time linear in the stream for each entry, counts them (their
+  -- bodies within 4 MiB a call) and trims by length.
+  local upto = low
+  if EMBEDDED then
+    -- As many as the head's sizes (z) keep within 4 MiB, 500 at most.
+    local most, bytes = 0, 0
+    for _, sz in ipairs(redis.call('LRANGE', q.z, 0, 499)) do
+      bytes = bytes + tonumber(sz)
+      if bytes > 4194304 then break end
+      most = most + 1
+    end
+    most = math.max(most, 1)
+    local head = redis.call('XRANGE', KEYS[2], '-', '(' .. low, 'COUNT', most)
+    if #head > 0 then
+      removed = redis.call('XTRIM', KEYS[2], 'MAXLEN', redis.call('XLEN', KEYS[2]) - #head)
+      upto = nextid(head[#head][1])
+    end
+    if #head == most then trimmore = true end
+  else
+    removed = redis.call('XTRIM', KEYS[2], 'MINID', '~', low, 'LIMIT', JTRIM)
+    local h = redis.call('XRANGE', KEYS[2], '-', '+', 'COUNT', 1)[1]
+    if h and idlt(h[1], low) then
+      upto = h[1]
+      -- Whole nodes may be left (the limit): the next call. What is left
+      -- of one goes in the loop below.
+      if removed > 0 then trimmore = true end
+    end
+  end
   over.msgs = over.msgs - removed
-  over.bytes = over.bytes - sizetrim(q, removed, low)
+  over.bytes = over.bytes - sizetrim(q, removed, upto)
 end
 -- Then entry by entry from the head, for retention: in chunks that grow
 -- from 1, since the head entry usually stays (needed, and not expired).
-local chunk, from, stop, slow = 1, '-', false, 0
+-- (Not while the trim above left more below the low-water mark: that
+-- goes first, in the next calls.)
+local chunk, from, stop, slow = 1, '-', trimmore, 0
+local VFINDS, vfinds, vmore = 8, 0, false
 while not stop and slow < limit do
   local entries = redis.call('XRANGE', KEYS[2], from, '+', 'COUNT', math.min(chunk, limit - slow))
   if #entries == 0 then break end
@@ -237,6 +288,28 @@ while not stop and slow < limit do
     local due = tonumber(f['d']) or idparts(id)
     local expired = due + ret <= now
     if expired or over.msgs > 0 or over.bytes > 0 then
+      -- First what it takes, before anything changes: at most VFINDS
+      -- scans of a tag's v a call (each the size of v); and an entry
+      -- still in a tag's PEL must be known for a delivery (a batch covers
+      -- it) or not (a read not recorded), from the tag's earliest batches
+      -- (ranges): when they are not all of them and none covers it, it
+      -- goes once it has left the PEL (within the stalled read).
+      local finds, undecided = 0, false
+      for _, t in ipairs(tags) do
+        if holds(t, id, f) == 'held' then
+          if t.pmin and not idlt(id, t.pmin) and #redis.call('XPENDING', KEYS[2], t.name, id, id, 1) > 0 then
+            local r, all = ranges(t)
+            if not all and not covers(r, id) then undecided = true end
+          end
+          if mayhold(t.n, id) then finds = finds + 1 end
+        end
+      end
+      if undecided or (vfinds > 0 and vfinds + finds > VFINDS) then
+        stop = true
+        vmore = not undecided
+        break
+      end
+      vfinds = vfinds + finds
       local needed = retain or #tags == 0
       for _, t in ipairs(tags) do
         local h = holds(t, id, f)
@@ -310,5 +383,5 @@ for _, t in ipairs(tags) do
   if t.wakeat then wake(wakekey(KEYS[1]), t.name, t.wakeat) end
 end
 local more = 0
-if slow == limit or pelmore then more = 1 end
+if slow == limit or pelmore or trimmore or vmore then more = 1 end
 return {removed + slow, more, 0, soon}

@@ -32,7 +32,7 @@ func TestConformance(t *testing.T) {
 		tagstest.Run(t, harness(func(t *testing.T) redis.UniversalClient {
 			m := miniredis.RunT(t)
 			return redis.NewClient(&redis.Options{Addr: m.Addr(), ContextTimeoutEnabled: true})
-		}))
+		}, true))
 	})
 	if url := os.Getenv("TAGQ_TEST_REDIS_URL"); url != "" {
 		t.Run("redis", func(t *testing.T) {
@@ -42,7 +42,7 @@ func TestConformance(t *testing.T) {
 				require.NoError(t, err)
 				opt.ContextTimeoutEnabled = true
 				return redis.NewClient(opt)
-			}))
+			}, false))
 		})
 	}
 	if seeds := os.Getenv("TAGQ_TEST_REDIS_CLUSTER"); seeds != "" {
@@ -50,23 +50,24 @@ func TestConformance(t *testing.T) {
 			t.Parallel()
 			tagstest.Run(t, harness(func(*testing.T) redis.UniversalClient {
 				return redis.NewClusterClient(&redis.ClusterOptions{Addrs: strings.Split(seeds, ","), ContextTimeoutEnabled: true})
-			}))
+			}, false))
 		})
 	}
 }
 
-// harness makes a Store per test on a client open gives, with the test
-// clock (Config.TestClock) and a fresh key prefix; its hooks run the
+// harness makes a Store per test on a client open gives (embedded: it is
+// miniredis, run as tagqd runs its embedded store: Config.Embedded), with
+// the test clock (Config.TestClock) and a fresh key prefix; its hooks run the
 // background worker's steps, check a tag's PEL and give a second Store on
 // the same data that keeps deliveries in the in-flight zset.
-func harness(open func(t *testing.T) redis.UniversalClient) tagstest.Harness {
+func harness(open func(t *testing.T) redis.UniversalClient, embedded bool) tagstest.Harness {
 	return tagstest.Harness{
 		New: func(t *testing.T) (tags.Storage, tagstest.Clock) {
 			rdb := open(t)
 			var rnd [6]byte
 			_, _ = rand.Read(rnd[:])
 			prefix := "tagqconf-" + hex.EncodeToString(rnd[:])
-			s := newStore(t, rdb, prefix, false)
+			s := newStore(t, rdb, prefix, false, embedded)
 			t.Cleanup(func() {
 				_ = s.Close()
 				removePrefix(t, rdb, prefix)
@@ -76,7 +77,7 @@ func harness(open func(t *testing.T) redis.UniversalClient) tagstest.Harness {
 		},
 		Hooks: func(t *testing.T, s tags.Storage, c tagstest.Clock) tagstest.Hooks {
 			clock := c.(*testClock)
-			twin := newStore(t, clock.rdb, clock.prefix, true)
+			twin := newStore(t, clock.rdb, clock.prefix, true, embedded)
 			t.Cleanup(func() { _ = twin.Close() })
 			return tagstest.Hooks{
 				Maintainer: maintainer{s.(*tags.Store)},
@@ -87,9 +88,9 @@ func harness(open func(t *testing.T) redis.UniversalClient) tagstest.Harness {
 	}
 }
 
-func newStore(t *testing.T, rdb redis.UniversalClient, prefix string, inFlightZset bool) *tags.Store {
+func newStore(t *testing.T, rdb redis.UniversalClient, prefix string, inFlightZset, embedded bool) *tags.Store {
 	s, err := tags.New(context.Background(), tags.Config{Client: rdb, Prefix: prefix, TestClock: true,
-		InFlightZset: inFlightZset, Logger: slog.New(slog.DiscardHandler)})
+		InFlightZset: inFlightZset, Embedded: embedded, Logger: slog.New(slog.DiscardHandler)})
 	require.NoError(t, err)
 	return s
 }
