@@ -292,6 +292,16 @@ func TestS21_WhatBecomesAvailableReachesAReaderOnAnotherStore(t *testing.T) {
 				require.NoError(t, err)
 				return "m", time.Now()
 			}},
+		{name: "a read quota's second rolls over",
+			queue: func(c *QueueConfig) { c.ReadQuotaPerSecond = i32(1) },
+			setup: func(t *testing.T, e env) []Message {
+				e.send(OutMessage{Body: []byte("m1")}, OutMessage{Body: []byte("m2")})
+				return e.recv(2, 600) // m1: the quota allows one this second
+			},
+			make: func(t *testing.T, e env, got []Message) (string, time.Time) {
+				require.Len(t, got, 1)
+				return "m2", got[0].FirstReceiveTime.Truncate(time.Second).Add(time.Second)
+			}},
 		{name: "retention unblocks a topic", topic: true,
 			queue: func(c *QueueConfig) { c.MessageRetentionSeconds = i32(60) },
 			setup: func(t *testing.T, e env) []Message {
