@@ -8,5 +8,12 @@
 //
 // The storage steps themselves are atomic scripts in package tags; this
 // package decides when to run them. Every step is safe to run on several
-// tagqd processes sharing one Redis at once.
+// tagqd processes sharing one Redis at once; to keep their cost from
+// growing with the replicas, the workers of the processes split the
+// queues among themselves (shares.go: each queue to one live worker), and
+// the janitor and sweeps are leased per queue too.
+//
+// Idle queues are visited ever more rarely (idle.go), a queue whose
+// janitor found a read that may become a stalled read again when it
+// would be one (S21).
 package redrive

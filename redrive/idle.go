@@ -71,6 +71,19 @@ func (b *idle) Until(q string, t time.Time) {
 	b.next[q] = st
 }
 
+// Soon brings q's next visit forward to t, if it was due later (the
+// backoff stays as it was).
+func (b *idle) Soon(q string, t time.Time) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	st, ok := b.next[q]
+	if !ok || !st.at.After(t) {
+		return // due already (a queue not seen yet is due at once)
+	}
+	st.at = t
+	b.next[q] = st
+}
+
 // Forget drops what is known of queues not in keep (deleted ones).
 func (b *idle) Forget(keep []string) {
 	in := make(map[string]bool, len(keep))

@@ -11,12 +11,16 @@ import (
 )
 
 // queueCollector exports every queue's and tag's state (what GetQueue and
-// GetTag report) as Prometheus series. A scrape never costs more than one
-// read of the store per interval: the first scrape after the interval
-// reads (two pipelined round trips per 200 queues, see tags.Store.Stats)
-// while concurrent scrapes wait for that read; the others are served from
-// the last read. At most maxTags tag series are exported, queues in name
-// order; tagq_metrics_truncated says when queues were left out.
+// GetTag report) as Prometheus series. The store is read at most once per
+// interval, by all replicas together: the first scrape after the interval,
+// on any tagqd, reads (two pipelined round trips per 200 queues, see
+// tags.Store.Stats) and leaves the figures in Redis for the others
+// (tags.Store.SharedStats); concurrent scrapes here wait for that read,
+// and later ones are served from it, here and on every replica whose last
+// scrape came before it: replicas scraped every period P, each at its own
+// moment, read once per max(P, interval) between them. At most maxTags tag series are
+// exported, queues in name order; tagq_metrics_truncated says when queues
+// were left out.
 //
 // Every tagqd on one Redis exports the same figures (they come from Redis,
 // not from the process): aggregate across replicas with max, not sum.
@@ -29,6 +33,7 @@ type queueCollector struct {
 
 	mu       sync.Mutex
 	read     time.Time // when the cached figures were read (zero: never)
+	scraped  time.Time // this collector's last Collect
 	cached   []prometheus.Metric
 	failures prometheus.Counter
 	duration prometheus.Gauge
@@ -67,7 +72,7 @@ var (
 	descTruncated = prometheus.NewDesc("tagq_metrics_truncated",
 		"1 when queues were left out of the per-queue series to keep the number of tag series bounded.", nil, nil)
 	descAge = prometheus.NewDesc("tagq_metrics_age_seconds",
-		"Age of the per-queue figures served (they are read at most once per refresh interval).", nil, nil)
+		"Age of the per-queue figures served (they are read at most once per refresh interval, by one replica for all).", nil, nil)
 )
 
 func newQueueCollector(store tags.Storage, interval time.Duration, maxTags int) *queueCollector {
@@ -88,9 +93,19 @@ func (c *queueCollector) Describe(ch chan<- *prometheus.Desc) {}
 func (c *queueCollector) Collect(ch chan<- prometheus.Metric) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if now := c.now(); c.read.IsZero() || now.Sub(c.read) >= c.interval {
-		c.refresh(now)
+	now := c.now()
+	if c.read.IsZero() || now.Sub(c.read) >= c.interval {
+		// Figures another replica read since this one's last scrape are as
+		// fresh as Prometheus sees them: served, so that replicas scraped
+		// in turn read Redis once per scrape period between them, not once
+		// each (up to shareMax).
+		maxAge := c.interval
+		if !c.scraped.IsZero() {
+			maxAge = max(c.interval, min(now.Sub(c.scraped), shareMax))
+		}
+		c.refresh(now, maxAge)
 	}
+	c.scraped = now
 	for _, m := range c.cached {
 		ch <- m
 	}
@@ -101,15 +116,20 @@ func (c *queueCollector) Collect(ch chan<- prometheus.Metric) {
 	ch <- c.duration
 }
 
-func (c *queueCollector) refresh(now time.Time) {
+// shareMax is the oldest figures read by another replica that a scrape
+// may be served (when it is that long since this replica's last one).
+const shareMax = time.Minute
+
+func (c *queueCollector) refresh(now time.Time, maxAge time.Duration) {
 	ctx, cancel := context.WithTimeout(context.Background(), c.timeout)
 	defer cancel()
-	qs, truncated, err := c.store.Stats(ctx, c.maxTags)
+	snap, err := c.store.SharedStats(ctx, c.maxTags, maxAge, now)
 	c.duration.Set(c.now().Sub(now).Seconds())
 	if err != nil {
 		c.failures.Inc()
 		return // keep serving the last figures; tagq_metrics_age_seconds grows
 	}
+	qs, truncated := snap.Queues, snap.Truncated
 	ms := make([]prometheus.Metric, 0, 1+len(qs)*4)
 	gauge := func(d *prometheus.Desc, v float64, labels ...string) {
 		ms = append(ms, prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, labels...))
@@ -136,5 +156,5 @@ func (c *queueCollector) refresh(now time.Time) {
 			counter(descExpired, st.ExpiredTotal, q.Name, t.Name)
 		}
 	}
-	c.cached, c.read = ms, now
+	c.cached, c.read = ms, snap.At // read now here, or earlier by another replica
 }

@@ -6,9 +6,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
 
 	tagqv1 "github.com/tagq/tagq/gen/tagq/v1"
+	"github.com/tagq/tagq/tags"
 )
 
 // series gathers the registry into "name{label=value,...}" -> value, for
@@ -110,4 +113,60 @@ func TestQueueMetrics_Off(t *testing.T) {
 	require.NoError(t, err)
 	require.Empty(t, series(t, b, "tagq_tag_"))
 	require.Empty(t, series(t, b, "tagq_metrics_"))
+}
+
+// DESIGN §8: replicas scraped in turn read the figures once per scrape
+// period between them. Two replicas scraped every 15 s, half a period
+// apart: each serves the figures the other read since its own last
+// scrape, and Redis is read once per 15 s, not once per scrape.
+func TestQueueMetrics_ReplicasShareTheirReads(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	clock := time.Unix(1_800_000_000, 0)
+	b.srv.queueMetrics.now = func() time.Time { return clock }
+	rdb := redis.NewClient(&redis.Options{Addr: b.mr.Addr()})
+	t.Cleanup(func() { _ = rdb.Close() })
+	store, err := tags.New(b.ctx, tags.Config{Client: rdb})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = store.Close() })
+	other := newQueueCollector(store, 5*time.Second, b.srv.queueMetrics.maxTags)
+	other.now = func() time.Time { return clock }
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(other)
+	available := func(g prometheus.Gatherer) float64 {
+		mfs, err := g.Gather()
+		require.NoError(t, err)
+		for _, mf := range mfs {
+			if mf.GetName() == "tagq_tag_messages_available" {
+				return mf.GetMetric()[0].GetGauge().GetValue()
+			}
+		}
+		t.Fatal("no tagq_tag_messages_available")
+		return 0
+	}
+	_, err = b.q.CreateQueue(b.ctx, &tagqv1.CreateQueueRequest{Queue: &tagqv1.Queue{Name: "q"}})
+	require.NoError(t, err)
+	sent := 0
+	send := func() {
+		_, err := b.m.SendMessage(b.ctx, &tagqv1.SendMessageRequest{Queue: "q", Body: []byte("x")})
+		require.NoError(t, err)
+		sent++
+	}
+	send()
+	require.EqualValues(t, 1, available(b.reg)) // this replica reads
+	send()
+	clock = clock.Add(7500 * time.Millisecond)
+	require.EqualValues(t, 2, available(reg)) // the other's first scrape: it knows no period yet, and reads
+	for round := range 4 {
+		send()
+		clock = clock.Add(7500 * time.Millisecond)
+		// This replica's turn, 15 s since its last scrape: the other's
+		// read, 7.5 s old.
+		require.EqualValues(t, sent-1, available(b.reg), "round %d", round)
+		send()
+		clock = clock.Add(7500 * time.Millisecond)
+		// The other's: its own read is 15 s old, as old as its last
+		// scrape: read anew (once per period between the two).
+		require.EqualValues(t, sent, available(reg), "round %d", round)
+	}
 }

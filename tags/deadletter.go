@@ -20,7 +20,7 @@ const (
 
 	maxReasonLen      = 256
 	maxDescriptionLen = 4096
-	sweepBatch        = 500
+	sweepBatch        = 100 // messages a sweep call dead-letters at most
 	relayBatch        = 100
 )
 
@@ -64,7 +64,7 @@ func (s *Store) sweepDead(ctx context.Context, queue, owner string, lease time.D
 	k := s.qkeys(queue)
 	total := 0
 	for {
-		moved := 0
+		moved, more := 0, false
 		var held time.Duration
 		err := s.withTags(ctx, queue, func(names, _ []string) error {
 			keys := []string{k.meta, k.stream, k.outbox, k.tags}
@@ -77,8 +77,8 @@ func (s *Store) sweepDead(ctx context.Context, queue, owner string, lease time.D
 			if err != nil {
 				return mapErr(err, queue, "")
 			}
-			if len(res) == 2 {
-				moved, held = int(res[0]), time.Duration(res[1])*time.Millisecond
+			if len(res) == 3 {
+				moved, held, more = int(res[0]), time.Duration(res[1])*time.Millisecond, res[2] == 1
 			}
 			return nil
 		})
@@ -89,7 +89,7 @@ func (s *Store) sweepDead(ctx context.Context, queue, owner string, lease time.D
 			return total, held, nil
 		}
 		total += moved
-		if moved < sweepBatch {
+		if moved < sweepBatch && !more {
 			break
 		}
 	}
@@ -242,9 +242,18 @@ func (s *Store) dlqAddCall(outboxID string, v map[string]any) (scriptCall, strin
 // redrive policy (to sweep) and those with dead letters waiting in their
 // outbox (to relay, e.g. after a crash between the two relay steps).
 func (s *Store) RedriveWork(ctx context.Context) (sweep, relay []string, err error) {
-	names, err := s.rdb.ZRange(ctx, s.indexKey(), 0, -1).Result()
+	names, err := s.QueueNames(ctx)
 	if err != nil {
-		return nil, nil, StorageError(err)
+		return nil, nil, err
+	}
+	return s.RedriveWorkOf(ctx, names)
+}
+
+// RedriveWorkOf is RedriveWork among the named queues only (a background
+// worker's share of them): one pipelined round trip.
+func (s *Store) RedriveWorkOf(ctx context.Context, names []string) (sweep, relay []string, err error) {
+	if len(names) == 0 {
+		return nil, nil, nil
 	}
 	pipe := s.rdb.Pipeline()
 	policies := make([]*redis.StringCmd, len(names))

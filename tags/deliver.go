@@ -111,8 +111,7 @@ type deliverClaim struct {
 	off   *offer
 	n     int
 	cmd   *redis.Cmd
-	gen   uint64
-	asked time.Time
+	asked hintAsk
 }
 
 // claimOffers claims one waiting receive of each tag of queue that may
@@ -157,10 +156,10 @@ func (s *Store) claimOffers(queue string) []*deliverClaim {
 // queueDeliveries adds the claims' receives to tx, after the group's
 // sends.
 func (s *Store) queueDeliveries(ctx context.Context, tx *durable.Tx, claims []*deliverClaim) {
-	sc := scriptReceive.build(s.rdb.testClock)
+	sc := scriptReceive.build(s.rdb)
 	for _, c := range claims {
 		keys, args := s.receiveCall(c.off.queue, c.off.tag, c.off.expect, c.n, c.off.visMs, false, true, nil, "")
-		c.gen, c.asked = s.hintGeneration(), time.Now()
+		c.asked = s.askHint(c.off.queue)
 		c.cmd = sc.EvalSha(ctx, tx, keys, args...)
 	}
 }
@@ -171,7 +170,7 @@ func (s *Store) deliver(claims []*deliverClaim, seen wake.Counts) {
 	for _, c := range claims {
 		d := delivery{seen: seen}
 		if res, err := c.cmd.Slice(); err == nil {
-			if r, err := s.receiveReply(c.off.queue, c.off.tag, c.n, res, nil, c.gen, c.asked); err == nil {
+			if r, err := s.receiveReply(c.off.queue, c.off.tag, c.n, res, nil, c.asked); err == nil {
 				// Asked for fewer than the offer wants and got them all:
 				// there may be more (the tag is not drained).
 				r.more = r.more || len(r.msgs) == c.n

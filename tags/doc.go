@@ -10,7 +10,13 @@
 // a hash of receive counts and a hash of counters. Receive, delete, change
 // visibility, send, tag creation, purge and the retention janitor are each
 // one Lua script (scripts/*.lua), one call per batch, and take time from
-// Redis TIME so replicas with skewed clocks agree.
+// Redis TIME so replicas with skewed clocks agree. Background scripts
+// (janitor, sweep) and the state script work in bounded steps, each call
+// touching a bounded number of entries whatever the backlog, and are
+// called again while there is more: no call holds Redis for long. On the
+// embedded store (miniredis: Config.Embedded), which does some commands in
+// time linear in a stream, the scripts use others (keys.go's :get group),
+// and tagqd keeps in-flight messages in the zsets (Config.InFlightZset).
 //
 // # Counters
 //
@@ -53,6 +59,13 @@
 // finds a receive waiting on a plain queue's tag does that receive in its
 // own MULTI and hands it the messages (deliver.go): at low rates a message
 // goes from send to receiver in one Redis round trip.
+//
+// Nothing available waits (S21): every script that makes a message
+// available other than by a send (a nack, a deadline it sets, a read the
+// janitor recovers, a topic unblocked) writes the queue's wake stream,
+// which every process's watch reads; a process's cached "nothing due
+// before" hints are trusted only while such a watch keeps them, else for
+// a second (hints.go).
 //
 // # Around the engine
 //

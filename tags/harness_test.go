@@ -78,7 +78,7 @@ func eachBackend(t *testing.T, fn func(t *testing.T, b *bundle)) {
 	for _, be := range backends(t) {
 		t.Run(be.name, func(t *testing.T) {
 			t.Parallel()
-			fn(t, newBundle(t, be.open(t)))
+			fn(t, newBundle(t, be.open(t), be.name == "miniredis"))
 		})
 	}
 }
@@ -88,11 +88,14 @@ func eachBackend(t *testing.T, fn func(t *testing.T, b *bundle)) {
 func eachBackendInTurn(t *testing.T, fn func(t *testing.T, b *bundle)) {
 	t.Helper()
 	for _, be := range backends(t) {
-		t.Run(be.name, func(t *testing.T) { fn(t, newBundle(t, be.open(t))) })
+		t.Run(be.name, func(t *testing.T) { fn(t, newBundle(t, be.open(t), be.name == "miniredis")) })
 	}
 }
 
-func newBundle(t *testing.T, rdb redis.UniversalClient) *bundle {
+// newBundle is a bundle on rdb; embedded says rdb is miniredis, whose
+// store runs the embedded store's scripts (Config.Embedded), as tagqd's
+// does (other stores a test makes on it run the others: both are right).
+func newBundle(t *testing.T, rdb redis.UniversalClient, embedded bool) *bundle {
 	t.Helper()
 	rdb.AddHook(slotHook{t})
 	var rnd [6]byte
@@ -104,7 +107,7 @@ func newBundle(t *testing.T, rdb redis.UniversalClient) *bundle {
 	acks, err := durable.Install(ctx, rdb, durable.Config{Replicas: durable.Auto, Logger: testLogger(t)})
 	require.NoError(t, err)
 	t.Cleanup(acks.Close)
-	s, err := New(ctx, Config{Client: rdb, Prefix: prefix, Logger: testLogger(t), TestClock: true, Acks: acks})
+	s, err := New(ctx, Config{Client: rdb, Prefix: prefix, Logger: testLogger(t), TestClock: true, Embedded: embedded, Acks: acks})
 	require.NoError(t, err)
 	b := &bundle{t: t, ctx: ctx, s: s, rdb: rdb, prefix: prefix}
 	t.Cleanup(func() {

@@ -29,9 +29,42 @@ func (s *Store) QueueNames(ctx context.Context) ([]string, error) {
 // TrimQueueLeased is the background janitor's work on queue q (see
 // RunJanitor) under q's janitor lease, taken or renewed for lease: it says
 // how many entries went, or, when another process holds the lease, how
-// long that has left (and trims nothing). redrive's worker calls it.
+// long that has left (and trims nothing). See JanitorPass for all it says.
 func (s *Store) TrimQueueLeased(ctx context.Context, q string, lease time.Duration) (int64, time.Duration, error) {
-	return s.trimQueueLeased(ctx, q, s.owner, lease)
+	p, err := s.JanitorPass(ctx, q, lease)
+	return p.Removed, p.Held, err
+}
+
+// JanitorResult is what a janitor pass on a queue did and found.
+type JanitorResult struct {
+	// Removed is how many stream entries went.
+	Removed int64
+	// Held is how long another process's lease on the queue's janitor
+	// work has left (0: this pass did the work).
+	Held time.Duration
+	// Recheck, when not 0, is how soon the janitor should look at the
+	// queue again: a read still in a tag's PEL may be a stalled read by
+	// then (S21: recovered within the stalled read and a moment).
+	Recheck time.Duration
+}
+
+// JanitorPass is the background janitor's work on queue q (see
+// RunJanitor) under q's janitor lease, taken or renewed for lease; redrive's
+// worker calls it. A pass is several script calls, each bounded in the
+// entries it touches, so no call holds Redis for long.
+func (s *Store) JanitorPass(ctx context.Context, q string, lease time.Duration) (JanitorResult, error) {
+	return s.janitorPass(ctx, q, s.owner, lease)
+}
+
+// StalledRead is Config.StalledRead (after its default).
+func (s *Store) StalledRead() time.Duration { return s.stalledRead }
+
+// stalledSlack is how much longer than the stalled read a PEL entry must
+// sit before the janitor recovers it: a delivery's batch is due by then
+// (its visibility is at most the stalled read, counted from its receive
+// script, which runs this much after the read at most: see receive.lua).
+func (s *Store) stalledSlack() time.Duration {
+	return min(500*time.Millisecond, s.stalledRead)
 }
 
 // RunJanitor makes one pass over every queue: it trims messages whose
@@ -68,29 +101,47 @@ func (s *Store) trimQueueCount(ctx context.Context, q string) (int64, error) {
 // entries went, or, when another owner holds the lease, how long that
 // lease has left (and trims nothing).
 func (s *Store) trimQueueLeased(ctx context.Context, q, owner string, lease time.Duration) (int64, time.Duration, error) {
-	k := s.qkeys(q)
-	var removed int64
+	p, err := s.janitorPass(ctx, q, owner, lease)
+	return p.Removed, p.Held, err
+}
+
+// janitorPass runs janitor script calls on q as owner until one says
+// there is no more to do now (within a bound on the calls of one pass).
+func (s *Store) janitorPass(ctx context.Context, q, owner string, lease time.Duration) (JanitorResult, error) {
+	var p JanitorResult
 	for range 100 { // bounded work per pass
-		more := false
-		var held time.Duration
-		err := s.withTags(ctx, q, func(names, tagKeys []string) error {
-			keys := append(append([]string{k.meta, k.stream, k.tags, k.filters, k.delayed}, tagKeys...), k.sizes, k.holes,
-				k.sendDedup, k.sendDedupExp)
-			args := append([]any{janitorBatch, s.stalledRead.Milliseconds(), owner, lease.Milliseconds()}, toAny(names)...)
-			res, err := scriptJanitor.Run(ctx, s.rdb, keys, args...).Int64Slice()
-			if err != nil {
-				return mapErr(err, q, "")
-			}
-			if len(res) == 3 {
-				removed += res[0]
-				more = res[1] == 1
-				held = time.Duration(res[2]) * time.Millisecond
-			}
-			return nil
-		})
-		if err != nil || held > 0 || !more {
-			return removed, held, err
+		step, more, err := s.janitorStep(ctx, q, owner, lease)
+		p.Removed += step.Removed
+		p.Held, p.Recheck = step.Held, step.Recheck
+		if err != nil || step.Held > 0 || !more {
+			return p, err
 		}
 	}
-	return removed, 0, nil
+	return p, nil
+}
+
+// janitorStep is one janitor script call on q: what it did, and whether
+// it stopped at a bound with more to do.
+func (s *Store) janitorStep(ctx context.Context, q, owner string, lease time.Duration) (JanitorResult, bool, error) {
+	k := s.qkeys(q)
+	var p JanitorResult
+	more := false
+	err := s.withTags(ctx, q, func(names, tagKeys []string) error {
+		keys := append(append([]string{k.meta, k.stream, k.tags, k.filters, k.delayed}, tagKeys...), k.sizes, k.holes,
+			k.sendDedup, k.sendDedupExp)
+		minIdle := s.stalledRead + s.stalledSlack()
+		args := append([]any{janitorBatch, minIdle.Milliseconds(), owner, lease.Milliseconds()}, toAny(names)...)
+		res, err := scriptJanitor.Run(ctx, s.rdb, keys, args...).Int64Slice()
+		if err != nil {
+			return mapErr(err, q, "")
+		}
+		if len(res) == 4 {
+			p.Removed = res[0]
+			more = res[1] == 1
+			p.Held = time.Duration(res[2]) * time.Millisecond
+			p.Recheck = time.Duration(res[3]) * time.Millisecond
+		}
+		return nil
+	})
+	return p, more, err
 }

@@ -18,6 +18,8 @@ package tags
 //	                             has in flight with receive count 1 (see t:T:b), plus, for moments, what
 //	                             a receive read and its script has not yet placed (a stalled read when
 //	                             its tagqd died in between: the janitor recovers it)
+//	group :get on :s             the embedded store only (Config.Embedded): never read; scripts find an entry by id
+//	                             by claiming it in it and acking it at once (scripts/lib.lua entry)
 //	<prefix>:{Q}:fa      hash    "f:T" -> filter JSON, "a:T" -> messages admitted by T's filter since creation
 //	<prefix>:{Q}:dl      zset    delayed message id -> due ms (pruned once due)
 //	<prefix>:{Q}:wk      stream  wake-ups for waiting receives on other processes (capped)
@@ -30,7 +32,9 @@ package tags
 //	                             received with the in-flight zset mode (Config.InFlightZset)
 //	<prefix>:{Q}:t:T:p   zset    message id -> due ms, for delayed messages T read before they were due
 //	<prefix>:{Q}:t:T:n   hash    tag counters and state (see scripts/createtag.lua; pc counts T's PEL deliveries;
-//	                             rq/rqs/rqn its read quota override, second and count)
+//	                             rq/rqs/rqn its read quota override, second and count; jpc the janitor's place in
+//	                             T's PEL, past entries a batch covers, when it stopped at a bound: janitor.lua;
+//	                             xm the max receive count x was built for, xmc/xmo how far a rebuild got: sweep.lua)
 //	<prefix>:{Q}:t:T:x   zset    v member -> visible-at ms, for messages T received max_receive_count times (dead when due)
 //	<prefix>:{Q}:t:T:tb  hash    topic queues (S13; scripts/lib.lua): "t:<topic>" -> the id in v blocking the topic
 //	                             for T, or "-" (unblocked, messages held: in tr); "i:<id>" -> topic of a blocker
@@ -54,6 +58,10 @@ package tags
 //	                             ids of sd, pruned once past (send.lua, janitor.lua); purge keeps both, as SQS does
 //	<prefix>:queues      zset    every queue name, score 0 (lexicographic index for ListQueues)
 //	<prefix>:handlekey   string  the key that signs receipt handles, without a key file (see handlekeys.go)
+//	<prefix>:workers     zset    live background workers: owner -> expiry ms (workers.go)
+//	<prefix>:work        string  the work epoch: bumped when a queue gets a redrive policy or a move (workers.go)
+//	<prefix>:stats       string  the per-queue figures last read for metrics, shared by replicas (statsshare.go)
+//	<prefix>:stats:lease string  the process reading them now (statsshare.go)
 type queueKeys struct {
 	meta, tags, stream, filters, delayed, wake, sources, outbox, dedupe, moves string
 	sizes, holes, sendDedup, sendDedupExp                                      string
@@ -112,3 +120,5 @@ func (k queueKeys) tag(t string) tagKeys {
 
 func (s *Store) indexKey() string      { return s.prefix + ":queues" }
 func (s *Store) handleKeyName() string { return s.prefix + ":handlekey" }
+func (s *Store) workersKey() string    { return s.prefix + ":workers" }
+func (s *Store) workKey() string       { return s.prefix + ":work" }

@@ -164,6 +164,7 @@ func (s *Store) StartMove(ctx context.Context, dlq, sourceQueue, sourceTag strin
 	if err != nil {
 		return nil, moveErr(err, dlq)
 	}
+	s.newWork(ctx) // the DLQ's worker, on any process, runs it
 	return decodeTask(dlq, res)
 }
 
@@ -432,9 +433,18 @@ func (s *Store) finishMove(ctx context.Context, t *MoveTask, state, note string)
 // MoveWork lists the DLQs that have a running move task (one pipelined
 // round trip for all queues).
 func (s *Store) MoveWork(ctx context.Context) ([]string, error) {
-	names, err := s.rdb.ZRange(ctx, s.indexKey(), 0, -1).Result()
+	names, err := s.QueueNames(ctx)
 	if err != nil {
-		return nil, StorageError(err)
+		return nil, err
+	}
+	return s.MoveWorkOf(ctx, names)
+}
+
+// MoveWorkOf is MoveWork among the named queues only (a background
+// worker's share of them): one pipelined round trip.
+func (s *Store) MoveWorkOf(ctx context.Context, names []string) ([]string, error) {
+	if len(names) == 0 {
+		return nil, nil
 	}
 	pipe := s.rdb.Pipeline()
 	tasks := make([]*redis.StringSliceCmd, len(names))

@@ -143,6 +143,9 @@ func (s *Store) CreateQueue(ctx context.Context, cfg QueueConfig) (*Queue, error
 	}
 	q.CreateTime = time.UnixMilli(ct)
 	q.UpdateTime = q.CreateTime
+	if q.RedrivePolicy != nil {
+		s.newWork(ctx) // a source queue to sweep
+	}
 	return q, nil
 }
 
@@ -554,6 +557,9 @@ func (s *Store) UpdateQueue(ctx context.Context, name string, u QueueUpdate) (*Q
 		if err := s.removeSource(ctx, old.DeadLetterQueue, name); err != nil {
 			return nil, err
 		}
+	}
+	if u.SetRedrivePolicy && u.RedrivePolicy != nil {
+		s.newWork(ctx) // a source queue to sweep
 	}
 	return s.queueInfo(ctx, name)
 }

@@ -281,7 +281,7 @@ func TestWriteQuotaFastPathNextSecondOnMiniredis(t *testing.T) {
 	m := miniredis.RunT(t)
 	rdb := redis.NewClient(&redis.Options{Addr: m.Addr()})
 	t.Cleanup(func() { _ = rdb.Close() })
-	b := newBundle(t, rdb)
+	b := newBundle(t, rdb, true)
 	prod := prodStore(t, b)
 	b.queue("q", func(c *QueueConfig) { c.WriteQuotaPerSecond = i32(2) })
 	start := time.Date(2030, 1, 1, 0, 0, 0, 300e6, time.UTC)

@@ -103,8 +103,8 @@ func (r *Reader) Receive(ctx context.Context, n int) ([]Message, error) {
 				// A read now would find nothing (another reader of the tag here
 				// found it drained, and nothing came since): wait, for the
 				// earliest deadline the last script reported too.
-				if v, ok := r.s.hints.Load(tagKey{r.queue, r.tag}); ok {
-					h.NoteDeadline(r.w, max(time.Until(v.(time.Time)), time.Millisecond))
+				if hn, ok := r.s.hintOf(r.queue, r.tag, time.Now()); ok {
+					h.NoteDeadline(r.w, max(time.Until(r.s.wakeAt(r.queue, hn)), time.Millisecond))
 				}
 				var err error
 				if got, err = r.wait(ctx, n); err != nil {

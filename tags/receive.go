@@ -368,36 +368,6 @@ func (s *Store) finishReceive(ctx context.Context, queue, tag string, r receiveR
 	return r
 }
 
-// dueMaybe: may the tag have due redeliveries or due parked messages now?
-// Yes unless the last receive's script said its earliest deadline (h, a
-// lower bound every script keeps) is still ahead, and nothing lowered it
-// since (a nack here or, through the wake stream, on another process). A
-// wrong "no" only puts a redelivery behind new messages until the next
-// receive.
-func (s *Store) dueMaybe(queue, tag string) bool {
-	if s.rdb.testClock {
-		return true // the queue's clock is not ours to follow
-	}
-	v, ok := s.hints.Load(tagKey{queue, tag})
-	return !ok || !time.Now().Before(v.(time.Time))
-}
-
-// noteHint caches what a script said, unless a hint was forgotten since
-// gen (read before the script ran): then a nack may have landed after the
-// script read h, and the cache would hide it.
-func (s *Store) noteHint(queue, tag string, r receiveResult, gen uint64) {
-	s.hintMu.Lock()
-	defer s.hintMu.Unlock()
-	if s.hintGen != gen {
-		return
-	}
-	if r.hintMs >= infMs {
-		s.hints.Store(tagKey{queue, tag}, time.Now().Add(time.Hour))
-		return
-	}
-	s.hints.Store(tagKey{queue, tag}, time.Now().Add(time.Duration(r.hintMs-r.nowMs)*time.Millisecond))
-}
-
 // A tag is read inside the script when it is quiet: its last receive
 // handed out at most smallRead messages, at least quietGap ago. A busy
 // tag's receives follow each other closely, and its bodies are better
@@ -423,47 +393,6 @@ func (s *Store) smallReads(queue, tag string) bool {
 
 func (s *Store) noteRead(queue, tag string, n int) {
 	s.lastReads.Store(tagKey{queue, tag}, lastRead{n: n, at: time.Now()})
-}
-
-// cachedEmpty is an empty receive's result from what the last script of
-// the tag said: its wait, and its earliest deadline (as local time).
-func (s *Store) cachedEmpty(queue, tag string) (receiveResult, bool) {
-	w, ok1 := s.queueWaits.Load(queue)
-	h, ok2 := s.hints.Load(tagKey{queue, tag})
-	if !ok1 || !ok2 {
-		return receiveResult{}, false
-	}
-	now := time.Now()
-	return receiveResult{nowMs: now.UnixMilli(), hintMs: h.(time.Time).UnixMilli(), queueWait: w.(int32)}, true
-}
-
-// forgetHint: something may have become due early (a nack, a shorter
-// visibility).
-func (s *Store) forgetHint(queue, tag string) {
-	s.hintMu.Lock()
-	s.hintGen++
-	s.hints.Delete(tagKey{queue, tag})
-	s.hintMu.Unlock()
-}
-
-// lowerHint: something of tag becomes due at the latest at (a wake-stream
-// entry's time, as local time). The cached hint, if any, comes down to it;
-// a hint read before, still in flight, is not stored over it (noteHint).
-func (s *Store) lowerHint(queue, tag string, at time.Time) {
-	s.hintMu.Lock()
-	defer s.hintMu.Unlock()
-	s.hintGen++
-	k := tagKey{queue, tag}
-	if v, ok := s.hints.Load(k); ok && v.(time.Time).After(at) {
-		s.hints.Store(k, at)
-	}
-}
-
-// hintGeneration is the count of forgotten hints, for noteHint.
-func (s *Store) hintGeneration() uint64 {
-	s.hintMu.Lock()
-	defer s.hintMu.Unlock()
-	return s.hintGen
 }
 
 type tagKey struct{ queue, tag string }
@@ -518,8 +447,7 @@ func (s *Store) receiveScript(ctx context.Context, queue, tag, expectDefault str
 		// They are read: the script must run whatever the caller does now.
 		ctx = context.WithoutCancel(ctx)
 	}
-	gen := s.hintGeneration()
-	asked := time.Now()
+	asked := s.askHint(queue)
 	res, err := scriptReceive.Run(ctx, s.rdb, keys, args...).Slice()
 	if err != nil {
 		if strings.Contains(err.Error(), "DEFAULT_TAG_CHANGED") {
@@ -534,7 +462,7 @@ func (s *Store) receiveScript(ctx context.Context, queue, tag, expectDefault str
 		}
 		return r, mapErr(err, queue, tag)
 	}
-	return s.receiveReply(queue, tag, max, res, fresh, gen, asked)
+	return s.receiveReply(queue, tag, max, res, fresh, asked)
 }
 
 // kindNews: a receive script in PEL mode refused a topic or priority
@@ -559,7 +487,9 @@ func (s *Store) receiveCall(queue, tag, expectDefault string, max int, visMs int
 	if due {
 		duePhase = 1
 	}
-	mode := 1 // PEL mode: what is handed out stays in the tag's PEL
+	// PEL mode: what is handed out stays in the tag's PEL, when its
+	// visibility is at most the stalled read (see receive.lua).
+	mode := s.pelMaxVisibility()
 	if s.zsetInFlight || s.readsInScript(queue) {
 		mode = 0
 	}
@@ -583,18 +513,25 @@ func (s *Store) receiveCall(queue, tag, expectDefault string, max int, visMs int
 	return []string{k.meta, k.stream, tk.state, tk.visible, tk.parked, k.wake, tk.last, k.outbox, tk.batches}, args
 }
 
+// pelMaxVisibility is the longest visibility (ms) a receive leaves its
+// deliveries in the tag's PEL with: the stalled read, so that a PEL entry
+// idle longer than that (and stalledSlack) is due or a stalled read.
+func (s *Store) pelMaxVisibility() int64 {
+	return max(s.stalledRead.Milliseconds(), 1)
+}
+
 // receiveReply reads the receive script's reply (res) for a call that
-// asked for max messages, with fresh read before it; gen and asked are
-// the hint generation and the time before the call.
-func (s *Store) receiveReply(queue, tag string, max int, res []any, fresh []newEntry, gen uint64, asked time.Time) (r receiveResult, err error) {
+// asked for max messages, with fresh read before it; asked is what was
+// known before the call (askHint).
+func (s *Store) receiveReply(queue, tag string, max int, res []any, fresh []newEntry, asked hintAsk) (r receiveResult, err error) {
 	if len(res) != 12 {
 		return r, &Error{Kind: KindInternal, Reason: ReasonInternal, Message: "receive: unexpected reply"}
 	}
 	r = receiveResult{nowMs: asInt64(res[0]), hintMs: asInt64(res[1]), queueWait: int32(asInt64(res[2])),
 		dead: int(asInt64(res[3])), more: len(fresh) == max || asInt64(res[7]) == 1,
 		quotaLeft: asInt64(res[9]), quota: asInt64(res[10]), retryMs: asInt64(res[11])}
-	s.noteReadQuota(queue, tag, r, asked)
-	s.noteHint(queue, tag, r, gen)
+	s.noteReadQuota(queue, tag, r, asked.at)
+	s.noteHint(queue, tag, r, asked)
 	s.queueWaits.Store(queue, r.queueWait)
 	r.msgs = decodeScriptMessages(res[4], tag)
 	visible := time.Duration(asInt64(res[6])-r.nowMs) * time.Millisecond

@@ -36,21 +36,26 @@ var (
 	scriptMoveNeeded  = mustScript("moveneeded")
 	scriptSettle      = mustScript("settle")
 	scriptSendPost    = mustScript("sendpost")
+	scriptWorkers     = mustScript("workers")
+	scriptUnlease     = mustScript("unlease")
 
 	allScripts = []*luaScript{scriptCreateQueue, scriptUpdateQueue, scriptDeleteQueue, scriptPurge,
 		scriptCreateTag, scriptDeleteTag, scriptTagState, scriptSend, scriptReceive,
 		scriptPeek, scriptJanitor, scriptSweep, scriptDLQAdd,
-		scriptMoveAdd, scriptMoveStep, scriptMoveTask, scriptMoveNeeded, scriptSettle, scriptSendPost}
+		scriptMoveAdd, scriptMoveStep, scriptMoveTask, scriptMoveNeeded, scriptSettle, scriptSendPost, scriptWorkers, scriptUnlease}
 )
 
-// luaScript is one script in its two builds: prod (lib.lua + the script)
+// luaScript is one script in its builds: prod (lib.lua + the script)
 // and test (testcount.lua + lib.lua + testclock.lua + the script), whose
 // clock tests drive and whose Redis commands they may count
-// (of lib.lua, what the build uses: see luaLib).
-// A store runs one build, chosen by Config.TestClock, so production
-// scripts read no test hook.
+// (of lib.lua, what the build uses: see luaLib); and each of them for the
+// embedded store (Config.Embedded: EMBEDDED set after lib.lua, for the
+// scripts whose lib uses it; the others' embedded build is their build).
+// A store runs one build, chosen by Config.TestClock and Config.Embedded,
+// so production scripts read no test hook.
 type luaScript struct {
-	prod, test *redis.Script
+	prod, test       *redis.Script
+	embProd, embTest *redis.Script
 }
 
 func mustScript(name string) *luaScript {
@@ -62,11 +67,26 @@ func mustScript(name string) *luaScript {
 		return string(b)
 	}
 	lib, body, clock, count := parseLib(read("lib")), read(name), read("testclock"), read("testcount")
-	return &luaScript{
-		prod: redis.NewScript(lib.shake(body) + "\n" + body),
-		test: redis.NewScript(count + "\n" + lib.shake(clock+body) + "\n" + clock + "\n" + body),
+	prodLib, testLib := lib.shake(body), lib.shake(clock+body)
+	l := &luaScript{
+		prod: redis.NewScript(prodLib + "\n" + body),
+		test: redis.NewScript(count + "\n" + testLib + "\n" + clock + "\n" + body),
 	}
+	l.embProd, l.embTest = l.prod, l.test
+	if strings.Contains(prodLib, embeddedDef) {
+		l.embProd = redis.NewScript(prodLib + "\n" + embeddedSet + "\n" + body)
+	}
+	if strings.Contains(testLib, embeddedDef) {
+		l.embTest = redis.NewScript(count + "\n" + testLib + "\n" + clock + "\n" + embeddedSet + "\n" + body)
+	}
+	return l
 }
+
+// The embedded store's switch in lib.lua, and its setting in its builds.
+const (
+	embeddedDef = "local EMBEDDED = false"
+	embeddedSet = "EMBEDDED = true"
+)
 
 // luaLib is lib.lua as its top-level definitions, each with the comment
 // above it. A script gets only those it uses (directly or through others):
@@ -163,11 +183,20 @@ func (l luaLib) shake(body string) string {
 type client struct {
 	redis.UniversalClient
 	testClock bool
+	embedded  bool
 }
 
-func (l *luaScript) build(testClock bool) *redis.Script {
-	if testClock {
+// build is the build c's store runs (nil: the production build).
+func (l *luaScript) build(c *client) *redis.Script {
+	switch {
+	case c == nil:
+		return l.prod
+	case c.testClock && c.embedded:
+		return l.embTest
+	case c.testClock:
 		return l.test
+	case c.embedded:
+		return l.embProd
 	}
 	return l.prod
 }
@@ -175,11 +204,8 @@ func (l *luaScript) build(testClock bool) *redis.Script {
 // Run runs the build of c's store (EVALSHA, falling back to EVAL). c is
 // the store's client; any other Scripter runs the production build.
 func (l *luaScript) Run(ctx context.Context, c redis.Scripter, keys []string, args ...any) *redis.Cmd {
-	tc := false
-	if sc, ok := c.(*client); ok {
-		tc = sc.testClock
-	}
-	return l.build(tc).Run(ctx, c, keys, args...)
+	sc, _ := c.(*client)
+	return l.build(sc).Run(ctx, c, keys, args...)
 }
 
 // loadScripts preloads every script (on every shard of a cluster), so the
@@ -187,7 +213,7 @@ func (l *luaScript) Run(ctx context.Context, c redis.Scripter, keys []string, ar
 // Redis restart flushed the cache.
 func loadScripts(ctx context.Context, c *client) error {
 	for _, s := range allScripts {
-		if err := s.build(c.testClock).Load(ctx, c).Err(); err != nil {
+		if err := s.build(c).Load(ctx, c).Err(); err != nil {
 			return err
 		}
 	}
@@ -207,7 +233,7 @@ type scriptCall struct {
 // run again, alone, as EVAL, which also caches the script again. Only
 // those: the others ran.
 func (s *Store) evalPipelined(ctx context.Context, ls *luaScript, calls []scriptCall) ([]*redis.Cmd, error) {
-	script := ls.build(s.rdb.testClock)
+	script := ls.build(s.rdb)
 	cmds := make([]*redis.Cmd, len(calls))
 	if len(calls) == 0 {
 		return cmds, nil

@@ -38,6 +38,11 @@ func TestScriptsCarryTheLibDefinitionsTheyUse(t *testing.T) {
 	shaken := lib.shake(string(body))
 	require.True(t, defines(shaken, "loadfilters") && defines(shaken, "admits"))
 	require.False(t, defines(shaken, "todeadletter") || defines(shaken, "vscore"))
+	// The embedded store's builds set EMBEDDED where lib.lua's entry (or
+	// anything of it) uses it; the others are the same scripts.
+	require.Same(t, scriptWorkers.prod, scriptWorkers.embProd)
+	require.NotEqual(t, scriptReceive.prod.Hash(), scriptReceive.embProd.Hash())
+	require.NotEqual(t, scriptReceive.test.Hash(), scriptReceive.embTest.Hash())
 	// The test build keeps what testclock.lua replaces.
 	clock, err := scriptFS.ReadFile("scripts/testclock.lua")
 	require.NoError(t, err)

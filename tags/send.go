@@ -428,7 +428,7 @@ func (s *Store) execSends(ctx context.Context, batch []*fastSend) {
 		g.n += len(f.entries)
 	}
 	tx := &durable.Tx{}
-	post := scriptSendPost.build(false)
+	post := scriptSendPost.build(&client{embedded: s.rdb.embedded}) // the fast path runs on the production clock
 	for _, g := range groups {
 		k := s.qkeys(g.queue)
 		// ARGV: n, largest, 0 (not a repair), the sizes' sum, the sizes,

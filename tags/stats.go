@@ -4,6 +4,7 @@ import (
 	"context"
 	"sort"
 	"strconv"
+	"strings"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -25,6 +26,23 @@ type QueueStats struct {
 	// Deduplicated counts the sends answered as duplicates (Queue.DeduplicatedTotal).
 	Deduplicated int64
 	Tags         []*Tag
+
+	// What says the queue is as it was (statsOf): its create time, the
+	// messages ever added to it, and its admissions hash.
+	created, added int64
+	admissions     string
+}
+
+// idle: every tag of q has nothing available, in flight or delayed, so
+// that its state changes only if a message comes (or the queue or a tag
+// is made anew).
+func (q *QueueStats) idle() bool {
+	for _, t := range q.Tags {
+		if st := t.State; st.Available != 0 || st.InFlight != 0 || st.Delayed != 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // statsBatch is how many queues one pair of pipelined round trips reads.
@@ -35,13 +53,26 @@ const statsBatch = 200
 // costs two pipelined round trips per 200 queues (on a cluster, go-redis
 // splits each pipeline by node), none per tag.
 func (s *Store) Stats(ctx context.Context, maxTags int) (out []QueueStats, truncated bool, err error) {
+	return s.statsSince(ctx, maxTags, nil)
+}
+
+// statsSince is Stats, knowing the figures read before (prev, nil: none):
+// an idle queue (see QueueStats.idle) whose messages, admissions and
+// tags are as they were is as it was, and costs none of its tags' reads.
+func (s *Store) statsSince(ctx context.Context, maxTags int, prev []QueueStats) (out []QueueStats, truncated bool, err error) {
+	was := make(map[string]*QueueStats, len(prev))
+	for i := range prev {
+		if prev[i].idle() {
+			was[prev[i].Name] = &prev[i]
+		}
+	}
 	start, tags := "-", 0
 	for {
 		names, err := s.rdb.ZRangeByLex(ctx, s.indexKey(), &redis.ZRangeBy{Min: start, Max: "+", Count: statsBatch}).Result()
 		if err != nil {
 			return nil, false, mapErr(err, "", "")
 		}
-		batch, err := s.statsOf(ctx, names)
+		batch, err := s.statsOf(ctx, names, was)
 		if err != nil {
 			return nil, false, err
 		}
@@ -59,22 +90,31 @@ func (s *Store) Stats(ctx context.Context, maxTags int) (out []QueueStats, trunc
 	}
 }
 
-// statsOf reads the named queues: their lengths, tag names and moves in
-// one round trip, then every tag's state in another. Queues deleted
-// meanwhile are left out.
-func (s *Store) statsOf(ctx context.Context, names []string) ([]QueueStats, error) {
+// statsOf reads the named queues: their lengths, tag names, moves and
+// admissions in one round trip, then every tag's state in another, but for the idle
+// queues of was that are as they were (the first round trip tells: the
+// create time of the queue and of each tag, the messages added, the
+// admissions hash). Queues deleted meanwhile are left out.
+func (s *Store) statsOf(ctx context.Context, names []string, was map[string]*QueueStats) ([]QueueStats, error) {
 	type reads struct {
-		meta             *redis.SliceCmd // ct (set on every queue), ddn
+		meta             *redis.SliceCmd // ct (set on every queue), ddn, added
 		messages, outbox *redis.IntCmd
 		tags             *redis.StringSliceCmd
 		moves            *redis.StringSliceCmd
+		admissions       *redis.MapStringStringCmd
+		tagsCreated      []*redis.StringCmd // its tags' create times, when it was idle
 	}
 	rs := make([]reads, len(names))
 	pipe := s.rdb.Pipeline()
 	for i, q := range names {
 		k := s.qkeys(q)
-		rs[i] = reads{meta: pipe.HMGet(ctx, k.meta, "ct", "ddn"), messages: pipe.XLen(ctx, k.stream), outbox: pipe.XLen(ctx, k.outbox),
-			tags: pipe.HKeys(ctx, k.tags), moves: pipe.HVals(ctx, k.moves)}
+		rs[i] = reads{meta: pipe.HMGet(ctx, k.meta, "ct", "ddn", "added"), messages: pipe.XLen(ctx, k.stream), outbox: pipe.XLen(ctx, k.outbox),
+			tags: pipe.HKeys(ctx, k.tags), moves: pipe.HVals(ctx, k.moves), admissions: pipe.HGetAll(ctx, k.filters)}
+		if old := was[q]; old != nil {
+			for _, t := range old.Tags {
+				rs[i].tagsCreated = append(rs[i].tagsCreated, pipe.HGet(ctx, k.tag(t.Name).state, "ct"))
+			}
+		}
 	}
 	if len(names) > 0 {
 		if _, err := pipe.Exec(ctx); err != nil && err != redis.Nil {
@@ -87,12 +127,16 @@ func (s *Store) statsOf(ctx context.Context, names []string) ([]QueueStats, erro
 	var refs []ref
 	for i, q := range names {
 		meta := rs[i].meta.Val()
-		if len(meta) != 2 || meta[0] == nil {
+		if len(meta) != 3 || meta[0] == nil {
 			continue
 		}
+		ct, _ := meta[0].(string)
 		ddn, _ := meta[1].(string)
+		added, _ := meta[2].(string)
 		st := QueueStats{Name: q, Messages: rs[i].messages.Val(), Outbox: rs[i].outbox.Val()}
 		st.Deduplicated, _ = strconv.ParseInt(ddn, 10, 64)
+		st.created, _ = strconv.ParseInt(ct, 10, 64)
+		st.added, _ = strconv.ParseInt(added, 10, 64)
 		for _, raw := range rs[i].moves.Val() {
 			t, err := decodeTask(q, raw)
 			if err == nil && t.State == MoveRunning {
@@ -102,6 +146,14 @@ func (s *Store) statsOf(ctx context.Context, names []string) ([]QueueStats, erro
 		}
 		tagNames := rs[i].tags.Val()
 		sort.Strings(tagNames)
+		st.admissions = admissionsStamp(rs[i].admissions.Val())
+		if old := was[q]; old != nil {
+			if asItWas(old, &st, tagNames, rs[i].tagsCreated) {
+				st.Tags = old.Tags
+				out = append(out, st)
+				continue
+			}
+		}
 		for _, t := range tagNames {
 			calls = append(calls, s.tagStateCall(q, t))
 			refs = append(refs, ref{len(out), len(st.Tags)})
@@ -132,4 +184,42 @@ func (s *Store) statsOf(ctx context.Context, names []string) ([]QueueStats, erro
 		out[i].Tags = live
 	}
 	return out, nil
+}
+
+// asItWas: queue now (its tags, and their create times as read) is the
+// idle queue old was: the same queue, no message added since, the same
+// admissions, the same tags.
+func asItWas(old, now *QueueStats, tagNames []string, created []*redis.StringCmd) bool {
+	if old.created != now.created || old.added != now.added || old.admissions != now.admissions ||
+		len(old.Tags) != len(tagNames) || len(created) != len(tagNames) {
+		return false
+	}
+	for j, t := range old.Tags {
+		ct, err := created[j].Int64()
+		if t.Name != tagNames[j] || err != nil || ct != t.CreateTime.UnixMilli() {
+			return false
+		}
+	}
+	return true
+}
+
+// admissionsStamp is a queue's fa hash (filters, admissions, moves back
+// per tag) as one string.
+func admissionsStamp(fa map[string]string) string {
+	if len(fa) == 0 {
+		return ""
+	}
+	keys := make([]string, 0, len(fa))
+	for k := range fa {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var b strings.Builder
+	for _, k := range keys {
+		b.WriteString(k)
+		b.WriteByte('=')
+		b.WriteString(fa[k])
+		b.WriteByte(0)
+	}
+	return b.String()
 }

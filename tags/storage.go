@@ -1,6 +1,9 @@
 package tags
 
-import "context"
+import (
+	"context"
+	"time"
+)
 
 // Storage is what tagq's server asks of a storage engine: the Queue,
 // Message and Redrive services, Consume streams, the per-queue metrics,
@@ -65,6 +68,10 @@ type Storage interface {
 	// Stats reads every queue's and tag's counters, for metrics (at most
 	// maxTags tags in all; truncated says some were left out).
 	Stats(ctx context.Context, maxTags int) (out []QueueStats, truncated bool, err error)
+	// SharedStats is Stats at most maxAge old at now (the caller's clock),
+	// read by this process or another replica sharing the backend, so
+	// that replicas read every queue once per maxAge between them.
+	SharedStats(ctx context.Context, maxTags int, maxAge time.Duration, now time.Time) (StatsSnapshot, error)
 	// Ping answers whether the backend can be reached (readiness).
 	Ping(ctx context.Context) error
 	// Waiting is the number of receives and Consume streams waiting for

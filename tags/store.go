@@ -35,6 +35,12 @@ type Config struct {
 	// the janitor takes it as abandoned (its tagqd stopped) and makes the
 	// entries visible again. Default 30s; it must exceed any Redis call.
 	StalledRead time.Duration
+	// Embedded says Client is miniredis (tagqd's embedded store), which
+	// does some commands in time linear in a stream or a PEL that Redis
+	// does in log time (XRANGE from an id, XTRIM MINID): the scripts use
+	// others there. Every call stays correct either way; only the time
+	// miniredis takes differs.
+	Embedded bool
 	// InFlightZset keeps every delivery in the tag's in-flight zset (v),
 	// as before the PEL held stream deliveries: more Lua work per message,
 	// but no PEL work, which miniredis does in time linear in the PEL
@@ -89,7 +95,7 @@ type Store struct {
 	owner     string   // this process, as the holder of move task leases
 	dtags     sync.Map // queue -> default tag name (checked by the receive script)
 	relaying  sync.Map // queue -> *relayState: one RelayOutbox per queue at a time
-	hints     sync.Map // tagKey -> time.Time: no redelivery is due before then (see dueMaybe)
+	hints     sync.Map // tagKey -> hint: no redelivery is due before then (hints.go)
 	lastReads sync.Map // tagKey -> lastRead: the tag's last receive (see smallReads)
 	hintMu    sync.Mutex
 	hintGen   uint64   // hints forgotten so far (see noteHint)
@@ -120,6 +126,7 @@ type Store struct {
 	moveStarts atomic.Int64
 
 	acks         *durable.Acks // nil: writes do not wait for replicas
+	statsWait    time.Duration // see SharedStats
 	mem          *memWatch     // nil: no memory watch
 	stalledRead  time.Duration
 	zsetInFlight bool
@@ -135,7 +142,7 @@ func New(ctx context.Context, cfg Config) (*Store, error) {
 		return nil, errors.New("tags: Config.Client is required")
 	}
 	s := &Store{
-		rdb:          &client{UniversalClient: cfg.Client, testClock: cfg.TestClock},
+		rdb:          &client{UniversalClient: cfg.Client, testClock: cfg.TestClock, embedded: cfg.Embedded},
 		blocking:     cfg.Blocking,
 		prefix:       cfg.Prefix,
 		log:          cfg.Logger,
@@ -144,6 +151,7 @@ func New(ctx context.Context, cfg Config) (*Store, error) {
 		acks:         cfg.Acks,
 		stop:         make(chan struct{}),
 		owner:        newTaskID(),
+		statsWait:    statsWait,
 	}
 	if s.blocking == nil {
 		s.blocking = cfg.Client

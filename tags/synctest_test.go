@@ -25,7 +25,7 @@ func syncBundle(t *testing.T) *bundle {
 		ContextTimeoutEnabled: true,
 	})
 	t.Cleanup(func() { _ = rdb.Close() }) // runs after the store's Close: ends the watchers' XREADs
-	return newBundle(t, rdb)
+	return newBundle(t, rdb, true)
 }
 
 func TestS6_LongPollWaitsAtMostWaitSeconds(t *testing.T) {

@@ -32,7 +32,8 @@ type oneReceive struct {
 type receiveCallsKey struct{}
 
 func newReceiveCalls() *receiveCalls {
-	return &receiveCalls{hashes: map[string]bool{scriptReceive.prod.Hash(): true, scriptReceive.test.Hash(): true}}
+	return &receiveCalls{hashes: map[string]bool{scriptReceive.prod.Hash(): true, scriptReceive.test.Hash(): true,
+		scriptReceive.embProd.Hash(): true, scriptReceive.embTest.Hash(): true}}
 }
 
 // ctx is parent, its receive script calls counted in r.

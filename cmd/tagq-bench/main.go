@@ -22,7 +22,10 @@
 // service with this API over Redis streams costs on the same machine. W4
 // runs in interleaved rounds (--rounds) and reports medians. WT (wt.go:
 // topic queues against a plain queue in W1's shape, interleaved rounds)
-// and W6 (idle queues) run only when named in --workloads.
+// W6 (idle queues, with 1, 2 and 4 tagqd replicas: --w6-replicas) and W7
+// (recovery: calls on one queue while another's in-flight messages come
+// back, on the embedded store and on Redis) run only when named in
+// --workloads.
 //
 // It starts its own tagqd (built from this repository) on that Redis under
 // the key prefix tagqbench, and removes its keys afterwards. Every run is
@@ -51,7 +54,7 @@ import (
 func main() {
 	url := flag.String("redis-url", "redis://127.0.0.1:6379/0", "Redis both systems use")
 	dur := flag.Duration("duration", 10*time.Second, "length of each throughput/latency run")
-	only := flag.String("workloads", "W1,W2,W3,W4,W5", "workloads to run (W6, idle queues, and WT, topic queues, run only when named)")
+	only := flag.String("workloads", "W1,W2,W3,W4,W5", "workloads to run (W6, idle queues, W7, recovery, and WT, topic queues, run only when named)")
 	backlog := flag.Int("backlog", 1_000_000, "W5 backlog size (messages)")
 	inflight := flag.Int("inflight", 100_000, "W5 messages held in flight on one tag")
 	size := flag.Int("size", 1024, "message body bytes")
@@ -59,7 +62,15 @@ func main() {
 	tagqdArgs := flag.String("tagqd-args", "", "more flags for the tagqd it runs, space-separated (e.g. \"--ack-replicas 1\")")
 	floorServe := flag.Bool("serve-floor", false, "internal: run the floor server (floor.go) and print its address")
 	floorPrefix := flag.String("floor-prefix", "", "internal: the floor server's key prefix")
-	idleQueues := flag.Int("idle-queues", 5000, "W6: idle queues to hold (W6 runs only when named in --workloads)")
+	idleQueues := flag.Int("idle-queues", 5000, "W6: idle queues to hold, 2 tags each (W6 runs only when named in --workloads)")
+	w6Replicas := flag.String("w6-replicas", "1,2,4", "W6: the numbers of tagqd replicas on the Redis to measure, one run each")
+	w6Ramp := flag.Duration("w6-ramp", 35*time.Second, "W6: how long the background work settles before each measure")
+	w6Scrape := flag.Duration("w6-scrape", 15*time.Second, "W6: how often each replica's /metrics is scraped, as Prometheus would (0: never)")
+	w7Messages := flag.Int("w7-messages", 100_000, "W7: messages sent to the loaded queue (W7 runs only when named in --workloads)")
+	w7Inflight := flag.Int("w7-inflight", 20_000, "W7: of them, received and left in flight")
+	w7Visibility := flag.Duration("w7-visibility", 30*time.Second, "W7: the visibility of those receives (whole seconds)")
+	w7Stores := flag.String("w7-stores", "embedded,redis", "W7: the stores to run it on: embedded (tagqd's in-process store) and redis (--redis-url)")
+	w7Scrape := flag.Duration("w7-scrape", 5*time.Second, "W7: how often tagqd's /metrics is scraped meanwhile (0: never)")
 	rounds := flag.Int("rounds", 3, "W4 and WT: rounds of 0/1/10 % poison (W4), of plain and topic queue (WT), interleaved; the tables show each setting's median run")
 	topics := flag.Int("topics", 1000, "WT: topics the topic queue's messages cycle over")
 	wtBatch := flag.Int("wt-batch", 10, "WT: batch size of sends and receives (1-10)")
@@ -110,14 +121,37 @@ func main() {
 		}
 		batches = append(batches, n)
 	}
-	if err := run(*url, *dur, *only, *backlog, *inflight, *size, *rounds, *credit, *idleQueues, *tagqd, strings.Fields(*tagqdArgs), peers, w1, batches,
+	w6 := w6Config{queues: *idleQueues, ramp: *w6Ramp, scrape: *w6Scrape}
+	for _, r := range strings.Split(*w6Replicas, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(r))
+		if err != nil || n < 1 || n > 16 {
+			fmt.Fprintf(os.Stderr, "tagq-bench: --w6-replicas: %q is not a number of replicas from 1 to 16\n", r)
+			os.Exit(2)
+		}
+		w6.replicas = append(w6.replicas, n)
+	}
+	w7 := w7Config{messages: *w7Messages, inflight: *w7Inflight, visibility: *w7Visibility, scrape: *w7Scrape}
+	for _, st := range strings.Split(*w7Stores, ",") {
+		switch st = strings.TrimSpace(st); st {
+		case "embedded", "redis":
+			w7.stores = append(w7.stores, st)
+		default:
+			fmt.Fprintf(os.Stderr, "tagq-bench: --w7-stores: %q is neither embedded nor redis\n", st)
+			os.Exit(2)
+		}
+	}
+	if w7.inflight < 1 || w7.inflight > w7.messages || w7.visibility < time.Second {
+		fmt.Fprintln(os.Stderr, "tagq-bench: --w7-inflight must be from 1 to --w7-messages, --w7-visibility at least 1s")
+		os.Exit(2)
+	}
+	if err := run(*url, *dur, *only, *backlog, *inflight, *size, *rounds, *credit, w6, w7, *tagqd, strings.Fields(*tagqdArgs), peers, w1, batches,
 		wtConfig{topics: *topics, batch: *wtBatch}); err != nil {
 		fmt.Fprintln(os.Stderr, "tagq-bench:", err)
 		os.Exit(1)
 	}
 }
 
-func run(url string, dur time.Duration, only string, backlog, inflight, size, rounds, credit, idleQueues int, bin string, tagqdArgs []string, pc peerConfig,
+func run(url string, dur time.Duration, only string, backlog, inflight, size, rounds, credit int, w6 w6Config, w7 w7Config, bin string, extra []string, pc peerConfig,
 	w1 map[string]bool, w1Batches []int, wtc wtConfig) error {
 	ctx := context.Background()
 	opt, err := redis.ParseURL(url)
@@ -141,8 +175,8 @@ func run(url string, dur time.Duration, only string, backlog, inflight, size, ro
 		}
 	}
 	const prefix = "tagqbench"
-	d, err := tagqdtest.Start(bin, append([]string{"--redis-url", url, "--key-prefix", prefix, "--log-level", "error", "--pprof"},
-		tagqdArgs...)...)
+	tagqdArgs := append([]string{"--redis-url", url, "--key-prefix", prefix, "--log-level", "error", "--pprof"}, extra...)
+	d, err := tagqdtest.Start(bin, tagqdArgs...)
 	if err != nil {
 		return err
 	}
@@ -265,7 +299,14 @@ func run(url string, dur time.Duration, only string, backlog, inflight, size, ro
 		e.wt(wtc.topics, wtc.batch, rounds)
 	}
 	if want("W6") {
-		e.w6(idleQueues, 35*time.Second, max(dur, 60*time.Second))
+		w6.dur, w6.httpAddr = max(dur, 60*time.Second), d.HTTP
+		w6.startExtra = func() (*tagqdtest.Daemon, error) { return tagqdtest.Start(bin, tagqdArgs...) }
+		e.w6(w6)
+	}
+	if want("W7") {
+		w7.bin, w7.redisArgs = bin, []string{"--redis-url", url, "--key-prefix", prefix + "-w7"}
+		e.w7(w7)
+		cleanup(ctx, rdb, prefix+"-w7")
 	}
 	if want("W5") {
 		var ms []memResult

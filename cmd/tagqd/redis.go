@@ -27,7 +27,7 @@ const blockingPoolSize = 2048
 // go of them.
 type redisClients struct {
 	cmd, blocking redis.UniversalClient
-	embedded      bool // the in-memory store (no replicas)
+	embedded      bool // the clients talk to the embedded store (miniredis: no replicas)
 	closers       []func()
 }
 
@@ -105,7 +105,6 @@ func openRedis(c config, log *slog.Logger) (*redisClients, error) {
 			return nil, fmt.Errorf("embedded store: %w", err)
 		}
 		b.closers = append(b.closers, m.Close)
-		b.embedded = true
 		// Loopback only, and a password no other process knows: another
 		// local user cannot reach the queues around tagqd's API.
 		var secret [16]byte
@@ -115,6 +114,7 @@ func openRedis(c config, log *slog.Logger) (*redisClients, error) {
 		password := hex.EncodeToString(secret[:])
 		m.RequireAuth(password)
 		b.open(&redis.Options{Addr: m.Addr(), Password: password})
+		b.embedded = true
 		log.Warn("no --redis-url or --redis-cluster: using the embedded in-memory store; "+
 			"every queue and message is lost when tagqd stops", "addr", m.Addr())
 	}

@@ -48,8 +48,12 @@ func run(ctx context.Context, c config, log *slog.Logger, stdout io.Writer) erro
 		return err
 	}
 	defer acks.Close()
+	// The embedded store (miniredis) does PEL and stream work in time
+	// linear in the PEL or the stream: in-flight messages go in the tags'
+	// zsets (its PELs hold only reads between their two steps), and the
+	// scripts avoid what it does slowly (tags.Config.Embedded).
 	store, err := tags.New(startCtx, tags.Config{Client: rc.cmd, Blocking: rc.blocking, Prefix: c.keyPrefix, Logger: log, TestClock: c.testClock,
-		StalledRead: c.stalledRead, HandleKeyFile: c.handleKeyFile, Acks: acks,
+		StalledRead: c.stalledRead, HandleKeyFile: c.handleKeyFile, Embedded: rc.embedded, InFlightZset: rc.embedded, Acks: acks,
 		MemoryLimitRatio: c.memoryRatio(), MemoryLimitBytes: c.memLimit, MemoryCheckInterval: c.memInterval})
 	cancel()
 	if err != nil {

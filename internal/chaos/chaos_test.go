@@ -35,6 +35,13 @@ const (
 	redisDown    = time.Second           // how long Redis stays down
 	produceEvery = 50 * time.Millisecond // per producer, a batch of 10
 	drainFor     = 45 * time.Second
+	// stallBound is S21's: once the faults stop, a message available to a
+	// tag reaches one of its waiting consumers (Consume streams and long
+	// polls) within the stalled read and 2 s. The drain fails when a tag
+	// shows messages available and none of its consumers got a delivery
+	// for longer (plus the drain's polling period: it sees a tag's counters
+	// every 200 ms, through either replica).
+	stallBound = stalledRead + 2*time.Second + 500*time.Millisecond
 )
 
 // tagNames are the queue's tags; "a" is its default tag.
@@ -102,7 +109,7 @@ func TestChaos(t *testing.T) {
 	// Quiesce: the consumers drain every tag, and the dead letters reach
 	// the DLQ.
 	drainStart := time.Now()
-	states, drained := drain(t, c)
+	states, drained := drain(t, c, led)
 	stopConsumers() // they have nothing left to do: see drain
 	consumers.Wait()
 	t.Logf("drained in %v: %v", time.Since(drainStart).Round(time.Millisecond), drained)
@@ -224,16 +231,45 @@ func fmtStates(s map[string]*tagqv1.TagState) string {
 // drain waits, up to drainFor, until every tag has nothing available,
 // in flight or delayed, and the DLQ holds every dead letter the tags
 // counted. Then nothing is left to happen: a read a crash cut short counts
-// as available until it is recovered. It returns the tags' last counters
-// and what it saw.
-func drain(t *testing.T, c *clients) (map[string]*tagqv1.TagState, string) {
+// as available until it is recovered. Meanwhile no tag may show messages
+// available while its consumers get nothing for longer than stallBound
+// (S21). It returns the tags' last counters and what it saw.
+func drain(t *testing.T, c *clients, led *ledger) (map[string]*tagqv1.TagState, string) {
 	t.Helper()
 	deadline := time.Now().Add(drainFor)
 	tick := time.NewTicker(200 * time.Millisecond)
 	defer tick.Stop()
 	var why string
+	// Per tag: the deliveries seen, and since when it has shown messages
+	// available with no delivery (zero: it has not).
+	seen, waiting := map[string]int{}, map[string]time.Time{}
+	var worst time.Duration
+	stalled := map[string]bool{}
+	defer func() { t.Logf("drain: the longest a tag showed messages available with no delivery: %v", worst) }()
 	for {
 		states, err := tagStates(context.Background(), c, queue, tagNames)
+		if err == nil {
+			now := time.Now()
+			led.mu.Lock()
+			for _, tag := range tagNames {
+				n := led.tags[tag].deliveries
+				switch {
+				case n != seen[tag] || states[tag].GetAvailable() == 0:
+					seen[tag], waiting[tag] = n, time.Time{}
+				case waiting[tag].IsZero():
+					waiting[tag] = now
+				default:
+					w := now.Sub(waiting[tag])
+					worst = max(worst, w)
+					if w > stallBound && !stalled[tag] {
+						stalled[tag] = true
+						t.Errorf("tag %s: %d messages available and no delivery to its waiting consumers for %v (S21: within %v)",
+							tag, states[tag].GetAvailable(), w.Round(time.Millisecond), stallBound)
+					}
+				}
+			}
+			led.mu.Unlock()
+		}
 		if err == nil {
 			var dlqState map[string]*tagqv1.TagState
 			if dlqState, err = tagStates(context.Background(), c, dlq, []string{"default"}); err == nil {

@@ -2,8 +2,12 @@
 // two real tagqd replicas on a private redis-server (AOF, appendfsync
 // always), under load from producers and consumers on three tags, while
 // the replicas are killed with SIGKILL in turn and restarted, and then
-// Redis is killed and restarted on its AOF. After the faults stop and the
-// consumers drain, it checks per tag that no acknowledged send was lost
+// Redis is killed and restarted on its AOF. The consumers read with long
+// polls and Consume streams (and the Go client's Consumer) throughout.
+// After the faults stop the consumers drain, and no tag may show messages
+// available while its consumers get nothing for longer than the stalled
+// read and 2 s (S21: nothing available waits). Then it checks per tag
+// that no acknowledged send was lost
 // (each was delivered and deleted, or is in the dead-letter queue), counts
 // and reports duplicates, and checks the tag's counters exactly where
 // at-least-once makes them determinable.

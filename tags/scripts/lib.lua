@@ -353,10 +353,15 @@ local function pelids(s, tag, first, last, cap)
 end
 -- Moves the deliveries of up to limit batches due at now from the PEL
 -- into v (receive count 1, the batch's deadline; x too when the max
--- receive count is 1). k: s, n, v, x, b. True when more may be due.
+-- receive count is 1), and no more batches once PELMOVE deliveries moved
+-- (a batch holds at most 100). k: s, n, v, x, b. True when more may be
+-- due, and the batches moved.
+local PELMOVE = 500
 local function pelexpire(k, tag, now, maxrc, limit)
   local due = redis.call('ZRANGEBYSCORE', k.b, '-inf', now, 'WITHSCORES', 'LIMIT', 0, limit)
+  local moved, done = 0, 0
   for j = 1, #due, 2 do
+    if moved >= PELMOVE then return true, done end
     local first, last, fms = bparse(due[j])
     local at = tonumber(due[j + 1])
     local ids = pelids(k.s, tag, first, last, 1000)
@@ -378,12 +383,9 @@ local function pelexpire(k, tag, now, maxrc, limit)
       redis.call('HINCRBY', k.n, 'pc', -#ids)
     end
     redis.call('ZREM', k.b, due[j])
+    moved, done = moved + #ids, done + 1
   end
-  return #due == 2 * limit
-end
--- Every due batch of a tag (for exact counts).
-local function pelexpireall(k, tag, now, maxrc)
-  while pelexpire(k, tag, now, maxrc, 100) do end
+  return #due == 2 * limit, done
 end
 -- A tag's batches as ranges sorted by first id, for covers (rare paths:
 -- telling deliveries from reads whose receive script never ran).
@@ -469,8 +471,26 @@ local function todeadletter(k, qname, tag, id, m, fields, cnt, reason, desc, now
   redis.call('HINCRBY', k.n, 'dead', 1)
 end
 
--- Fields of stream entry id, or nil when it was trimmed.
+-- The embedded store (miniredis, Config.Embedded) finds a stream entry by
+-- id, and what lies after an id, by scanning the stream from its start:
+-- scripts built for it (EMBEDDED set true after this file) use commands
+-- that it does in log time instead.
+local EMBEDDED = false
+
+-- Fields of stream entry id, or nil when it was trimmed. (XRANGE id id:
+-- log time on Redis. On the embedded store, XCLAIM FORCE on a group no
+-- tag reads, ':get', then XACK: it finds the entry by id.)
 local function entry(stream, id)
+  if EMBEDDED then
+    local r = redis.pcall('XCLAIM', stream, ':get', 'c', 0, id, 'FORCE')
+    if r.err then -- no such group yet (or no stream: no entry)
+      if redis.pcall('XGROUP', 'CREATE', stream, ':get', '$').err then return nil end
+      r = redis.call('XCLAIM', stream, ':get', 'c', 0, id, 'FORCE')
+    end
+    redis.call('XACK', stream, ':get', id)
+    if r[1] and r[1][1] == id then return r[1][2] end
+    return nil
+  end
   local e = redis.call('XRANGE', stream, id, id)
   if e[1] then return e[1][2] end
   return nil

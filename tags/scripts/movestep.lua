@@ -23,9 +23,9 @@ if task.state ~= 'RUNNING' or task.owner ~= ARGV[2] then return 0 end
 local now = nowms()
 local id, outcome = ARGV[3], ARGV[4]
 if outcome == 'moved' then
-  local e = redis.call('XRANGE', KEYS[2], id, id)
-  if e[1] then
-    local f = fieldmap(e[1][2])
+  local fields = entry(KEYS[2], id)
+  if fields then
+    local f = fieldmap(fields)
     local cur = cursors(KEYS[2])
     local tq = redis.call('HGET', KEYS[1], 'topic') == '1'
     local pq = redis.call('HGET', KEYS[1], 'prq') == '1'

@@ -1,7 +1,8 @@
 -- peek: the next messages a receive on this tag would return, without
 -- receiving them (no counters, cursors or deadlines change).
 -- (Deliveries in the tag's PEL whose batch is due move to v first, which
--- changes how they are kept, not what they are: see lib.lua.)
+-- changes how they are kept, not what they are: see lib.lua; at most 20
+-- batches a call, as receive.lua moves them.)
 -- Pages: what a receive would return comes in three parts, in order: due
 -- redeliveries (v, by due time), due delayed messages the tag read early
 -- (p), then stream entries past the tag's cursor. On a priority queue, a
@@ -24,12 +25,12 @@ local part, where = ARGV[4], ARGV[5]
 local st = redis.call('HMGET', KEYS[3], 'ct', 'flt')
 if not st[1] then return notfound(KEYS[1]) end
 local now = nowms()
-pelexpireall({s = KEYS[2], n = KEYS[3], v = KEYS[4], x = KEYS[6], b = KEYS[7]}, tag, now,
-  tonumber(redis.call('HGET', KEYS[1], 'rpm')) or 0)
+pelexpire({s = KEYS[2], n = KEYS[3], v = KEYS[4], x = KEYS[6], b = KEYS[7]}, tag, now,
+  tonumber(redis.call('HGET', KEYS[1], 'rpm')) or 0, 20)
 local out = {}
 local function add(id, cnt, first)
-  local e = redis.call('XRANGE', KEYS[2], id, id)
-  if e[1] then out[#out + 1] = {id, e[1][2], cnt, first} end
+  local fields = entry(KEYS[2], id)
+  if fields then out[#out + 1] = {id, fields, cnt, first} end
 end
 -- Each part: members at offsets off.. are taken; when the page fills, the
 -- next page starts past the last one taken.

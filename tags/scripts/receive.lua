@@ -17,8 +17,12 @@
 --       from v, b and p first (0 on a call's later reads: what it handed
 --       out with visibility 0 is due again, and must not come twice),
 --       7 N, the new entries read (-1: read new entries here, for small
---       reads, in chunks whose bodies fit in PRIOBYTES), 8 1 for PEL
---       mode, 0 for zset mode, 9 the queue's pep (PEL epoch) read before
+--       reads, in chunks whose bodies fit in PRIOBYTES), 8 0 for zset
+--       mode, else PEL mode for a visibility of at most this many ms (the
+--       stalled read: a PEL delivery is due before the janitor could take
+--       it for a stalled read; a longer one goes into v, as in zset mode,
+--       after the new entries read by the caller are found with
+--       XPENDING), 9 the queue's pep (PEL epoch) read before
 --       the XREADGROUP ('' unknown: check every entry is still pending),
 --       10 first and 11 last id read, then
 --       quintuples: id, due ms ('' = not delayed), the tag it is only for
@@ -65,17 +69,22 @@ if not st[1] then return notfound(KEYS[1]) end
 local qm = redis.call('HMGET', KEYS[1], 'vis', 'wait', 'rpq', 'rpm', 'dtag', 'rq', 'topic', 'prq', 'mmb')
 if ARGV[5] ~= '' and qm[5] ~= ARGV[5] then return redis.error_reply('DEFAULT_TAG_CHANGED') end
 local tq = qm[7] == '1'
-if tq and ARGV[8] == '1' then return redis.error_reply('TOPIC_QUEUE') end
+local pelmax = tonumber(ARGV[8])
+if tq and pelmax > 0 then return redis.error_reply('TOPIC_QUEUE') end
 local pq = qm[8] == '1'
-if pq and ARGV[8] == '1' then return redis.error_reply('PRIORITY_QUEUE') end
+if pq and pelmax > 0 then return redis.error_reply('PRIORITY_QUEUE') end
 local maxrc = tonumber(qm[4]) or 0
 local k = {s = KEYS[2], n = KEYS[3], v = KEYS[4], x = KEYS[7], dlo = KEYS[8], b = KEYS[9]}
 if tq then topickeys(k) end
 if pq then priokeys(k) end
-local pelmode = ARGV[8] == '1'
+local pelmode = pelmax > 0
 local vis = tonumber(ARGV[3])
 if vis < 0 then vis = tonumber(st[2]) end
 if vis < 0 then vis = tonumber(qm[1]) * 1000 end
+-- A visibility longer than the stalled read: what is handed out goes
+-- into v (longvis), so that every PEL entry idle that long is due.
+local longvis = pelmode and vis > pelmax
+if longvis then pelmode = false end
 local now = nowms()
 local deadline = now + vis
 local rq = tonumber(st[5]) or tonumber(qm[6]) or 0 -- the tag's override, else the queue's
@@ -411,7 +420,14 @@ elseif nnew > 0 then
   -- (the epoch changed: a purge, or the janitor recovered a stalled read),
   -- every entry read is pending; else only the pending ones are handed out.
   local all = ARGV[9] ~= '' and ARGV[9] == (redis.call('HGET', KEYS[1], 'pep') or '0')
-  if not pelmode then
+  if longvis then
+    -- Read for PEL mode (plain entries not listed): the pending ones are
+    -- what was read; tell the caller what was handed out.
+    handedids = {}
+    local ids = pelids(KEYS[2], tag, pelfirst, pellast, nnew)
+    for _, id in ipairs(ids) do consider(id) end
+    if #ids > 0 then redis.call('XACK', KEYS[2], tag, unpack(ids)) end
+  elseif not pelmode then
     local pending = nil
     if not all then
       pending = {}
@@ -535,9 +551,18 @@ if rleft then
   quotacharge(KEYS[3], 'rqs', 'rqn', now, rq, rleft, handed)
   qafter, retry = rleft - handed, quotaretry(now)
 end
+local woken = false
 if newhint ~= hint then
   redis.call('HSET', KEYS[3], 'h', fmt(newhint))
-  if newhint < hint then wake(KEYS[6], tag, newhint) end
+  if newhint < hint then
+    wake(KEYS[6], tag, newhint)
+    woken = true
+  end
+end
+if (k.released or 0) > 0 and not woken and redis.call('LLEN', k.tr) > 0 then
+  -- Dead-lettering here unblocked topics this call did not hand out
+  -- (it was full): receives waiting elsewhere take them (S21).
+  wake(KEYS[6], tag, now)
 end
 if handedids then return {now, fmt(newhint), tonumber(qm[2]), dead, out, handedids, deadline, inmore, 1, qafter, rq, retry} end
 return {now, fmt(newhint), tonumber(qm[2]), dead, out, skipped, deadline, inmore, 0, qafter, rq, retry}

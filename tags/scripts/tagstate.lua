@@ -1,6 +1,9 @@
 -- tagstate: a tag's exact counters (S12) at the current time.
 -- Deliveries in the tag's PEL whose batch is due move to v first (see
--- lib.lua); the rest (pc) are in flight.
+-- lib.lua), at most 50 batches and 500 deliveries a call (the janitor
+-- moves due batches too, as many calls as it takes: when more were due at
+-- once, those left count as in flight until it has); the rest (pc) are in
+-- flight.
 -- KEYS: 1 meta, 2 stream, 3 n, 4 v, 5 p, 6 fa, 7 dl, 8 tags, 9 x, 10 b
 -- ARGV: 1 tag
 -- Returns: {available, in flight, delayed, received, deleted, dead,
@@ -11,8 +14,8 @@ local tag = ARGV[1]
 local st = redis.call('HMGET', KEYS[3], 'ct', 'a0', 'init', 'con', 'xb', 'xi', 'rcv', 'del', 'dead', 'flt', 'mvd')
 if not st[1] then return notfound(KEYS[1]) end
 local now = nowms()
-pelexpireall({s = KEYS[2], n = KEYS[3], v = KEYS[4], x = KEYS[9], b = KEYS[10]}, tag, now,
-  tonumber(redis.call('HGET', KEYS[1], 'rpm')) or 0)
+pelexpire({s = KEYS[2], n = KEYS[3], v = KEYS[4], x = KEYS[9], b = KEYS[10]}, tag, now,
+  tonumber(redis.call('HGET', KEYS[1], 'rpm')) or 0, 50)
 local inflight = redis.call('ZCOUNT', KEYS[4], '(' .. vdue(now), '+inf')
   + tonumber(redis.call('HGET', KEYS[3], 'pc') or 0)
 -- Due messages at their last receive are dead letters, not available.
@@ -35,8 +38,8 @@ adm = adm + tonumber(redis.call('HGET', KEYS[6], 'm:' .. tag) or 0)
 local unread = tonumber(st[3]) + adm - tonumber(st[4]) - tonumber(st[5]) - tonumber(st[11] or 0)
 local cursor = cursors(KEYS[2])[tag] or '0-0'
 local function admitted(id)
-  local e = redis.call('XRANGE', KEYS[2], id, id)
-  return e[1] ~= nil and fortag(tag, flt, fieldmap(e[1][2]))
+  local fields = entry(KEYS[2], id)
+  return fields ~= nil and fortag(tag, flt, fieldmap(fields))
 end
 -- Unread messages that are still delayed.
 local delayedu = 0

@@ -33,7 +33,7 @@ func TestConformance(t *testing.T) {
 		tagstest.Run(t, harness(func(t *testing.T) redis.UniversalClient {
 			m := miniredis.RunT(t)
 			return redis.NewClient(&redis.Options{Addr: m.Addr(), ContextTimeoutEnabled: true})
-		}))
+		}, true))
 	})
 	// A redis-server, and a master with a replica (.ci/redis-replicated),
 	// where every write waits for the replica.
@@ -49,7 +49,7 @@ func TestConformance(t *testing.T) {
 				require.NoError(t, err)
 				opt.ContextTimeoutEnabled = true
 				return redis.NewClient(opt)
-			}))
+			}, false))
 		})
 	}
 	if seeds := os.Getenv("TAGQ_TEST_REDIS_CLUSTER"); seeds != "" {
@@ -57,16 +57,17 @@ func TestConformance(t *testing.T) {
 			t.Parallel()
 			tagstest.Run(t, harness(func(*testing.T) redis.UniversalClient {
 				return redis.NewClusterClient(&redis.ClusterOptions{Addrs: strings.Split(seeds, ","), ContextTimeoutEnabled: true})
-			}))
+			}, false))
 		})
 	}
 }
 
-// harness makes a Store per test on a client open gives, with the test
-// clock (Config.TestClock) and a fresh key prefix; its hooks run the
+// harness makes a Store per test on a client open gives (embedded: it is
+// miniredis, run as tagqd runs its embedded store: Config.Embedded), with
+// the test clock (Config.TestClock) and a fresh key prefix; its hooks run the
 // background worker's steps, check a tag's PEL and give a second Store on
 // the same data that keeps deliveries in the in-flight zset.
-func harness(open func(t *testing.T) redis.UniversalClient) tagstest.Harness {
+func harness(open func(t *testing.T) redis.UniversalClient, embedded bool) tagstest.Harness {
 	return tagstest.Harness{
 		New: func(t *testing.T) (tags.Storage, tagstest.Clock) {
 			rdb := open(t)
@@ -78,7 +79,7 @@ func harness(open func(t *testing.T) redis.UniversalClient) tagstest.Harness {
 			acks, err := durable.Install(context.Background(), rdb, durable.Config{Replicas: durable.Auto,
 				Logger: slog.New(slog.DiscardHandler)})
 			require.NoError(t, err)
-			s := newStore(t, rdb, prefix, false, acks)
+			s := newStore(t, rdb, prefix, false, embedded, acks)
 			t.Cleanup(func() {
 				_ = s.Close()
 				acks.Close()
@@ -89,7 +90,7 @@ func harness(open func(t *testing.T) redis.UniversalClient) tagstest.Harness {
 		},
 		Hooks: func(t *testing.T, s tags.Storage, c tagstest.Clock) tagstest.Hooks {
 			clock := c.(*testClock)
-			twin := newStore(t, clock.rdb, clock.prefix, true, clock.acks)
+			twin := newStore(t, clock.rdb, clock.prefix, true, embedded, clock.acks)
 			t.Cleanup(func() { _ = twin.Close() })
 			return tagstest.Hooks{
 				Maintainer: maintainer{s.(*tags.Store)},
@@ -100,9 +101,9 @@ func harness(open func(t *testing.T) redis.UniversalClient) tagstest.Harness {
 	}
 }
 
-func newStore(t *testing.T, rdb redis.UniversalClient, prefix string, inFlightZset bool, acks *durable.Acks) *tags.Store {
+func newStore(t *testing.T, rdb redis.UniversalClient, prefix string, inFlightZset, embedded bool, acks *durable.Acks) *tags.Store {
 	s, err := tags.New(context.Background(), tags.Config{Client: rdb, Prefix: prefix, TestClock: true,
-		InFlightZset: inFlightZset, Logger: slog.New(slog.DiscardHandler), Acks: acks})
+		InFlightZset: inFlightZset, Embedded: embedded, Logger: slog.New(slog.DiscardHandler), Acks: acks})
 	require.NoError(t, err)
 	return s
 }

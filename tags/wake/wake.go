@@ -62,10 +62,15 @@ type Hub struct {
 	watches map[string]*watch
 	closed  bool
 	stop    chan struct{}
+	// epochs: queue -> the epoch of its running watch (see Epoch); seq
+	// numbers watches as they start.
+	epochs sync.Map
+	seq    uint64
 }
 
 type watch struct {
 	queue  string
+	epoch  uint64 // this watch's number (see Hub.Epoch)
 	tags   map[string][]*Waiter
 	timers map[string]*tagTimer // per tag: wake one waiter at the earliest known deadline
 	n      int
@@ -134,7 +139,8 @@ func (h *Hub) Register(ctx context.Context, queue, tag string) (*Waiter, error) 
 	h.mu.Lock()
 	w := h.watches[queue]
 	if w == nil || w.dead {
-		w = &watch{queue: queue, tags: map[string][]*Waiter{}, timers: map[string]*tagTimer{}, ready: make(chan struct{}),
+		h.seq++
+		w = &watch{queue: queue, epoch: h.seq, tags: map[string][]*Waiter{}, timers: map[string]*tagTimer{}, ready: make(chan struct{}),
 			drained: map[string]Counts{}}
 		if !h.closed {
 			h.watches[queue] = w
@@ -189,10 +195,24 @@ func (h *Hub) Unregister(wt *Waiter) {
 	}
 	if w.n == 0 {
 		w.dead = true
+		h.epochs.CompareAndDelete(w.queue, w.epoch)
 		if h.watches[w.queue] == w {
 			delete(h.watches, w.queue)
 		}
 	}
+}
+
+// Epoch names queue's watch while it runs: a number that stays the same
+// from when the watch knows the tails of the queue's streams (everything
+// written to them later wakes its waiters and reaches Hints) until it
+// stops, and is never used again; 0 when no watch runs. The storage
+// trusts a cached hint learned while an epoch runs for as long as it does:
+// whatever changes it meanwhile comes through the wake stream.
+func (h *Hub) Epoch(queue string) uint64 {
+	if v, ok := h.epochs.Load(queue); ok {
+		return v.(uint64)
+	}
+	return 0
 }
 
 // wake signals up to n waiters of tag ("" = of every tag), first come
@@ -411,6 +431,7 @@ func (h *Hub) Close() {
 func (h *Hub) run(w *watch) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
+	defer h.epochs.CompareAndDelete(w.queue, w.epoch) // whatever ends it
 	go func() {
 		select {
 		case <-h.stop:
@@ -424,6 +445,13 @@ func (h *Hub) run(w *watch) {
 	w.err = errors.Join(errS, errW)
 	if w.err != nil && ctx.Err() != nil {
 		w.err = nil // closing: waiters see the stop signal and return empty
+	}
+	if w.err == nil {
+		h.mu.Lock()
+		if !w.dead {
+			h.epochs.Store(w.queue, w.epoch)
+		}
+		h.mu.Unlock()
 	}
 	close(w.ready)
 	if w.err != nil {

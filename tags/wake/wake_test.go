@@ -244,3 +244,29 @@ func TestHub_ADeadlineSetElsewhereWakesAtItsTime(t *testing.T) {
 	require.Equal(t, []string{"q/a"}, lowered)
 	require.Empty(t, forgot)
 }
+
+// A queue's watch has an epoch from when it knows the streams' tails
+// until it stops (the storage trusts hints learned under it that long);
+// the next watch of the queue has another.
+func TestEpochNamesARunningWatch(t *testing.T) {
+	h, _, _ := newHub(t)
+	ctx := context.Background()
+	require.Zero(t, h.Epoch("q"), "no watch")
+	w1, err := h.Register(ctx, "q", "t")
+	require.NoError(t, err)
+	e1 := h.Epoch("q")
+	require.NotZero(t, e1, "a waiter registered: its watch runs")
+	w2, err := h.Register(ctx, "q", "u")
+	require.NoError(t, err)
+	require.Equal(t, e1, h.Epoch("q"), "one watch per queue")
+	require.Zero(t, h.Epoch("other"))
+	h.Unregister(w1)
+	require.Equal(t, e1, h.Epoch("q"), "a waiter is left")
+	h.Unregister(w2)
+	require.Zero(t, h.Epoch("q"), "the watch stopped with its last waiter")
+	w3, err := h.Register(ctx, "q", "t")
+	require.NoError(t, err)
+	defer h.Unregister(w3)
+	require.NotZero(t, h.Epoch("q"))
+	require.NotEqual(t, e1, h.Epoch("q"), "a new watch, a new epoch")
+}
