@@ -64,7 +64,7 @@ class Tagqd {
       close(out[0]);
       close(out[1]);
       if (!admin_key.empty()) setenv("TAGQ_ADMIN_KEY", admin_key.c_str(), 1);
-      std::vector<std::string> args = {bin, "--grpc-addr", "127.0.0.1:0", "--http-addr", "127.0.0.1:0",
+      std::vector<std::string> args = {bin, "--grpc-addr", "127.0.0.1:0", "--http-addr", "127.0.0.1:0", "--sqs-addr", "127.0.0.1:0",
                                        "--log-level", "error"};
       args.insert(args.end(), flags.begin(), flags.end());
       std::vector<char*> argv;

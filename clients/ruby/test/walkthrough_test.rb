@@ -30,7 +30,7 @@ class Tagqd
   end
 
   def initialize(*flags, env: {})
-    cmd = [self.class.binary, '--grpc-addr', '127.0.0.1:0', '--http-addr', '127.0.0.1:0', '--log-level', 'error',
+    cmd = [self.class.binary, '--grpc-addr', '127.0.0.1:0', '--http-addr', '127.0.0.1:0', '--sqs-addr', '127.0.0.1:0', '--log-level', 'error',
            *flags]
     @io = IO.popen(env, cmd)
     line = @io.gets.to_s # blocks until tagqd is ready or exits

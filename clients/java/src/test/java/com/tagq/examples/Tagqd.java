@@ -36,7 +36,7 @@ final class Tagqd implements AutoCloseable {
         throw new IOException("go build ./cmd/tagqd failed");
       }
     }
-    List<String> cmd = new ArrayList<>(List.of(bin, "--grpc-addr", "127.0.0.1:0", "--http-addr", "127.0.0.1:0",
+    List<String> cmd = new ArrayList<>(List.of(bin, "--grpc-addr", "127.0.0.1:0", "--http-addr", "127.0.0.1:0", "--sqs-addr", "127.0.0.1:0",
         "--log-level", "warn"));
     cmd.addAll(flags);
     Path log = tmp.resolve("tagqd.log"); // its warnings, shown if it does not start
