@@ -65,22 +65,33 @@ const testAdminKey = "admin-key-for-the-sqs-tests-0123456789"
 // the bootstrap admin key's SigV4 credentials.
 func setup(t tb, auth bool) *bundle {
 	t.Helper()
-	ctx := context.Background()
 	mr := miniredis.RunT(t)
 	rdb := redis.NewClient(&redis.Options{Addr: mr.Addr(), MaxRetries: -1})
 	t.Cleanup(func() { _ = rdb.Close() })
+	return setupOn(t, auth, rdb, "")
+}
+
+// setupOn starts the bundle on rdb, its keys under prefix ("": the
+// engine's default).
+func setupOn(t tb, auth bool, rdb redis.UniversalClient, prefix string) *bundle {
+	t.Helper()
+	ctx := context.Background()
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	store, err := tags.New(ctx, tags.Config{Client: rdb, Logger: log})
+	store, err := tags.New(ctx, tags.Config{Client: rdb, Logger: log, Prefix: prefix})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = store.Close() })
 	b := &bundle{t: t, store: store, work: redrive.New(redrive.Config{Store: store, Logger: log}), creds: aws.Credentials{AccessKeyID: "anyone", SecretAccessKey: "anything"}}
 	cfg := server.Config{Store: store, Logger: log, Registerer: prometheus.NewRegistry()}
 	if auth {
-		b.acc, err = access.New(access.Config{Client: rdb})
+		b.acc, err = access.New(access.Config{Client: rdb, Prefix: prefix})
 		require.NoError(t, err)
 		require.NoError(t, b.acc.Bootstrap(ctx, testAdminKey))
 		cfg.Access = b.acc
-		b.key, err = LoadSigningKey(ctx, rdb, "tagq", "")
+		kp := prefix
+		if kp == "" {
+			kp = "tagq"
+		}
+		b.key, err = LoadSigningKey(ctx, rdb, kp, "")
 		require.NoError(t, err)
 	}
 	srv, err := server.New(cfg)
