@@ -101,7 +101,7 @@ func benchBundle(b *testing.B) *bundle {
 		}
 		_ = rdb.Close()
 	})
-	return setupOn(b, false, rdb, prefix)
+	return setupOn(b, false, rdb, prefix, nil)
 }
 
 // benchServe serves one JSON request of action with a well-formed

@@ -28,8 +28,8 @@ import (
 // Engine is what the endpoint asks of the storage engine directly, none
 // of it data: which queue and tag a receipt handle names (tagq's handles
 // are signed; this reads one, as the server's permission checks do), and
-// a queue's default tag's name. Every action itself goes through tagqd's
-// gRPC server (Config.Conn). *tags.Store implements it.
+// a queue's default tag's name. Every action itself is a call of tagqd's
+// gRPC methods (Config.Conn). *tags.Store implements it.
 type Engine interface {
 	HandleTarget(raw string) (queue, tag string, ok bool)
 	GetQueue(ctx context.Context, name string) (*tags.Queue, error)
@@ -37,10 +37,11 @@ type Engine interface {
 
 // Config configures a Handler.
 type Config struct {
-	// Conn reaches tagqd's own gRPC server, in process (the REST
-	// gateway's connection: GatewayListener), so every action passes the
-	// same authentication, permissions, limits, metrics, access log and
-	// spans as any other call. Required.
+	// Conn reaches tagqd's own gRPC methods in process
+	// (server.Server.InProcess; or a connection to the gRPC server over a
+	// server.GatewayListener), so every action passes the same
+	// authentication, permissions, limits, metrics, access log and spans
+	// as any other call. Required.
 	Conn grpc.ClientConnInterface
 	// Engine reads receipt handles and default tag names. Required.
 	Engine Engine

@@ -2,11 +2,15 @@ package sqs
 
 import (
 	"context"
+	"log/slog"
 	"net/http"
 	"net/url"
 	"strings"
+	"sync"
 	"testing"
 
+	"github.com/alicebob/miniredis/v2"
+	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
 
 	"github.com/tagq/tagq/access"
@@ -382,4 +386,42 @@ func TestHandler_Auth(t *testing.T) {
 	require.NoError(t, err)
 	resp.Body.Close()
 	require.Equal(t, 401, resp.StatusCode, "a revoked key gets no credentials")
+}
+
+// Each action is a call of tagq's own API through the server's
+// interceptors: the server's access log has a line per call, with the
+// method and code.
+func TestHandler_ActionsAreTagqCalls(t *testing.T) {
+	t.Parallel()
+	var logs syncBuffer
+	mr := miniredis.RunT(t)
+	rdb := redis.NewClient(&redis.Options{Addr: mr.Addr(), MaxRetries: -1})
+	t.Cleanup(func() { _ = rdb.Close() })
+	b := setupOn(t, false, rdb, "", slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug})))
+	b.ok("CreateQueue", obj{"QueueName": "q"})
+	b.ok("SendMessageBatch", obj{"QueueUrl": b.url("q"), "Entries": []obj{{"Id": "a", "MessageBody": "x"}}})
+	require.Len(t, msgs(b.ok("ReceiveMessage", obj{"QueueUrl": b.url("q")})), 1)
+	require.Equal(t, "AWS.SimpleQueueService.NonExistentQueue", b.call("ReceiveMessage", obj{"QueueUrl": b.url("nope")}).code())
+	for _, want := range []string{"/tagq.v1.QueueService/CreateQueue code=OK", "/tagq.v1.MessageService/SendMessageBatch code=OK",
+		"/tagq.v1.MessageService/ReceiveMessage code=OK", "/tagq.v1.MessageService/ReceiveMessage code=NotFound"} {
+		require.Contains(t, logs.String(), "msg=rpc method="+want)
+	}
+}
+
+// syncBuffer is a log's output, safe for concurrent use.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }

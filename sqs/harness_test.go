@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"io"
 	"log/slog"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -20,9 +19,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
-	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
-	"google.golang.org/grpc/test/bufconn"
 
 	"github.com/tagq/tagq/access"
 	tagqv1 "github.com/tagq/tagq/gen/tagq/v1"
@@ -68,15 +64,17 @@ func setup(t tb, auth bool) *bundle {
 	mr := miniredis.RunT(t)
 	rdb := redis.NewClient(&redis.Options{Addr: mr.Addr(), MaxRetries: -1})
 	t.Cleanup(func() { _ = rdb.Close() })
-	return setupOn(t, auth, rdb, "")
+	return setupOn(t, auth, rdb, "", nil)
 }
 
 // setupOn starts the bundle on rdb, its keys under prefix ("": the
-// engine's default).
-func setupOn(t tb, auth bool, rdb redis.UniversalClient, prefix string) *bundle {
+// engine's default), the server logging to log (nil: nowhere).
+func setupOn(t tb, auth bool, rdb redis.UniversalClient, prefix string, log *slog.Logger) *bundle {
 	t.Helper()
 	ctx := context.Background()
-	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	if log == nil {
+		log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
 	store, err := tags.New(ctx, tags.Config{Client: rdb, Logger: log, Prefix: prefix})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = store.Close() })
@@ -96,14 +94,8 @@ func setupOn(t tb, auth bool, rdb redis.UniversalClient, prefix string) *bundle 
 	}
 	srv, err := server.New(cfg)
 	require.NoError(t, err)
-	lis := bufconn.Listen(1 << 20)
-	go func() { _ = srv.GRPC().Serve(server.GatewayListener(lis)) }()
 	t.Cleanup(srv.GRPC().Stop)
-	conn, err := grpc.NewClient("passthrough:///gateway", append(srv.GatewayDialOptions(),
-		grpc.WithTransportCredentials(insecure.NewCredentials()),
-		grpc.WithContextDialer(func(ctx context.Context, _ string) (net.Conn, error) { return lis.DialContext(ctx) }))...)
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = conn.Close() })
+	conn := srv.InProcess()
 	b.h, err = New(Config{Conn: conn, Engine: store, Access: b.acc, SigningKey: b.key, Logger: log})
 	require.NoError(t, err)
 	b.srv = httptest.NewServer(b.h)

@@ -18,8 +18,8 @@ import (
 )
 
 // sqsListener serves the SQS-compatible endpoint (--sqs-addr) on lis: the
-// SQS API, each action forwarded to the gRPC server over the gateway's
-// in-process connection (conn), with the HTTP listener's TLS and timeouts.
+// SQS API, each action a call of the gRPC server's methods in process
+// (server.Server.InProcess), with the HTTP listener's TLS and timeouts.
 type sqsListener struct {
 	lis  net.Listener
 	srv  *http.Server
@@ -30,7 +30,7 @@ type sqsListener struct {
 // newSQSListener builds the endpoint's handler and server (lis already
 // bound and limited). With authentication on it loads the SigV4 signing
 // key (--sqs-signing-key-file, else the one kept in Redis).
-func newSQSListener(ctx context.Context, c config, rc *redisClients, lis net.Listener, conn *grpc.ClientConn,
+func newSQSListener(ctx context.Context, c config, rc *redisClients, lis net.Listener, conn grpc.ClientConnInterface,
 	store *tags.Store, acc *access.Access, tlsConf *tls.Config, log *slog.Logger) (*sqsListener, error) {
 	cfg := sqs.Config{Conn: conn, Engine: store, Access: acc, Logger: log.With("component", "sqs")}
 	if acc != nil {
