@@ -33,20 +33,8 @@ func BenchmarkW1(b *testing.B) {
 	bd := benchBundle(b)
 	q := "http://" + benchHost + "/" + DefaultAccountID + "/w1"
 	bd.ok("CreateQueue", obj{"QueueName": "w1"})
-	body := strings.Repeat("x", 1024)
-	var send strings.Builder
-	send.WriteString(`{"Entries":[`)
-	for i := range 10 {
-		if i > 0 {
-			send.WriteByte(',')
-		}
-		send.WriteString(`{"Id":"` + strconv.Itoa(i) + `","MessageBody":"` + body + `"}`)
-	}
-	send.WriteString(`],"QueueUrl":"` + q + `"}`)
-	sendBody := send.String()
-	receiveBody := `{"MaxNumberOfMessages":10,"QueueUrl":"` + q + `","WaitTimeSeconds":1}`
+	sendBody, receiveBody := w1Body("SendMessageBatch", q, nil), w1Body("ReceiveMessage", q, nil)
 	var handles []string
-	var del strings.Builder
 	start := cpuTime()
 	b.ResetTimer()
 	for range b.N {
@@ -60,17 +48,8 @@ func BenchmarkW1(b *testing.B) {
 		for _, m := range got.Messages {
 			handles = append(handles, m.ReceiptHandle)
 		}
-		del.Reset()
-		del.WriteString(`{"Entries":[`)
-		for i, h := range handles {
-			if i > 0 {
-				del.WriteByte(',')
-			}
-			del.WriteString(`{"Id":"` + strconv.Itoa(i) + `","ReceiptHandle":"` + h + `"}`)
-		}
-		del.WriteString(`],"QueueUrl":"` + q + `"}`)
 		var res struct{ Failed []any }
-		benchDecode(b, benchServe(b, bd.h, "DeleteMessageBatch", del.String()), &res)
+		benchDecode(b, benchServe(b, bd.h, "DeleteMessageBatch", w1Body("DeleteMessageBatch", q, handles)), &res)
 		require.Empty(b, res.Failed)
 	}
 	b.StopTimer()
@@ -134,4 +113,53 @@ func cpuTime() time.Duration {
 	var ru syscall.Rusage
 	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// BenchmarkParseJSON decodes the request bodies of BenchmarkW1's three
+// actions.
+func BenchmarkParseJSON(b *testing.B) {
+	for _, action := range []string{"SendMessageBatch", "ReceiveMessage", "DeleteMessageBatch"} {
+		body := []byte(w1Body(action, "http://"+benchHost+"/"+DefaultAccountID+"/w1", []string{
+			strings.Repeat("h", 120), strings.Repeat("i", 120), strings.Repeat("j", 120), strings.Repeat("k", 120), strings.Repeat("l", 120),
+			strings.Repeat("m", 120), strings.Repeat("n", 120), strings.Repeat("o", 120), strings.Repeat("p", 120), strings.Repeat("q", 120)}))
+		b.Run(action, func(b *testing.B) {
+			b.ReportAllocs()
+			b.SetBytes(int64(len(body)))
+			for range b.N {
+				if _, err := parseJSON(body); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// w1Body is the JSON body aws-sdk-go-v2 sends for BenchmarkW1's action on
+// the queue at q: 10 bodies of 1 KiB, or a delete of handles.
+func w1Body(action, q string, handles []string) string {
+	var s strings.Builder
+	switch action {
+	case "SendMessageBatch":
+		body := strings.Repeat("x", 1024)
+		s.WriteString(`{"Entries":[`)
+		for i := range 10 {
+			if i > 0 {
+				s.WriteByte(',')
+			}
+			s.WriteString(`{"Id":"` + strconv.Itoa(i) + `","MessageBody":"` + body + `"}`)
+		}
+		s.WriteString(`],"QueueUrl":"` + q + `"}`)
+	case "ReceiveMessage":
+		s.WriteString(`{"MaxNumberOfMessages":10,"QueueUrl":"` + q + `","WaitTimeSeconds":1}`)
+	case "DeleteMessageBatch":
+		s.WriteString(`{"Entries":[`)
+		for i, h := range handles {
+			if i > 0 {
+				s.WriteByte(',')
+			}
+			s.WriteString(`{"Id":"` + strconv.Itoa(i) + `","ReceiptHandle":"` + h + `"}`)
+		}
+		s.WriteString(`],"QueueUrl":"` + q + `"}`)
+	}
+	return s.String()
 }

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"net/http"
 	"strings"
+
+	jsonv1 "github.com/go-json-experiment/json/v1"
 )
 
 // The AWS JSON 1.0 protocol (current aws-sdk-go-v2, AWS SDK for
@@ -32,14 +34,22 @@ func jsonAction(target string) string {
 }
 
 // parseJSON reads a JSON request body. An empty body is an empty request.
+//
+// It is decoded as encoding/json would (the same names, case folded;
+// duplicates, the last one's value; invalid UTF-8, U+FFFD), by
+// go-json-experiment/json's v1 emulation, encoding/json/v2's upstream:
+// about 4x as fast on a SendMessageBatch of 10 KiB (BenchmarkParseJSON),
+// where encoding/json's byte-at-a-time string scanning, done twice
+// (validation, then decoding), was a tenth of tagqd's CPU on the SQS
+// row.
 func parseJSON(body []byte) (*request, error) {
 	r := &request{}
 	if len(bytes.TrimSpace(body)) == 0 {
 		return r, nil
 	}
-	if err := json.Unmarshal(body, r); err != nil {
-		var te *json.UnmarshalTypeError
-		if errors.As(err, &te) && te.Field != "" {
+	if err := jsonv1.Unmarshal(body, r); err != nil {
+		var te *jsonv1.UnmarshalTypeError
+		if errors.As(err, &te) && te.Field != "" && te.Type != nil {
 			return nil, errSerialization("the value of %s is not of the member's type (%s expected, got a JSON %s)", clip(te.Field), te.Type.String(), te.Value)
 		}
 		return nil, errSerialization("the request body is not a JSON object of the action's members: %s", clip(err.Error()))

@@ -85,6 +85,20 @@ func TestParseJSON(t *testing.T) {
 		require.Error(t, err, bad)
 		require.Equal(t, "SerializationException", fromStatus(err).Code, bad)
 	}
+
+	// As encoding/json reads it: names case folded (an exact match first),
+	// the last of duplicates, invalid UTF-8 as U+FFFD, unknown members
+	// ignored; a value of the wrong type names its member.
+	r, err = parseJSON([]byte(`{"queueurl":"a","QUEUEURL":"b","Tags":{"t":"1"},"tags":{"c":"2"},"Unknown":[1]}`))
+	require.NoError(t, err)
+	require.Equal(t, "b", r.QueueURL)
+	require.Equal(t, map[string]string{"t": "1"}, r.Tags)
+	require.Equal(t, map[string]string{"c": "2"}, r.CreateTags)
+	r, err = parseJSON([]byte("{\"QueueName\":\"x\xffy\"}"))
+	require.NoError(t, err)
+	require.Equal(t, "x\uFFFDy", r.QueueName)
+	_, err = parseJSON([]byte(`{"Entries":[{"Id":"1","DelaySeconds":1.5}]}`))
+	require.ErrorContains(t, err, "the value of Entries.0.DelaySeconds is not of the member's type (int32 expected, got a JSON number 1.5)")
 }
 
 // Message bodies SQS cannot carry are refused on send, and delivered with
