@@ -78,7 +78,7 @@ func checkMessage(t target, param string, m *message) (*outMessage, *Error) {
 	case g != nil:
 		out.Topic = *g
 	}
-	res := sendResult{MD5OfMessageBody: md5Hex(*m.MessageBody), MD5OfMessageAttributes: md5OfAttributes(m.MessageAttributes),
+	res := sendResult{MD5OfMessageBody: md5Hex(out.Body), MD5OfMessageAttributes: md5OfAttributes(m.MessageAttributes),
 		MD5OfMessageSystemAttributes: md5OfAttributes(m.MessageSystemAttributes)}
 	size := len(out.Body)
 	for n, a := range out.Attributes {
@@ -253,8 +253,15 @@ func systemAttributeSet(names []string) map[string]bool {
 // SQS carries them, with their checksums, and the system attributes asked
 // for (sys nil: all; tagq's dead-letter metadata under "tagq." names).
 func (h *Handler) toSQSMessage(c *call, t target, m *tagqv1.Message, sys map[string]bool, attrNames []string) sqsMessage {
-	body := deliverable(m.GetBody())
-	out := sqsMessage{MessageID: m.GetMessageId(), ReceiptHandle: m.GetReceiptHandle(), Body: body, MD5OfBody: md5Hex(body)}
+	// MD5OfBody is of what is delivered: the body's own bytes, unless it
+	// holds what SQS cannot carry (sent through tagq's own API).
+	raw := m.GetBody()
+	body := deliverable(string(raw))
+	sum := md5Hex(raw)
+	if body != string(raw) {
+		sum = md5Hex([]byte(body))
+	}
+	out := sqsMessage{MessageID: m.GetMessageId(), ReceiptHandle: m.GetReceiptHandle(), Body: body, MD5OfBody: sum}
 	attrs, trace := toSQSAttributes(m.GetAttributes())
 	if sel := selectAttributes(attrs, attrNames); len(sel) > 0 {
 		out.MessageAttributes = sel

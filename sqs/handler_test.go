@@ -2,6 +2,8 @@ package sqs
 
 import (
 	"context"
+	"crypto/md5"
+	"encoding/hex"
 	"log/slog"
 	"net/http"
 	"net/url"
@@ -220,7 +222,7 @@ func TestHandler_BatchesAndRefusals(t *testing.T) {
 			require.Equal(t, obj{"n": obj{"DataType": "Number", "StringValue": "1"}}, m["MessageAttributes"])
 			require.Equal(t, md5OfAttributes(map[string]attrValue{"n": {DataType: "Number", StringValue: str("1")}}), m["MD5OfMessageAttributes"])
 		}
-		require.Equal(t, md5Hex(m["Body"].(string)), m["MD5OfBody"])
+		require.Equal(t, md5Hex([]byte(m["Body"].(string))), m["MD5OfBody"])
 	}
 }
 
@@ -424,4 +426,23 @@ func (s *syncBuffer) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.String()
+}
+
+// A body sent through tagq's own API with bytes SQS cannot carry is
+// delivered with each as U+FFFD, and its MD5OfBody is of what is
+// delivered; a body SQS can carry has the MD5 of its own bytes.
+func TestHandler_BodiesAsDelivered(t *testing.T) {
+	t.Parallel()
+	b := setup(t, false)
+	b.ok("CreateQueue", obj{"QueueName": "q"})
+	for _, body := range []string{"a\x00b\xff", "plain é"} {
+		_, err := b.m.SendMessage(context.Background(), &tagqv1.SendMessageRequest{Queue: "q", Body: []byte(body)})
+		require.NoError(t, err)
+	}
+	got := map[string]string{}
+	for _, m := range msgs(b.ok("ReceiveMessage", obj{"QueueUrl": b.url("q"), "MaxNumberOfMessages": 10})) {
+		got[m["Body"].(string)] = m["MD5OfBody"].(string)
+	}
+	want := func(s string) string { sum := md5.Sum([]byte(s)); return hex.EncodeToString(sum[:]) }
+	require.Equal(t, map[string]string{"a\uFFFDb\uFFFD": want("a\uFFFDb\uFFFD"), "plain é": want("plain é")}, got)
 }

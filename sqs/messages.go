@@ -63,8 +63,7 @@ func allowedRune(r rune) bool {
 // as it is in the common case; otherwise (bytes sent through tagq's own
 // APIs) with each byte or character SQS cannot carry replaced by U+FFFD.
 // MD5OfBody is the digest of what is delivered.
-func deliverable(b []byte) string {
-	s := string(b)
+func deliverable(s string) string {
 	if validText(s) {
 		return s
 	}
@@ -207,7 +206,7 @@ func toSQSAttributes(in map[string]*tagqv1.MessageAttribute) (map[string]attrVal
 				v.DataType = t
 			}
 		} else {
-			s := deliverable([]byte(a.GetStringValue()))
+			s := deliverable(a.GetStringValue())
 			v = attrValue{DataType: "String", StringValue: &s}
 			if t := types[name]; t != "" && !isBinaryType(t) {
 				v.DataType = t

@@ -108,10 +108,10 @@ func TestBodies(t *testing.T) {
 	require.True(t, validText("tab\tnewline\n é 😀"))
 	for _, bad := range []string{"\x00", "a\x1fb", "\xff", "\uFFFE"} {
 		require.False(t, validText(bad), "%q", bad)
-		require.True(t, validText(deliverable([]byte(bad))), "%q", bad)
+		require.True(t, validText(deliverable(bad)), "%q", bad)
 	}
-	require.Equal(t, "a\uFFFDb", deliverable([]byte("a\x00b")))
-	require.Equal(t, "plain", deliverable([]byte("plain")))
+	require.Equal(t, "a\uFFFDb", deliverable("a\x00b"))
+	require.Equal(t, "plain", deliverable("plain"))
 	require.NotNil(t, checkBody("MessageBody", str("")))
 	require.Equal(t, "InvalidMessageContents", checkBody("MessageBody", str("\x01")).Code)
 	require.Nil(t, checkBody("MessageBody", str(string(bytes.Repeat([]byte("é"), 10)))))
