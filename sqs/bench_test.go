@@ -175,3 +175,15 @@ func w1Body(action, q string, handles []string) string {
 	}
 	return s.String()
 }
+
+// BenchmarkValidText checks a 1 KiB body of printable ASCII, as
+// BenchmarkW1's are.
+func BenchmarkValidText(b *testing.B) {
+	s := strings.Repeat("x", 1024)
+	b.SetBytes(int64(len(s)))
+	for range b.N {
+		if !validText(s) {
+			b.Fatal("not valid")
+		}
+	}
+}

@@ -2,8 +2,11 @@ package sqs
 
 import (
 	"bytes"
+	"math/rand/v2"
 	"net/url"
+	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/stretchr/testify/require"
 )
@@ -99,6 +102,48 @@ func TestParseJSON(t *testing.T) {
 	require.Equal(t, "x\uFFFDy", r.QueueName)
 	_, err = parseJSON([]byte(`{"Entries":[{"Id":"1","DelaySeconds":1.5}]}`))
 	require.ErrorContains(t, err, "the value of Entries.0.DelaySeconds is not of the member's type (int32 expected, got a JSON number 1.5)")
+}
+
+// validText's eight-bytes-at-a-time path agrees with the rune-by-rune
+// rule: every byte value at every offset of a word, in printable text,
+// and random bytes.
+func TestValidText_AsRuneByRune(t *testing.T) {
+	t.Parallel()
+	ref := func(s string) bool {
+		for i, r := range s {
+			if r == utf8.RuneError {
+				if _, n := utf8.DecodeRuneInString(s[i:]); n <= 1 {
+					return false
+				}
+			}
+			if !allowedRune(r) {
+				return false
+			}
+		}
+		return true
+	}
+	base := strings.Repeat("printable ASCII~", 3)
+	for pos := range 24 {
+		for c := range 256 {
+			s := base[:pos] + string([]byte{byte(c)}) + base[pos+1:]
+			require.Equal(t, ref(s), validText(s), "byte %#x at %d", c, pos)
+		}
+		for _, r := range []string{"é", "😀", "\uFFFE", "\uFFFD", "\u007f", "\t", "\r\n"} {
+			s := base[:pos] + r + base[pos:]
+			require.Equal(t, ref(s), validText(s), "%q at %d", r, pos)
+		}
+	}
+	rnd := rand.New(rand.NewPCG(1, 2))
+	for range 20000 {
+		b := make([]byte, rnd.IntN(40))
+		for i := range b {
+			b[i] = byte(0x20 + rnd.IntN(0x60))
+			if rnd.IntN(8) == 0 {
+				b[i] = byte(rnd.IntN(256))
+			}
+		}
+		require.Equal(t, ref(string(b)), validText(string(b)), "%q", b)
+	}
 }
 
 // Message bodies SQS cannot carry are refused on send, and delivered with
