@@ -267,6 +267,24 @@ func (h *Handler) toSQSMessage(c *call, t target, m *tagqv1.Message, sys map[str
 		out.MessageAttributes = sel
 		out.MD5OfMessageAttributes = md5OfAttributes(sel)
 	}
+	switch {
+	case sys == nil:
+		out.Attributes = h.systemAttributes(c, t, m, trace)
+	case len(sys) > 0: // none asked for, none made
+		all := h.systemAttributes(c, t, m, trace)
+		out.Attributes = attrMap{}
+		for n := range sys {
+			if v, ok := all[n]; ok {
+				out.Attributes[n] = v
+			}
+		}
+	}
+	return out
+}
+
+// systemAttributes are all the system attributes of a received message
+// (trace: its AWSTraceHeader).
+func (h *Handler) systemAttributes(c *call, t target, m *tagqv1.Message, trace string) attrMap {
 	all := attrMap{
 		"SentTimestamp":           millis(m.GetSendTime().AsTime().UnixMilli()),
 		"ApproximateReceiveCount": strconv.Itoa(int(m.GetReceiveCount())),
@@ -297,17 +315,7 @@ func (h *Handler) toSQSMessage(c *call, t target, m *tagqv1.Message, sys map[str
 	if mc := m.GetMoveCount(); mc > 0 {
 		all["tagq.MoveCount"] = strconv.Itoa(int(mc))
 	}
-	if sys == nil {
-		out.Attributes = all
-	} else if len(sys) > 0 {
-		out.Attributes = attrMap{}
-		for n := range sys {
-			if v, ok := all[n]; ok {
-				out.Attributes[n] = v
-			}
-		}
-	}
-	return out
+	return all
 }
 
 func millis(ms int64) string { return strconv.FormatInt(ms, 10) }

@@ -442,6 +442,7 @@ func TestHandler_BodiesAsDelivered(t *testing.T) {
 	got := map[string]string{}
 	for _, m := range msgs(b.ok("ReceiveMessage", obj{"QueueUrl": b.url("q"), "MaxNumberOfMessages": 10})) {
 		got[m["Body"].(string)] = m["MD5OfBody"].(string)
+		require.NotContains(t, m, "Attributes", "no system attributes unless asked for")
 	}
 	want := func(s string) string { sum := md5.Sum([]byte(s)); return hex.EncodeToString(sum[:]) }
 	require.Equal(t, map[string]string{"a\uFFFDb\uFFFD": want("a\uFFFDb\uFFFD"), "plain é": want("plain é")}, got)
