@@ -79,7 +79,7 @@ func benchBundle(b *testing.B) *bundle {
 		}
 		_ = rdb.Close()
 	})
-	return setupOn(b, false, rdb, prefix, nil)
+	return setupOn(b, false, rdb, prefix)
 }
 
 // benchServe serves one JSON request of action with a well-formed

@@ -6,7 +6,8 @@
 // guide; this is the map of the code.
 //
 //   - handler.go: Handler (an http.Handler) and its Config. A request is
-//     read (at most MaxRequestBytes), its signature checked, parsed by
+//     read (at most MaxRequestBytes, counted in tagqd's request bytes in
+//     flight until answered: Config.InFlight), its signature checked, parsed by
 //     its protocol into one request shape, run by its action, and
 //     answered in its protocol. Every action calls tagqd's own gRPC
 //     methods in process (Config.Conn: server.Server.InProcess, which

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/alicebob/miniredis/v2"
 	"github.com/redis/go-redis/v9"
@@ -17,6 +18,7 @@ import (
 
 	"github.com/tagq/tagq/access"
 	tagqv1 "github.com/tagq/tagq/gen/tagq/v1"
+	"github.com/tagq/tagq/server"
 )
 
 // msgs is a ReceiveMessage answer's messages.
@@ -399,7 +401,9 @@ func TestHandler_ActionsAreTagqCalls(t *testing.T) {
 	mr := miniredis.RunT(t)
 	rdb := redis.NewClient(&redis.Options{Addr: mr.Addr(), MaxRetries: -1})
 	t.Cleanup(func() { _ = rdb.Close() })
-	b := setupOn(t, false, rdb, "", slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug})))
+	b := setupOn(t, false, rdb, "", func(c *server.Config) {
+		c.Logger = slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	})
 	b.ok("CreateQueue", obj{"QueueName": "q"})
 	b.ok("SendMessageBatch", obj{"QueueUrl": b.url("q"), "Entries": []obj{{"Id": "a", "MessageBody": "x"}}})
 	require.Len(t, msgs(b.ok("ReceiveMessage", obj{"QueueUrl": b.url("q")})), 1)
@@ -446,4 +450,66 @@ func TestHandler_BodiesAsDelivered(t *testing.T) {
 	}
 	want := func(s string) string { sum := md5.Sum([]byte(s)); return hex.EncodeToString(sum[:]) }
 	require.Equal(t, map[string]string{"a\uFFFDb\uFFFD": want("a\uFFFDb\uFFFD"), "plain é": want("plain é")}, got)
+}
+
+// A request's body counts in tagqd's request bytes in flight until it is
+// answered (--max-request-bytes-in-flight, over every protocol): while a
+// long poll holds more than the limit, other requests are refused unread
+// with RequestThrottled, counted under the protocol "sqs"; once it ends,
+// they are served.
+func TestHandler_RequestBytesInFlight(t *testing.T) {
+	t.Parallel()
+	mr := miniredis.RunT(t)
+	rdb := redis.NewClient(&redis.Options{Addr: mr.Addr(), MaxRetries: -1})
+	t.Cleanup(func() { _ = rdb.Close() })
+	b := setupOn(t, false, rdb, "", func(c *server.Config) { c.MaxRequestBytesInFlight = 10 })
+	b.ok("CreateQueue", obj{"QueueName": "q"})
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	poll := `{"QueueUrl":"` + b.url("q") + `","WaitTimeSeconds":20}`
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		req, err := http.NewRequestWithContext(ctx, http.MethodPost, b.srv.URL+"/", strings.NewReader(poll))
+		if err != nil {
+			return
+		}
+		req.Header.Set("Content-Type", jsonContentType)
+		req.Header.Set("X-Amz-Target", targetPrefix+"ReceiveMessage")
+		b.serveSigned(t, req, []byte(poll))
+	}()
+	require.Eventually(t, func() bool { return metric(t, b, "tagq_request_bytes_in_flight", "") == float64(len(poll)) },
+		10*time.Second, time.Millisecond, "the long poll holds its bytes")
+	r := b.call("ListQueues", obj{})
+	require.Equal(t, "RequestThrottled", r.code(), r.body)
+	require.Contains(t, r.body, server.ReasonTooManyRequestBytes)
+	require.Equal(t, 1.0, metric(t, b, "tagq_requests_refused_in_flight_total", "sqs"))
+
+	cancel()
+	<-done
+	b.ok("ListQueues", obj{})
+}
+
+// metric is the value of the server's gauge or counter name, of the
+// series whose label has the value label ("": its only series).
+func metric(t *testing.T, b *bundle, name, label string) float64 {
+	t.Helper()
+	mfs, err := b.reg.Gather()
+	require.NoError(t, err)
+	for _, mf := range mfs {
+		if mf.GetName() != name {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			if label != "" && (len(m.GetLabel()) == 0 || m.GetLabel()[0].GetValue() != label) {
+				continue
+			}
+			if m.GetGauge() != nil {
+				return m.GetGauge().GetValue()
+			}
+			return m.GetCounter().GetValue()
+		}
+	}
+	return 0
 }

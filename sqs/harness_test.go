@@ -38,7 +38,8 @@ type bundle struct {
 	work  *redrive.Worker // the background work, run on demand (bundle.background)
 	q     tagqv1.QueueServiceClient
 	m     tagqv1.MessageServiceClient
-	acc   *access.Access // nil: authentication off
+	acc   *access.Access       // nil: authentication off
+	reg   *prometheus.Registry // the server's metrics
 	key   []byte
 	// creds sign requests (any, with authentication off).
 	creds aws.Credentials
@@ -64,22 +65,22 @@ func setup(t tb, auth bool) *bundle {
 	mr := miniredis.RunT(t)
 	rdb := redis.NewClient(&redis.Options{Addr: mr.Addr(), MaxRetries: -1})
 	t.Cleanup(func() { _ = rdb.Close() })
-	return setupOn(t, auth, rdb, "", nil)
+	return setupOn(t, auth, rdb, "")
 }
 
 // setupOn starts the bundle on rdb, its keys under prefix ("": the
-// engine's default), the server logging to log (nil: nowhere).
-func setupOn(t tb, auth bool, rdb redis.UniversalClient, prefix string, log *slog.Logger) *bundle {
+// engine's default); opts change the server's Config (its Logger too is
+// the endpoint's).
+func setupOn(t tb, auth bool, rdb redis.UniversalClient, prefix string, opts ...func(*server.Config)) *bundle {
 	t.Helper()
 	ctx := context.Background()
-	if log == nil {
-		log = slog.New(slog.NewTextHandler(io.Discard, nil))
-	}
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	store, err := tags.New(ctx, tags.Config{Client: rdb, Logger: log, Prefix: prefix})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = store.Close() })
 	b := &bundle{t: t, store: store, work: redrive.New(redrive.Config{Store: store, Logger: log}), creds: aws.Credentials{AccessKeyID: "anyone", SecretAccessKey: "anything"}}
-	cfg := server.Config{Store: store, Logger: log, Registerer: prometheus.NewRegistry()}
+	b.reg = prometheus.NewRegistry()
+	cfg := server.Config{Store: store, Logger: log, Registerer: b.reg}
 	if auth {
 		b.acc, err = access.New(access.Config{Client: rdb, Prefix: prefix})
 		require.NoError(t, err)
@@ -92,11 +93,14 @@ func setupOn(t tb, auth bool, rdb redis.UniversalClient, prefix string, log *slo
 		b.key, err = LoadSigningKey(ctx, rdb, kp, "")
 		require.NoError(t, err)
 	}
+	for _, o := range opts {
+		o(&cfg)
+	}
 	srv, err := server.New(cfg)
 	require.NoError(t, err)
 	t.Cleanup(srv.GRPC().Stop)
 	conn := srv.InProcess()
-	b.h, err = New(Config{Conn: conn, Engine: store, Access: b.acc, SigningKey: b.key, Logger: log})
+	b.h, err = New(Config{Conn: conn, Engine: store, Access: b.acc, SigningKey: b.key, InFlight: srv, Logger: cfg.Logger})
 	require.NoError(t, err)
 	b.srv = httptest.NewServer(b.h)
 	t.Cleanup(b.srv.Close)
