@@ -102,6 +102,10 @@ func TestParseJSON(t *testing.T) {
 	require.Equal(t, "x\uFFFDy", r.QueueName)
 	_, err = parseJSON([]byte(`{"Entries":[{"Id":"1","DelaySeconds":1.5}]}`))
 	require.ErrorContains(t, err, "the value of Entries.0.DelaySeconds is not of the member's type (int32 expected, got a JSON number 1.5)")
+	_, err = parseJSON([]byte(`{"MessageAttributes":{"a/b":{"DataType":"Binary","BinaryValue":"!!"}}}`))
+	require.ErrorContains(t, err, "the value of MessageAttributes.a/b.BinaryValue is not of the member's type (base64 bytes expected, got a JSON string)")
+	_, err = parseJSON([]byte(`{"Entries":{}}`))
+	require.ErrorContains(t, err, "the value of Entries is not of the member's type (array expected, got a JSON object)")
 }
 
 // validText's eight-bytes-at-a-time path agrees with the rune-by-rune
