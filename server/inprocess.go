@@ -27,10 +27,13 @@ import (
 // the answer go by reference, as the gateway's requests do (localcodec.go).
 //
 // The call is seen by the server as one from the gateway's connection
-// (peer gatewayInfo), so a front may name the principal it authenticated
-// (AsPrincipal); the caller's outgoing metadata is the call's incoming
-// metadata; the caller's context (deadline, cancellation) is the call's,
-// cancelled when the call returns, as a gRPC call's is.
+// (peer gatewayInfo, address "tagqd-inprocess"), so a front may name the
+// principal it authenticated (AsPrincipal), and the request bytes in
+// flight are left to the front to count (HoldBody); the caller's
+// outgoing metadata is the call's incoming metadata; the caller's context
+// (deadline, cancellation) is the call's, cancelled when the call
+// returns, as a gRPC call's is. There is no transport stream: a handler
+// setting gRPC headers or trailers (none does) would fail.
 
 // methodHandler is a unary method as its service registered it.
 type methodHandler struct {
