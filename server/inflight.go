@@ -1,8 +1,11 @@
 package server
 
 import (
+	"net/http"
 	"strconv"
 	"sync/atomic"
+
+	"github.com/prometheus/client_golang/prometheus"
 
 	"google.golang.org/grpc/codes"
 
@@ -89,4 +92,53 @@ func (f *inflight) refusal() error {
 	return statusWith(codes.ResourceExhausted, ReasonTooManyRequestBytes,
 		"this server holds "+limit+" bytes of requests in flight, its most: retry in "+strconv.Itoa(retryAfterMs)+
 			" ms, or on another replica", "", map[string]string{"limit": limit, "retry_after_ms": strconv.Itoa(retryAfterMs)})
+}
+
+// HeldBody is a request body of a front in this process counted in the
+// request bytes in flight (HoldBody).
+type HeldBody struct {
+	s       *Server
+	b       *restBody
+	refused prometheus.Counter
+}
+
+// HoldBody counts the body of r, a request to a front in this process
+// other than REST and Connect (the SQS endpoint), in the request bytes in
+// flight, as restGuard counts theirs: its Content-Length before a byte of
+// it is read, or as it is read when it has none (r.Body is replaced by
+// the counting reader). A body that does not fit is refused: HoldBody
+// returns the refusal (RESOURCE_EXHAUSTED, TOO_MANY_REQUEST_BYTES) before
+// a byte is read; without a length, reading fails and Refused says so.
+// Release the body once the request is answered. protocol labels
+// tagq_requests_refused_in_flight_total. The front's calls into the
+// server (InProcess) are then not counted again.
+func (s *Server) HoldBody(r *http.Request, protocol string) (*HeldBody, error) {
+	h := &HeldBody{s: s, b: s.newBody(r.Body, r.ContentLength, func() {}), refused: s.refused.WithLabelValues(protocol)}
+	if !h.b.admit() {
+		h.refused.Inc()
+		return nil, s.inflight.refusal()
+	}
+	r.Body = h.b
+	return h, nil
+}
+
+// Refused is the refusal to answer when reading the body failed because
+// it did not fit in flight, else nil.
+func (h *HeldBody) Refused() error {
+	h.b.mu.Lock()
+	refused := h.b.refused
+	h.b.mu.Unlock()
+	if !refused {
+		return nil
+	}
+	return h.s.inflight.refusal()
+}
+
+// Release gives back the bytes the body holds in flight, and counts its
+// refusal if it was refused as it was read.
+func (h *HeldBody) Release() {
+	h.b.release()
+	if h.Refused() != nil {
+		h.refused.Inc()
+	}
 }

@@ -269,7 +269,7 @@ func TestInflight_RefusalsWhenFull(t *testing.T) {
 			}
 		}
 	}
-	require.Equal(t, map[string]float64{"grpc": 1, "rest": 2, "connect": 1, "publish": 1}, refused)
+	require.Equal(t, map[string]float64{"grpc": 1, "rest": 2, "connect": 1, "publish": 1, "sqs": 0}, refused)
 	b.srv.inflight.add(-5000)
 	_, err = b.m.SendMessage(b.ctx, &tagqv1.SendMessageRequest{Queue: "q", Body: []byte("x")})
 	require.NoError(t, err)
@@ -308,4 +308,64 @@ func TestOversizedGRPCMessage(t *testing.T) {
 	_, err = b.m.SendMessage(b.ctx, &tagqv1.SendMessageRequest{Queue: "q", Body: big[:1000]})
 	require.NoError(t, err)
 	require.Eventually(t, func() bool { return b.gaugeOf(t) == 0 }, 5*time.Second, 10*time.Millisecond)
+}
+
+// A front's body (HoldBody) counts in flight as a REST body does: a
+// length before it is read, refused unread when it does not fit; without
+// a length as it is read, refused then (Refused); given back on Release;
+// refusals counted under the front's protocol.
+func TestInflight_HoldBody(t *testing.T) {
+	t.Parallel()
+	b := setup(t, func(c *Config) { c.MaxRequestBytesInFlight = 100 })
+	body := func(length int64) *http.Request {
+		r, err := http.NewRequest(http.MethodPost, "http://front/", strings.NewReader(strings.Repeat("x", 50)))
+		require.NoError(t, err)
+		r.ContentLength = length
+		return r
+	}
+	b.srv.inflight.add(90) // another request's
+	_, err := b.srv.HoldBody(body(50), "sqs")
+	code, ei := info(t, err)
+	require.Equal(t, codes.ResourceExhausted, code)
+	require.Equal(t, ReasonTooManyRequestBytes, ei.GetReason())
+
+	r := body(-1)
+	held, err := b.srv.HoldBody(r, "sqs")
+	require.NoError(t, err, "no length: admitted, counted as read")
+	require.NoError(t, held.Refused())
+	_, err = io.ReadAll(r.Body)
+	require.Error(t, err)
+	_, ei = info(t, held.Refused())
+	require.Equal(t, ReasonTooManyRequestBytes, ei.GetReason())
+	held.Release()
+	require.EqualValues(t, 90, b.srv.inflight.n.Load())
+	require.Equal(t, 2.0, testCounter(t, b, "tagq_requests_refused_in_flight_total", "sqs"))
+
+	b.srv.inflight.add(-90)
+	r = body(50)
+	held, err = b.srv.HoldBody(r, "sqs")
+	require.NoError(t, err)
+	require.EqualValues(t, 50, b.srv.inflight.n.Load(), "counted before a byte is read")
+	raw, err := io.ReadAll(r.Body)
+	require.NoError(t, err)
+	require.Len(t, raw, 50)
+	held.Release()
+	require.EqualValues(t, 0, b.srv.inflight.n.Load())
+}
+
+// testCounter is a counter's value for the label value (its only label).
+func testCounter(t *testing.T, b *testBundle, name, label string) float64 {
+	t.Helper()
+	mfs, err := b.reg.Gather()
+	require.NoError(t, err)
+	for _, mf := range mfs {
+		if mf.GetName() == name {
+			for _, m := range mf.GetMetric() {
+				if m.GetLabel()[0].GetValue() == label {
+					return m.GetCounter().GetValue()
+				}
+			}
+		}
+	}
+	return 0
 }

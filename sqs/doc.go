@@ -6,14 +6,16 @@
 // guide; this is the map of the code.
 //
 //   - handler.go: Handler (an http.Handler) and its Config. A request is
-//     read (at most MaxRequestBytes), its signature checked, parsed by
+//     read (at most MaxRequestBytes, counted in tagqd's request bytes in
+//     flight until answered: Config.InFlight), its signature checked, parsed by
 //     its protocol into one request shape, run by its action, and
 //     answered in its protocol. Every action calls tagqd's own gRPC
-//     server over the in-process connection the REST gateway uses
-//     (Config.Conn), so authentication, permissions, limits, metrics, the
-//     access log and spans are those of any other call; with
-//     authentication on, the call names the principal the signature
-//     authenticated (server.AsPrincipal).
+//     methods in process (Config.Conn: server.Server.InProcess, which
+//     runs a method through the gRPC server's own interceptor chain and
+//     stats handlers, without gRPC's wire), so authentication,
+//     permissions, limits, metrics, the access log and spans are those of
+//     any other call; with authentication on, the call names the
+//     principal the signature authenticated (server.AsPrincipal).
 //   - protocol_json.go, protocol_query.go: the two protocols' parsing and
 //     answers; request.go the request shape both fill; results.go the
 //     answers' shapes (JSON members, flattened XML).

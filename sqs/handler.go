@@ -28,8 +28,8 @@ import (
 // Engine is what the endpoint asks of the storage engine directly, none
 // of it data: which queue and tag a receipt handle names (tagq's handles
 // are signed; this reads one, as the server's permission checks do), and
-// a queue's default tag's name. Every action itself goes through tagqd's
-// gRPC server (Config.Conn). *tags.Store implements it.
+// a queue's default tag's name. Every action itself is a call of tagqd's
+// gRPC methods (Config.Conn). *tags.Store implements it.
 type Engine interface {
 	HandleTarget(raw string) (queue, tag string, ok bool)
 	GetQueue(ctx context.Context, name string) (*tags.Queue, error)
@@ -37,10 +37,11 @@ type Engine interface {
 
 // Config configures a Handler.
 type Config struct {
-	// Conn reaches tagqd's own gRPC server, in process (the REST
-	// gateway's connection: GatewayListener), so every action passes the
-	// same authentication, permissions, limits, metrics, access log and
-	// spans as any other call. Required.
+	// Conn reaches tagqd's own gRPC methods in process
+	// (server.Server.InProcess; or a connection to the gRPC server over a
+	// server.GatewayListener), so every action passes the same
+	// authentication, permissions, limits, metrics, access log and spans
+	// as any other call. Required.
 	Conn grpc.ClientConnInterface
 	// Engine reads receipt handles and default tag names. Required.
 	Engine Engine
@@ -59,12 +60,23 @@ type Config struct {
 	// 413) before it is parsed or its signature checked. Default
 	// DefaultMaxRequestBytes.
 	MaxRequestBytes int64
+	// InFlight, when set, counts each request's body in the process's
+	// request bytes in flight (tagqd's --max-request-bytes-in-flight, one
+	// count over every protocol: server.Server.HoldBody) until it is
+	// answered; one that does not fit is refused unread, with
+	// RequestThrottled (retryable). Default nil: not counted.
+	InFlight BodyHolder
 	// Logger gets a line per request the endpoint refuses itself (debug)
 	// and per failure of its own (warn). The actions it forwards are in
 	// the gRPC server's access log. Default slog.Default().
 	Logger *slog.Logger
 	// Now is the clock signatures are dated against. Default time.Now.
 	Now func() time.Time
+}
+
+// BodyHolder counts request bodies in flight: *server.Server.
+type BodyHolder interface {
+	HoldBody(r *http.Request, protocol string) (*server.HeldBody, error)
 }
 
 // DefaultAccountID is the account of queue URLs and ARNs, as SQS
@@ -86,6 +98,7 @@ type Handler struct {
 	key      []byte
 	account  string
 	maxBytes int64
+	inFlight BodyHolder
 	log      *slog.Logger
 	now      func() time.Time
 	attempts *attemptCache
@@ -114,7 +127,7 @@ func New(cfg Config) (*Handler, error) {
 	}
 	return &Handler{q: tagqv1.NewQueueServiceClient(cfg.Conn), m: tagqv1.NewMessageServiceClient(cfg.Conn),
 		rd: tagqv1.NewRedriveServiceClient(cfg.Conn), engine: cfg.Engine, acc: cfg.Access, key: cfg.SigningKey,
-		account: cfg.AccountID, maxBytes: cfg.MaxRequestBytes, log: cfg.Logger, now: cfg.Now,
+		account: cfg.AccountID, maxBytes: cfg.MaxRequestBytes, inFlight: cfg.InFlight, log: cfg.Logger, now: cfg.Now,
 		attempts: newAttemptCache(cfg.Now), defaults: newDefaultTags(cfg.Engine, cfg.Now)}, nil
 }
 
@@ -125,6 +138,7 @@ type call struct {
 	base      string // scheme://host the client reached, for queue URLs
 	region    string // the signature's, for ARNs
 	principal string // "" with authentication off
+	held      *server.HeldBody
 }
 
 // ServeHTTP answers one SQS request in the protocol it came in.
@@ -139,6 +153,11 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	target := r.Header.Get("X-Amz-Target")
 	isJSON := target != "" || strings.HasPrefix(r.Header.Get("Content-Type"), "application/x-amz-json")
 	c := &call{action: jsonAction(target)}
+	defer func() {
+		if c.held != nil {
+			c.held.Release() // once answered
+		}
+	}()
 	res, err := h.serve(w, r, c, isJSON)
 	if err != nil {
 		e := fromStatus(err)
@@ -189,7 +208,13 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request, c *call, isJSON 
 	if r.Method != http.MethodPost && (isJSON || r.Method != http.MethodGet) {
 		return nil, errMethodNotAllowed("%s is not allowed: SQS requests are POSTs (or, in the query protocol, GETs)", clip(r.Method))
 	}
-	body, err := h.readBody(w, r)
+	if h.inFlight != nil {
+		var err error
+		if c.held, err = h.inFlight.HoldBody(r, "sqs"); err != nil {
+			return nil, err
+		}
+	}
+	body, err := h.readBody(w, r, c.held)
 	if err != nil {
 		return nil, err
 	}
@@ -238,8 +263,9 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request, c *call, isJSON 
 
 // readBody reads the whole body, at most maxBytes of it, and lifts the
 // connection's read deadline afterwards (a long poll may outlast it; Go's
-// server would cancel the request when it passes).
-func (h *Handler) readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
+// server would cancel the request when it passes). held (may be nil)
+// counts it in flight.
+func (h *Handler) readBody(w http.ResponseWriter, r *http.Request, held *server.HeldBody) ([]byte, error) {
 	if r.ContentLength > h.maxBytes {
 		return nil, errTooLarge("the request body of %d bytes is over the limit of %d", r.ContentLength, h.maxBytes)
 	}
@@ -254,6 +280,11 @@ func (h *Handler) readBody(w http.ResponseWriter, r *http.Request) ([]byte, erro
 	var mbe *http.MaxBytesError
 	if errors.As(err, &mbe) {
 		return nil, errTooLarge("the request body is over the limit of %d bytes", h.maxBytes)
+	}
+	if held != nil && err != nil {
+		if refused := held.Refused(); refused != nil {
+			return nil, refused
+		}
 	}
 	if err != nil {
 		return nil, errInvalidParameter("the request body could not be read whole: %v", err)

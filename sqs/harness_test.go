@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"io"
 	"log/slog"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -20,9 +19,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
-	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
-	"google.golang.org/grpc/test/bufconn"
 
 	"github.com/tagq/tagq/access"
 	tagqv1 "github.com/tagq/tagq/gen/tagq/v1"
@@ -42,7 +38,8 @@ type bundle struct {
 	work  *redrive.Worker // the background work, run on demand (bundle.background)
 	q     tagqv1.QueueServiceClient
 	m     tagqv1.MessageServiceClient
-	acc   *access.Access // nil: authentication off
+	acc   *access.Access       // nil: authentication off
+	reg   *prometheus.Registry // the server's metrics
 	key   []byte
 	// creds sign requests (any, with authentication off).
 	creds aws.Credentials
@@ -65,35 +62,45 @@ const testAdminKey = "admin-key-for-the-sqs-tests-0123456789"
 // the bootstrap admin key's SigV4 credentials.
 func setup(t tb, auth bool) *bundle {
 	t.Helper()
-	ctx := context.Background()
 	mr := miniredis.RunT(t)
 	rdb := redis.NewClient(&redis.Options{Addr: mr.Addr(), MaxRetries: -1})
 	t.Cleanup(func() { _ = rdb.Close() })
+	return setupOn(t, auth, rdb, "")
+}
+
+// setupOn starts the bundle on rdb, its keys under prefix ("": the
+// engine's default); opts change the server's Config (its Logger too is
+// the endpoint's).
+func setupOn(t tb, auth bool, rdb redis.UniversalClient, prefix string, opts ...func(*server.Config)) *bundle {
+	t.Helper()
+	ctx := context.Background()
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	store, err := tags.New(ctx, tags.Config{Client: rdb, Logger: log})
+	store, err := tags.New(ctx, tags.Config{Client: rdb, Logger: log, Prefix: prefix})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = store.Close() })
 	b := &bundle{t: t, store: store, work: redrive.New(redrive.Config{Store: store, Logger: log}), creds: aws.Credentials{AccessKeyID: "anyone", SecretAccessKey: "anything"}}
-	cfg := server.Config{Store: store, Logger: log, Registerer: prometheus.NewRegistry()}
+	b.reg = prometheus.NewRegistry()
+	cfg := server.Config{Store: store, Logger: log, Registerer: b.reg}
 	if auth {
-		b.acc, err = access.New(access.Config{Client: rdb})
+		b.acc, err = access.New(access.Config{Client: rdb, Prefix: prefix})
 		require.NoError(t, err)
 		require.NoError(t, b.acc.Bootstrap(ctx, testAdminKey))
 		cfg.Access = b.acc
-		b.key, err = LoadSigningKey(ctx, rdb, "tagq", "")
+		kp := prefix
+		if kp == "" {
+			kp = "tagq"
+		}
+		b.key, err = LoadSigningKey(ctx, rdb, kp, "")
 		require.NoError(t, err)
+	}
+	for _, o := range opts {
+		o(&cfg)
 	}
 	srv, err := server.New(cfg)
 	require.NoError(t, err)
-	lis := bufconn.Listen(1 << 20)
-	go func() { _ = srv.GRPC().Serve(server.GatewayListener(lis)) }()
 	t.Cleanup(srv.GRPC().Stop)
-	conn, err := grpc.NewClient("passthrough:///gateway", append(srv.GatewayDialOptions(),
-		grpc.WithTransportCredentials(insecure.NewCredentials()),
-		grpc.WithContextDialer(func(ctx context.Context, _ string) (net.Conn, error) { return lis.DialContext(ctx) }))...)
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = conn.Close() })
-	b.h, err = New(Config{Conn: conn, Engine: store, Access: b.acc, SigningKey: b.key, Logger: log})
+	conn := srv.InProcess()
+	b.h, err = New(Config{Conn: conn, Engine: store, Access: b.acc, SigningKey: b.key, InFlight: srv, Logger: cfg.Logger})
 	require.NoError(t, err)
 	b.srv = httptest.NewServer(b.h)
 	t.Cleanup(b.srv.Close)
