@@ -50,7 +50,7 @@ func (s *Store) SweepDead(ctx context.Context, queue string) (int, error) {
 // SweepDeadLeased is SweepDead by the holder of the queue's sweeper lease
 // (DESIGN §8: one process sweeps a queue at a time): it takes or renews
 // the lease for lease and sweeps, or, when another process holds it,
-// sweeps nothing and says how long that lease has left. See LeaseGrace.
+// sweeps nothing and says how long that lease has left. See tags.LeaseGrace.
 func (s *Store) SweepDeadLeased(ctx context.Context, queue string, lease time.Duration) (int, time.Duration, error) {
 	return s.sweepDead(ctx, queue, s.owner, lease)
 }

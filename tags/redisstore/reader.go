@@ -59,7 +59,7 @@ func (r *Reader) Tag() string { return r.tag }
 
 // Receive hands out 1 to n messages (1-100), waiting as long as it takes
 // for the first: until ctx ends (its error), or the store closes
-// (ErrClosed). While the tag's read quota is spent it waits for the next
+// (tags.ErrClosed). While the tag's read quota is spent it waits for the next
 // second (of the Redis clock, as this process sees it) instead of failing.
 func (r *Reader) Receive(ctx context.Context, n int) ([]tags.Message, error) {
 	if n < 1 || n > tags.MaxBatchEntries {
@@ -206,7 +206,7 @@ var (
 	_ tags.TagReader  = (*Reader)(nil)
 )
 
-// OpenReader is NewReader as Storage has it.
+// OpenReader is NewReader as tags.Storage has it.
 func (s *Store) OpenReader(ctx context.Context, queue, tag string, visibilitySeconds *int32) (tags.TagReader, error) {
 	r, err := s.NewReader(ctx, queue, tag, visibilitySeconds)
 	if err != nil {
