@@ -18,7 +18,7 @@ import (
 // with ReasonBackendUnavailable when the backend cannot be reached, which
 // clients retry), or the context's error when the call's context ended.
 // An implementation maps its backend's own failures to *Errors (the Redis
-// engine: redisstore.StorageError); a bare error that still comes out is
+// engine: internal/rediserr); a bare error that still comes out is
 // passed through StorageError: UNAVAILABLE when BackendFailure recognises
 // it as a network failure, else INTERNAL (a bug: never retried).
 // Per-entry errors of the batch calls (SendResult.Err, the []error of

@@ -9,6 +9,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/tagq/tagq/internal/rediserr"
 	"github.com/tagq/tagq/tags/receipt"
 )
 
@@ -74,7 +75,7 @@ func (s *Store) initHandleKeys(ctx context.Context, cfg Config) error {
 		// Redis, keep working while in flight.
 		old, err := s.rdb.Get(ctx, s.handleKeyName()).Bytes()
 		if err != nil && !isNil(err) {
-			return StorageError(err)
+			return rediserr.StorageError(err)
 		}
 		if len(old) > 0 {
 			s.handles.SetLegacy(old)
@@ -105,7 +106,7 @@ func (s *Store) loadHandleKey(ctx context.Context) ([]byte, error) {
 		return v, nil
 	}
 	if !isNil(err) {
-		return nil, StorageError(err)
+		return nil, rediserr.StorageError(err)
 	}
 	fresh := make([]byte, 32)
 	if _, err := rand.Read(fresh); err != nil {
@@ -115,7 +116,7 @@ func (s *Store) loadHandleKey(ctx context.Context) ([]byte, error) {
 	// would make every handle in flight invalid.
 	made, err := s.rdb.SetNX(s.acked(ctx), k, fresh, 0).Result()
 	if err != nil {
-		return nil, StorageError(err)
+		return nil, rediserr.StorageError(err)
 	}
 	if made {
 		s.log.Warn("no receipt-handle signing key in Redis: made a new one; handles signed by any other key are refused "+
@@ -124,7 +125,7 @@ func (s *Store) loadHandleKey(ctx context.Context) ([]byte, error) {
 		return fresh, nil
 	}
 	if v, err = s.rdb.Get(ctx, k).Bytes(); err != nil { // another Store made it first
-		return nil, StorageError(err)
+		return nil, rediserr.StorageError(err)
 	}
 	return v, nil
 }
@@ -140,7 +141,7 @@ func (s *Store) checkHandleKey(ctx context.Context) error {
 	if isNil(err) {
 		wrote, err := s.rdb.SetNX(s.acked(ctx), k, ours[0].Key, 0).Result()
 		if err != nil {
-			return StorageError(err)
+			return rediserr.StorageError(err)
 		}
 		if wrote {
 			s.log.Warn("the receipt-handle signing key was gone from Redis (lost data?); wrote this tagqd's key back",
@@ -150,7 +151,7 @@ func (s *Store) checkHandleKey(ctx context.Context) error {
 		v, err = s.rdb.Get(ctx, k).Bytes() // another replica wrote its own first
 	}
 	if err != nil {
-		return StorageError(err)
+		return rediserr.StorageError(err)
 	}
 	if bytes.Equal(v, ours[0].Key) {
 		return nil

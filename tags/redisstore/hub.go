@@ -5,6 +5,7 @@ import (
 	"errors"
 	"time"
 
+	"github.com/tagq/tagq/internal/rediserr"
 	"github.com/tagq/tagq/tags"
 	"github.com/tagq/tagq/tags/wake"
 )
@@ -43,7 +44,7 @@ func (s *Store) register(ctx context.Context, queue, tag string) (*wake.Waiter, 
 	w, err := s.waiters.Register(ctx, queue, tag)
 	if err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) {
 		if _, ok := tags.AsError(err); !ok {
-			err = StorageError(err)
+			err = rediserr.StorageError(err)
 		}
 	}
 	return w, err

@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/tagq/tagq/internal/rediserr"
 	"github.com/tagq/tagq/tags"
 )
 
@@ -15,7 +16,7 @@ const janitorBatch = 500
 func (s *Store) QueueNames(ctx context.Context) ([]string, error) {
 	names, err := s.rdb.ZRange(ctx, s.indexKey(), 0, -1).Result()
 	if err != nil {
-		return nil, StorageError(err)
+		return nil, rediserr.StorageError(err)
 	}
 	return names, nil
 }
@@ -56,7 +57,7 @@ func (s *Store) stalledSlack() time.Duration {
 func (s *Store) RunJanitor(ctx context.Context) error {
 	names, err := s.rdb.ZRange(ctx, s.indexKey(), 0, -1).Result()
 	if err != nil {
-		return StorageError(err)
+		return rediserr.StorageError(err)
 	}
 	for _, q := range names {
 		if err := s.trimQueue(ctx, q); err != nil {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/tagq/tagq/internal/rediserr"
 	"github.com/tagq/tagq/tags"
 )
 
@@ -188,7 +189,7 @@ func infoMemory(ctx context.Context, c redis.Cmdable, node string) (MemoryReadin
 		return MemoryReading{Node: node}, fmt.Errorf("%w: %v", errNoMemoryInfo, err)
 	}
 	if err != nil {
-		return MemoryReading{Node: node}, StorageError(err)
+		return MemoryReading{Node: node}, rediserr.StorageError(err)
 	}
 	r := MemoryReading{Node: node}
 	found := false

@@ -8,6 +8,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/tagq/tagq/internal/rediserr"
 	"github.com/tagq/tagq/tags"
 )
 
@@ -100,7 +101,7 @@ func (s *Store) PeekPage(ctx context.Context, queue, tag string, max int, from s
 		return nil, "", mapErr(err, queue, tag)
 	}
 	if len(res) != 3 {
-		return nil, "", StorageError(fmt.Errorf("peek: a reply of %d values", len(res)))
+		return nil, "", rediserr.StorageError(fmt.Errorf("peek: a reply of %d values", len(res)))
 	}
 	nextPart, _ := res[1].(string)
 	nextWhere, _ := res[2].(string)

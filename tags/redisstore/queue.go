@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"github.com/tagq/tagq/internal/rediserr"
 	"github.com/tagq/tagq/tags"
 	"github.com/tagq/tagq/tags/receipt"
 )
@@ -39,7 +40,7 @@ func (s *Store) CreateQueue(ctx context.Context, cfg tags.QueueConfig) (*tags.Qu
 	// Index first: a crash after it leaves an index entry without a queue,
 	// which ListQueues skips; the other order could hide a queue.
 	if err := s.rdb.ZAdd(ctx, s.indexKey(), redis.Z{Member: q.Name}).Err(); err != nil {
-		return nil, StorageError(err)
+		return nil, rediserr.StorageError(err)
 	}
 	k := s.qkeys(q.Name)
 	tagCfg, _ := json.Marshal(storedTag{Start: storedStart{Kind: tags.StartNow}})
@@ -513,15 +514,15 @@ func (s *Store) DeleteQueue(ctx context.Context, name string, force bool) error 
 		return err
 	}
 	if err := s.rdb.ZRem(ctx, s.indexKey(), name).Err(); err != nil {
-		return StorageError(err)
+		return rediserr.StorageError(err)
 	}
 	// A CreateQueue of the same name may have run in between: keep its
 	// index entry.
 	if n, err := s.rdb.Exists(ctx, k.meta).Result(); err != nil {
-		return StorageError(err)
+		return rediserr.StorageError(err)
 	} else if n == 1 {
 		if err := s.rdb.ZAdd(ctx, s.indexKey(), redis.Z{Member: name}).Err(); err != nil {
-			return StorageError(err)
+			return rediserr.StorageError(err)
 		}
 		return nil
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/tagq/tagq/internal/rediserr"
 	"github.com/tagq/tagq/tags"
 )
 
@@ -312,5 +313,5 @@ func mapErr(err error, q, t string) error {
 	case strings.HasPrefix(msg, "TAGS_CHANGED"):
 		return errTagsChanged
 	}
-	return StorageError(err)
+	return rediserr.StorageError(err)
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"time"
 
+	"github.com/tagq/tagq/internal/rediserr"
 	"github.com/tagq/tagq/tags"
 )
 
@@ -114,7 +115,7 @@ func (s *Store) publishStats(ctx context.Context, snap snapshot, maxTags int, ma
 
 // errStatsBusy: another replica was reading the figures, and none were
 // there to serve meanwhile.
-var errStatsBusy = StorageError(errors.New("the per-queue figures are being read by another replica"))
+var errStatsBusy = rediserr.StorageError(errors.New("the per-queue figures are being read by another replica"))
 
 // loadStats is the figures in Redis, if any were read with the same cap
 // on tags.

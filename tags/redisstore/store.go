@@ -10,6 +10,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 	"github.com/tagq/tagq/internal/durable"
+	"github.com/tagq/tagq/internal/rediserr"
 	"github.com/tagq/tagq/tags/receipt"
 	"github.com/tagq/tagq/tags/wake"
 )
@@ -172,7 +173,7 @@ func New(ctx context.Context, cfg Config) (*Store, error) {
 		return nil, err
 	}
 	if err := loadScripts(ctx, s.rdb); err != nil {
-		return nil, StorageError(err)
+		return nil, rediserr.StorageError(err)
 	}
 	s.waiters = newHub(s)
 	return s, nil
@@ -221,7 +222,7 @@ func (s *Store) MoveStarts() int64 { return s.moveStarts.Load() }
 // Ping checks the backend.
 func (s *Store) Ping(ctx context.Context) error {
 	if err := s.rdb.Ping(ctx).Err(); err != nil {
-		return StorageError(err)
+		return rediserr.StorageError(err)
 	}
 	return nil
 }

@@ -1,4 +1,9 @@
-package redisstore
+// Package rediserr says what a failed Redis call means to tagq's API, for
+// every package that keeps its data in Redis (the storage engine,
+// tags/redisstore; principals and keys, access): tags.StorageError knowing
+// Redis's error replies, go-redis's connection errors and the replicas'
+// acknowledgements (internal/durable).
+package rediserr
 
 import (
 	"errors"
@@ -12,8 +17,8 @@ import (
 	"github.com/tagq/tagq/tags"
 )
 
-// StorageError is the error for a failed call to Redis: tags.StorageError
-// knowing Redis. A write the replicas did not confirm (Config.Acks) is
+// StorageError is the error for a failed call to Redis that is not an
+// *tags.Error already: tags.StorageError knowing Redis. A write the replicas did not confirm (Config.Acks) is
 // REPLICATION_TIMEOUT or REPLICAS_UNAVAILABLE; a failure to reach or use
 // Redis that may pass (BackendFailure) is UNAVAILABLE /
 // BACKEND_UNAVAILABLE: clients retry it. Anything else (a script error, a

@@ -1,4 +1,4 @@
-package redisstore
+package rediserr
 
 import (
 	"errors"
@@ -11,6 +11,7 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
 
+	"github.com/tagq/tagq/internal/durable"
 	"github.com/tagq/tagq/tags"
 )
 
@@ -63,12 +64,18 @@ func TestStorageError_BackendFailuresAreUnavailableTheRestInternal(t *testing.T)
 	}
 }
 
-// mapErr, which every script call goes through, classifies the same way.
-func TestMapErr_ScriptBugIsInternal(t *testing.T) {
-	e, ok := tags.AsError(mapErr(reply("ERR user_script:1: attempt to compare nil with number"), "q", ""))
-	require.True(t, ok)
-	require.Equal(t, tags.KindInternal, e.Kind)
-	e, ok = tags.AsError(mapErr(&net.OpError{Op: "read", Net: "tcp", Err: syscall.ECONNRESET}, "q", ""))
-	require.True(t, ok)
+// A write the replicas did not confirm (S20) is UNAVAILABLE: refused
+// before it was sent (nothing stored) or sent and not confirmed in time
+// (it may be stored), with what the replicas did in the metadata.
+func TestStorageError_ReplicationIsUnavailableAndSaysWhetherItWasSent(t *testing.T) {
+	e := StorageError(fmt.Errorf("send: %w", &durable.Error{Wanted: 2, Addr: "10.0.0.1:6379"}))
 	require.Equal(t, tags.KindUnavailable, e.Kind)
+	require.Equal(t, tags.ReasonReplicasUnavailable, e.Reason)
+	require.Equal(t, map[string]string{"replicas_wanted": "2"}, e.Metadata)
+	require.NotContains(t, e.Text(), "10.0.0.1")
+
+	e = StorageError(&durable.Error{Wanted: 2, Acked: 1, Sent: true})
+	require.Equal(t, tags.KindUnavailable, e.Kind)
+	require.Equal(t, tags.ReasonReplicationTimeout, e.Reason)
+	require.Equal(t, map[string]string{"replicas_wanted": "2", "replicas_acked": "1"}, e.Metadata)
 }
