@@ -64,7 +64,7 @@ func (s *queueService) GetQueue(ctx context.Context, req *tagqv1.GetQueueRequest
 	return &tagqv1.GetQueueResponse{Queue: toQueue(q)}, nil
 }
 
-// The lists page tokens are bound to (tags.Store.PageToken): a token works
+// The lists page tokens are bound to (tags.Storage.PageToken): a token works
 // only with the parameters of the listing that issued it.
 func queueList(prefix string) string { return "queues?prefix=" + prefix }
 func tagList(queue string) string    { return "queues/" + queue + "/tags" }

@@ -29,7 +29,7 @@ import (
 // of it data: which queue and tag a receipt handle names (tagq's handles
 // are signed; this reads one, as the server's permission checks do), and
 // a queue's default tag's name. Every action itself is a call of tagqd's
-// gRPC methods (Config.Conn). *tags.Store implements it.
+// gRPC methods (Config.Conn). *redisstore.Store implements it.
 type Engine interface {
 	HandleTarget(raw string) (queue, tag string, ok bool)
 	GetQueue(ctx context.Context, name string) (*tags.Queue, error)

@@ -24,7 +24,7 @@ import (
 	tagqv1 "github.com/tagq/tagq/gen/tagq/v1"
 	"github.com/tagq/tagq/redrive"
 	"github.com/tagq/tagq/server"
-	"github.com/tagq/tagq/tags"
+	"github.com/tagq/tagq/tags/redisstore"
 )
 
 // bundle is an SQS endpoint in front of a whole tagq server in process (on
@@ -34,7 +34,7 @@ type bundle struct {
 	t     tb
 	h     *Handler
 	srv   *httptest.Server
-	store *tags.Store
+	store *redisstore.Store
 	work  *redrive.Worker // the background work, run on demand (bundle.background)
 	q     tagqv1.QueueServiceClient
 	m     tagqv1.MessageServiceClient
@@ -75,7 +75,7 @@ func setupOn(t tb, auth bool, rdb redis.UniversalClient, prefix string, opts ...
 	t.Helper()
 	ctx := context.Background()
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	store, err := tags.New(ctx, tags.Config{Client: rdb, Logger: log, Prefix: prefix})
+	store, err := redisstore.New(ctx, redisstore.Config{Client: rdb, Logger: log, Prefix: prefix})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = store.Close() })
 	b := &bundle{t: t, store: store, work: redrive.New(redrive.Config{Store: store, Logger: log}), creds: aws.Credentials{AccessKeyID: "anyone", SecretAccessKey: "anything"}}

@@ -13,7 +13,7 @@ import (
 	"github.com/tagq/tagq/access"
 	"github.com/tagq/tagq/server"
 	"github.com/tagq/tagq/sqs"
-	"github.com/tagq/tagq/tags"
+	"github.com/tagq/tagq/tags/redisstore"
 )
 
 // sqsListener serves the SQS-compatible endpoint (--sqs-addr) on lis: the
@@ -31,7 +31,7 @@ type sqsListener struct {
 // bound and limited). With authentication on it loads the SigV4 signing
 // key (--sqs-signing-key-file, else the one kept in Redis).
 func newSQSListener(ctx context.Context, c config, rc *redisClients, lis net.Listener, srv *server.Server,
-	store *tags.Store, acc *access.Access, tlsConf *tls.Config, log *slog.Logger) (*sqsListener, error) {
+	store *redisstore.Store, acc *access.Access, tlsConf *tls.Config, log *slog.Logger) (*sqsListener, error) {
 	cfg := sqs.Config{Conn: srv.InProcess(), Engine: store, Access: acc, InFlight: srv, Logger: log.With("component", "sqs")}
 	if acc != nil {
 		kctx, cancel := context.WithTimeout(ctx, 30*time.Second)

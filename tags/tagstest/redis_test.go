@@ -19,14 +19,15 @@ import (
 
 	"github.com/tagq/tagq/internal/durable"
 	"github.com/tagq/tagq/tags"
+	"github.com/tagq/tagq/tags/redisstore"
 	"github.com/tagq/tagq/tags/streamid"
 	"github.com/tagq/tagq/tags/tagstest"
 )
 
-// The suite on tags.Store: on an in-process miniredis, and with
+// The suite on redisstore.Store: on an in-process miniredis, and with
 // TAGQ_TEST_REDIS_URL / TAGQ_TEST_REDIS_CLUSTER set on that redis-server
 // or Redis Cluster too, each test on a key prefix of its own, removed
-// afterwards (as the engine's own suite in package tags).
+// afterwards (as the engine's own suite in package tags/redisstore).
 func TestConformance(t *testing.T) {
 	t.Run("miniredis", func(t *testing.T) {
 		t.Parallel()
@@ -93,7 +94,7 @@ func harness(open func(t *testing.T) redis.UniversalClient, embedded bool) tagst
 			twin := newStore(t, clock.rdb, clock.prefix, true, embedded, clock.acks)
 			t.Cleanup(func() { _ = twin.Close() })
 			return tagstest.Hooks{
-				Maintainer: maintainer{s.(*tags.Store)},
+				Maintainer: maintainer{s.(*redisstore.Store)},
 				Inspector:  inspector{rdb: clock.rdb, prefix: clock.prefix},
 				Twin:       twin,
 			}
@@ -101,15 +102,15 @@ func harness(open func(t *testing.T) redis.UniversalClient, embedded bool) tagst
 	}
 }
 
-func newStore(t *testing.T, rdb redis.UniversalClient, prefix string, inFlightZset, embedded bool, acks *durable.Acks) *tags.Store {
-	s, err := tags.New(context.Background(), tags.Config{Client: rdb, Prefix: prefix, TestClock: true,
+func newStore(t *testing.T, rdb redis.UniversalClient, prefix string, inFlightZset, embedded bool, acks *durable.Acks) *redisstore.Store {
+	s, err := redisstore.New(context.Background(), redisstore.Config{Client: rdb, Prefix: prefix, TestClock: true,
 		InFlightZset: inFlightZset, Embedded: embedded, Logger: slog.New(slog.DiscardHandler), Acks: acks})
 	require.NoError(t, err)
 	return s
 }
 
 // testClock moves a queue's test clock: the test_clock_ms field of its
-// meta hash (tags/keys.go, scripts/lib.lua), from Redis's own time at
+// meta hash (tags/redisstore/keys.go, scripts/lib.lua), from Redis's own time at
 // the first move.
 type testClock struct {
 	rdb    redis.UniversalClient
@@ -142,7 +143,7 @@ func (c *testClock) meta(queue string) string { return c.prefix + ":{" + queue +
 // maintainer runs what redrive's worker runs on a queue: the janitor pass
 // (under the janitor lease, as the worker takes it), the dead sweep and a
 // move task's run.
-type maintainer struct{ s *tags.Store }
+type maintainer struct{ s *redisstore.Store }
 
 func (m maintainer) Janitor(ctx context.Context, queue string) error {
 	_, held, err := m.s.TrimQueueLeased(ctx, queue, time.Minute)
@@ -163,7 +164,7 @@ func (m maintainer) RunMove(ctx context.Context, dlq string, period time.Duratio
 }
 
 // inspector checks how a tag keeps its stream deliveries (see lib.lua and
-// the key layout in tags/keys.go): its PEL holds exactly pc entries (the
+// the key layout in tags/redisstore/keys.go): its PEL holds exactly pc entries (the
 // model's receives always finish, so no read waits for its script), each
 // in one batch record, none also in v.
 type inspector struct {
