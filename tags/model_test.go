@@ -22,7 +22,7 @@ func TestCheckQueueConfig_ResolvesDefaultsAndNamesTheField(t *testing.T) {
 	q, e := CheckQueueConfig(QueueConfig{Name: "q"})
 	require.Nil(t, e)
 	require.Equal(t, &Queue{Name: "q", VisibilityTimeoutSeconds: DefaultVisibilityTimeout, MessageRetentionSeconds: DefaultRetention,
-		MaxMessageBytes: DefaultMaxMessageBytes, DefaultTagName: DefaultTagName, Overflow: OverflowRejectNew}, q)
+		MaxMessageBytes: DefaultMaxMessageBytes, DefaultTagName: DefaultTagName, Overflow: OverflowRejectNew, Partitions: 1}, q)
 
 	q, e = CheckQueueConfig(QueueConfig{Name: "q", NoDefaultTag: true, Overflow: OverflowDropOldest})
 	require.Nil(t, e)

@@ -18,13 +18,15 @@ const (
 	MaxMaxMessageBytes   = 1048576
 	MaxBatchEntries      = 100
 	MaxTagsPerQueue      = 100
-	MaxAttributes        = 32
-	MaxAttributeNameLen  = 256
-	MaxFilterConditions  = 10
-	MaxUserAttributes    = 64
-	MaxPageSize          = 1000
-	MaxMaxReceiveCount   = 1000
-	DefaultPageSize      = 100
+	// MaxPartitions bounds QueueConfig.Partitions (see there).
+	MaxPartitions       = 64
+	MaxAttributes       = 32
+	MaxAttributeNameLen = 256
+	MaxFilterConditions = 10
+	MaxUserAttributes   = 64
+	MaxPageSize         = 1000
+	MaxMaxReceiveCount  = 1000
+	DefaultPageSize     = 100
 	// MaxRetainedMessagesLimit and MaxRetainedBytesLimit bound the caps a
 	// queue may set (0 is no cap).
 	MaxRetainedMessagesLimit = 1_000_000_000
@@ -94,6 +96,12 @@ type QueueConfig struct {
 	// (nil or 0: none; a tag may have its own). See quota.go.
 	WriteQuotaPerSecond *int32
 	ReadQuotaPerSecond  *int32
+	// Partitions splits the queue into that many streams, each in a
+	// storage shard of its own (a Redis Cluster hash slot), so that one
+	// queue's throughput grows with the cluster's masters (nil or 1: one,
+	// the default; up to MaxPartitions). Every tag reads every partition.
+	// Fixed at creation; not for dead-letter queues or priority queues.
+	Partitions *int32
 }
 
 // RedrivePolicy names a dead-letter queue and how many receives by one tag
@@ -131,6 +139,8 @@ type Queue struct {
 	// Rate quotas in messages a second (0: none; see quota.go).
 	WriteQuotaPerSecond int32
 	ReadQuotaPerSecond  int32
+	// Partitions: see QueueConfig (1 when not partitioned).
+	Partitions int32
 
 	// State; filled by GetQueue and ListQueues.
 	RetainedMessages int64

@@ -263,6 +263,19 @@ func CheckQueueConfig(cfg QueueConfig) (*Queue, *Error) {
 		return nil, Invalid(ReasonInvalidArgumentRange, "priority_queue",
 			"a queue cannot be both a topic queue and a priority queue")
 	}
+	if e := CheckRange("partitions", cfg.Partitions, 1, MaxPartitions); e != nil {
+		return nil, e
+	}
+	parts := orDefault(cfg.Partitions, 1)
+	switch {
+	case parts > 1 && cfg.DeadLetterQueue:
+		// A move task walks the dead-letter queue's one stream.
+		return nil, Invalid(ReasonInvalidArgumentRange, "partitions", "a dead-letter queue has one partition")
+	case parts > 1 && cfg.PriorityQueue:
+		// Priority is kept within a stream: a tag reading several could
+		// not hand out the highest priority first.
+		return nil, Invalid(ReasonInvalidArgumentRange, "partitions", "a priority queue has one partition")
+	}
 	if e := checkPolicyShape("redrive_policy", cfg.RedrivePolicy); e != nil {
 		return nil, e
 	}
@@ -308,6 +321,7 @@ func CheckQueueConfig(cfg QueueConfig) (*Queue, *Error) {
 		ContentBasedDeduplication: cfg.ContentBasedDeduplication,
 		WriteQuotaPerSecond:       orDefault(cfg.WriteQuotaPerSecond, 0),
 		ReadQuotaPerSecond:        orDefault(cfg.ReadQuotaPerSecond, 0),
+		Partitions:                parts,
 	}
 	if q.Overflow == OverflowUnspecified {
 		q.Overflow = OverflowRejectNew

@@ -48,11 +48,11 @@ func (s *Store) ChangeVisibility(ctx context.Context, queue string, changes []ta
 func (s *Store) settleHandles(ctx context.Context, queue string, b *handleBatch, op func(i int, d tags.Delivery) tags.Settlement) error {
 	batches := make([]*tags.SettleBatch, 0, len(b.byTag))
 	idxs := make([][]int, 0, len(b.byTag))
-	for tag, idx := range b.byTag {
-		sb := &tags.SettleBatch{Queue: queue, Tag: tag, Ops: make([]tags.Settlement, len(idx))}
+	for qt, idx := range b.byTag {
+		sb := &tags.SettleBatch{Queue: qt.queue, Tag: qt.tag, Ops: make([]tags.Settlement, len(idx))}
 		for j, i := range idx {
 			p := b.parsed[i]
-			sb.Ops[j] = op(i, tags.Delivery{Queue: queue, Tag: tag, ID: p.ID, Gen: p.Gen, FirstMs: p.FirstMs})
+			sb.Ops[j] = op(i, tags.Delivery{Queue: qt.queue, Tag: qt.tag, ID: p.ID, Gen: p.Gen, FirstMs: p.FirstMs})
 		}
 		batches = append(batches, sb)
 		idxs = append(idxs, idx)

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -220,12 +221,18 @@ func (s *Store) dlqAddCall(outboxID string, v map[string]any) (scriptCall, strin
 	if attrs == nil {
 		attrs = map[string]tags.Attribute{}
 	}
-	attrs[tags.SourceQueueAttribute] = tags.Attribute{String: str("sq")}
+	// A partition's dead letter names its queue, and the message id the
+	// API showed (partition.go).
+	source, original := queueOf(str("sq")), str("oi")
+	if !strings.Contains(original, idPartSep) {
+		original = userID(str("sq"), original)
+	}
+	attrs[tags.SourceQueueAttribute] = tags.Attribute{String: source}
 	rc, _ := strconv.Atoi(str("rc"))
 	ts, _ := strconv.ParseInt(str("ts"), 10, 64)
 	mv, _ := strconv.Atoi(str("mv"))
-	dl, _ := json.Marshal(tags.DeadLetter{SourceQueue: str("sq"), SourceTag: str("st"), DeadMs: ts,
-		OriginalMessageID: str("oi"), OriginalReceiveCount: rc, Reason: str("r"), Description: str("ds"), MoveCount: mv})
+	dl, _ := json.Marshal(tags.DeadLetter{SourceQueue: source, SourceTag: str("st"), DeadMs: ts,
+		OriginalMessageID: original, OriginalReceiveCount: rc, Reason: str("r"), Description: str("ds"), MoveCount: mv})
 	key := fmt.Sprintf("%s/%s/%s/%s/%s", str("sq"), str("st"), str("id"), str("rc"), outboxID)
 	dk := s.qkeys(dlq)
 	return scriptCall{keys: []string{dk.meta, dk.stream, dk.dedupe, dk.filters, dk.sizes, dk.holes},

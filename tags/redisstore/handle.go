@@ -20,7 +20,7 @@ func (s *Store) parseHandle(queue, raw, field string) (receipt.Handle, *tags.Err
 	if err != nil {
 		return h, tags.Invalid(tags.ReasonInvalidReceiptHandle, field, "receipt handle is not one tagq issued")
 	}
-	if h.Queue != queue {
+	if queueOf(h.Queue) != queue { // a partitioned queue's handle names its partition (partition.go)
 		return h, tags.Invalid(tags.ReasonInvalidReceiptHandle, field, "receipt handle belongs to queue %q, not %q", tags.Echo(h.Queue), tags.Echo(queue))
 	}
 	return h, nil
@@ -37,7 +37,7 @@ func idAfter(a, b string) bool { return streamid.After(a, b) }
 type handleBatch struct {
 	errs   []error          // per entry: its error, or nil
 	parsed []receipt.Handle // per entry: the decoded handle (when errs[i] is nil)
-	byTag  map[string][]int // tag -> indexes of its valid entries
+	byTag  map[tagKey][]int // (partition queue, tag) -> indexes of its valid entries
 }
 
 // checkHandles validates a batch of n receipt handles of queue: the batch
@@ -49,7 +49,7 @@ func (s *Store) checkHandles(queue string, n int, handleOf func(i int) string, c
 	if n == 0 || n > tags.MaxBatchEntries {
 		return nil, tags.Invalid(tags.ReasonBatchTooLarge, "entries", "a batch has 1-%d entries, got %d", tags.MaxBatchEntries, n)
 	}
-	b := &handleBatch{errs: make([]error, n), parsed: make([]receipt.Handle, n), byTag: map[string][]int{}}
+	b := &handleBatch{errs: make([]error, n), parsed: make([]receipt.Handle, n), byTag: map[tagKey][]int{}}
 	for i := range n {
 		h, e := s.parseHandle(queue, handleOf(i), "receipt_handle")
 		if e == nil && check != nil {
@@ -60,7 +60,8 @@ func (s *Store) checkHandles(queue string, n int, handleOf func(i int) string, c
 			continue
 		}
 		b.parsed[i] = h
-		b.byTag[h.Tag] = append(b.byTag[h.Tag], i)
+		k := tagKey{h.Queue, h.Tag}
+		b.byTag[k] = append(b.byTag[k], i)
 	}
 	return b, nil
 }

@@ -9,5 +9,5 @@ func (s *Store) HandleTarget(raw string) (queue, tag string, ok bool) {
 	if err != nil {
 		return "", "", false
 	}
-	return h.Queue, h.Tag, true
+	return queueOf(h.Queue), h.Tag, true // a partition's handle: its queue's
 }

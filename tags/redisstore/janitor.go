@@ -2,6 +2,7 @@ package redisstore
 
 import (
 	"context"
+	"slices"
 	"time"
 
 	"github.com/tagq/tagq/internal/rediserr"
@@ -11,12 +12,19 @@ import (
 // janitorBatch is how many stream entries one janitor script call examines.
 const janitorBatch = 500
 
-// QueueNames lists every queue's name, in name order (what background
-// work walks: see redrive).
+// QueueNames lists every queue's name and every partition queue's
+// ("Q#k": partition.go), in name order: what background work walks (see
+// redrive), each partition on its own.
 func (s *Store) QueueNames(ctx context.Context) ([]string, error) {
-	names, err := s.rdb.ZRange(ctx, s.indexKey(), 0, -1).Result()
-	if err != nil {
+	pipe := s.rdb.Pipeline()
+	queues := pipe.ZRange(ctx, s.indexKey(), 0, -1)
+	parts := pipe.ZRange(ctx, s.partsKey(), 0, -1)
+	if _, err := pipe.Exec(ctx); err != nil {
 		return nil, rediserr.StorageError(err)
+	}
+	names := append(queues.Val(), parts.Val()...)
+	if len(parts.Val()) > 0 {
+		slices.Sort(names)
 	}
 	return names, nil
 }
@@ -55,9 +63,9 @@ func (s *Store) stalledSlack() time.Duration {
 // It is safe to run on several processes at once (redrive's worker runs
 // the janitor in the background, queue by queue, with TrimQueueLeased).
 func (s *Store) RunJanitor(ctx context.Context) error {
-	names, err := s.rdb.ZRange(ctx, s.indexKey(), 0, -1).Result()
+	names, err := s.QueueNames(ctx)
 	if err != nil {
-		return rediserr.StorageError(err)
+		return err
 	}
 	for _, q := range names {
 		if err := s.trimQueue(ctx, q); err != nil {

@@ -23,11 +23,34 @@ func (s *Store) Peek(ctx context.Context, queue string, ids []string) ([]tags.Me
 	if len(ids) == 0 || len(ids) > tags.MaxBatchEntries {
 		return nil, tags.Invalid(tags.ReasonBatchTooLarge, "message_ids", "peek takes 1-%d message ids, got %d", tags.MaxBatchEntries, len(ids))
 	}
+	byPart := map[string][]string{} // partition queue -> stream ids
+	var order []string
 	for i, id := range ids {
-		if _, _, ok := parseID(id); !ok {
+		sub, sid, ok := locate(queue, id)
+		if _, _, idOK := parseID(sid); !ok || !idOK {
 			return nil, tags.Invalid(tags.ReasonInvalidArgumentRange, "message_ids", "message_ids[%d] %q is not a message id", i, tags.Echo(id))
 		}
+		if _, seen := byPart[sub]; !seen {
+			order = append(order, sub)
+		}
+		byPart[sub] = append(byPart[sub], sid)
 	}
+	var out []tags.Message
+	for _, sub := range order {
+		msgs, err := s.peek(ctx, sub, byPart[sub])
+		if err != nil {
+			if sub != queue && tags.ReasonOf(err) == tags.ReasonQueueNotFound {
+				continue // no such partition: no such messages
+			}
+			return nil, err
+		}
+		out = append(out, withUserIDs(sub, msgs)...)
+	}
+	return out, nil
+}
+
+// peek is Peek on one queue or partition queue, by stream ids.
+func (s *Store) peek(ctx context.Context, queue string, ids []string) ([]tags.Message, error) {
 	k := s.qkeys(queue)
 	pipe := s.rdb.Pipeline()
 	exists := pipe.Exists(ctx, k.meta)
@@ -87,6 +110,18 @@ func (s *Store) PeekPage(ctx context.Context, queue, tag string, max int, from s
 	if tag, err = s.resolveTag(ctx, queue, tag); err != nil {
 		return nil, "", err
 	}
+	n, err := s.partitions(ctx, queue)
+	if err != nil {
+		return nil, "", err
+	}
+	if n > 1 {
+		return s.peekParts(ctx, queue, tag, n, max, from)
+	}
+	return s.peekPage(ctx, queue, tag, max, from)
+}
+
+// peekPage is PeekPage on one queue or partition queue, its tag resolved.
+func (s *Store) peekPage(ctx context.Context, queue, tag string, max int, from string) (msgs []tags.Message, next string, err error) {
 	k := s.qkeys(queue)
 	tk := k.tag(tag)
 	part, where := "v", ""

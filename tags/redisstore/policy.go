@@ -106,9 +106,15 @@ func decodePolicy(m map[string]string) *tags.RedrivePolicy {
 
 // clearPolicy removes source's redrive policy if it still names dlq.
 func (s *Store) clearPolicy(ctx context.Context, source, dlq string) error {
-	err := scriptUpdateQueue.Run(ctx, s.rdb, []string{s.qkeys(source).meta}, "rpq", dlq, 2, "rpq", "rpm").Err()
-	if err = mapErr(err, source, ""); tags.ReasonOf(err) == tags.ReasonQueueNotFound {
-		return nil
+	n, err := s.partitions(ctx, source)
+	if err != nil {
+		return err
 	}
-	return err
+	for _, sub := range partNames(source, n) {
+		err := scriptUpdateQueue.Run(ctx, s.rdb, []string{s.qkeys(sub).meta}, "rpq", dlq, 2, "rpq", "rpm").Err()
+		if err = mapErr(err, source, ""); err != nil && tags.ReasonOf(err) != tags.ReasonQueueNotFound {
+			return err
+		}
+	}
+	return nil
 }

@@ -45,7 +45,14 @@ func (s *Store) CreateQueue(ctx context.Context, cfg tags.QueueConfig) (*tags.Qu
 	k := s.qkeys(q.Name)
 	tagCfg, _ := json.Marshal(storedTag{Start: storedStart{Kind: tags.StartNow}})
 	args := append([]any{q.DefaultTagName, tagCfg}, encodeMeta(q)...)
-	ct, err := scriptCreateQueue.Run(ctx, s.rdb, []string{k.meta, k.tags, k.stream, k.tag(q.DefaultTagName).state, k.sizes, k.holes}, args...).Int64()
+	err := s.createPartitions(ctx, q, tagCfg) // partitions 1..P-1 first: partition 0 makes the queue
+	var ct int64
+	if err == nil {
+		ct, err = scriptCreateQueue.Run(ctx, s.rdb, []string{k.meta, k.tags, k.stream, k.tag(q.DefaultTagName).state, k.sizes, k.holes}, args...).Int64()
+		if err != nil && q.Partitions > 1 && !isExists(err) {
+			s.dropPartitions(ctx, q.Name, int(q.Partitions))
+		}
+	}
 	if err != nil {
 		if p := q.RedrivePolicy; p != nil {
 			// Undo the source entry unless the existing queue has the same policy.
@@ -57,6 +64,7 @@ func (s *Store) CreateQueue(ctx context.Context, cfg tags.QueueConfig) (*tags.Qu
 	}
 	q.CreateTime = time.UnixMilli(ct)
 	q.UpdateTime = q.CreateTime
+	s.forgetPartitions(q.Name)
 	if q.RedrivePolicy != nil {
 		s.newWork(ctx) // a source queue to sweep
 	}
@@ -86,10 +94,14 @@ func encodeMeta(q *tags.Queue) []any {
 	if p := q.RedrivePolicy; p != nil {
 		fields = append(fields, "rpq", p.DeadLetterQueue, "rpm", p.MaxReceiveCount)
 	}
-	return fields
+	if q.Partitions > 1 {
+		fields = append(fields, "np", q.Partitions)
+	}
+	return shareFields(fields, int(q.Partitions), q.MaxMessageBytes)
 }
 
 func decodeMeta(name string, m map[string]string) *tags.Queue {
+	unshare(m)
 	n32 := func(k string) int32 { v, _ := strconv.ParseInt(m[k], 10, 32); return int32(v) }
 	ms := func(k string) time.Time { v, _ := strconv.ParseInt(m[k], 10, 64); return time.UnixMilli(v) }
 	q := &tags.Queue{
@@ -110,6 +122,7 @@ func decodeMeta(name string, m map[string]string) *tags.Queue {
 		ContentBasedDeduplication: m["cbd"] == "1",
 		WriteQuotaPerSecond:       n32("wq"),
 		ReadQuotaPerSecond:        n32("rq"),
+		Partitions:                max(n32("np"), 1),
 	}
 	q.DeduplicatedTotal, _ = strconv.ParseInt(m["ddn"], 10, 64)
 	q.RedrivePolicy = decodePolicy(m)
@@ -177,19 +190,30 @@ func (s *Store) queueInfos(ctx context.Context, names []string) ([]*tags.Queue, 
 		if q.DefaultTagName == "" {
 			continue // no default tag
 		}
-		calls = append(calls, s.tagStateCall(n, q.DefaultTagName))
-		at = append(at, i)
+		for _, sub := range partNames(n, int(q.Partitions)) {
+			calls = append(calls, s.tagStateCall(sub, q.DefaultTagName))
+			at = append(at, i)
+		}
+	}
+	if err := s.addPartitionCounts(ctx, out); err != nil {
+		return nil, err
 	}
 	cmds, err := s.evalPipelined(ctx, scriptTagState, calls)
 	if err != nil {
 		return nil, err
 	}
 	for j, i := range at {
+		if out[i] == nil {
+			continue
+		}
 		res, err := cmds[j].Slice()
 		st, err := parseTagState(names[i], out[i].DefaultTagName, res, err)
 		switch {
 		case err == nil:
-			out[i].DefaultTag = &st.State
+			if out[i].DefaultTag == nil {
+				out[i].DefaultTag = &tags.TagState{}
+			}
+			addState(out[i].DefaultTag, st.State)
 		case tags.ReasonOf(err) == tags.ReasonTagNotFound:
 			// The default tag was deleted; the queue has no default state.
 		case tags.ReasonOf(err) == tags.ReasonQueueNotFound:
@@ -430,8 +454,18 @@ func (s *Store) UpdateQueue(ctx context.Context, name string, u tags.QueueUpdate
 		}
 	}
 	args := append([]any{"", "", len(del)}, del...)
-	if err := scriptUpdateQueue.Run(ctx, s.rdb, []string{k.meta}, append(args, set...)...).Err(); err != nil {
-		return nil, mapErr(err, name, "")
+	// Every partition (partitions 1..P-1 first), each with its share of
+	// the caps and quotas (partition.go).
+	mmb := cur.MaxMessageBytes
+	if u.MaxMessageBytes != nil {
+		mmb = *u.MaxMessageBytes
+	}
+	set = shareFields(set, int(cur.Partitions), mmb)
+	parts := partNames(name, int(cur.Partitions))
+	for i := len(parts) - 1; i >= 0; i-- {
+		if err := scriptUpdateQueue.Run(ctx, s.rdb, []string{s.qkeys(parts[i]).meta}, append(args, set...)...).Err(); err != nil {
+			return nil, mapErr(err, name, "")
+		}
 	}
 	if old := cur.RedrivePolicy; u.SetRedrivePolicy && old != nil &&
 		(u.RedrivePolicy == nil || u.RedrivePolicy.DeadLetterQueue != old.DeadLetterQueue) {
@@ -500,17 +534,16 @@ func (s *Store) DeleteQueue(ctx context.Context, name string, force bool) error 
 			}
 		}
 	}
-	// Dead letters staged in the outbox go to their DLQ first: deleting
-	// the source must not lose them.
-	if _, err := s.RelayOutbox(ctx, name); err != nil {
+	// Partitions 1..P-1 first: partition 0 is the queue while it exists.
+	n, err := s.partitions(ctx, name)
+	if err != nil {
 		return err
 	}
-	err = s.withTags(ctx, name, func(names, tagKeys []string) error {
-		keys := append([]string{k.meta, k.stream, k.tags, k.filters, k.delayed, k.wake, k.sources, k.outbox, k.dedupe, k.moves,
-			k.sizes, k.holes, k.sendDedup, k.sendDedupExp}, tagKeys...)
-		return mapErr(scriptDeleteQueue.Run(ctx, s.rdb, keys, toAny(names)...).Err(), name, "")
-	})
-	if err != nil {
+	s.forgetPartitions(name)
+	if err := s.dropPartitions(ctx, name, n); err != nil {
+		return err
+	}
+	if err := s.removeQueue(ctx, name); err != nil {
 		return err
 	}
 	if err := s.rdb.ZRem(ctx, s.indexKey(), name).Err(); err != nil {
@@ -532,6 +565,21 @@ func (s *Store) DeleteQueue(ctx context.Context, name string, force bool) error 
 	return nil
 }
 
+// removeQueue removes a queue's (or a partition queue's) keys, once the
+// dead letters staged in its outbox went to their DLQ: deleting the source
+// must not lose them.
+func (s *Store) removeQueue(ctx context.Context, name string) error {
+	if _, err := s.RelayOutbox(ctx, name); err != nil {
+		return err
+	}
+	k := s.qkeys(name)
+	return s.withTags(ctx, name, func(names, tagKeys []string) error {
+		keys := append([]string{k.meta, k.stream, k.tags, k.filters, k.delayed, k.wake, k.sources, k.outbox, k.dedupe, k.moves,
+			k.sizes, k.holes, k.sendDedup, k.sendDedupExp}, tagKeys...)
+		return mapErr(scriptDeleteQueue.Run(ctx, s.rdb, keys, toAny(names)...).Err(), name, "")
+	})
+}
+
 // PurgeQueue drops every message (attributes, tags and totals stay) and
 // returns how many were dropped.
 func (s *Store) PurgeQueue(ctx context.Context, name string) (int64, error) {
@@ -539,15 +587,24 @@ func (s *Store) PurgeQueue(ctx context.Context, name string) (int64, error) {
 	if e := tags.CheckName("name", "queue", name); e != nil {
 		return 0, e
 	}
-	k := s.qkeys(name)
-	var n int64
-	err := s.withTags(ctx, name, func(names, tagKeys []string) error {
-		keys := append(append([]string{k.meta, k.stream, k.tags, k.filters, k.delayed}, tagKeys...), k.sizes, k.holes)
-		var err error
-		n, err = scriptPurge.Run(ctx, s.rdb, keys, toAny(names)...).Int64()
-		return mapErr(err, name, "")
-	})
-	return n, err
+	parts, err := s.partitions(ctx, name)
+	if err != nil {
+		return 0, err
+	}
+	var total int64
+	for _, sub := range partNames(name, parts) {
+		k := s.qkeys(sub)
+		err := s.withTags(ctx, sub, func(names, tagKeys []string) error {
+			keys := append(append([]string{k.meta, k.stream, k.tags, k.filters, k.delayed}, tagKeys...), k.sizes, k.holes)
+			n, err := scriptPurge.Run(ctx, s.rdb, keys, toAny(names)...).Int64()
+			total += n
+			return mapErr(err, name, "")
+		})
+		if err != nil {
+			return total, err
+		}
+	}
+	return total, nil
 }
 
 func toAny(ss []string) []any {

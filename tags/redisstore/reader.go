@@ -212,5 +212,11 @@ func (s *Store) OpenReader(ctx context.Context, queue, tag string, visibilitySec
 	if err != nil {
 		return nil, err
 	}
-	return r, nil
+	n, err := s.partitions(ctx, queue)
+	if err != nil || n == 1 {
+		return r, err
+	}
+	// A partitioned queue's stream reads every partition.
+	r.Close()
+	return s.newPartReader(ctx, queue, r.tag, n, r.visMs)
 }

@@ -58,6 +58,11 @@ func (s *Store) Receive(ctx context.Context, queue, tag string, opt tags.Receive
 	if opt.VisibilitySeconds != nil {
 		visMs = int64(*opt.VisibilitySeconds) * 1000
 	}
+	if n, err := s.partitions(ctx, queue); err != nil {
+		return nil, err
+	} else if n > 1 {
+		return s.receiveParts(ctx, queue, tag, n, opt, visMs)
+	}
 	if limit, left, ok := s.spentFor(tagKey{queue, tag}); ok {
 		return nil, tags.QuotaExceeded(queue, tag, tags.QuotaRead, limit, ceilMs(left))
 	}

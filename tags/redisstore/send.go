@@ -31,6 +31,18 @@ func (s *Store) Send(ctx context.Context, queue string, msgs []tags.OutMessage) 
 	if e := tags.CheckName("queue", "queue", queue); e != nil {
 		return nil, e
 	}
+	n, err := s.partitions(ctx, queue)
+	if err != nil {
+		return nil, err
+	}
+	if n > 1 {
+		return s.sendParts(ctx, queue, n, msgs)
+	}
+	return s.send(ctx, queue, msgs)
+}
+
+// send is Send to one queue or partition queue.
+func (s *Store) send(ctx context.Context, queue string, msgs []tags.OutMessage) ([]tags.SendResult, error) {
 	if len(msgs) == 0 || len(msgs) > tags.MaxBatchEntries {
 		return nil, tags.Invalid(tags.ReasonBatchTooLarge, "entries", "a batch has 1-%d entries, got %d", tags.MaxBatchEntries, len(msgs))
 	}

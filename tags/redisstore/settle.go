@@ -15,6 +15,8 @@ import (
 // batches may have applied and others not, and their Errs are unset.
 func (s *Store) Settle(ctx context.Context, batches []*tags.SettleBatch) error {
 	ctx = s.acked(ctx) // S20: acknowledged once replicated
+	batches, back := splitParts(batches)
+	defer back()
 	calls := make([]scriptCall, 0, len(batches))
 	type part struct {
 		b     *tags.SettleBatch

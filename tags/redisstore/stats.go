@@ -18,12 +18,16 @@ type queueRead struct {
 	tags.QueueStats
 	created, added int64
 	admissions     string
+	parts          int // partitions (a partitioned queue's figures are the sums: never taken as idle)
 }
 
 // idle: every tag of q has nothing available, in flight or delayed, so
 // that its state changes only if a message comes (or the queue or a tag
 // is made anew).
 func (q *queueRead) idle() bool {
+	if q.parts > 1 {
+		return false
+	}
 	for _, t := range q.Tags {
 		if st := t.State; st.Available != 0 || st.InFlight != 0 || st.Delayed != 0 {
 			return false
@@ -94,7 +98,7 @@ func (s *Store) statsSince(ctx context.Context, maxTags int, prev []queueRead) (
 // admissions hash). Queues deleted meanwhile are left out.
 func (s *Store) statsOf(ctx context.Context, names []string, was map[string]*queueRead) ([]queueRead, error) {
 	type reads struct {
-		meta             *redis.SliceCmd // ct (set on every queue), ddn, added
+		meta             *redis.SliceCmd // ct (set on every queue), ddn, added, np
 		messages, outbox *redis.IntCmd
 		tags             *redis.StringSliceCmd
 		moves            *redis.StringSliceCmd
@@ -105,7 +109,7 @@ func (s *Store) statsOf(ctx context.Context, names []string, was map[string]*que
 	pipe := s.rdb.Pipeline()
 	for i, q := range names {
 		k := s.qkeys(q)
-		rs[i] = reads{meta: pipe.HMGet(ctx, k.meta, "ct", "ddn", "added"), messages: pipe.XLen(ctx, k.stream), outbox: pipe.XLen(ctx, k.outbox),
+		rs[i] = reads{meta: pipe.HMGet(ctx, k.meta, "ct", "ddn", "added", "np"), messages: pipe.XLen(ctx, k.stream), outbox: pipe.XLen(ctx, k.outbox),
 			tags: pipe.HKeys(ctx, k.tags), moves: pipe.HVals(ctx, k.moves), admissions: pipe.HGetAll(ctx, k.filters)}
 		if old := was[q]; old != nil {
 			for _, t := range old.Tags {
@@ -124,7 +128,7 @@ func (s *Store) statsOf(ctx context.Context, names []string, was map[string]*que
 	var refs []ref
 	for i, q := range names {
 		meta := rs[i].meta.Val()
-		if len(meta) != 3 || meta[0] == nil {
+		if len(meta) != 4 || meta[0] == nil {
 			continue
 		}
 		ct, _ := meta[0].(string)
@@ -134,6 +138,7 @@ func (s *Store) statsOf(ctx context.Context, names []string, was map[string]*que
 		st.Deduplicated, _ = strconv.ParseInt(ddn, 10, 64)
 		st.created, _ = strconv.ParseInt(ct, 10, 64)
 		st.added, _ = strconv.ParseInt(added, 10, 64)
+		st.parts = max(int(toInt64(meta[3])), 1)
 		for _, raw := range rs[i].moves.Val() {
 			t, err := decodeTask(q, raw)
 			if err == nil && t.State == tags.MoveRunning {
@@ -179,6 +184,49 @@ func (s *Store) statsOf(ctx context.Context, names []string, was map[string]*que
 			}
 		}
 		out[i].Tags = live
+	}
+	return s.addPartitionStats(ctx, out)
+}
+
+// addPartitionStats adds to each partitioned queue of out (as read from
+// partition 0) its other partitions' figures: messages, outbox and
+// deduplications add up, and each tag's state (partition.go).
+func (s *Store) addPartitionStats(ctx context.Context, out []queueRead) ([]queueRead, error) {
+	var subs []string
+	for _, q := range out {
+		if q.parts > 1 && partIndex(q.Name) == 0 {
+			for k := 1; k < q.parts; k++ {
+				subs = append(subs, partName(q.Name, k))
+			}
+		}
+	}
+	if len(subs) == 0 {
+		return out, nil
+	}
+	parts, err := s.statsOf(ctx, subs, nil)
+	if err != nil {
+		return nil, err
+	}
+	at := make(map[string]int, len(out))
+	for i := range out {
+		at[out[i].Name] = i
+	}
+	for _, p := range parts {
+		i, ok := at[queueOf(p.Name)]
+		if !ok {
+			continue
+		}
+		q := &out[i]
+		q.Messages += p.Messages
+		q.Outbox += p.Outbox
+		q.Deduplicated += p.Deduplicated
+		for _, pt := range p.Tags {
+			for _, t := range q.Tags {
+				if t.Name == pt.Name {
+					addState(&t.State, pt.State)
+				}
+			}
+		}
 	}
 	return out, nil
 }

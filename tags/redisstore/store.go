@@ -102,8 +102,12 @@ type Store struct {
 	hintGen   uint64   // hints forgotten so far (see noteHint)
 	limits    sync.Map // queue -> sendLimits, for sends' fast path
 	keyCache  sync.Map // queue -> *queueKeys (see qkeys)
-	keyCacheN atomic.Int64
-	rooms     sync.Map // queue -> room: what a capped queue could take when last seen
+	// partCounts: queue -> partCount; partNext: queue -> *atomic.Uint32,
+	// the next partition a batch goes to (partition.go).
+	partCounts sync.Map
+	partNext   sync.Map
+	keyCacheN  atomic.Int64
+	rooms      sync.Map // queue -> room: what a capped queue could take when last seen
 	// spentQuotas: writeQuotaKey or tagKey -> spent, a rate quota that ran
 	// out this second (see quota.go); readQuotas: tagKey -> int64, the
 	// tag's read quota as its last receive script said (0: none).

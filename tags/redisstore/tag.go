@@ -98,13 +98,27 @@ func (s *Store) CreateTag(ctx context.Context, queue string, cfg tags.TagConfig)
 		fjson = string(b)
 	}
 	cfgJSON, _ := json.Marshal(st)
-	k := s.qkeys(queue)
-	tk := k.tag(cfg.Name)
-	_, err := scriptCreateTag.Run(ctx, s.rdb,
-		[]string{k.meta, k.tags, k.stream, tk.state, k.filters, tk.visible, tk.parked, tk.last, tk.batches},
-		cfg.Name, cfgJSON, int(st.Start.Kind), st.Start.AtMs, fjson, visMs, tags.MaxTagsPerQueue, readQuota).Result()
+	n, err := s.partitions(ctx, queue)
 	if err != nil {
-		return nil, mapErr(err, queue, cfg.Name)
+		return nil, err
+	}
+	if n > 1 && readQuota > 0 {
+		readQuota = (readQuota + int32(n) - 1) / int32(n) // each partition's share (partition.go)
+	}
+	// Partitions 1..P-1 first: partition 0's tags are the queue's.
+	parts := partNames(queue, n)
+	for i := len(parts) - 1; i >= 0; i-- {
+		k := s.qkeys(parts[i])
+		tk := k.tag(cfg.Name)
+		_, err := scriptCreateTag.Run(ctx, s.rdb,
+			[]string{k.meta, k.tags, k.stream, tk.state, k.filters, tk.visible, tk.parked, tk.last, tk.batches},
+			cfg.Name, cfgJSON, int(st.Start.Kind), st.Start.AtMs, fjson, visMs, tags.MaxTagsPerQueue, readQuota).Result()
+		if err != nil {
+			for _, made := range parts[i+1:] { // undo: no tag on some partitions only
+				_ = s.deleteTag(ctx, made, cfg.Name)
+			}
+			return nil, mapErr(err, queue, cfg.Name)
+		}
 	}
 	return s.GetTag(ctx, queue, cfg.Name)
 }
@@ -121,9 +135,58 @@ func (s *Store) GetTag(ctx context.Context, queue, tag string) (*tags.Tag, error
 }
 
 func (s *Store) tagState(ctx context.Context, queue, tag string) (*tags.Tag, error) {
-	c := s.tagStateCall(queue, tag)
-	res, err := scriptTagState.Run(ctx, s.rdb, c.keys, c.args...).Slice()
-	return parseTagState(queue, tag, res, err)
+	n, err := s.partitions(ctx, queue)
+	if err != nil {
+		return nil, err
+	}
+	if n == 1 {
+		c := s.tagStateCall(queue, tag)
+		res, err := scriptTagState.Run(ctx, s.rdb, c.keys, c.args...).Slice()
+		return parseTagState(queue, tag, res, err)
+	}
+	ts, err := s.tagStates(ctx, queue, n, []string{tag})
+	if err != nil {
+		return nil, err
+	}
+	if ts[0] == nil {
+		return nil, tags.TagNotFound(queue, tag)
+	}
+	return ts[0], nil
+}
+
+// tagStates reads the state of queue's tags names, summed over its n
+// partitions, in one pipelined round trip; a tag missing from partition 0
+// is nil.
+func (s *Store) tagStates(ctx context.Context, queue string, n int, names []string) ([]*tags.Tag, error) {
+	calls := make([]scriptCall, 0, n*len(names))
+	for _, tag := range names {
+		for _, sub := range partNames(queue, n) {
+			calls = append(calls, s.tagStateCall(sub, tag))
+		}
+	}
+	cmds, err := s.evalPipelined(ctx, scriptTagState, calls)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*tags.Tag, len(names))
+	for i, tag := range names {
+		for k := range n {
+			res, err := cmds[i*n+k].Slice()
+			t, err := parseTagState(queue, tag, res, err)
+			switch {
+			case tags.ReasonOf(err) == tags.ReasonTagNotFound:
+				// Not in partition 0: no such tag. Not in another: a tag
+				// being created or deleted there; it holds nothing.
+			case err != nil:
+				return nil, err
+			case k == 0:
+				out[i] = t
+			case out[i] != nil:
+				addState(&out[i].State, t.State)
+			}
+		}
+	}
+	return out, nil
 }
 
 func (s *Store) tagStateCall(queue, tag string) scriptCall {
@@ -190,25 +253,19 @@ func (s *Store) ListTags(ctx context.Context, queue string, pageSize int, pageTo
 		all = all[:size]
 		next = all[size-1]
 	}
-	calls := make([]scriptCall, len(all))
-	for i, n := range all {
-		calls[i] = s.tagStateCall(queue, n)
+	parts, err := s.partitions(ctx, queue)
+	if err != nil {
+		return nil, "", err
 	}
-	cmds, err := s.evalPipelined(ctx, scriptTagState, calls)
+	ts, err := s.tagStates(ctx, queue, parts, all)
 	if err != nil {
 		return nil, "", err
 	}
 	out := make([]*tags.Tag, 0, len(all))
-	for i, n := range all {
-		res, err := cmds[i].Slice()
-		t, err := parseTagState(queue, n, res, err)
-		if tags.ReasonOf(err) == tags.ReasonTagNotFound {
-			continue // deleted meanwhile
+	for _, t := range ts {
+		if t != nil { // nil: deleted meanwhile
+			out = append(out, t)
 		}
-		if err != nil {
-			return nil, "", err
-		}
-		out = append(out, t)
 	}
 	return out, next, nil
 }
@@ -222,9 +279,27 @@ func (s *Store) DeleteTag(ctx context.Context, queue, tag string) error {
 	if e := tags.CheckName("name", "tag", tag); e != nil {
 		return e
 	}
-	k := s.qkeys(queue)
+	n, err := s.partitions(ctx, queue)
+	if err != nil {
+		return err
+	}
+	// Partition 0 first: a tag is the queue's while partition 0 has it.
+	for _, sub := range partNames(queue, n) {
+		if err := s.deleteTag(ctx, sub, tag); err != nil {
+			if sub != queue && tags.ReasonOf(err) == tags.ReasonTagNotFound {
+				continue // a partition a failed CreateTag did not reach
+			}
+			return mapErr(err, queue, tag)
+		}
+	}
+	return nil
+}
+
+// deleteTag removes tag from one partition queue (or a queue).
+func (s *Store) deleteTag(ctx context.Context, sub, tag string) error {
+	k := s.qkeys(sub)
 	tk := k.tag(tag)
 	err := scriptDeleteTag.Run(ctx, s.rdb,
 		[]string{k.meta, k.tags, k.stream, tk.state, tk.visible, tk.parked, k.filters, tk.last, tk.batches}, tag).Err()
-	return mapErr(err, queue, tag)
+	return mapErr(err, queueOf(sub), tag)
 }
