@@ -236,7 +236,7 @@ var _ tags.TagReader = (*partReader)(nil)
 // receiveParts is Receive on a queue of n partitions: one pass over them,
 // and when it finds nothing and the receive may wait, a wait on all of
 // them.
-func (s *Store) receiveParts(ctx context.Context, queue, tag string, n int, opt tags.ReceiveOptions, visMs int64) ([]tags.Message, error) {
+func (s *Store) receiveParts(ctx context.Context, queue, tag, expect string, n int, opt tags.ReceiveOptions, visMs int64) ([]tags.Message, error) {
 	start := time.Now()
 	var got []tags.Message
 	wait := int32(-1)
@@ -250,7 +250,7 @@ func (s *Store) receiveParts(ctx context.Context, queue, tag string, n int, opt 
 			continue
 		}
 		spentAll = false
-		r, err := s.receiveOnce(ctx, sub, tag, "", opt.MaxMessages-len(got), visMs)
+		r, err := s.receiveOnce(ctx, sub, tag, expect, opt.MaxMessages-len(got), visMs)
 		if err != nil {
 			if tags.ReasonOf(err) == tags.ReasonQueueNotFound {
 				s.forgetPartitions(queue)

@@ -61,7 +61,15 @@ func (s *Store) Receive(ctx context.Context, queue, tag string, opt tags.Receive
 	if n, err := s.partitions(ctx, queue); err != nil {
 		return nil, err
 	} else if n > 1 {
-		return s.receiveParts(ctx, queue, tag, n, opt, visMs)
+		msgs, err := s.receiveParts(ctx, queue, tag, expect, n, opt, visMs)
+		if errors.Is(err, errDefaultTagChanged) || tags.ReasonOf(err) == tags.ReasonQueueNotFound {
+			s.dtags.Delete(queue) // made again (its partitions too), or its default tag deleted
+			s.forgetPartitions(queue)
+			if expect != "" && errors.Is(err, errDefaultTagChanged) {
+				return s.Receive(ctx, queue, "", opt)
+			}
+		}
+		return msgs, err
 	}
 	if limit, left, ok := s.spentFor(tagKey{queue, tag}); ok {
 		return nil, tags.QuotaExceeded(queue, tag, tags.QuotaRead, limit, ceilMs(left))

@@ -179,6 +179,27 @@ func (b *B) queue(name string, cfg ...func(*tags.QueueConfig)) *tags.Queue {
 	return q
 }
 
+// inOrder asserts that got is want, in want's order on a queue of one
+// partition; on a partitioned queue, whose partitions a receive or a
+// listing takes in turn, the same elements in any order (order holds
+// within a partition, and per topic: S13).
+func (b *B) inOrder(q string, want, got []string, msgAndArgs ...any) {
+	b.t.Helper()
+	if b.partitions(q) > 1 {
+		require.ElementsMatch(b.t, want, got, msgAndArgs...)
+		return
+	}
+	require.Equal(b.t, want, got, msgAndArgs...)
+}
+
+// partitions is queue q's partition count.
+func (b *B) partitions(q string) int32 {
+	b.t.Helper()
+	got, err := b.s.GetQueue(b.ctx, q)
+	require.NoError(b.t, err)
+	return max(got.Partitions, 1)
+}
+
 func (b *B) tag(q, name string, cfg ...func(*tags.TagConfig)) *tags.Tag {
 	b.t.Helper()
 	c := tags.TagConfig{Name: name}
