@@ -260,10 +260,13 @@ func selectAttributes(attrs map[string]attrValue, names []string) map[string]att
 	return out
 }
 
-// sequenceNumber is a FIFO message's SequenceNumber, from its stream id:
-// increasing with the id ("" when the id is not a stream id).
+// sequenceNumber is a FIFO message's SequenceNumber, from its stream id
+// (a partitioned queue's message id is its partition's stream id and
+// "@<partition>": a topic lives in one partition, so its messages' numbers
+// increase): increasing with the id ("" when the id is not a stream id).
 func sequenceNumber(messageID string) string {
-	ms, seq, ok := streamid.Parse(messageID)
+	id, _, _ := strings.Cut(messageID, "@")
+	ms, seq, ok := streamid.Parse(id)
 	if !ok {
 		return ""
 	}
