@@ -159,6 +159,16 @@ public final class QueueProto {
   static final 
     com.google.protobuf.GeneratedMessageV3.FieldAccessorTable
       internal_static_tagq_v1_DeleteTagResponse_fieldAccessorTable;
+  static final com.google.protobuf.Descriptors.Descriptor
+    internal_static_tagq_v1_SeekTagRequest_descriptor;
+  static final 
+    com.google.protobuf.GeneratedMessageV3.FieldAccessorTable
+      internal_static_tagq_v1_SeekTagRequest_fieldAccessorTable;
+  static final com.google.protobuf.Descriptors.Descriptor
+    internal_static_tagq_v1_SeekTagResponse_descriptor;
+  static final 
+    com.google.protobuf.GeneratedMessageV3.FieldAccessorTable
+      internal_static_tagq_v1_SeekTagResponse_fieldAccessorTable;
 
   public static com.google.protobuf.Descriptors.FileDescriptor
       getDescriptor() {
@@ -285,32 +295,38 @@ public final class QueueProto {
       "\017next_page_token\030\002 \001(\tR\rnextPageToken\"<\n" +
       "\020DeleteTagRequest\022\024\n\005queue\030\001 \001(\tR\005queue\022" +
       "\022\n\004name\030\002 \001(\tR\004name\"\023\n\021DeleteTagResponse" +
-      "*r\n\016OverflowPolicy\022\037\n\033OVERFLOW_POLICY_UN" +
-      "SPECIFIED\020\000\022\036\n\032OVERFLOW_POLICY_REJECT_NE" +
-      "W\020\001\022\037\n\033OVERFLOW_POLICY_DROP_OLDEST\020\002*R\n\t" +
-      "QueueView\022\032\n\026QUEUE_VIEW_UNSPECIFIED\020\000\022\024\n" +
-      "\020QUEUE_VIEW_BASIC\020\001\022\023\n\017QUEUE_VIEW_TAGS\020\002" +
-      "2\277\005\n\014QueueService\022H\n\013CreateQueue\022\033.tagq." +
-      "v1.CreateQueueRequest\032\034.tagq.v1.CreateQu" +
-      "eueResponse\022?\n\010GetQueue\022\030.tagq.v1.GetQue" +
-      "ueRequest\032\031.tagq.v1.GetQueueResponse\022E\n\n" +
-      "ListQueues\022\032.tagq.v1.ListQueuesRequest\032\033" +
-      ".tagq.v1.ListQueuesResponse\022H\n\013UpdateQue" +
-      "ue\022\033.tagq.v1.UpdateQueueRequest\032\034.tagq.v" +
-      "1.UpdateQueueResponse\022H\n\013DeleteQueue\022\033.t" +
-      "agq.v1.DeleteQueueRequest\032\034.tagq.v1.Dele" +
-      "teQueueResponse\022E\n\nPurgeQueue\022\032.tagq.v1." +
-      "PurgeQueueRequest\032\033.tagq.v1.PurgeQueueRe" +
-      "sponse\022B\n\tCreateTag\022\031.tagq.v1.CreateTagR" +
-      "equest\032\032.tagq.v1.CreateTagResponse\0229\n\006Ge" +
-      "tTag\022\026.tagq.v1.GetTagRequest\032\027.tagq.v1.G" +
-      "etTagResponse\022?\n\010ListTags\022\030.tagq.v1.List" +
-      "TagsRequest\032\031.tagq.v1.ListTagsResponse\022B" +
-      "\n\tDeleteTag\022\031.tagq.v1.DeleteTagRequest\032\032" +
-      ".tagq.v1.DeleteTagResponseBV\n\013com.tagq.v" +
-      "1B\nQueueProtoP\001\242\002\003TXX\252\002\007Tagq.V1\312\002\007Tagq\\V" +
-      "1\342\002\023Tagq\\V1\\GPBMetadata\352\002\010Tagq::V1b\006prot" +
-      "o3"
+      "\"\227\001\n\016SeekTagRequest\022\024\n\005queue\030\001 \001(\tR\005queu" +
+      "e\022\022\n\004name\030\002 \001(\tR\004name\0220\n\004time\030\003 \001(\0132\032.go" +
+      "ogle.protobuf.TimestampH\000R\004time\022\037\n\nmessa" +
+      "ge_id\030\004 \001(\tH\000R\tmessageIdB\010\n\006target\"1\n\017Se" +
+      "ekTagResponse\022\036\n\003tag\030\001 \001(\0132\014.tagq.v1.Tag" +
+      "R\003tag*r\n\016OverflowPolicy\022\037\n\033OVERFLOW_POLI" +
+      "CY_UNSPECIFIED\020\000\022\036\n\032OVERFLOW_POLICY_REJE" +
+      "CT_NEW\020\001\022\037\n\033OVERFLOW_POLICY_DROP_OLDEST\020" +
+      "\002*R\n\tQueueView\022\032\n\026QUEUE_VIEW_UNSPECIFIED" +
+      "\020\000\022\024\n\020QUEUE_VIEW_BASIC\020\001\022\023\n\017QUEUE_VIEW_T" +
+      "AGS\020\0022\375\005\n\014QueueService\022H\n\013CreateQueue\022\033." +
+      "tagq.v1.CreateQueueRequest\032\034.tagq.v1.Cre" +
+      "ateQueueResponse\022?\n\010GetQueue\022\030.tagq.v1.G" +
+      "etQueueRequest\032\031.tagq.v1.GetQueueRespons" +
+      "e\022E\n\nListQueues\022\032.tagq.v1.ListQueuesRequ" +
+      "est\032\033.tagq.v1.ListQueuesResponse\022H\n\013Upda" +
+      "teQueue\022\033.tagq.v1.UpdateQueueRequest\032\034.t" +
+      "agq.v1.UpdateQueueResponse\022H\n\013DeleteQueu" +
+      "e\022\033.tagq.v1.DeleteQueueRequest\032\034.tagq.v1" +
+      ".DeleteQueueResponse\022E\n\nPurgeQueue\022\032.tag" +
+      "q.v1.PurgeQueueRequest\032\033.tagq.v1.PurgeQu" +
+      "eueResponse\022B\n\tCreateTag\022\031.tagq.v1.Creat" +
+      "eTagRequest\032\032.tagq.v1.CreateTagResponse\022" +
+      "9\n\006GetTag\022\026.tagq.v1.GetTagRequest\032\027.tagq" +
+      ".v1.GetTagResponse\022?\n\010ListTags\022\030.tagq.v1" +
+      ".ListTagsRequest\032\031.tagq.v1.ListTagsRespo" +
+      "nse\022B\n\tDeleteTag\022\031.tagq.v1.DeleteTagRequ" +
+      "est\032\032.tagq.v1.DeleteTagResponse\022<\n\007SeekT" +
+      "ag\022\027.tagq.v1.SeekTagRequest\032\030.tagq.v1.Se" +
+      "ekTagResponseBV\n\013com.tagq.v1B\nQueueProto" +
+      "P\001\242\002\003TXX\252\002\007Tagq.V1\312\002\007Tagq\\V1\342\002\023Tagq\\V1\\G" +
+      "PBMetadata\352\002\010Tagq::V1b\006proto3"
     };
     descriptor = com.google.protobuf.Descriptors.FileDescriptor
       .internalBuildGeneratedFileFrom(descriptorData,
@@ -492,6 +508,18 @@ public final class QueueProto {
       com.google.protobuf.GeneratedMessageV3.FieldAccessorTable(
         internal_static_tagq_v1_DeleteTagResponse_descriptor,
         new java.lang.String[] { });
+    internal_static_tagq_v1_SeekTagRequest_descriptor =
+      getDescriptor().getMessageTypes().get(27);
+    internal_static_tagq_v1_SeekTagRequest_fieldAccessorTable = new
+      com.google.protobuf.GeneratedMessageV3.FieldAccessorTable(
+        internal_static_tagq_v1_SeekTagRequest_descriptor,
+        new java.lang.String[] { "Queue", "Name", "Time", "MessageId", "Target", });
+    internal_static_tagq_v1_SeekTagResponse_descriptor =
+      getDescriptor().getMessageTypes().get(28);
+    internal_static_tagq_v1_SeekTagResponse_fieldAccessorTable = new
+      com.google.protobuf.GeneratedMessageV3.FieldAccessorTable(
+        internal_static_tagq_v1_SeekTagResponse_descriptor,
+        new java.lang.String[] { "Tag", });
     com.google.protobuf.FieldMaskProto.getDescriptor();
     com.google.protobuf.TimestampProto.getDescriptor();
   }
