@@ -408,7 +408,7 @@ func (c *cli) printQueues(qs ...*tagqv1.Queue) error {
 // ---- tags
 
 func (c *cli) tagCmd() *cobra.Command {
-	cmd := &cobra.Command{Use: "tag", Short: "Create, list, show and delete tags (independent readers of a queue)"}
+	cmd := &cobra.Command{Use: "tag", Short: "Create, list, show, seek and delete tags (independent readers of a queue)"}
 	var oldest bool
 	var from string
 	var filters []string
@@ -498,7 +498,72 @@ func (c *cli) tagCmd() *cobra.Command {
 			return nil
 		},
 	}
-	cmd.AddCommand(create, list, get, del)
+	cmd.AddCommand(create, list, get, del, c.tagSeekCmd())
+	return cmd
+}
+
+// tagSeekCmd is `tagq tag seek`: a tag's cursor moved (DESIGN S22).
+func (c *cli) tagSeekCmd() *cobra.Command {
+	var at, messageID string
+	var ago time.Duration
+	var oldest, now bool
+	cmd := &cobra.Command{
+		Use:   "seek QUEUE NAME (--time T | --ago D | --message-id ID | --oldest | --now)",
+		Short: "Move a tag's cursor: replay what follows it, or skip what comes before it",
+		Long: "Move a tag's cursor to a time or a message id (as Pub/Sub's seek). The retained messages after it\n" +
+			"are available again to this tag alone, in send order, with receive counts from 1; what the tag had\n" +
+			"in flight is dropped from it (their receipt handles no longer settle anything). Its totals, filter\n" +
+			"and settings stay; other tags do not move. Messages every tag had finished are kept only with\n" +
+			"retain_acked_messages: a seek finds what the queue retains.",
+		Example: "  tagq tag seek orders billing --ago 1h            # replay the last hour\n" +
+			"  tagq tag seek orders billing --time 2026-11-22T10:00:00Z\n" +
+			"  tagq tag seek orders billing --message-id 1763800000000-0\n" +
+			"  tagq tag seek orders billing --now               # skip the backlog",
+		Args: exactArgs(2, "QUEUE NAME"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			req := &tagqv1.SeekTagRequest{Queue: args[0], Name: args[1]}
+			set := 0
+			for _, f := range []string{"time", "ago", "message-id", "oldest", "now"} {
+				if cmd.Flags().Changed(f) {
+					set++
+				}
+			}
+			if set != 1 {
+				return usageError{errors.New("give one of --time, --ago, --message-id, --oldest, --now")}
+			}
+			switch {
+			case cmd.Flags().Changed("time"):
+				t, err := time.Parse(time.RFC3339, at)
+				if err != nil {
+					return usageError{fmt.Errorf("--time: %v (use RFC 3339, e.g. 2026-11-22T10:00:00Z)", err)}
+				}
+				req.Target = &tagqv1.SeekTagRequest_Time{Time: timestamppb.New(t)}
+			case cmd.Flags().Changed("ago"):
+				if ago < 0 {
+					return usageError{errors.New("--ago: a duration back from now, e.g. 90m")}
+				}
+				req.Target = &tagqv1.SeekTagRequest_Time{Time: timestamppb.New(time.Now().Add(-ago))}
+			case oldest:
+				req.Target = &tagqv1.SeekTagRequest_Time{Time: timestamppb.New(time.Unix(0, 0))}
+			case now:
+				// The server's clock decides where now is: any time at or
+				// after it is the end, so a day ahead is whatever the skew.
+				req.Target = &tagqv1.SeekTagRequest_Time{Time: timestamppb.New(time.Now().Add(24 * time.Hour))}
+			default:
+				req.Target = &tagqv1.SeekTagRequest_MessageId{MessageId: messageID}
+			}
+			r, err := c.client.Queues.SeekTag(cmd.Context(), req)
+			if err != nil {
+				return wrapErr(err)
+			}
+			return c.printTags(r.GetTag())
+		},
+	}
+	cmd.Flags().StringVar(&at, "time", "", "replay from this time (RFC 3339): messages sent at or after it")
+	cmd.Flags().DurationVar(&ago, "ago", 0, "replay what was sent in this last stretch of time (e.g. 1h)")
+	cmd.Flags().StringVar(&messageID, "message-id", "", "replay from this message (it included)")
+	cmd.Flags().BoolVar(&oldest, "oldest", false, "replay every retained message")
+	cmd.Flags().BoolVar(&now, "now", false, "skip every retained message: only what is sent from now on")
 	return cmd
 }
 
