@@ -164,6 +164,10 @@ type QueueOptions struct {
 	// beyond them calls fail with QUOTA_EXCEEDED.
 	WriteQuotaPerSecond int32
 	ReadQuotaPerSecond  int32
+	// RetainAckedMessages keeps messages for the whole retention even once
+	// every tag has finished them, so that a tag created later from the
+	// oldest, or a tag sought back (SeekTagToTime), reads them again.
+	RetainAckedMessages bool
 }
 
 func secs(d time.Duration) *int32 {
@@ -178,7 +182,7 @@ func secs(d time.Duration) *int32 {
 func (c *Client) CreateQueue(ctx context.Context, name string, o QueueOptions) (*tagqv1.Queue, error) {
 	q := &tagqv1.Queue{Name: name, VisibilityTimeoutSeconds: secs(o.VisibilityTimeout), DelaySeconds: secs(o.Delay),
 		ReceiveWaitSeconds: secs(o.ReceiveWait), MessageRetentionSeconds: secs(o.Retention), DeadLetterQueue: o.DeadLetterQueue,
-		TopicQueue: o.TopicQueue, PriorityQueue: o.PriorityQueue}
+		TopicQueue: o.TopicQueue, PriorityQueue: o.PriorityQueue, RetainAckedMessages: o.RetainAckedMessages}
 	if o.MaxMessageBytes != 0 {
 		q.MaxMessageBytes = &o.MaxMessageBytes
 	}

@@ -215,6 +215,8 @@ func (c *cli) queueCmd() *cobra.Command {
 	create.Flags().StringVar(&o.RedriveTo, "redrive-to", "", "dead-letter queue for messages received --max-receives times by a tag")
 	create.Flags().Int32Var(&o.MaxReceiveCount, "max-receives", 5, "receives by one tag before a message is dead-lettered (with --redrive-to)")
 	create.Flags().BoolVar(&o.NoDefaultTag, "no-default-tag", false, "no tag named default: every reader names its tag")
+	create.Flags().BoolVar(&o.RetainAckedMessages, "retain-acked", false,
+		"keep messages for the whole retention once every tag has finished them, so that tags can replay them (tagq tag seek)")
 	create.Flags().Int64Var(&o.MaxRetainedMessages, "max-retained-messages", 0, "most messages the queue holds (0: no cap)")
 	create.Flags().Int64Var(&o.MaxRetainedBytes, "max-retained-bytes", 0, "most bytes of messages the queue holds (0: no cap)")
 	create.Flags().BoolVar(&o.DropOldest, "drop-oldest", false, "beyond a cap, drop the oldest messages (default: refuse sends with QUEUE_FULL)")
@@ -273,6 +275,9 @@ func (c *cli) queueCmd() *cobra.Command {
 			}
 			if q.GetPriorityQueue() {
 				fmt.Fprintf(w, "priority queue\tyes: per tag, priority 1 first, FIFO within one; every 10th the oldest waiting\n")
+			}
+			if q.GetRetainAckedMessages() {
+				fmt.Fprintf(w, "retain acked	yes: messages stay for the retention, for replays (tagq tag seek)\n")
 			}
 			if q.GetMaxRetainedMessages() != 0 || q.GetMaxRetainedBytes() != 0 {
 				fmt.Fprintf(w, "caps\t%d messages, %d bytes (0: none), %s\n", q.GetMaxRetainedMessages(), q.GetMaxRetainedBytes(),

@@ -11,7 +11,8 @@ import (
 // must be one flag; a message not retained is MESSAGE_NOT_FOUND.
 func TestCLI_TagSeek(t *testing.T) {
 	t.Cleanup(func() { runTagq(t, "", "queue", "delete", "cli-seek") })
-	ok(t, "queue", "create", "cli-seek")
+	ok(t, "queue", "create", "cli-seek", "--retain-acked")
+	require.Contains(t, ok(t, "queue", "get", "cli-seek"), "retain acked")
 	ids := strings.Fields(ok(t, "send", "cli-seek", "one", "two", "three"))
 	require.Len(t, ids, 3)
 	for _, m := range jsonLines(t, ok(t, "receive", "cli-seek", "--max", "10", "-o", "json")) {
