@@ -1,6 +1,7 @@
 package redisstore
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -138,4 +139,63 @@ func TestS22_SeekLeavesNoDeliveryState(t *testing.T) {
 		require.Equal(t, tags.TagState{Available: 2, ReceivedTotal: 1}, b.state("topics", "default"))
 		require.Equal(t, tags.TagState{Available: 2, ReceivedTotal: 1}, b.state("prios", "default"))
 	})
+}
+
+// BenchmarkSeekTag is what one seek costs (one script call, which holds
+// Redis while it counts what follows the cursor) on a queue of n retained
+// 1 KiB messages, on TAGQ_TEST_REDIS_URL: to the oldest on an unfiltered
+// tag (XLEN), to the middle by message id (half of them read and counted),
+// to the oldest on a filtered tag (all of them read, their attributes
+// decoded), and to now (nothing counted).
+func BenchmarkSeekTag(b *testing.B) {
+	for _, n := range []int{10000, 100000} {
+		b.Run(fmt.Sprintf("messages=%d", n), func(b *testing.B) {
+			s, ctx := benchStore(b, "bench-seek")
+			if _, err := s.CreateQueue(ctx, tags.QueueConfig{Name: "bench-seek", RetainAckedMessages: true}); err != nil {
+				b.Fatal(err)
+			}
+			red := "red"
+			if _, err := s.CreateTag(ctx, "bench-seek", tags.TagConfig{Name: "reds",
+				Filter: &tags.Filter{Conditions: []tags.Condition{{Name: "color", Value: &red}}}}); err != nil {
+				b.Fatal(err)
+			}
+			body := make([]byte, 1024)
+			var middle string
+			for i := 0; i < n; i += 100 {
+				msgs := make([]tags.OutMessage, 100)
+				for j := range msgs {
+					msgs[j] = tags.OutMessage{Body: body}
+					if j%2 == 0 {
+						msgs[j].Attributes = map[string]tags.Attribute{"color": {String: "red"}}
+					}
+				}
+				res, err := s.Send(ctx, "bench-seek", msgs)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if i == n/2 {
+					middle = res[0].ID
+				}
+			}
+			for _, c := range []struct {
+				name, tag string
+				to        tags.SeekTarget
+				available int64
+			}{
+				{"oldest", "default", fromOldest, int64(n)},
+				{"middle-id", "default", tags.SeekTarget{MessageID: middle}, int64(n / 2)},
+				{"filtered-oldest", "reds", fromOldest, int64(n / 2)},
+				{"now", "default", tags.SeekTarget{Time: time.Now().Add(time.Hour)}, 0},
+			} {
+				b.Run(c.name, func(b *testing.B) {
+					for range b.N {
+						tg, err := s.SeekTag(ctx, "bench-seek", c.tag, c.to)
+						if err != nil || tg.State.Available != c.available {
+							b.Fatalf("%+v, %v; want %d available", tg, err, c.available)
+						}
+					}
+				})
+			}
+		})
+	}
 }
