@@ -5,6 +5,9 @@ import (
 	"math"
 	"strings"
 
+	"github.com/redis/go-redis/v9"
+
+	"github.com/tagq/tagq/internal/durable"
 	"github.com/tagq/tagq/tags"
 	"github.com/tagq/tagq/tags/streamid"
 )
@@ -13,7 +16,9 @@ import (
 // tags.SeekTarget and scripts/seek.lua): one script call, which ends the
 // tag's deliveries and counts what follows the cursor (linear in it, as
 // creating a tag from a past start is; constant to the oldest on an
-// unfiltered tag). It returns the tag's state just after.
+// unfiltered tag). It returns the tag's state as the seek left it: the
+// state script runs in the same transaction, before any receive (woken by
+// the seek, here or on another process) takes what it made available.
 func (s *Store) SeekTag(ctx context.Context, queue, tag string, to tags.SeekTarget) (*tags.Tag, error) {
 	ctx = s.acked(ctx) // S20: acknowledged once replicated
 	if e := tags.CheckSeek(queue, tag, to); e != nil {
@@ -26,8 +31,19 @@ func (s *Store) SeekTag(ctx context.Context, queue, tag string, to tags.SeekTarg
 	}
 	k := s.qkeys(queue)
 	tk := k.tag(tag)
-	err := scriptSeek.Run(ctx, s.rdb, []string{k.meta, k.tags, k.stream, tk.state, k.filters, tk.visible,
-		tk.parked, tk.last, tk.batches, k.wake}, args...).Err()
+	keys := []string{k.meta, k.tags, k.stream, tk.state, k.filters, tk.visible, tk.parked, tk.last, tk.batches, k.wake}
+	state := s.tagStateCall(queue, tag)
+	var tx durable.Tx
+	seek := scriptSeek.build(s.rdb).EvalSha(ctx, &tx, keys, args...)
+	after := scriptTagState.build(s.rdb).EvalSha(ctx, &tx, state.keys, state.args...)
+	s.execSendTx(ctx, queue, tx.Cmds())
+	err := seek.Err()
+	if err != nil && redis.HasErrorPrefix(err, "NOSCRIPT") {
+		// Redis lost its scripts (a restart): nothing ran; once more, as
+		// EVAL, and the state after in a call of its own.
+		err = scriptSeek.Run(ctx, s.rdb, keys, args...).Err()
+		after = nil
+	}
 	if err != nil {
 		if isScriptReply(err) && strings.HasPrefix(strings.TrimPrefix(err.Error(), "ERR "), tags.ReasonMessageNotFound) {
 			return nil, tags.MessageNotFound(queue, tag, to.MessageID)
@@ -40,7 +56,11 @@ func (s *Store) SeekTag(ctx context.Context, queue, tag string, to tags.SeekTarg
 	// stream the script wrote).
 	s.forgetHint(queue, tag)
 	s.waiters.WakeOne(queue, tag)
-	return s.tagState(ctx, queue, tag)
+	if after == nil || after.Err() != nil {
+		return s.tagState(ctx, queue, tag)
+	}
+	res, err := after.Slice()
+	return parseTagState(queue, tag, res, err)
 }
 
 // prevID is the stream id just before ms-seq (0-0 before the first).
