@@ -16,7 +16,7 @@
 //	SEND            send (SendMessage, SendMessageBatch, Publish)
 //	RECEIVE         receive (ReceiveMessage, Consume) without settling
 //	SEND_RECEIVE    SEND + RECEIVE
-//	HANDLE          receive, delete, change visibility, dead-letter
+//	HANDLE          receive, delete, change visibility, dead-letter, seek a tag
 //	SEND_HANDLE     SEND + HANDLE
 //	GET_QUEUE_INFO  GetQueue, GetTag, ListTags, ListMessageMoves
 //	USE_QUEUE       SEND_HANDLE + GET_QUEUE_INFO

@@ -40,7 +40,8 @@ const (
 	// ActReceive: ReceiveMessage, opening a Consume stream.
 	ActReceive
 	// ActHandle: delete, change visibility and dead-letter with a receipt
-	// handle (or a Consume stream's acks, nacks, extends and deads).
+	// handle (or a Consume stream's acks, nacks, extends and deads);
+	// with ActReceive, SeekTag (a replay receives again, a skip settles).
 	ActHandle
 	// ActInfo: GetQueue, GetTag, ListTags, ListMessageMoves.
 	ActInfo

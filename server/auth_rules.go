@@ -37,6 +37,14 @@ var methodRules = map[string]rule{
 	"/tagq.v1.QueueService/GetTag":      {needs: on(access.ActInfo, (*tagqv1.GetTagRequest).GetQueue)},
 	"/tagq.v1.QueueService/ListTags":    {needs: on(access.ActInfo, (*tagqv1.ListTagsRequest).GetQueue)},
 	"/tagq.v1.QueueService/DeleteTag":   {needs: on(access.ActAdmin, (*tagqv1.DeleteTagRequest).GetQueue)},
+	// A seek is a consumer's replay (Pub/Sub's Seek is a subscriber's):
+	// back, it receives again; forward, it settles what it skips. So
+	// RECEIVE and HANDLE on the queue (the HANDLE level), for the tag when
+	// receiving is limited to tags; nothing of other tags moves (S1).
+	"/tagq.v1.QueueService/SeekTag": {needs: func(req any) []need {
+		r := req.(*tagqv1.SeekTagRequest)
+		return []need{{act: access.ActReceive | access.ActHandle, queue: r.GetQueue(), tag: r.GetName()}}
+	}},
 
 	// MessageService.
 	"/tagq.v1.MessageService/SendMessage":      {needs: on(access.ActSend, (*tagqv1.SendMessageRequest).GetQueue)},

@@ -366,6 +366,10 @@ func (f *forwarder) DeleteTag(ctx context.Context, r *connect.Request[tagqv1.Del
 	return forward(ctx, f.s, r, f.q.DeleteTag)
 }
 
+func (f *forwarder) SeekTag(ctx context.Context, r *connect.Request[tagqv1.SeekTagRequest]) (*connect.Response[tagqv1.SeekTagResponse], error) {
+	return forward(ctx, f.s, r, f.q.SeekTag)
+}
+
 // MessageService.
 
 func (f *forwarder) SendMessage(ctx context.Context, r *connect.Request[tagqv1.SendMessageRequest]) (*connect.Response[tagqv1.SendMessageResponse], error) {

@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"time"
 
 	tagqv1 "github.com/tagq/tagq/gen/tagq/v1"
 	"github.com/tagq/tagq/tags"
@@ -211,6 +212,32 @@ func (s *queueService) DeleteTag(ctx context.Context, req *tagqv1.DeleteTagReque
 		return nil, err
 	}
 	return &tagqv1.DeleteTagResponse{}, nil
+}
+
+// SeekTag moves a tag's cursor (S22). The time is checked here (a
+// Timestamp out of its range has no time); the rest by the store.
+func (s *queueService) SeekTag(ctx context.Context, req *tagqv1.SeekTagRequest) (*tagqv1.SeekTagResponse, error) {
+	var to tags.SeekTarget
+	switch t := req.GetTarget().(type) {
+	case *tagqv1.SeekTagRequest_Time:
+		if err := t.Time.CheckValid(); err != nil {
+			return nil, fieldError(tags.ReasonInvalidArgumentRange, "time", "time is not a valid timestamp: %v", err)
+		}
+		to.Time = t.Time.AsTime()
+		if to.Time.IsZero() { // 0001-01-01: before every message, as the epoch
+			to.Time = time.Unix(0, 0)
+		}
+	case *tagqv1.SeekTagRequest_MessageId:
+		to.MessageID = t.MessageId
+		if to.MessageID == "" {
+			return nil, fieldError(tags.ReasonInvalidArgumentRange, "message_id", "message_id is empty")
+		}
+	}
+	t, err := s.store.SeekTag(ctx, req.GetQueue(), req.GetName(), to)
+	if err != nil {
+		return nil, err
+	}
+	return &tagqv1.SeekTagResponse{Tag: toTag(t)}, nil
 }
 
 // zeroIfUnset is a cap named in an update mask: unset removes it (0).

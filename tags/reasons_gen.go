@@ -46,6 +46,8 @@ const (
 	ReasonTagAlreadyExists = "TAG_ALREADY_EXISTS"
 	// ReasonMoveNotFound: No move task has that id. (NOT_FOUND)
 	ReasonMoveNotFound = "MOVE_NOT_FOUND"
+	// ReasonMessageNotFound: A seek names a message id the queue does not retain: trimmed (every tag finished it, or its retention passed) or never sent (field message_id; metadata queue, tag, message_id). Seek to a time instead. (NOT_FOUND)
+	ReasonMessageNotFound = "MESSAGE_NOT_FOUND"
 	// ReasonPrincipalNotFound: No principal has that name. (NOT_FOUND)
 	ReasonPrincipalNotFound = "PRINCIPAL_NOT_FOUND"
 	// ReasonPrincipalAlreadyExists: A principal of that name exists. (ALREADY_EXISTS)
@@ -142,6 +144,7 @@ var Reasons = []ReasonInfo{
 	{Reason: ReasonQueueAlreadyExists, Codes: []string{"ALREADY_EXISTS"}, HTTP: 0, Description: "A queue of that name exists."},
 	{Reason: ReasonTagAlreadyExists, Codes: []string{"ALREADY_EXISTS"}, HTTP: 0, Description: "The queue has a tag of that name."},
 	{Reason: ReasonMoveNotFound, Codes: []string{"NOT_FOUND"}, HTTP: 0, Description: "No move task has that id."},
+	{Reason: ReasonMessageNotFound, Codes: []string{"NOT_FOUND"}, HTTP: 0, Description: "A seek names a message id the queue does not retain: trimmed (every tag finished it, or its retention passed) or never sent (field message_id; metadata queue, tag, message_id). Seek to a time instead."},
 	{Reason: ReasonPrincipalNotFound, Codes: []string{"NOT_FOUND"}, HTTP: 0, Description: "No principal has that name."},
 	{Reason: ReasonPrincipalAlreadyExists, Codes: []string{"ALREADY_EXISTS"}, HTTP: 0, Description: "A principal of that name exists."},
 	{Reason: ReasonKeyNotFound, Codes: []string{"NOT_FOUND"}, HTTP: 0, Description: "The principal has no API key with that id."},

@@ -39,6 +39,9 @@ type Storage interface {
 	GetTag(ctx context.Context, queue, tag string) (*Tag, error)
 	DeleteTag(ctx context.Context, queue, tag string) error
 	ListTags(ctx context.Context, queue string, pageSize int, pageToken string) ([]*Tag, string, error)
+	// SeekTag moves a tag's cursor to a time or a message id (S22, see
+	// SeekTarget) and returns the tag with its state after the seek.
+	SeekTag(ctx context.Context, queue, tag string, to SeekTarget) (*Tag, error)
 
 	// Messages (S1–S10, S13).
 	Send(ctx context.Context, queue string, msgs []OutMessage) ([]SendResult, error)

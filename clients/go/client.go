@@ -12,6 +12,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/types/known/timestamppb"
 
 	tagqv1 "github.com/tagq/tagq/gen/tagq/v1"
 )
@@ -163,6 +164,10 @@ type QueueOptions struct {
 	// beyond them calls fail with QUOTA_EXCEEDED.
 	WriteQuotaPerSecond int32
 	ReadQuotaPerSecond  int32
+	// RetainAckedMessages keeps messages for the whole retention even once
+	// every tag has finished them, so that a tag created later from the
+	// oldest, or a tag sought back (SeekTagToTime), reads them again.
+	RetainAckedMessages bool
 }
 
 func secs(d time.Duration) *int32 {
@@ -177,7 +182,7 @@ func secs(d time.Duration) *int32 {
 func (c *Client) CreateQueue(ctx context.Context, name string, o QueueOptions) (*tagqv1.Queue, error) {
 	q := &tagqv1.Queue{Name: name, VisibilityTimeoutSeconds: secs(o.VisibilityTimeout), DelaySeconds: secs(o.Delay),
 		ReceiveWaitSeconds: secs(o.ReceiveWait), MessageRetentionSeconds: secs(o.Retention), DeadLetterQueue: o.DeadLetterQueue,
-		TopicQueue: o.TopicQueue, PriorityQueue: o.PriorityQueue}
+		TopicQueue: o.TopicQueue, PriorityQueue: o.PriorityQueue, RetainAckedMessages: o.RetainAckedMessages}
 	if o.MaxMessageBytes != 0 {
 		q.MaxMessageBytes = &o.MaxMessageBytes
 	}
@@ -226,6 +231,28 @@ func (c *Client) CreateTag(ctx context.Context, queue, name string) (*tagqv1.Tag
 // GetTag returns a tag with its counters.
 func (c *Client) GetTag(ctx context.Context, queue, name string) (*tagqv1.Tag, error) {
 	r, err := c.Queues.GetTag(ctx, &tagqv1.GetTagRequest{Queue: queue, Name: name})
+	return r.GetTag(), wrap(err)
+}
+
+// SeekTagToTime moves a tag's cursor to t (DESIGN S22): the retained
+// messages sent at or after t are available again to that tag alone (a
+// time before the oldest: all of them; t at or after now: none, only
+// what is sent from now on), and what the tag had in flight is dropped
+// from it (their receipt handles end). It returns the tag with its
+// state after the seek.
+func (c *Client) SeekTagToTime(ctx context.Context, queue, tag string, t time.Time) (*tagqv1.Tag, error) {
+	r, err := c.Queues.SeekTag(ctx, &tagqv1.SeekTagRequest{Queue: queue, Name: tag,
+		Target: &tagqv1.SeekTagRequest_Time{Time: timestamppb.New(t)}})
+	return r.GetTag(), wrap(err)
+}
+
+// SeekTagToMessage moves a tag's cursor to just before message messageID,
+// as SeekTagToTime does: that message and every later one are available
+// again to the tag. A message the queue no longer retains is an *Error
+// with Reason MESSAGE_NOT_FOUND.
+func (c *Client) SeekTagToMessage(ctx context.Context, queue, tag, messageID string) (*tagqv1.Tag, error) {
+	r, err := c.Queues.SeekTag(ctx, &tagqv1.SeekTagRequest{Queue: queue, Name: tag,
+		Target: &tagqv1.SeekTagRequest_MessageId{MessageId: messageID}})
 	return r.GetTag(), wrap(err)
 }
 

@@ -46,6 +46,8 @@ const (
 	ReasonTagAlreadyExists = "TAG_ALREADY_EXISTS"
 	// ReasonMoveNotFound: No move task has that id. (NOT_FOUND)
 	ReasonMoveNotFound = "MOVE_NOT_FOUND"
+	// ReasonMessageNotFound: A seek names a message id the queue does not retain: trimmed (every tag finished it, or its retention passed) or never sent (field message_id; metadata queue, tag, message_id). Seek to a time instead. (NOT_FOUND)
+	ReasonMessageNotFound = "MESSAGE_NOT_FOUND"
 	// ReasonPrincipalNotFound: No principal has that name. (NOT_FOUND)
 	ReasonPrincipalNotFound = "PRINCIPAL_NOT_FOUND"
 	// ReasonPrincipalAlreadyExists: A principal of that name exists. (ALREADY_EXISTS)

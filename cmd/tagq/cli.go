@@ -215,6 +215,8 @@ func (c *cli) queueCmd() *cobra.Command {
 	create.Flags().StringVar(&o.RedriveTo, "redrive-to", "", "dead-letter queue for messages received --max-receives times by a tag")
 	create.Flags().Int32Var(&o.MaxReceiveCount, "max-receives", 5, "receives by one tag before a message is dead-lettered (with --redrive-to)")
 	create.Flags().BoolVar(&o.NoDefaultTag, "no-default-tag", false, "no tag named default: every reader names its tag")
+	create.Flags().BoolVar(&o.RetainAckedMessages, "retain-acked", false,
+		"keep messages for the whole retention once every tag has finished them, so that tags can replay them (tagq tag seek)")
 	create.Flags().Int64Var(&o.MaxRetainedMessages, "max-retained-messages", 0, "most messages the queue holds (0: no cap)")
 	create.Flags().Int64Var(&o.MaxRetainedBytes, "max-retained-bytes", 0, "most bytes of messages the queue holds (0: no cap)")
 	create.Flags().BoolVar(&o.DropOldest, "drop-oldest", false, "beyond a cap, drop the oldest messages (default: refuse sends with QUEUE_FULL)")
@@ -273,6 +275,9 @@ func (c *cli) queueCmd() *cobra.Command {
 			}
 			if q.GetPriorityQueue() {
 				fmt.Fprintf(w, "priority queue\tyes: per tag, priority 1 first, FIFO within one; every 10th the oldest waiting\n")
+			}
+			if q.GetRetainAckedMessages() {
+				fmt.Fprintf(w, "retain acked	yes: messages stay for the retention, for replays (tagq tag seek)\n")
 			}
 			if q.GetMaxRetainedMessages() != 0 || q.GetMaxRetainedBytes() != 0 {
 				fmt.Fprintf(w, "caps\t%d messages, %d bytes (0: none), %s\n", q.GetMaxRetainedMessages(), q.GetMaxRetainedBytes(),
@@ -408,7 +413,7 @@ func (c *cli) printQueues(qs ...*tagqv1.Queue) error {
 // ---- tags
 
 func (c *cli) tagCmd() *cobra.Command {
-	cmd := &cobra.Command{Use: "tag", Short: "Create, list, show and delete tags (independent readers of a queue)"}
+	cmd := &cobra.Command{Use: "tag", Short: "Create, list, show, seek and delete tags (independent readers of a queue)"}
 	var oldest bool
 	var from string
 	var filters []string
@@ -498,7 +503,72 @@ func (c *cli) tagCmd() *cobra.Command {
 			return nil
 		},
 	}
-	cmd.AddCommand(create, list, get, del)
+	cmd.AddCommand(create, list, get, del, c.tagSeekCmd())
+	return cmd
+}
+
+// tagSeekCmd is `tagq tag seek`: a tag's cursor moved (DESIGN S22).
+func (c *cli) tagSeekCmd() *cobra.Command {
+	var at, messageID string
+	var ago time.Duration
+	var oldest, now bool
+	cmd := &cobra.Command{
+		Use:   "seek QUEUE NAME (--time T | --ago D | --message-id ID | --oldest | --now)",
+		Short: "Move a tag's cursor: replay what follows it, or skip what comes before it",
+		Long: "Move a tag's cursor to a time or a message id (as Pub/Sub's seek). The retained messages after it\n" +
+			"are available again to this tag alone, in send order, with receive counts from 1; what the tag had\n" +
+			"in flight is dropped from it (their receipt handles no longer settle anything). Its totals, filter\n" +
+			"and settings stay; other tags do not move. Messages every tag had finished are kept only with\n" +
+			"retain_acked_messages: a seek finds what the queue retains.",
+		Example: "  tagq tag seek orders billing --ago 1h            # replay the last hour\n" +
+			"  tagq tag seek orders billing --time 2026-11-22T10:00:00Z\n" +
+			"  tagq tag seek orders billing --message-id 1763800000000-0\n" +
+			"  tagq tag seek orders billing --now               # skip the backlog",
+		Args: exactArgs(2, "QUEUE NAME"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			req := &tagqv1.SeekTagRequest{Queue: args[0], Name: args[1]}
+			set := 0
+			for _, f := range []string{"time", "ago", "message-id", "oldest", "now"} {
+				if cmd.Flags().Changed(f) {
+					set++
+				}
+			}
+			if set != 1 {
+				return usageError{errors.New("give one of --time, --ago, --message-id, --oldest, --now")}
+			}
+			switch {
+			case cmd.Flags().Changed("time"):
+				t, err := time.Parse(time.RFC3339, at)
+				if err != nil {
+					return usageError{fmt.Errorf("--time: %v (use RFC 3339, e.g. 2026-11-22T10:00:00Z)", err)}
+				}
+				req.Target = &tagqv1.SeekTagRequest_Time{Time: timestamppb.New(t)}
+			case cmd.Flags().Changed("ago"):
+				if ago < 0 {
+					return usageError{errors.New("--ago: a duration back from now, e.g. 90m")}
+				}
+				req.Target = &tagqv1.SeekTagRequest_Time{Time: timestamppb.New(time.Now().Add(-ago))}
+			case oldest:
+				req.Target = &tagqv1.SeekTagRequest_Time{Time: timestamppb.New(time.Unix(0, 0))}
+			case now:
+				// The server's clock decides where now is: any time at or
+				// after it is the end, so a day ahead is whatever the skew.
+				req.Target = &tagqv1.SeekTagRequest_Time{Time: timestamppb.New(time.Now().Add(24 * time.Hour))}
+			default:
+				req.Target = &tagqv1.SeekTagRequest_MessageId{MessageId: messageID}
+			}
+			r, err := c.client.Queues.SeekTag(cmd.Context(), req)
+			if err != nil {
+				return wrapErr(err)
+			}
+			return c.printTags(r.GetTag())
+		},
+	}
+	cmd.Flags().StringVar(&at, "time", "", "replay from this time (RFC 3339): messages sent at or after it")
+	cmd.Flags().DurationVar(&ago, "ago", 0, "replay what was sent in this last stretch of time (e.g. 1h)")
+	cmd.Flags().StringVar(&messageID, "message-id", "", "replay from this message (it included)")
+	cmd.Flags().BoolVar(&oldest, "oldest", false, "replay every retained message")
+	cmd.Flags().BoolVar(&now, "now", false, "skip every retained message: only what is sent from now on")
 	return cmd
 }
 

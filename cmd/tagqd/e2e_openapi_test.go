@@ -150,6 +150,9 @@ func TestE2E_RESTAnswersMatchTheOpenAPIDocument(t *testing.T) {
 	c.call("POST", "/v1/messages:batchDead", `{"entries": [{"id": "1", "receipt_handle": "`+h(9)+`", "reason": "BAD"}]}`, 200)
 	tag := c.call("GET", "/v1/queues/q/tags/t", "", 200)
 	require.Equal(t, "4", jget(tag, "tag", "state", "dead_total"))
+	sought := c.call("POST", "/v1/queues/q/tags/t:seek", `{"message_id": "`+jget(msgs[9], "message_id").(string)+`"}`, 200)
+	require.Equal(t, "4", jget(sought, "tag", "state", "dead_total"), "totals stay")
+	c.call("POST", "/v1/queues/q/tags/t:seek", `{"message_id": "1-1"}`, 404)
 
 	move := c.call("POST", "/v1/queues/dlq:startMessageMove", `{"source_queue": "q", "max_messages_per_second": 1}`, 200)
 	task, _ := jget(move, "task", "task_id").(string)

@@ -53,7 +53,7 @@ func walkThroughs(t *testing.T) []walkThrough {
 	for _, m := range re.FindAllStringSubmatch(string(raw), -1) {
 		out = append(out, walkThrough{script: m[2], fromCheckout: m[1] != ""})
 	}
-	require.GreaterOrEqual(t, len(out), 6, "README's walk-throughs: curl, dead letters, the CLI's install and use, topic and priority queues")
+	require.GreaterOrEqual(t, len(out), 7, "README's walk-throughs: curl, dead letters, the CLI's install and use, seek, topic and priority queues")
 	return out
 }
 
@@ -95,6 +95,11 @@ func TestE2E_READMEWalkThroughsRunAsWritten(t *testing.T) {
 	require.Equal(t, "3", st("orders", "shipping")["in_flight"], "two held, one nacked and received again")
 	require.Equal(t, "4", st("orders", "shipping")["received_total"])
 	require.Equal(t, "1", st("payments", "ledger")["dead_total"])
+	// The seek's: three deleted, then replayed and received again.
+	audit := st("audit-log", "default")
+	require.Equal(t, "3", audit["deleted_total"], "%v", audit)
+	require.Equal(t, "6", audit["received_total"], "%v", audit)
+	require.Equal(t, "3", audit["in_flight"], "%v", audit)
 	// The CLI's: one deleted, one nacked for 10 s, one dead-lettered and moved back.
 	inv := st("invoices", "billing")
 	require.Equal(t, "1", inv["deleted_total"])

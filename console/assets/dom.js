@@ -146,7 +146,9 @@ export class Rates {
 // tagCounters: the counters of a tag's state the console draws rates of.
 // "in" is what entered the tag: every message a tag admits is available,
 // delayed, in flight, deleted, dead or expired, so the sum only grows by
-// arrivals (sends the tag admits, and dead letters moved back).
+// arrivals (sends the tag admits, and dead letters moved back), and by
+// what a seek back makes available again (a seek forward takes it down:
+// counted as 0, as a purge is).
 export function tagCounters(st = {}) {
   const n = (k) => Number(st[k] || 0);
   return {

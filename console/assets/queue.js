@@ -1,6 +1,6 @@
 // A queue (attributes, redrive policy, tags, source queues; edit, purge,
 // delete, new tag, send) and a tag (counters, filter, rates chart).
-import { call, enc, get, mayAll, post } from './api.js';
+import { auth, call, enc, get, may, mayAll, permission, post } from './api.js';
 import { add, age, chart, clear, confirm, errorBox, h, legend, num, rate, tagCounters, time, toast, sparkline } from './dom.js';
 import { crumbs, href, q as qe, queueHref, tagHref } from './nav.js';
 import { fieldInput, rates, readField } from './queues.js';
@@ -271,13 +271,14 @@ export async function tagPage(main, page) {
   add(main, h('div', { class: 'actions' },
     can.peek ? h('a', { class: 'button ghost', href: href(`/queue/${qe(queue)}/peek`, { tag: name }) }, 'Peek messages') : null,
     can.admin ? h('button', { type: 'button', class: 'danger', id: 'delete-tag', onclick: () => deleteTag(queue, name) }, 'Delete tag') : null));
+  let read = first;
+  if (await maySeek(queue, name)) main.append(seekForm(queue, name, (t) => { read = t; page.now(); }));
   const counters = h('div', { class: 'counters', id: 'tag-counters' });
   const info = h('div', { class: 'panel', id: 'tag-info' });
   const plot = h('div', { id: 'tag-chart' });
   add(main, [h('h2', {}, 'Counters'), counters, h('h2', {}, 'Rates'), plot, h('h2', {}, 'Settings'), info]);
   const key = `t:${queue}/${name}`;
-  const names = [['in', 'in (sent to it, moved back)'], ['received', 'received'], ['deleted', 'deleted'], ['dead', 'dead-lettered']];
-  let read = first;
+  const names = [['in', 'in (sent to it, moved back, replayed)'], ['received', 'received'], ['deleted', 'deleted'], ['dead', 'dead-lettered']];
   await page.every(3000, async () => {
     const t = read || (await get(`/v1/queues/${enc(queue)}/tags/${enc(name)}`)).tag;
     read = null;
@@ -308,3 +309,66 @@ export async function tagPage(main, page) {
   });
 }
 
+
+// maySeek: a seek needs HANDLE on the queue (receive and settle), for this
+// tag when the caller's grant limits receiving to tags (DESIGN S22, S18).
+async function maySeek(queue, tag) {
+  if (!(await may(queue, 'receive')) || !(await may(queue, 'handle'))) return false;
+  if (auth.mode !== 'user') return true;
+  const tags = (await permission(queue)).tags || [];
+  return !tags.length || tags.includes(tag);
+}
+
+// seekForm moves the tag's cursor (SeekTag): back to replay, forward to
+// skip. done gets the tag as the seek answered it.
+function seekForm(queue, tag, done) {
+  const errors = h('div', { class: 'errors' });
+  const to = h('select', { id: 'k-to', name: 'to' },
+    h('option', { value: 'oldest' }, 'The oldest retained message (replay all)'),
+    h('option', { value: 'time' }, 'A time…'),
+    h('option', { value: 'id' }, 'A message id…'),
+    h('option', { value: 'now' }, 'Now (skip everything waiting)'));
+  const at = h('input', { id: 'k-at', name: 'at', type: 'datetime-local', step: 1, disabled: true, required: true });
+  const id = h('input', { id: 'k-id', name: 'id', disabled: true, required: true, pattern: '[0-9]+-[0-9]+', placeholder: '1763800000000-0', autocomplete: 'off', spellcheck: 'false' });
+  to.addEventListener('change', () => { at.disabled = to.value !== 'time'; id.disabled = to.value !== 'id'; });
+  const form = h('form', { class: 'grid', id: 'seek-form' },
+    h('label', { for: 'k-to' }, 'Move the cursor to', to),
+    h('label', { for: 'k-at' }, 'Time (local): messages sent at or after it', at),
+    h('label', { for: 'k-id' }, 'Message id: it and every later message', id),
+    h('p', { class: 'note', id: 'seek-note' }, `What follows the cursor becomes available again to ${tag} alone, in send order, with receive counts from 1; `
+      + `what ${tag} has in flight is dropped from it, and those receipt handles no longer settle anything. `
+      + 'Other tags do not move. Without "retain acknowledged messages", messages every tag had finished are gone and do not come back.'),
+    h('div', { class: 'buttons' }, h('button', { type: 'submit', id: 'seek-button' }, 'Seek')),
+    errors);
+  form.addEventListener('submit', async (e) => {
+    e.preventDefault();
+    clear(errors);
+    const body = {};
+    let where = '';
+    switch (to.value) {
+      case 'oldest': body.time = '1970-01-01T00:00:00Z'; where = 'the oldest retained message'; break;
+      case 'now': body.time = new Date(Date.now() + 86400000).toISOString(); where = 'now'; break; // the server's clock: any later time is its end
+      case 'time': {
+        const d = new Date(at.value);
+        if (Number.isNaN(d.getTime())) { errors.append(errorBox({ message: 'Choose a time.' })); return; }
+        body.time = d.toISOString();
+        where = d.toLocaleString();
+        break;
+      }
+      default: body.message_id = id.value.trim(); where = `message ${body.message_id}`;
+    }
+    const skip = to.value === 'now';
+    if (!await confirm({
+      title: `Seek ${tag} to ${where}?`,
+      text: skip ? `Every message now waiting for ${tag} is skipped, and what it has in flight is dropped. Only messages sent from now on reach it.`
+        : `${tag}'s messages from ${where} on are delivered to it again; what it has in flight is dropped.`,
+      action: 'Seek', expect: skip ? tag : '',
+    })) return;
+    try {
+      const r = await post(`/v1/queues/${enc(queue)}/tags/${enc(tag)}:seek`, body);
+      toast(`${tag}: ${num((r.tag.state || {}).available || 0)} available after the seek`);
+      done(r.tag);
+    } catch (err) { errors.append(errorBox(err)); }
+  });
+  return h('details', { class: 'panel', id: 'seek' }, h('summary', {}, 'Seek: replay or skip messages'), form);
+}

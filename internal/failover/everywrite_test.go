@@ -200,6 +200,11 @@ func TestFailover_EveryWriteWaits(t *testing.T) {
 		_, err := qs.CreateTag(ctx, &tagqv1.CreateTagRequest{Queue: "q", Tag: &tagqv1.Tag{Name: "t2"}})
 		return err
 	})
+	call("SeekTag", func() error {
+		_, err := qs.SeekTag(ctx, &tagqv1.SeekTagRequest{Queue: "q", Name: "t",
+			Target: &tagqv1.SeekTagRequest_MessageId{MessageId: got.GetMessages()[1].GetMessageId()}})
+		return err
+	})
 	call("DeleteTag", func() error { _, err := qs.DeleteTag(ctx, &tagqv1.DeleteTagRequest{Queue: "q", Name: "t"}); return err })
 	call("PurgeQueue", func() error { _, err := qs.PurgeQueue(ctx, &tagqv1.PurgeQueueRequest{Name: "q"}); return err })
 	call("DeleteQueue", func() error { _, err := qs.DeleteQueue(ctx, &tagqv1.DeleteQueueRequest{Name: "q"}); return err })

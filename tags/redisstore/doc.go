@@ -13,8 +13,8 @@
 // tag is one consumer group on it, with a sorted set of visibility deadlines
 // (in-flight and nacked messages), a sorted set of parked delayed messages,
 // a hash of receive counts and a hash of counters. Receive, delete, change
-// visibility, send, tag creation, purge and the retention janitor are each
-// one Lua script (scripts/*.lua), one call per batch, and take time from
+// visibility, send, tag creation, seek, purge and the retention janitor are
+// each one Lua script (scripts/*.lua), one call per batch, and take time from
 // Redis TIME so replicas with skewed clocks agree. Background scripts
 // (janitor, sweep) and the state script work in bounded steps, each call
 // touching a bounded number of entries whatever the backlog, and are
@@ -29,7 +29,9 @@
 // the stream are counted arithmetically: init (admitted messages retained
 // when the tag was created) + admitted since creation - consumed - expired
 // unread. Admission of a filtered tag is decided once, by the send script,
-// and again (identically) by the receive script.
+// and again (identically) by the receive script. A seek (S22) sets the
+// same arithmetic afresh from its cursor, as if the tag were made there
+// with its totals kept.
 //
 // # Bounded memory
 //

@@ -34,7 +34,8 @@ package redisstore
 //	<prefix>:{Q}:t:T:n   hash    tag counters and state (see scripts/createtag.lua; pc counts T's PEL deliveries;
 //	                             rq/rqs/rqn its read quota override, second and count; jpc the janitor's place in
 //	                             T's PEL, past entries a batch covers, when it stopped at a bound: janitor.lua;
-//	                             xm the max receive count x was built for, xmc/xmo how far a rebuild got: sweep.lua)
+//	                             xm the max receive count x was built for, xmc/xmo how far a rebuild got: sweep.lua;
+//	                             sk the ms of T's last seek and sp the PEL epoch it set: seek.lua)
 //	<prefix>:{Q}:t:T:x   zset    v member -> visible-at ms, for messages T received max_receive_count times (dead when due)
 //	<prefix>:{Q}:t:T:tb  hash    topic queues (S13; scripts/lib.lua): "t:<topic>" -> the id in v blocking the topic
 //	                             for T, or "-" (unblocked, messages held: in tr); "i:<id>" -> topic of a blocker

@@ -41,11 +41,12 @@ var (
 	scriptSendPost    = mustScript("sendpost")
 	scriptWorkers     = mustScript("workers")
 	scriptUnlease     = mustScript("unlease")
+	scriptSeek        = mustScript("seek")
 
 	allScripts = []*luaScript{scriptCreateQueue, scriptUpdateQueue, scriptDeleteQueue, scriptPurge,
 		scriptCreateTag, scriptDeleteTag, scriptTagState, scriptSend, scriptReceive,
 		scriptPeek, scriptJanitor, scriptSweep, scriptDLQAdd,
-		scriptMoveAdd, scriptMoveStep, scriptMoveTask, scriptMoveNeeded, scriptSettle, scriptSendPost, scriptWorkers, scriptUnlease}
+		scriptMoveAdd, scriptMoveStep, scriptMoveTask, scriptMoveNeeded, scriptSettle, scriptSendPost, scriptWorkers, scriptUnlease, scriptSeek}
 )
 
 // luaScript is one script in its builds: prod (lib.lua + the script)

@@ -19,9 +19,9 @@ import (
 // testModel_RandomOperationsMatchReferenceModel runs random sequences of
 // send (some entries with deduplication ids, answered as duplicates while
 // the model says their window holds), receive, delete, change visibility,
-// DeadMessage, moving dead letters back, time advancing, purge, janitor
-// and tag create/delete against the storage and an in-memory reference
-// model of S1-S12 (but S13), and fails on the first divergence (with a
+// DeadMessage, moving dead letters back, time advancing, purge, janitor,
+// seeks (S22) and tag create/delete against the storage and an in-memory reference
+// model of S1-S12 and S22 (but S13), and fails on the first divergence (with a
 // Twin, receives go through either storage at random: for redisstore.Store, one
 // that keeps stream deliveries in the tag's PEL, the default, and one that
 // keeps them in the in-flight zset, Config.InFlightZset: processes on one
@@ -129,12 +129,14 @@ type mTag struct {
 	rcv, del int64
 	exp      int64
 	dead     int64
+	life     int // seeks so far (S22): a handle of an earlier life settles nothing
 }
 
 type mHandle struct {
 	tag    string
 	idx    int
 	gen    int
+	life   int // the tag's life (seeks) it was issued in
 	handle string
 	d      tags.Delivery // what a consume stream keeps instead of the handle
 }
@@ -278,6 +280,8 @@ func runModel(t *testing.T, b *B, q string, seed uint64, ops int, capped bool) i
 			m.purge()
 		case r < 97:
 			m.moveBack()
+		case r < 99:
+			m.seek()
 		default:
 			m.advance()
 		}
@@ -500,7 +504,8 @@ func (m *model) receiveWith(tg *mTag, max int, visOverride *int32, zset, stream 
 			m.failf("%s: receive count %d first %d, want %d first %d", msg.ID, msg.ReceiveCount,
 				msg.FirstReceiveTime.UnixMilli(), h.rc, h.firstMs)
 		}
-		m.handles = append(m.handles, mHandle{tag: tg.name, idx: idx, gen: h.rc, handle: msg.ReceiptHandle, d: msg.Delivery(m.q)})
+		m.handles = append(m.handles, mHandle{tag: tg.name, idx: idx, gen: h.rc, life: tg.life, handle: msg.ReceiptHandle,
+			d: msg.Delivery(m.q)})
 	}
 }
 
@@ -538,8 +543,9 @@ func (m *model) delete() {
 	if errs[0] != nil {
 		m.failf("delete: %v", errs[0])
 	}
-	// S3: any handle of the message deletes it while the tag holds it.
-	if st := m.status(tg, h.idx); st == "inflight" || (st == "available" && tg.held[h.idx] != nil) {
+	// S3: any handle of the message deletes it while the tag holds it;
+	// S22: not one from before the tag's last seek.
+	if st := m.status(tg, h.idx); h.life == tg.life && (st == "inflight" || (st == "available" && tg.held[h.idx] != nil)) {
 		tg.held[h.idx].done = true
 		tg.del++
 	}
@@ -583,7 +589,7 @@ func (m *model) settleLatest(name string, h mHandle, op tags.Settlement, unary f
 		return nil
 	}
 	held := tg.held[h.idx]
-	current := held != nil && !held.done && held.rc == h.gen
+	current := held != nil && !held.done && held.rc == h.gen && h.life == tg.life
 	switch {
 	case current && errs[0] != nil:
 		m.failf("current handle refused: %v", errs[0])

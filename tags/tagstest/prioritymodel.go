@@ -10,7 +10,7 @@ import (
 )
 
 // testModel_PriorityQueue runs random sends (priorities 0-16), receives on
-// two tags, deletes, nacks, DeadMessage, time advancing and sweeps against
+// two tags, deletes, nacks, DeadMessage, seeks, time advancing and sweeps against
 // a priority queue and a reference model: a receive hands out due
 // redeliveries first (any order among them), then, having read every new
 // message into per-priority lists, the highest priority held, FIFO within
@@ -47,11 +47,27 @@ func runPrioModel(t *testing.T, b *B, q string, seed uint64, ops int) {
 	}
 	var msgs []pmMsg
 	tgs := []*pmTag{{tmTag: tmTag{name: "default"}}, {tmTag: tmTag{name: "t2"}}}
-	run := &tmRun{t: t, b: b, bg: b.maintainer(), q: q, rng: rng, body: func(i int) string { return msgs[i].body }}
+	run := &tmRun{t: t, b: b, bg: b.maintainer(), q: q, rng: rng, body: func(i int) string { return msgs[i].body },
+		ids: func() []string {
+			out := make([]string, len(msgs))
+			for i, m := range msgs {
+				out[i] = m.id
+			}
+			return out
+		}}
 	for _, tg := range tgs {
 		tg.lists = make([][]int, tags.MaxPriority)
 		tg.held = map[int]bool{}
 		run.tgs = append(run.tgs, &tg.tmTag)
+	}
+	// A seek to message k: the tag's lists are empty and it reads from k
+	// on (how many it handed out from the lists, for every 10th, stays).
+	run.reseek = func(t *tmTag, k int) {
+		for _, tg := range tgs {
+			if &tg.tmTag == t {
+				tg.read, tg.lists, tg.held = k, make([][]int, tags.MaxPriority), map[int]bool{}
+			}
+		}
 	}
 	// pop takes the next message from tag's lists by the rule.
 	pop := func(tg *pmTag) int {

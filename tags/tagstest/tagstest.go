@@ -8,7 +8,8 @@
 // beneath the interface (keys, scripts, the janitor, crash recovery) are
 // in package tags/redisstore.
 //
-// Besides one test per semantic (conformance.go), Run runs the model
+// Besides one test per semantic (conformance.go; seek.go states S22, the
+// seek of a tag, in full), Run runs the model
 // tests: random operations checked step by step against a reference model
 // of a plain queue (model.go, S1-S12 with caps, deduplication and moves
 // back), a topic queue (topicmodel.go, S13) and a priority queue

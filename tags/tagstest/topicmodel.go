@@ -12,7 +12,7 @@ import (
 )
 
 // testModel_TopicQueue runs random sends (topics a, b, c), receives on two
-// tags, deletes, nacks, DeadMessage, time advancing and sweeps against a
+// tags, deletes, nacks, DeadMessage, seeks, time advancing and sweeps against a
 // topic queue (S13) and a reference model: per tag, a message may be
 // handed out only when it is the first of its topic the tag has not
 // deleted or dead-lettered, and it is not in flight; a receive returns as
@@ -95,6 +95,10 @@ type tmRun struct {
 	body func(i int) string
 	step int
 	op   string
+	// ids are the messages' ids (for seeks), reseek what a model keeps of
+	// a tag beyond tmTag that a seek to message k resets (nil: nothing).
+	ids    func() []string
+	reseek func(tg *tmTag, k int)
 }
 
 func (r *tmRun) now() int64 { return r.b.now(r.q) }
@@ -121,10 +125,12 @@ func (r *tmRun) pickInFlight() (*tmTag, int, bool) {
 }
 
 // shared takes the step of roll (75-99 of 100) that both models take
-// alike: a nack, DeadMessage or time advancing. It says false when there
-// was nothing to take it on (the step ends there).
+// alike: a nack, DeadMessage, a seek (S22) or time advancing. It says
+// false when there was nothing to take it on (the step ends there).
 func (r *tmRun) shared(roll int) bool {
 	switch {
+	case roll >= 90 && roll < 93:
+		r.seek()
 	case roll < 85:
 		tg, i, ok := r.pickInFlight()
 		if !ok {
@@ -145,6 +151,45 @@ func (r *tmRun) shared(roll int) bool {
 		r.b.advance(r.q, d)
 	}
 	return true
+}
+
+// seek moves a random tag's cursor (S22) to the oldest message, to a
+// message's id or to now: what precedes the cursor is done with for the
+// tag, what follows it is new to it (receive counts from 0, nothing in
+// flight), and the state the seek answers is the model's. The clock then
+// moves a second on (the storage dates deliveries in a seek's own
+// millisecond a millisecond later: seek.go's tests, not the models').
+func (r *tmRun) seek() {
+	r.t.Helper()
+	tg := r.tgs[r.rng.IntN(len(r.tgs))]
+	ids := r.ids()
+	k := r.rng.IntN(len(ids)+2) - 1
+	var to tags.SeekTarget
+	switch {
+	case k < 0:
+		k, to.Time = 0, time.Unix(0, 0)
+	case k == len(ids):
+		to.Time = time.UnixMilli(r.now())
+	default:
+		to.MessageID = ids[k]
+	}
+	r.op = fmt.Sprintf("seek %s to message %d of %d", tg.name, k, len(ids))
+	got, err := r.b.s.SeekTag(r.b.ctx, r.q, tg.name, to)
+	if err != nil {
+		r.fail("seek: %v", err)
+	}
+	for i := range tg.st {
+		tg.st[i] = tmState{done: i < k}
+	}
+	if r.reseek != nil {
+		r.reseek(tg, k)
+	}
+	st := got.State
+	st.OldestAvailableAge = 0
+	if want := tg.want(r.now()); st != want {
+		r.fail("tag %s state after the seek %+v, want %+v", tg.name, st, want)
+	}
+	r.b.advance(r.q, time.Second)
 }
 
 // endStep ends a step with a sweep, as the background worker would run
@@ -182,7 +227,14 @@ func runTopicModel(t *testing.T, b *B, q string, seed uint64, ops int) {
 	b.advance(q, 0)
 	var msgs []tmMsg
 	tgs := []*tmTag{{name: "default"}, {name: "t2"}}
-	run := &tmRun{t: t, b: b, bg: b.maintainer(), q: q, rng: rng, tgs: tgs, body: func(i int) string { return msgs[i].body }}
+	run := &tmRun{t: t, b: b, bg: b.maintainer(), q: q, rng: rng, tgs: tgs, body: func(i int) string { return msgs[i].body },
+		ids: func() []string {
+			out := make([]string, len(msgs))
+			for i, m := range msgs {
+				out[i] = m.id
+			}
+			return out
+		}}
 	// ready: the messages tag may be handed out now, by index.
 	ready := func(tg *tmTag, at int64) map[int]bool {
 		out := map[int]bool{}

@@ -271,6 +271,30 @@ class Client:
         """Removes a tag with its in-flight messages and counters."""
         self._call(self.queues.DeleteTag, queue_pb2.DeleteTagRequest(queue=queue, name=name))
 
+    def seek_tag(self, queue: str, name: str, *, time: Optional[Union[datetime.datetime, int, float]] = None,
+                 message_id: str = "") -> queue_pb2.Tag:
+        """Moves a tag's cursor (DESIGN S22); returns the tag with its state after.
+
+        Give one of:
+            time: a datetime (naive means UTC) or Unix seconds: the retained
+                messages sent at or after it are available again to this tag
+                alone (0: every retained one; a time at or after now: none,
+                only what is sent from now on).
+            message_id: that message and every later one; one the queue no
+                longer retains raises TagqError with reason MESSAGE_NOT_FOUND.
+
+        What the tag had in flight is dropped from it (their receipt handles
+        settle nothing any more); its totals and settings stay.
+        """
+        if (time is None) == (not message_id):
+            raise TypeError("seek_tag takes one of time= or message_id=")
+        req = queue_pb2.SeekTagRequest(queue=queue, name=name)
+        if time is not None:
+            req.time.CopyFrom(_timestamp(time))
+        else:
+            req.message_id = message_id
+        return self._call(self.queues.SeekTag, req).tag
+
     # ---- messages
 
     def send(self, queue: str, body: Body, attributes: Optional[Mapping[str, AttributeValue]] = None,

@@ -246,6 +246,45 @@ class ErrorTest(ServerTest):
             c.get_queue(dlq)
         self.assertTagqError(e.exception, grpc.StatusCode.NOT_FOUND, "QUEUE_NOT_FOUND", "name")
 
+    def test_seek_tag(self) -> None:
+        """S22: seek back to a time replays what the tag deleted, to a
+        message id from that message; in-flight messages are dropped and
+        their handles delete nothing; bad input names its field."""
+        c, q = self.c, self.name("seek")
+        c.create_queue(q)
+        c.create_tag(q, "audit")
+        ids = [c.send(q, body) for body in ("a", "b", "c")]
+        got = c.receive(q, max_messages=10)
+        self.assertEqual([m.body for m in got], [b"a", b"b", b"c"])
+        c.delete(got[0].receipt_handle)
+
+        t = c.seek_tag(q, "default", time=0)
+        self.assertEqual((t.state.available, t.state.in_flight, t.state.deleted_total), (3, 0, 1))
+        c.delete(got[1].receipt_handle)  # from before the seek: deletes nothing
+        self.assertEqual(c.get_tag(q, "default").state.available, 3)
+
+        t = c.seek_tag(q, "default", message_id=ids[1])
+        self.assertEqual(t.state.available, 2)
+        again = c.receive(q, max_messages=10)
+        self.assertEqual([(m.body, m.receive_count) for m in again], [(b"b", 1), (b"c", 1)])
+        t = c.seek_tag(q, "default", time=datetime.datetime.now(datetime.timezone.utc) + datetime.timedelta(hours=1))
+        self.assertEqual((t.state.available, t.state.in_flight), (0, 0))
+        self.assertEqual(c.get_tag(q, "audit").state.available, 3, "another tag does not move")
+
+        with self.assertRaises(TagqError) as e:
+            c.seek_tag(q, "default", message_id="1-1")
+        self.assertTagqError(e.exception, grpc.StatusCode.NOT_FOUND, "MESSAGE_NOT_FOUND", "message_id")
+        with self.assertRaises(TagqError) as e:
+            c.seek_tag(q, "default", message_id="yesterday")
+        self.assertTagqError(e.exception, grpc.StatusCode.INVALID_ARGUMENT, "INVALID_ARGUMENT_RANGE", "message_id")
+        with self.assertRaises(TagqError) as e:
+            c.seek_tag(q, "missing", time=0)
+        self.assertTagqError(e.exception, grpc.StatusCode.NOT_FOUND, "TAG_NOT_FOUND", "name")
+        with self.assertRaises(TypeError):
+            c.seek_tag(q, "default")
+        with self.assertRaises(TypeError):
+            c.seek_tag(q, "default", time=0, message_id=ids[0])
+
     def test_not_found_names_the_request_field(self) -> None:
         """The field is the request's, so a caller can tell a missing tag
         from a missing queue, and which argument named it."""

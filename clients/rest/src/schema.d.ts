@@ -650,6 +650,37 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/queues/{queue}/tags/{name}:seek": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * SeekTag moves a tag's cursor to a time or a message id (S22, as
+         *     Pub/Sub's Seek and JetStream's replay): the retained messages after it
+         *     are available again to that tag only, in send order; everything the
+         *     tag had in flight is dropped from it, and their receipt handles end (a
+         *     delete with one deletes nothing, a visibility change or dead gets
+         *     RECEIPT_HANDLE_STALE). Receive counts start again; the tag's totals,
+         *     config and filter stay; other tags are not touched. Without
+         *     retain_acked_messages, messages every tag had finished may be gone:
+         *     a seek finds only what the queue retains. Needs HANDLE on the queue
+         *     (receive and settle), for that tag where receiving is limited to
+         *     tags. Errors: INVALID_ARGUMENT (INVALID_NAME, INVALID_ARGUMENT_RANGE:
+         *     no target, or a malformed message_id), NOT_FOUND (QUEUE_NOT_FOUND,
+         *     TAG_NOT_FOUND, MESSAGE_NOT_FOUND: the id is not retained).
+         */
+        post: operations["QueueService_SeekTag"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -793,6 +824,22 @@ export interface components {
          */
         PrincipalKind: "KIND_UNSPECIFIED" | "KIND_USER" | "KIND_ADMIN";
         QueueServicePurgeQueueBody: Record<string, never>;
+        QueueServiceSeekTagBody: {
+            /**
+             * @description Just before this message: it and every later one. It must be
+             *     retained (else NOT_FOUND, MESSAGE_NOT_FOUND).
+             */
+            message_id?: string;
+            /**
+             * Format: date-time
+             * @description Just before the first retained message sent at or after this time.
+             *     A time before the oldest retained message (the Unix epoch, say):
+             *     every retained message. A time at or after the seek's own (the
+             *     server's clock): the end, so that only messages sent after the seek
+             *     are available, as for a tag created then.
+             */
+            time?: string | null;
+        };
         RedriveServiceCancelMessageMoveBody: Record<string, never>;
         RedriveServiceStartMessageMoveBody: {
             /**
@@ -1463,6 +1510,10 @@ export interface components {
             queue?: string;
         };
         v1RevokePermissionResponse: Record<string, never>;
+        v1SeekTagResponse: {
+            /** @description The tag with its state just after the seek. */
+            tag?: components["schemas"]["v1Tag"] | null;
+        };
         v1SendMessageBatchEntry: {
             attributes?: {
                 [key: string]: components["schemas"]["v1MessageAttribute"];
@@ -2913,6 +2964,36 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["v1DeleteTagResponse"];
+                };
+            };
+            "4XX": components["responses"]["Error"];
+            "5XX": components["responses"]["Error"];
+        };
+    };
+    QueueService_SeekTag: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                queue: string;
+                /** @description The tag. */
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["QueueServiceSeekTagBody"];
+            };
+        };
+        responses: {
+            /** @description A successful response. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["v1SeekTagResponse"];
                 };
             };
             "4XX": components["responses"]["Error"];

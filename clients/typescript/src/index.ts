@@ -470,6 +470,23 @@ export class TagqClient {
     await call(this.queues.deleteTag({ queue, name }));
   }
 
+  /**
+   * Moves a tag's cursor (DESIGN S22) and returns the tag with its state
+   * after. `{ time }`: the retained messages sent at or after it are
+   * available again to this tag alone ("oldest": all of them; a time at or
+   * after now: none, only what is sent from now on). `{ messageId }`: that
+   * message and every later one (MESSAGE_NOT_FOUND when the queue no
+   * longer retains it). What the tag had in flight is dropped from it (its
+   * receipt handles settle nothing any more); its totals and settings stay.
+   */
+  async seekTag(queue: string, name: string, to: { time: Date | "oldest" } | { messageId: string }): Promise<Tag> {
+    const target =
+      "messageId" in to
+        ? { case: "messageId" as const, value: to.messageId }
+        : { case: "time" as const, value: timestampFromDate(to.time === "oldest" ? new Date(0) : to.time) };
+    return (await call(this.queues.seekTag({ queue, name, target }))).tag!;
+  }
+
   // Messages.
 
   /** Sends one message; returns its id. Errors: QUEUE_NOT_FOUND, MESSAGE_TOO_LARGE, INVALID_ATTRIBUTE, ... */

@@ -44,6 +44,8 @@ export const Reasons = {
   TAG_ALREADY_EXISTS: "TAG_ALREADY_EXISTS",
   /** No move task has that id. (NOT_FOUND) */
   MOVE_NOT_FOUND: "MOVE_NOT_FOUND",
+  /** A seek names a message id the queue does not retain: trimmed (every tag finished it, or its retention passed) or never sent (field message_id; metadata queue, tag, message_id). Seek to a time instead. (NOT_FOUND) */
+  MESSAGE_NOT_FOUND: "MESSAGE_NOT_FOUND",
   /** No principal has that name. (NOT_FOUND) */
   PRINCIPAL_NOT_FOUND: "PRINCIPAL_NOT_FOUND",
   /** A principal of that name exists. (ALREADY_EXISTS) */

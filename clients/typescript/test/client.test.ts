@@ -267,6 +267,38 @@ describe("queues and tags", () => {
     await rejectsWith(c.getTag(q, "late"), "TAG_NOT_FOUND", { code: Code.NotFound, field: "name" });
   });
 
+  test("seekTag replays a tag from a time or a message id (S22); other tags stay", async () => {
+    const q = "ts-seek";
+    await c.createQueue(q);
+    await c.createTag(q, "audit");
+    const ids = [await c.send(q, "a"), await c.send(q, "b"), await c.send(q, "c")];
+    const got = await receiveN(q, "default", 3);
+    assert.deepEqual(got.map(textOf), ["a", "b", "c"]);
+    await c.delete(got[0]!.receiptHandle);
+
+    let t = await c.seekTag(q, "default", { time: "oldest" });
+    assert.equal(t.state?.available, 3n);
+    assert.equal(t.state?.inFlight, 0n, "in flight dropped");
+    assert.equal(t.state?.deletedTotal, 1n, "totals stay");
+    await c.delete(got[1]!.receiptHandle); // from before the seek: deletes nothing
+    assert.equal((await c.getTag(q, "default")).state?.available, 3n);
+
+    t = await c.seekTag(q, "default", { messageId: ids[1]! });
+    assert.equal(t.state?.available, 2n);
+    const again = await c.receive(q, { maxMessages: 10 });
+    assert.deepEqual(again.map((m) => [textOf(m), m.receiveCount]), [["b", 1], ["c", 1]]);
+    t = await c.seekTag(q, "default", { time: new Date(Date.now() + 3_600_000) });
+    assert.equal(t.state?.available, 0n);
+    assert.equal((await c.getTag(q, "audit")).state?.available, 3n);
+
+    await rejectsWith(c.seekTag(q, "default", { messageId: "1-1" }), "MESSAGE_NOT_FOUND", { code: Code.NotFound, field: "message_id" });
+    await rejectsWith(c.seekTag(q, "default", { messageId: "yesterday" }), "INVALID_ARGUMENT_RANGE", {
+      code: Code.InvalidArgument,
+      field: "message_id",
+    });
+    await rejectsWith(c.seekTag(q, "missing", { time: "oldest" }), "TAG_NOT_FOUND", { field: "name" });
+  });
+
   test("JSON.stringify of what the calls return: int64 counters as strings", async () => {
     const q = "ts-json";
     await c.createQueue(q);

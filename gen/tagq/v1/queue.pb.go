@@ -2008,6 +2008,159 @@ func (*DeleteTagResponse) Descriptor() ([]byte, []int) {
 	return file_tagq_v1_queue_proto_rawDescGZIP(), []int{26}
 }
 
+type SeekTagRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Queue string                 `protobuf:"bytes,1,opt,name=queue,proto3" json:"queue,omitempty"`
+	// The tag.
+	Name string `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
+	// Where the cursor goes; one is required.
+	//
+	// Types that are valid to be assigned to Target:
+	//
+	//	*SeekTagRequest_Time
+	//	*SeekTagRequest_MessageId
+	Target        isSeekTagRequest_Target `protobuf_oneof:"target"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SeekTagRequest) Reset() {
+	*x = SeekTagRequest{}
+	mi := &file_tagq_v1_queue_proto_msgTypes[27]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SeekTagRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SeekTagRequest) ProtoMessage() {}
+
+func (x *SeekTagRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_tagq_v1_queue_proto_msgTypes[27]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SeekTagRequest.ProtoReflect.Descriptor instead.
+func (*SeekTagRequest) Descriptor() ([]byte, []int) {
+	return file_tagq_v1_queue_proto_rawDescGZIP(), []int{27}
+}
+
+func (x *SeekTagRequest) GetQueue() string {
+	if x != nil {
+		return x.Queue
+	}
+	return ""
+}
+
+func (x *SeekTagRequest) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *SeekTagRequest) GetTarget() isSeekTagRequest_Target {
+	if x != nil {
+		return x.Target
+	}
+	return nil
+}
+
+func (x *SeekTagRequest) GetTime() *timestamppb.Timestamp {
+	if x != nil {
+		if x, ok := x.Target.(*SeekTagRequest_Time); ok {
+			return x.Time
+		}
+	}
+	return nil
+}
+
+func (x *SeekTagRequest) GetMessageId() string {
+	if x != nil {
+		if x, ok := x.Target.(*SeekTagRequest_MessageId); ok {
+			return x.MessageId
+		}
+	}
+	return ""
+}
+
+type isSeekTagRequest_Target interface {
+	isSeekTagRequest_Target()
+}
+
+type SeekTagRequest_Time struct {
+	// Just before the first retained message sent at or after this time.
+	// A time before the oldest retained message (the Unix epoch, say):
+	// every retained message. A time at or after the seek's own (the
+	// server's clock): the end, so that only messages sent after the seek
+	// are available, as for a tag created then.
+	Time *timestamppb.Timestamp `protobuf:"bytes,3,opt,name=time,proto3,oneof"`
+}
+
+type SeekTagRequest_MessageId struct {
+	// Just before this message: it and every later one. It must be
+	// retained (else NOT_FOUND, MESSAGE_NOT_FOUND).
+	MessageId string `protobuf:"bytes,4,opt,name=message_id,json=messageId,proto3,oneof"`
+}
+
+func (*SeekTagRequest_Time) isSeekTagRequest_Target() {}
+
+func (*SeekTagRequest_MessageId) isSeekTagRequest_Target() {}
+
+type SeekTagResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The tag with its state just after the seek.
+	Tag           *Tag `protobuf:"bytes,1,opt,name=tag,proto3" json:"tag,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SeekTagResponse) Reset() {
+	*x = SeekTagResponse{}
+	mi := &file_tagq_v1_queue_proto_msgTypes[28]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SeekTagResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SeekTagResponse) ProtoMessage() {}
+
+func (x *SeekTagResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_tagq_v1_queue_proto_msgTypes[28]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SeekTagResponse.ProtoReflect.Descriptor instead.
+func (*SeekTagResponse) Descriptor() ([]byte, []int) {
+	return file_tagq_v1_queue_proto_rawDescGZIP(), []int{28}
+}
+
+func (x *SeekTagResponse) GetTag() *Tag {
+	if x != nil {
+		return x.Tag
+	}
+	return nil
+}
+
 var File_tagq_v1_queue_proto protoreflect.FileDescriptor
 
 const file_tagq_v1_queue_proto_rawDesc = "" +
@@ -2167,7 +2320,16 @@ const file_tagq_v1_queue_proto_rawDesc = "" +
 	"\x10DeleteTagRequest\x12\x14\n" +
 	"\x05queue\x18\x01 \x01(\tR\x05queue\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\"\x13\n" +
-	"\x11DeleteTagResponse*r\n" +
+	"\x11DeleteTagResponse\"\x97\x01\n" +
+	"\x0eSeekTagRequest\x12\x14\n" +
+	"\x05queue\x18\x01 \x01(\tR\x05queue\x12\x12\n" +
+	"\x04name\x18\x02 \x01(\tR\x04name\x120\n" +
+	"\x04time\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampH\x00R\x04time\x12\x1f\n" +
+	"\n" +
+	"message_id\x18\x04 \x01(\tH\x00R\tmessageIdB\b\n" +
+	"\x06target\"1\n" +
+	"\x0fSeekTagResponse\x12\x1e\n" +
+	"\x03tag\x18\x01 \x01(\v2\f.tagq.v1.TagR\x03tag*r\n" +
 	"\x0eOverflowPolicy\x12\x1f\n" +
 	"\x1bOVERFLOW_POLICY_UNSPECIFIED\x10\x00\x12\x1e\n" +
 	"\x1aOVERFLOW_POLICY_REJECT_NEW\x10\x01\x12\x1f\n" +
@@ -2175,7 +2337,7 @@ const file_tagq_v1_queue_proto_rawDesc = "" +
 	"\tQueueView\x12\x1a\n" +
 	"\x16QUEUE_VIEW_UNSPECIFIED\x10\x00\x12\x14\n" +
 	"\x10QUEUE_VIEW_BASIC\x10\x01\x12\x13\n" +
-	"\x0fQUEUE_VIEW_TAGS\x10\x022\xbf\x05\n" +
+	"\x0fQUEUE_VIEW_TAGS\x10\x022\xfd\x05\n" +
 	"\fQueueService\x12H\n" +
 	"\vCreateQueue\x12\x1b.tagq.v1.CreateQueueRequest\x1a\x1c.tagq.v1.CreateQueueResponse\x12?\n" +
 	"\bGetQueue\x12\x18.tagq.v1.GetQueueRequest\x1a\x19.tagq.v1.GetQueueResponse\x12E\n" +
@@ -2188,7 +2350,8 @@ const file_tagq_v1_queue_proto_rawDesc = "" +
 	"\tCreateTag\x12\x19.tagq.v1.CreateTagRequest\x1a\x1a.tagq.v1.CreateTagResponse\x129\n" +
 	"\x06GetTag\x12\x16.tagq.v1.GetTagRequest\x1a\x17.tagq.v1.GetTagResponse\x12?\n" +
 	"\bListTags\x12\x18.tagq.v1.ListTagsRequest\x1a\x19.tagq.v1.ListTagsResponse\x12B\n" +
-	"\tDeleteTag\x12\x19.tagq.v1.DeleteTagRequest\x1a\x1a.tagq.v1.DeleteTagResponseB\x7f\n" +
+	"\tDeleteTag\x12\x19.tagq.v1.DeleteTagRequest\x1a\x1a.tagq.v1.DeleteTagResponse\x12<\n" +
+	"\aSeekTag\x12\x17.tagq.v1.SeekTagRequest\x1a\x18.tagq.v1.SeekTagResponseB\x7f\n" +
 	"\vcom.tagq.v1B\n" +
 	"QueueProtoP\x01Z'github.com/tagq/tagq/gen/tagq/v1;tagqv1\xa2\x02\x03TXX\xaa\x02\aTagq.V1\xca\x02\aTagq\\V1\xe2\x02\x13Tagq\\V1\\GPBMetadata\xea\x02\bTagq::V1b\x06proto3"
 
@@ -2205,7 +2368,7 @@ func file_tagq_v1_queue_proto_rawDescGZIP() []byte {
 }
 
 var file_tagq_v1_queue_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
-var file_tagq_v1_queue_proto_msgTypes = make([]protoimpl.MessageInfo, 29)
+var file_tagq_v1_queue_proto_msgTypes = make([]protoimpl.MessageInfo, 31)
 var file_tagq_v1_queue_proto_goTypes = []any{
 	(OverflowPolicy)(0),           // 0: tagq.v1.OverflowPolicy
 	(QueueView)(0),                // 1: tagq.v1.QueueView
@@ -2237,24 +2400,26 @@ var file_tagq_v1_queue_proto_goTypes = []any{
 	(*ListTagsResponse)(nil),      // 27: tagq.v1.ListTagsResponse
 	(*DeleteTagRequest)(nil),      // 28: tagq.v1.DeleteTagRequest
 	(*DeleteTagResponse)(nil),     // 29: tagq.v1.DeleteTagResponse
-	nil,                           // 30: tagq.v1.Queue.UserAttributesEntry
-	nil,                           // 31: tagq.v1.Tag.UserAttributesEntry
-	(*timestamppb.Timestamp)(nil), // 32: google.protobuf.Timestamp
-	(*fieldmaskpb.FieldMask)(nil), // 33: google.protobuf.FieldMask
+	(*SeekTagRequest)(nil),        // 30: tagq.v1.SeekTagRequest
+	(*SeekTagResponse)(nil),       // 31: tagq.v1.SeekTagResponse
+	nil,                           // 32: tagq.v1.Queue.UserAttributesEntry
+	nil,                           // 33: tagq.v1.Tag.UserAttributesEntry
+	(*timestamppb.Timestamp)(nil), // 34: google.protobuf.Timestamp
+	(*fieldmaskpb.FieldMask)(nil), // 35: google.protobuf.FieldMask
 }
 var file_tagq_v1_queue_proto_depIdxs = []int32{
 	4,  // 0: tagq.v1.Queue.redrive_policy:type_name -> tagq.v1.RedrivePolicy
-	30, // 1: tagq.v1.Queue.user_attributes:type_name -> tagq.v1.Queue.UserAttributesEntry
-	32, // 2: tagq.v1.Queue.create_time:type_name -> google.protobuf.Timestamp
-	32, // 3: tagq.v1.Queue.update_time:type_name -> google.protobuf.Timestamp
+	32, // 1: tagq.v1.Queue.user_attributes:type_name -> tagq.v1.Queue.UserAttributesEntry
+	34, // 2: tagq.v1.Queue.create_time:type_name -> google.protobuf.Timestamp
+	34, // 3: tagq.v1.Queue.update_time:type_name -> google.protobuf.Timestamp
 	5,  // 4: tagq.v1.Queue.state:type_name -> tagq.v1.QueueState
 	0,  // 5: tagq.v1.Queue.overflow_policy:type_name -> tagq.v1.OverflowPolicy
 	6,  // 6: tagq.v1.Queue.tags:type_name -> tagq.v1.Tag
 	9,  // 7: tagq.v1.QueueState.default_tag:type_name -> tagq.v1.TagState
-	32, // 8: tagq.v1.Tag.start_time:type_name -> google.protobuf.Timestamp
+	34, // 8: tagq.v1.Tag.start_time:type_name -> google.protobuf.Timestamp
 	7,  // 9: tagq.v1.Tag.filter:type_name -> tagq.v1.TagFilter
-	31, // 10: tagq.v1.Tag.user_attributes:type_name -> tagq.v1.Tag.UserAttributesEntry
-	32, // 11: tagq.v1.Tag.create_time:type_name -> google.protobuf.Timestamp
+	33, // 10: tagq.v1.Tag.user_attributes:type_name -> tagq.v1.Tag.UserAttributesEntry
+	34, // 11: tagq.v1.Tag.create_time:type_name -> google.protobuf.Timestamp
 	9,  // 12: tagq.v1.Tag.state:type_name -> tagq.v1.TagState
 	2,  // 13: tagq.v1.TagFilter.operator:type_name -> tagq.v1.TagFilter.Operator
 	8,  // 14: tagq.v1.TagFilter.conditions:type_name -> tagq.v1.AttributeCondition
@@ -2264,37 +2429,41 @@ var file_tagq_v1_queue_proto_depIdxs = []int32{
 	1,  // 18: tagq.v1.ListQueuesRequest.view:type_name -> tagq.v1.QueueView
 	3,  // 19: tagq.v1.ListQueuesResponse.queues:type_name -> tagq.v1.Queue
 	3,  // 20: tagq.v1.UpdateQueueRequest.queue:type_name -> tagq.v1.Queue
-	33, // 21: tagq.v1.UpdateQueueRequest.update_mask:type_name -> google.protobuf.FieldMask
+	35, // 21: tagq.v1.UpdateQueueRequest.update_mask:type_name -> google.protobuf.FieldMask
 	3,  // 22: tagq.v1.UpdateQueueResponse.queue:type_name -> tagq.v1.Queue
 	6,  // 23: tagq.v1.CreateTagRequest.tag:type_name -> tagq.v1.Tag
 	6,  // 24: tagq.v1.CreateTagResponse.tag:type_name -> tagq.v1.Tag
 	6,  // 25: tagq.v1.GetTagResponse.tag:type_name -> tagq.v1.Tag
 	6,  // 26: tagq.v1.ListTagsResponse.tags:type_name -> tagq.v1.Tag
-	10, // 27: tagq.v1.QueueService.CreateQueue:input_type -> tagq.v1.CreateQueueRequest
-	12, // 28: tagq.v1.QueueService.GetQueue:input_type -> tagq.v1.GetQueueRequest
-	14, // 29: tagq.v1.QueueService.ListQueues:input_type -> tagq.v1.ListQueuesRequest
-	16, // 30: tagq.v1.QueueService.UpdateQueue:input_type -> tagq.v1.UpdateQueueRequest
-	18, // 31: tagq.v1.QueueService.DeleteQueue:input_type -> tagq.v1.DeleteQueueRequest
-	20, // 32: tagq.v1.QueueService.PurgeQueue:input_type -> tagq.v1.PurgeQueueRequest
-	22, // 33: tagq.v1.QueueService.CreateTag:input_type -> tagq.v1.CreateTagRequest
-	24, // 34: tagq.v1.QueueService.GetTag:input_type -> tagq.v1.GetTagRequest
-	26, // 35: tagq.v1.QueueService.ListTags:input_type -> tagq.v1.ListTagsRequest
-	28, // 36: tagq.v1.QueueService.DeleteTag:input_type -> tagq.v1.DeleteTagRequest
-	11, // 37: tagq.v1.QueueService.CreateQueue:output_type -> tagq.v1.CreateQueueResponse
-	13, // 38: tagq.v1.QueueService.GetQueue:output_type -> tagq.v1.GetQueueResponse
-	15, // 39: tagq.v1.QueueService.ListQueues:output_type -> tagq.v1.ListQueuesResponse
-	17, // 40: tagq.v1.QueueService.UpdateQueue:output_type -> tagq.v1.UpdateQueueResponse
-	19, // 41: tagq.v1.QueueService.DeleteQueue:output_type -> tagq.v1.DeleteQueueResponse
-	21, // 42: tagq.v1.QueueService.PurgeQueue:output_type -> tagq.v1.PurgeQueueResponse
-	23, // 43: tagq.v1.QueueService.CreateTag:output_type -> tagq.v1.CreateTagResponse
-	25, // 44: tagq.v1.QueueService.GetTag:output_type -> tagq.v1.GetTagResponse
-	27, // 45: tagq.v1.QueueService.ListTags:output_type -> tagq.v1.ListTagsResponse
-	29, // 46: tagq.v1.QueueService.DeleteTag:output_type -> tagq.v1.DeleteTagResponse
-	37, // [37:47] is the sub-list for method output_type
-	27, // [27:37] is the sub-list for method input_type
-	27, // [27:27] is the sub-list for extension type_name
-	27, // [27:27] is the sub-list for extension extendee
-	0,  // [0:27] is the sub-list for field type_name
+	34, // 27: tagq.v1.SeekTagRequest.time:type_name -> google.protobuf.Timestamp
+	6,  // 28: tagq.v1.SeekTagResponse.tag:type_name -> tagq.v1.Tag
+	10, // 29: tagq.v1.QueueService.CreateQueue:input_type -> tagq.v1.CreateQueueRequest
+	12, // 30: tagq.v1.QueueService.GetQueue:input_type -> tagq.v1.GetQueueRequest
+	14, // 31: tagq.v1.QueueService.ListQueues:input_type -> tagq.v1.ListQueuesRequest
+	16, // 32: tagq.v1.QueueService.UpdateQueue:input_type -> tagq.v1.UpdateQueueRequest
+	18, // 33: tagq.v1.QueueService.DeleteQueue:input_type -> tagq.v1.DeleteQueueRequest
+	20, // 34: tagq.v1.QueueService.PurgeQueue:input_type -> tagq.v1.PurgeQueueRequest
+	22, // 35: tagq.v1.QueueService.CreateTag:input_type -> tagq.v1.CreateTagRequest
+	24, // 36: tagq.v1.QueueService.GetTag:input_type -> tagq.v1.GetTagRequest
+	26, // 37: tagq.v1.QueueService.ListTags:input_type -> tagq.v1.ListTagsRequest
+	28, // 38: tagq.v1.QueueService.DeleteTag:input_type -> tagq.v1.DeleteTagRequest
+	30, // 39: tagq.v1.QueueService.SeekTag:input_type -> tagq.v1.SeekTagRequest
+	11, // 40: tagq.v1.QueueService.CreateQueue:output_type -> tagq.v1.CreateQueueResponse
+	13, // 41: tagq.v1.QueueService.GetQueue:output_type -> tagq.v1.GetQueueResponse
+	15, // 42: tagq.v1.QueueService.ListQueues:output_type -> tagq.v1.ListQueuesResponse
+	17, // 43: tagq.v1.QueueService.UpdateQueue:output_type -> tagq.v1.UpdateQueueResponse
+	19, // 44: tagq.v1.QueueService.DeleteQueue:output_type -> tagq.v1.DeleteQueueResponse
+	21, // 45: tagq.v1.QueueService.PurgeQueue:output_type -> tagq.v1.PurgeQueueResponse
+	23, // 46: tagq.v1.QueueService.CreateTag:output_type -> tagq.v1.CreateTagResponse
+	25, // 47: tagq.v1.QueueService.GetTag:output_type -> tagq.v1.GetTagResponse
+	27, // 48: tagq.v1.QueueService.ListTags:output_type -> tagq.v1.ListTagsResponse
+	29, // 49: tagq.v1.QueueService.DeleteTag:output_type -> tagq.v1.DeleteTagResponse
+	31, // 50: tagq.v1.QueueService.SeekTag:output_type -> tagq.v1.SeekTagResponse
+	40, // [40:51] is the sub-list for method output_type
+	29, // [29:40] is the sub-list for method input_type
+	29, // [29:29] is the sub-list for extension type_name
+	29, // [29:29] is the sub-list for extension extendee
+	0,  // [0:29] is the sub-list for field type_name
 }
 
 func init() { file_tagq_v1_queue_proto_init() }
@@ -2305,13 +2474,17 @@ func file_tagq_v1_queue_proto_init() {
 	file_tagq_v1_queue_proto_msgTypes[0].OneofWrappers = []any{}
 	file_tagq_v1_queue_proto_msgTypes[3].OneofWrappers = []any{}
 	file_tagq_v1_queue_proto_msgTypes[5].OneofWrappers = []any{}
+	file_tagq_v1_queue_proto_msgTypes[27].OneofWrappers = []any{
+		(*SeekTagRequest_Time)(nil),
+		(*SeekTagRequest_MessageId)(nil),
+	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_tagq_v1_queue_proto_rawDesc), len(file_tagq_v1_queue_proto_rawDesc)),
 			NumEnums:      3,
-			NumMessages:   29,
+			NumMessages:   31,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -29,6 +29,7 @@ const (
 	QueueService_GetTag_FullMethodName      = "/tagq.v1.QueueService/GetTag"
 	QueueService_ListTags_FullMethodName    = "/tagq.v1.QueueService/ListTags"
 	QueueService_DeleteTag_FullMethodName   = "/tagq.v1.QueueService/DeleteTag"
+	QueueService_SeekTag_FullMethodName     = "/tagq.v1.QueueService/SeekTag"
 )
 
 // QueueServiceClient is the client API for QueueService service.
@@ -72,6 +73,20 @@ type QueueServiceClient interface {
 	ListTags(ctx context.Context, in *ListTagsRequest, opts ...grpc.CallOption) (*ListTagsResponse, error)
 	// DeleteTag removes a tag, its in-flight messages and its counters.
 	DeleteTag(ctx context.Context, in *DeleteTagRequest, opts ...grpc.CallOption) (*DeleteTagResponse, error)
+	// SeekTag moves a tag's cursor to a time or a message id (S22, as
+	// Pub/Sub's Seek and JetStream's replay): the retained messages after it
+	// are available again to that tag only, in send order; everything the
+	// tag had in flight is dropped from it, and their receipt handles end (a
+	// delete with one deletes nothing, a visibility change or dead gets
+	// RECEIPT_HANDLE_STALE). Receive counts start again; the tag's totals,
+	// config and filter stay; other tags are not touched. Without
+	// retain_acked_messages, messages every tag had finished may be gone:
+	// a seek finds only what the queue retains. Needs HANDLE on the queue
+	// (receive and settle), for that tag where receiving is limited to
+	// tags. Errors: INVALID_ARGUMENT (INVALID_NAME, INVALID_ARGUMENT_RANGE:
+	// no target, or a malformed message_id), NOT_FOUND (QUEUE_NOT_FOUND,
+	// TAG_NOT_FOUND, MESSAGE_NOT_FOUND: the id is not retained).
+	SeekTag(ctx context.Context, in *SeekTagRequest, opts ...grpc.CallOption) (*SeekTagResponse, error)
 }
 
 type queueServiceClient struct {
@@ -182,6 +197,16 @@ func (c *queueServiceClient) DeleteTag(ctx context.Context, in *DeleteTagRequest
 	return out, nil
 }
 
+func (c *queueServiceClient) SeekTag(ctx context.Context, in *SeekTagRequest, opts ...grpc.CallOption) (*SeekTagResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(SeekTagResponse)
+	err := c.cc.Invoke(ctx, QueueService_SeekTag_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // QueueServiceServer is the server API for QueueService service.
 // All implementations must embed UnimplementedQueueServiceServer
 // for forward compatibility.
@@ -223,6 +248,20 @@ type QueueServiceServer interface {
 	ListTags(context.Context, *ListTagsRequest) (*ListTagsResponse, error)
 	// DeleteTag removes a tag, its in-flight messages and its counters.
 	DeleteTag(context.Context, *DeleteTagRequest) (*DeleteTagResponse, error)
+	// SeekTag moves a tag's cursor to a time or a message id (S22, as
+	// Pub/Sub's Seek and JetStream's replay): the retained messages after it
+	// are available again to that tag only, in send order; everything the
+	// tag had in flight is dropped from it, and their receipt handles end (a
+	// delete with one deletes nothing, a visibility change or dead gets
+	// RECEIPT_HANDLE_STALE). Receive counts start again; the tag's totals,
+	// config and filter stay; other tags are not touched. Without
+	// retain_acked_messages, messages every tag had finished may be gone:
+	// a seek finds only what the queue retains. Needs HANDLE on the queue
+	// (receive and settle), for that tag where receiving is limited to
+	// tags. Errors: INVALID_ARGUMENT (INVALID_NAME, INVALID_ARGUMENT_RANGE:
+	// no target, or a malformed message_id), NOT_FOUND (QUEUE_NOT_FOUND,
+	// TAG_NOT_FOUND, MESSAGE_NOT_FOUND: the id is not retained).
+	SeekTag(context.Context, *SeekTagRequest) (*SeekTagResponse, error)
 	mustEmbedUnimplementedQueueServiceServer()
 }
 
@@ -262,6 +301,9 @@ func (UnimplementedQueueServiceServer) ListTags(context.Context, *ListTagsReques
 }
 func (UnimplementedQueueServiceServer) DeleteTag(context.Context, *DeleteTagRequest) (*DeleteTagResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method DeleteTag not implemented")
+}
+func (UnimplementedQueueServiceServer) SeekTag(context.Context, *SeekTagRequest) (*SeekTagResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method SeekTag not implemented")
 }
 func (UnimplementedQueueServiceServer) mustEmbedUnimplementedQueueServiceServer() {}
 func (UnimplementedQueueServiceServer) testEmbeddedByValue()                      {}
@@ -464,6 +506,24 @@ func _QueueService_DeleteTag_Handler(srv interface{}, ctx context.Context, dec f
 	return interceptor(ctx, in, info, handler)
 }
 
+func _QueueService_SeekTag_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(SeekTagRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(QueueServiceServer).SeekTag(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: QueueService_SeekTag_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(QueueServiceServer).SeekTag(ctx, req.(*SeekTagRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // QueueService_ServiceDesc is the grpc.ServiceDesc for QueueService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -510,6 +570,10 @@ var QueueService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "DeleteTag",
 			Handler:    _QueueService_DeleteTag_Handler,
+		},
+		{
+			MethodName: "SeekTag",
+			Handler:    _QueueService_SeekTag_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

@@ -39,20 +39,7 @@ redis.call('DEL', KEYS[4], KEYS[6], KEYS[7], KEYS[8], KEYS[9])
 redis.call('HDEL', KEYS[5], 'm:' .. tag)
 redis.call('XGROUP', 'CREATE', KEYS[3], tag, startid, 'MKSTREAM')
 local init = 0
--- XLEN counts every retained entry: right unless some are moved-back
--- dead letters meant for one tag only (then count by scanning).
-if kind == 1 and not flt and not redis.call('HGET', KEYS[1], 'mvb') then
-  init = redis.call('XLEN', KEYS[3])
-elseif kind ~= 0 then
-  while true do
-    local batch = redis.call('XRANGE', KEYS[3], from, '+', 'COUNT', 1000)
-    for _, e in ipairs(batch) do
-      if fortag(tag, flt, fieldmap(e[2])) then init = init + 1 end
-    end
-    if #batch < 1000 then break end
-    from = nextid(batch[#batch][1])
-  end
-end
+if kind ~= 0 then init = countfor(KEYS[1], KEYS[3], tag, flt, from) end
 local added = redis.call('HGET', KEYS[1], 'added') or 0
 redis.call('HSET', KEYS[4], 'ct', now, 'a0', added, 'init', init, 'con', 0, 'xb', 0, 'xi', 0,
   'rcv', 0, 'del', 0, 'dead', 0, 'pc', 0, 'h', fmt(INF), 'vis', ARGV[6])

@@ -503,6 +503,26 @@ local function fortag(tag, flt, f)
   return admits(flt, f['a'])
 end
 
+-- Retained entries of stream from id from on ('-': the oldest) that are
+-- for tag (filter flt): XLEN when that is all of them (from the oldest,
+-- no filter, no moved-back dead letter in the queue: meta's mvb), else
+-- counted page by page, 1,000 entries a page, all in this call (linear
+-- in what lies after from: tag creation from a past start, seeks).
+local function countfor(meta, stream, tag, flt, from)
+  if from == '-' and not flt and not redis.call('HGET', meta, 'mvb') then
+    return redis.call('XLEN', stream)
+  end
+  local n = 0
+  while true do
+    local batch = redis.call('XRANGE', stream, from, '+', 'COUNT', 1000)
+    for _, e in ipairs(batch) do
+      if fortag(tag, flt, fieldmap(e[2])) then n = n + 1 end
+    end
+    if #batch < 1000 then return n end
+    from = nextid(batch[#batch][1])
+  end
+end
+
 -- Retained bytes and caps. A queue's z list holds the size of each stream
 -- entry in stream order (every XADD to the stream appends one; sizes as
 -- max_message_bytes counts them); meta 'rb' is their sum. An entry

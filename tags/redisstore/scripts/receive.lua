@@ -64,7 +64,7 @@
 -- Errors: QUEUE_NOT_FOUND, TAG_NOT_FOUND, DEFAULT_TAG_CHANGED, TOPIC_QUEUE,
 -- PRIORITY_QUEUE.
 local tag, max = ARGV[1], tonumber(ARGV[2])
-local st = redis.call('HMGET', KEYS[3], 'ct', 'vis', 'flt', 'h', 'rq')
+local st = redis.call('HMGET', KEYS[3], 'ct', 'vis', 'flt', 'h', 'rq', 'sp', 'sk')
 if not st[1] then return notfound(KEYS[1]) end
 local qm = redis.call('HMGET', KEYS[1], 'vis', 'wait', 'rpq', 'rpm', 'dtag', 'rq', 'topic', 'prq', 'mmb')
 if ARGV[5] ~= '' and qm[5] ~= ARGV[5] then return redis.error_reply('DEFAULT_TAG_CHANGED') end
@@ -86,6 +86,11 @@ if vis < 0 then vis = tonumber(qm[1]) * 1000 end
 local longvis = pelmode and vis > pelmax
 if longvis then pelmode = false end
 local now = nowms()
+-- In the millisecond of the tag's last seek (sk, seek.lua) this call acts
+-- at the next one, so that what it hands out has a first receive after
+-- the seek: a handle from before the seek (first receive <= sk) names none
+-- of its deliveries (settle.lua).
+if st[7] and now <= tonumber(st[7]) then now = tonumber(st[7]) + 1 end
 local deadline = now + vis
 local rq = tonumber(st[5]) or tonumber(qm[6]) or 0 -- the tag's override, else the queue's
 local rleft = quotaleft(KEYS[3], 'rqs', 'rqn', rq, now) -- nil: no read quota
@@ -393,6 +398,12 @@ elseif nnew < 0 then
     end
     want = max - #out
   end
+elseif nnew > 0 and st[6] and (ARGV[9] == '' or tonumber(ARGV[9]) < tonumber(st[6])) then
+  -- The caller's read may have come before the tag's last seek (seek.lua):
+  -- none of it is handed out, nothing of the PEL is touched (what is
+  -- pending was read after the seek, by this read or another: its own
+  -- receive, or the janitor, takes it).
+  handedids = {}
 elseif nnew > 0 then
   pelfirst, pellast = ARGV[10], ARGV[11]
   -- Entries listed in ARGV (every entry in zset mode, else those not plain).

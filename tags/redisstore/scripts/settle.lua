@@ -27,10 +27,13 @@
 --          no work per ack here).
 -- Errors: QUEUE_NOT_FOUND, TAG_NOT_FOUND.
 local tag = ARGV[2]
-local st = redis.call('HMGET', KEYS[3], 'h', 'ct', 'pc', 'del')
+local st = redis.call('HMGET', KEYS[3], 'h', 'ct', 'pc', 'del', 'sk')
 local h = st[1]
 if not h then return notfound(KEYS[1]) end
-local ct = tonumber(st[2])
+-- Handles from before the tag was made, or from before its last seek (a
+-- first receive at or before sk, seek.lua: receive.lua's deliveries after
+-- it come later), name deliveries that no longer exist.
+local ct = math.max(tonumber(st[2]), (tonumber(st[5]) or -1) + 1)
 local nv, nd, na = tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5])
 local now = 0 -- Redis time, read only when needed (acks need none)
 if nv > 0 or nd > 0 then now = nowms() end

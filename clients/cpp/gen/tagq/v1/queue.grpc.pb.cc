@@ -33,6 +33,7 @@ static const char* QueueService_method_names[] = {
   "/tagq.v1.QueueService/GetTag",
   "/tagq.v1.QueueService/ListTags",
   "/tagq.v1.QueueService/DeleteTag",
+  "/tagq.v1.QueueService/SeekTag",
 };
 
 std::unique_ptr< QueueService::Stub> QueueService::NewStub(const std::shared_ptr< ::grpc::ChannelInterface>& channel, const ::grpc::StubOptions& options) {
@@ -52,6 +53,7 @@ QueueService::Stub::Stub(const std::shared_ptr< ::grpc::ChannelInterface>& chann
   , rpcmethod_GetTag_(QueueService_method_names[7], options.suffix_for_stats(),::grpc::internal::RpcMethod::NORMAL_RPC, channel)
   , rpcmethod_ListTags_(QueueService_method_names[8], options.suffix_for_stats(),::grpc::internal::RpcMethod::NORMAL_RPC, channel)
   , rpcmethod_DeleteTag_(QueueService_method_names[9], options.suffix_for_stats(),::grpc::internal::RpcMethod::NORMAL_RPC, channel)
+  , rpcmethod_SeekTag_(QueueService_method_names[10], options.suffix_for_stats(),::grpc::internal::RpcMethod::NORMAL_RPC, channel)
   {}
 
 ::grpc::Status QueueService::Stub::CreateQueue(::grpc::ClientContext* context, const ::tagq::v1::CreateQueueRequest& request, ::tagq::v1::CreateQueueResponse* response) {
@@ -284,6 +286,29 @@ void QueueService::Stub::async::DeleteTag(::grpc::ClientContext* context, const 
   return result;
 }
 
+::grpc::Status QueueService::Stub::SeekTag(::grpc::ClientContext* context, const ::tagq::v1::SeekTagRequest& request, ::tagq::v1::SeekTagResponse* response) {
+  return ::grpc::internal::BlockingUnaryCall< ::tagq::v1::SeekTagRequest, ::tagq::v1::SeekTagResponse, ::grpc::protobuf::MessageLite, ::grpc::protobuf::MessageLite>(channel_.get(), rpcmethod_SeekTag_, context, request, response);
+}
+
+void QueueService::Stub::async::SeekTag(::grpc::ClientContext* context, const ::tagq::v1::SeekTagRequest* request, ::tagq::v1::SeekTagResponse* response, std::function<void(::grpc::Status)> f) {
+  ::grpc::internal::CallbackUnaryCall< ::tagq::v1::SeekTagRequest, ::tagq::v1::SeekTagResponse, ::grpc::protobuf::MessageLite, ::grpc::protobuf::MessageLite>(stub_->channel_.get(), stub_->rpcmethod_SeekTag_, context, request, response, std::move(f));
+}
+
+void QueueService::Stub::async::SeekTag(::grpc::ClientContext* context, const ::tagq::v1::SeekTagRequest* request, ::tagq::v1::SeekTagResponse* response, ::grpc::ClientUnaryReactor* reactor) {
+  ::grpc::internal::ClientCallbackUnaryFactory::Create< ::grpc::protobuf::MessageLite, ::grpc::protobuf::MessageLite>(stub_->channel_.get(), stub_->rpcmethod_SeekTag_, context, request, response, reactor);
+}
+
+::grpc::ClientAsyncResponseReader< ::tagq::v1::SeekTagResponse>* QueueService::Stub::PrepareAsyncSeekTagRaw(::grpc::ClientContext* context, const ::tagq::v1::SeekTagRequest& request, ::grpc::CompletionQueue* cq) {
+  return ::grpc::internal::ClientAsyncResponseReaderHelper::Create< ::tagq::v1::SeekTagResponse, ::tagq::v1::SeekTagRequest, ::grpc::protobuf::MessageLite, ::grpc::protobuf::MessageLite>(channel_.get(), cq, rpcmethod_SeekTag_, context, request);
+}
+
+::grpc::ClientAsyncResponseReader< ::tagq::v1::SeekTagResponse>* QueueService::Stub::AsyncSeekTagRaw(::grpc::ClientContext* context, const ::tagq::v1::SeekTagRequest& request, ::grpc::CompletionQueue* cq) {
+  auto* result =
+    this->PrepareAsyncSeekTagRaw(context, request, cq);
+  result->StartCall();
+  return result;
+}
+
 QueueService::Service::Service() {
   AddMethod(new ::grpc::internal::RpcServiceMethod(
       QueueService_method_names[0],
@@ -385,6 +410,16 @@ QueueService::Service::Service() {
              ::tagq::v1::DeleteTagResponse* resp) {
                return service->DeleteTag(ctx, req, resp);
              }, this)));
+  AddMethod(new ::grpc::internal::RpcServiceMethod(
+      QueueService_method_names[10],
+      ::grpc::internal::RpcMethod::NORMAL_RPC,
+      new ::grpc::internal::RpcMethodHandler< QueueService::Service, ::tagq::v1::SeekTagRequest, ::tagq::v1::SeekTagResponse, ::grpc::protobuf::MessageLite, ::grpc::protobuf::MessageLite>(
+          [](QueueService::Service* service,
+             ::grpc::ServerContext* ctx,
+             const ::tagq::v1::SeekTagRequest* req,
+             ::tagq::v1::SeekTagResponse* resp) {
+               return service->SeekTag(ctx, req, resp);
+             }, this)));
 }
 
 QueueService::Service::~Service() {
@@ -454,6 +489,13 @@ QueueService::Service::~Service() {
 }
 
 ::grpc::Status QueueService::Service::DeleteTag(::grpc::ServerContext* context, const ::tagq::v1::DeleteTagRequest* request, ::tagq::v1::DeleteTagResponse* response) {
+  (void) context;
+  (void) request;
+  (void) response;
+  return ::grpc::Status(::grpc::StatusCode::UNIMPLEMENTED, "");
+}
+
+::grpc::Status QueueService::Service::SeekTag(::grpc::ServerContext* context, const ::tagq::v1::SeekTagRequest* request, ::tagq::v1::SeekTagResponse* response) {
   (void) context;
   (void) request;
   (void) response;

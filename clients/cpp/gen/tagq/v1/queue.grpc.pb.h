@@ -132,6 +132,26 @@ class QueueService final {
     std::unique_ptr< ::grpc::ClientAsyncResponseReaderInterface< ::tagq::v1::DeleteTagResponse>> PrepareAsyncDeleteTag(::grpc::ClientContext* context, const ::tagq::v1::DeleteTagRequest& request, ::grpc::CompletionQueue* cq) {
       return std::unique_ptr< ::grpc::ClientAsyncResponseReaderInterface< ::tagq::v1::DeleteTagResponse>>(PrepareAsyncDeleteTagRaw(context, request, cq));
     }
+    // SeekTag moves a tag's cursor to a time or a message id (S22, as
+    // Pub/Sub's Seek and JetStream's replay): the retained messages after it
+    // are available again to that tag only, in send order; everything the
+    // tag had in flight is dropped from it, and their receipt handles end (a
+    // delete with one deletes nothing, a visibility change or dead gets
+    // RECEIPT_HANDLE_STALE). Receive counts start again; the tag's totals,
+    // config and filter stay; other tags are not touched. Without
+    // retain_acked_messages, messages every tag had finished may be gone:
+    // a seek finds only what the queue retains. Needs HANDLE on the queue
+    // (receive and settle), for that tag where receiving is limited to
+    // tags. Errors: INVALID_ARGUMENT (INVALID_NAME, INVALID_ARGUMENT_RANGE:
+    // no target, or a malformed message_id), NOT_FOUND (QUEUE_NOT_FOUND,
+    // TAG_NOT_FOUND, MESSAGE_NOT_FOUND: the id is not retained).
+    virtual ::grpc::Status SeekTag(::grpc::ClientContext* context, const ::tagq::v1::SeekTagRequest& request, ::tagq::v1::SeekTagResponse* response) = 0;
+    std::unique_ptr< ::grpc::ClientAsyncResponseReaderInterface< ::tagq::v1::SeekTagResponse>> AsyncSeekTag(::grpc::ClientContext* context, const ::tagq::v1::SeekTagRequest& request, ::grpc::CompletionQueue* cq) {
+      return std::unique_ptr< ::grpc::ClientAsyncResponseReaderInterface< ::tagq::v1::SeekTagResponse>>(AsyncSeekTagRaw(context, request, cq));
+    }
+    std::unique_ptr< ::grpc::ClientAsyncResponseReaderInterface< ::tagq::v1::SeekTagResponse>> PrepareAsyncSeekTag(::grpc::ClientContext* context, const ::tagq::v1::SeekTagRequest& request, ::grpc::CompletionQueue* cq) {
+      return std::unique_ptr< ::grpc::ClientAsyncResponseReaderInterface< ::tagq::v1::SeekTagResponse>>(PrepareAsyncSeekTagRaw(context, request, cq));
+    }
     class async_interface {
      public:
       virtual ~async_interface() {}
@@ -176,6 +196,21 @@ class QueueService final {
       // DeleteTag removes a tag, its in-flight messages and its counters.
       virtual void DeleteTag(::grpc::ClientContext* context, const ::tagq::v1::DeleteTagRequest* request, ::tagq::v1::DeleteTagResponse* response, std::function<void(::grpc::Status)>) = 0;
       virtual void DeleteTag(::grpc::ClientContext* context, const ::tagq::v1::DeleteTagRequest* request, ::tagq::v1::DeleteTagResponse* response, ::grpc::ClientUnaryReactor* reactor) = 0;
+      // SeekTag moves a tag's cursor to a time or a message id (S22, as
+      // Pub/Sub's Seek and JetStream's replay): the retained messages after it
+      // are available again to that tag only, in send order; everything the
+      // tag had in flight is dropped from it, and their receipt handles end (a
+      // delete with one deletes nothing, a visibility change or dead gets
+      // RECEIPT_HANDLE_STALE). Receive counts start again; the tag's totals,
+      // config and filter stay; other tags are not touched. Without
+      // retain_acked_messages, messages every tag had finished may be gone:
+      // a seek finds only what the queue retains. Needs HANDLE on the queue
+      // (receive and settle), for that tag where receiving is limited to
+      // tags. Errors: INVALID_ARGUMENT (INVALID_NAME, INVALID_ARGUMENT_RANGE:
+      // no target, or a malformed message_id), NOT_FOUND (QUEUE_NOT_FOUND,
+      // TAG_NOT_FOUND, MESSAGE_NOT_FOUND: the id is not retained).
+      virtual void SeekTag(::grpc::ClientContext* context, const ::tagq::v1::SeekTagRequest* request, ::tagq::v1::SeekTagResponse* response, std::function<void(::grpc::Status)>) = 0;
+      virtual void SeekTag(::grpc::ClientContext* context, const ::tagq::v1::SeekTagRequest* request, ::tagq::v1::SeekTagResponse* response, ::grpc::ClientUnaryReactor* reactor) = 0;
     };
     typedef class async_interface experimental_async_interface;
     virtual class async_interface* async() { return nullptr; }
@@ -201,6 +236,8 @@ class QueueService final {
     virtual ::grpc::ClientAsyncResponseReaderInterface< ::tagq::v1::ListTagsResponse>* PrepareAsyncListTagsRaw(::grpc::ClientContext* context, const ::tagq::v1::ListTagsRequest& request, ::grpc::CompletionQueue* cq) = 0;
     virtual ::grpc::ClientAsyncResponseReaderInterface< ::tagq::v1::DeleteTagResponse>* AsyncDeleteTagRaw(::grpc::ClientContext* context, const ::tagq::v1::DeleteTagRequest& request, ::grpc::CompletionQueue* cq) = 0;
     virtual ::grpc::ClientAsyncResponseReaderInterface< ::tagq::v1::DeleteTagResponse>* PrepareAsyncDeleteTagRaw(::grpc::ClientContext* context, const ::tagq::v1::DeleteTagRequest& request, ::grpc::CompletionQueue* cq) = 0;
+    virtual ::grpc::ClientAsyncResponseReaderInterface< ::tagq::v1::SeekTagResponse>* AsyncSeekTagRaw(::grpc::ClientContext* context, const ::tagq::v1::SeekTagRequest& request, ::grpc::CompletionQueue* cq) = 0;
+    virtual ::grpc::ClientAsyncResponseReaderInterface< ::tagq::v1::SeekTagResponse>* PrepareAsyncSeekTagRaw(::grpc::ClientContext* context, const ::tagq::v1::SeekTagRequest& request, ::grpc::CompletionQueue* cq) = 0;
   };
   class Stub final : public StubInterface {
    public:
@@ -275,6 +312,13 @@ class QueueService final {
     std::unique_ptr< ::grpc::ClientAsyncResponseReader< ::tagq::v1::DeleteTagResponse>> PrepareAsyncDeleteTag(::grpc::ClientContext* context, const ::tagq::v1::DeleteTagRequest& request, ::grpc::CompletionQueue* cq) {
       return std::unique_ptr< ::grpc::ClientAsyncResponseReader< ::tagq::v1::DeleteTagResponse>>(PrepareAsyncDeleteTagRaw(context, request, cq));
     }
+    ::grpc::Status SeekTag(::grpc::ClientContext* context, const ::tagq::v1::SeekTagRequest& request, ::tagq::v1::SeekTagResponse* response) override;
+    std::unique_ptr< ::grpc::ClientAsyncResponseReader< ::tagq::v1::SeekTagResponse>> AsyncSeekTag(::grpc::ClientContext* context, const ::tagq::v1::SeekTagRequest& request, ::grpc::CompletionQueue* cq) {
+      return std::unique_ptr< ::grpc::ClientAsyncResponseReader< ::tagq::v1::SeekTagResponse>>(AsyncSeekTagRaw(context, request, cq));
+    }
+    std::unique_ptr< ::grpc::ClientAsyncResponseReader< ::tagq::v1::SeekTagResponse>> PrepareAsyncSeekTag(::grpc::ClientContext* context, const ::tagq::v1::SeekTagRequest& request, ::grpc::CompletionQueue* cq) {
+      return std::unique_ptr< ::grpc::ClientAsyncResponseReader< ::tagq::v1::SeekTagResponse>>(PrepareAsyncSeekTagRaw(context, request, cq));
+    }
     class async final :
       public StubInterface::async_interface {
      public:
@@ -298,6 +342,8 @@ class QueueService final {
       void ListTags(::grpc::ClientContext* context, const ::tagq::v1::ListTagsRequest* request, ::tagq::v1::ListTagsResponse* response, ::grpc::ClientUnaryReactor* reactor) override;
       void DeleteTag(::grpc::ClientContext* context, const ::tagq::v1::DeleteTagRequest* request, ::tagq::v1::DeleteTagResponse* response, std::function<void(::grpc::Status)>) override;
       void DeleteTag(::grpc::ClientContext* context, const ::tagq::v1::DeleteTagRequest* request, ::tagq::v1::DeleteTagResponse* response, ::grpc::ClientUnaryReactor* reactor) override;
+      void SeekTag(::grpc::ClientContext* context, const ::tagq::v1::SeekTagRequest* request, ::tagq::v1::SeekTagResponse* response, std::function<void(::grpc::Status)>) override;
+      void SeekTag(::grpc::ClientContext* context, const ::tagq::v1::SeekTagRequest* request, ::tagq::v1::SeekTagResponse* response, ::grpc::ClientUnaryReactor* reactor) override;
      private:
       friend class Stub;
       explicit async(Stub* stub): stub_(stub) { }
@@ -329,6 +375,8 @@ class QueueService final {
     ::grpc::ClientAsyncResponseReader< ::tagq::v1::ListTagsResponse>* PrepareAsyncListTagsRaw(::grpc::ClientContext* context, const ::tagq::v1::ListTagsRequest& request, ::grpc::CompletionQueue* cq) override;
     ::grpc::ClientAsyncResponseReader< ::tagq::v1::DeleteTagResponse>* AsyncDeleteTagRaw(::grpc::ClientContext* context, const ::tagq::v1::DeleteTagRequest& request, ::grpc::CompletionQueue* cq) override;
     ::grpc::ClientAsyncResponseReader< ::tagq::v1::DeleteTagResponse>* PrepareAsyncDeleteTagRaw(::grpc::ClientContext* context, const ::tagq::v1::DeleteTagRequest& request, ::grpc::CompletionQueue* cq) override;
+    ::grpc::ClientAsyncResponseReader< ::tagq::v1::SeekTagResponse>* AsyncSeekTagRaw(::grpc::ClientContext* context, const ::tagq::v1::SeekTagRequest& request, ::grpc::CompletionQueue* cq) override;
+    ::grpc::ClientAsyncResponseReader< ::tagq::v1::SeekTagResponse>* PrepareAsyncSeekTagRaw(::grpc::ClientContext* context, const ::tagq::v1::SeekTagRequest& request, ::grpc::CompletionQueue* cq) override;
     const ::grpc::internal::RpcMethod rpcmethod_CreateQueue_;
     const ::grpc::internal::RpcMethod rpcmethod_GetQueue_;
     const ::grpc::internal::RpcMethod rpcmethod_ListQueues_;
@@ -339,6 +387,7 @@ class QueueService final {
     const ::grpc::internal::RpcMethod rpcmethod_GetTag_;
     const ::grpc::internal::RpcMethod rpcmethod_ListTags_;
     const ::grpc::internal::RpcMethod rpcmethod_DeleteTag_;
+    const ::grpc::internal::RpcMethod rpcmethod_SeekTag_;
   };
   static std::unique_ptr<Stub> NewStub(const std::shared_ptr< ::grpc::ChannelInterface>& channel, const ::grpc::StubOptions& options = ::grpc::StubOptions());
 
@@ -377,6 +426,20 @@ class QueueService final {
     virtual ::grpc::Status ListTags(::grpc::ServerContext* context, const ::tagq::v1::ListTagsRequest* request, ::tagq::v1::ListTagsResponse* response);
     // DeleteTag removes a tag, its in-flight messages and its counters.
     virtual ::grpc::Status DeleteTag(::grpc::ServerContext* context, const ::tagq::v1::DeleteTagRequest* request, ::tagq::v1::DeleteTagResponse* response);
+    // SeekTag moves a tag's cursor to a time or a message id (S22, as
+    // Pub/Sub's Seek and JetStream's replay): the retained messages after it
+    // are available again to that tag only, in send order; everything the
+    // tag had in flight is dropped from it, and their receipt handles end (a
+    // delete with one deletes nothing, a visibility change or dead gets
+    // RECEIPT_HANDLE_STALE). Receive counts start again; the tag's totals,
+    // config and filter stay; other tags are not touched. Without
+    // retain_acked_messages, messages every tag had finished may be gone:
+    // a seek finds only what the queue retains. Needs HANDLE on the queue
+    // (receive and settle), for that tag where receiving is limited to
+    // tags. Errors: INVALID_ARGUMENT (INVALID_NAME, INVALID_ARGUMENT_RANGE:
+    // no target, or a malformed message_id), NOT_FOUND (QUEUE_NOT_FOUND,
+    // TAG_NOT_FOUND, MESSAGE_NOT_FOUND: the id is not retained).
+    virtual ::grpc::Status SeekTag(::grpc::ServerContext* context, const ::tagq::v1::SeekTagRequest* request, ::tagq::v1::SeekTagResponse* response);
   };
   template <class BaseClass>
   class WithAsyncMethod_CreateQueue : public BaseClass {
@@ -578,7 +641,27 @@ class QueueService final {
       ::grpc::Service::RequestAsyncUnary(9, context, request, response, new_call_cq, notification_cq, tag);
     }
   };
-  typedef WithAsyncMethod_CreateQueue<WithAsyncMethod_GetQueue<WithAsyncMethod_ListQueues<WithAsyncMethod_UpdateQueue<WithAsyncMethod_DeleteQueue<WithAsyncMethod_PurgeQueue<WithAsyncMethod_CreateTag<WithAsyncMethod_GetTag<WithAsyncMethod_ListTags<WithAsyncMethod_DeleteTag<Service > > > > > > > > > > AsyncService;
+  template <class BaseClass>
+  class WithAsyncMethod_SeekTag : public BaseClass {
+   private:
+    void BaseClassMustBeDerivedFromService(const Service* /*service*/) {}
+   public:
+    WithAsyncMethod_SeekTag() {
+      ::grpc::Service::MarkMethodAsync(10);
+    }
+    ~WithAsyncMethod_SeekTag() override {
+      BaseClassMustBeDerivedFromService(this);
+    }
+    // disable synchronous version of this method
+    ::grpc::Status SeekTag(::grpc::ServerContext* /*context*/, const ::tagq::v1::SeekTagRequest* /*request*/, ::tagq::v1::SeekTagResponse* /*response*/) override {
+      abort();
+      return ::grpc::Status(::grpc::StatusCode::UNIMPLEMENTED, "");
+    }
+    void RequestSeekTag(::grpc::ServerContext* context, ::tagq::v1::SeekTagRequest* request, ::grpc::ServerAsyncResponseWriter< ::tagq::v1::SeekTagResponse>* response, ::grpc::CompletionQueue* new_call_cq, ::grpc::ServerCompletionQueue* notification_cq, void *tag) {
+      ::grpc::Service::RequestAsyncUnary(10, context, request, response, new_call_cq, notification_cq, tag);
+    }
+  };
+  typedef WithAsyncMethod_CreateQueue<WithAsyncMethod_GetQueue<WithAsyncMethod_ListQueues<WithAsyncMethod_UpdateQueue<WithAsyncMethod_DeleteQueue<WithAsyncMethod_PurgeQueue<WithAsyncMethod_CreateTag<WithAsyncMethod_GetTag<WithAsyncMethod_ListTags<WithAsyncMethod_DeleteTag<WithAsyncMethod_SeekTag<Service > > > > > > > > > > > AsyncService;
   template <class BaseClass>
   class WithCallbackMethod_CreateQueue : public BaseClass {
    private:
@@ -849,7 +932,34 @@ class QueueService final {
     virtual ::grpc::ServerUnaryReactor* DeleteTag(
       ::grpc::CallbackServerContext* /*context*/, const ::tagq::v1::DeleteTagRequest* /*request*/, ::tagq::v1::DeleteTagResponse* /*response*/)  { return nullptr; }
   };
-  typedef WithCallbackMethod_CreateQueue<WithCallbackMethod_GetQueue<WithCallbackMethod_ListQueues<WithCallbackMethod_UpdateQueue<WithCallbackMethod_DeleteQueue<WithCallbackMethod_PurgeQueue<WithCallbackMethod_CreateTag<WithCallbackMethod_GetTag<WithCallbackMethod_ListTags<WithCallbackMethod_DeleteTag<Service > > > > > > > > > > CallbackService;
+  template <class BaseClass>
+  class WithCallbackMethod_SeekTag : public BaseClass {
+   private:
+    void BaseClassMustBeDerivedFromService(const Service* /*service*/) {}
+   public:
+    WithCallbackMethod_SeekTag() {
+      ::grpc::Service::MarkMethodCallback(10,
+          new ::grpc::internal::CallbackUnaryHandler< ::tagq::v1::SeekTagRequest, ::tagq::v1::SeekTagResponse>(
+            [this](
+                   ::grpc::CallbackServerContext* context, const ::tagq::v1::SeekTagRequest* request, ::tagq::v1::SeekTagResponse* response) { return this->SeekTag(context, request, response); }));}
+    void SetMessageAllocatorFor_SeekTag(
+        ::grpc::MessageAllocator< ::tagq::v1::SeekTagRequest, ::tagq::v1::SeekTagResponse>* allocator) {
+      ::grpc::internal::MethodHandler* const handler = ::grpc::Service::GetHandler(10);
+      static_cast<::grpc::internal::CallbackUnaryHandler< ::tagq::v1::SeekTagRequest, ::tagq::v1::SeekTagResponse>*>(handler)
+              ->SetMessageAllocator(allocator);
+    }
+    ~WithCallbackMethod_SeekTag() override {
+      BaseClassMustBeDerivedFromService(this);
+    }
+    // disable synchronous version of this method
+    ::grpc::Status SeekTag(::grpc::ServerContext* /*context*/, const ::tagq::v1::SeekTagRequest* /*request*/, ::tagq::v1::SeekTagResponse* /*response*/) override {
+      abort();
+      return ::grpc::Status(::grpc::StatusCode::UNIMPLEMENTED, "");
+    }
+    virtual ::grpc::ServerUnaryReactor* SeekTag(
+      ::grpc::CallbackServerContext* /*context*/, const ::tagq::v1::SeekTagRequest* /*request*/, ::tagq::v1::SeekTagResponse* /*response*/)  { return nullptr; }
+  };
+  typedef WithCallbackMethod_CreateQueue<WithCallbackMethod_GetQueue<WithCallbackMethod_ListQueues<WithCallbackMethod_UpdateQueue<WithCallbackMethod_DeleteQueue<WithCallbackMethod_PurgeQueue<WithCallbackMethod_CreateTag<WithCallbackMethod_GetTag<WithCallbackMethod_ListTags<WithCallbackMethod_DeleteTag<WithCallbackMethod_SeekTag<Service > > > > > > > > > > > CallbackService;
   typedef CallbackService ExperimentalCallbackService;
   template <class BaseClass>
   class WithGenericMethod_CreateQueue : public BaseClass {
@@ -1017,6 +1127,23 @@ class QueueService final {
     }
     // disable synchronous version of this method
     ::grpc::Status DeleteTag(::grpc::ServerContext* /*context*/, const ::tagq::v1::DeleteTagRequest* /*request*/, ::tagq::v1::DeleteTagResponse* /*response*/) override {
+      abort();
+      return ::grpc::Status(::grpc::StatusCode::UNIMPLEMENTED, "");
+    }
+  };
+  template <class BaseClass>
+  class WithGenericMethod_SeekTag : public BaseClass {
+   private:
+    void BaseClassMustBeDerivedFromService(const Service* /*service*/) {}
+   public:
+    WithGenericMethod_SeekTag() {
+      ::grpc::Service::MarkMethodGeneric(10);
+    }
+    ~WithGenericMethod_SeekTag() override {
+      BaseClassMustBeDerivedFromService(this);
+    }
+    // disable synchronous version of this method
+    ::grpc::Status SeekTag(::grpc::ServerContext* /*context*/, const ::tagq::v1::SeekTagRequest* /*request*/, ::tagq::v1::SeekTagResponse* /*response*/) override {
       abort();
       return ::grpc::Status(::grpc::StatusCode::UNIMPLEMENTED, "");
     }
@@ -1219,6 +1346,26 @@ class QueueService final {
     }
     void RequestDeleteTag(::grpc::ServerContext* context, ::grpc::ByteBuffer* request, ::grpc::ServerAsyncResponseWriter< ::grpc::ByteBuffer>* response, ::grpc::CompletionQueue* new_call_cq, ::grpc::ServerCompletionQueue* notification_cq, void *tag) {
       ::grpc::Service::RequestAsyncUnary(9, context, request, response, new_call_cq, notification_cq, tag);
+    }
+  };
+  template <class BaseClass>
+  class WithRawMethod_SeekTag : public BaseClass {
+   private:
+    void BaseClassMustBeDerivedFromService(const Service* /*service*/) {}
+   public:
+    WithRawMethod_SeekTag() {
+      ::grpc::Service::MarkMethodRaw(10);
+    }
+    ~WithRawMethod_SeekTag() override {
+      BaseClassMustBeDerivedFromService(this);
+    }
+    // disable synchronous version of this method
+    ::grpc::Status SeekTag(::grpc::ServerContext* /*context*/, const ::tagq::v1::SeekTagRequest* /*request*/, ::tagq::v1::SeekTagResponse* /*response*/) override {
+      abort();
+      return ::grpc::Status(::grpc::StatusCode::UNIMPLEMENTED, "");
+    }
+    void RequestSeekTag(::grpc::ServerContext* context, ::grpc::ByteBuffer* request, ::grpc::ServerAsyncResponseWriter< ::grpc::ByteBuffer>* response, ::grpc::CompletionQueue* new_call_cq, ::grpc::ServerCompletionQueue* notification_cq, void *tag) {
+      ::grpc::Service::RequestAsyncUnary(10, context, request, response, new_call_cq, notification_cq, tag);
     }
   };
   template <class BaseClass>
@@ -1439,6 +1586,28 @@ class QueueService final {
       return ::grpc::Status(::grpc::StatusCode::UNIMPLEMENTED, "");
     }
     virtual ::grpc::ServerUnaryReactor* DeleteTag(
+      ::grpc::CallbackServerContext* /*context*/, const ::grpc::ByteBuffer* /*request*/, ::grpc::ByteBuffer* /*response*/)  { return nullptr; }
+  };
+  template <class BaseClass>
+  class WithRawCallbackMethod_SeekTag : public BaseClass {
+   private:
+    void BaseClassMustBeDerivedFromService(const Service* /*service*/) {}
+   public:
+    WithRawCallbackMethod_SeekTag() {
+      ::grpc::Service::MarkMethodRawCallback(10,
+          new ::grpc::internal::CallbackUnaryHandler< ::grpc::ByteBuffer, ::grpc::ByteBuffer>(
+            [this](
+                   ::grpc::CallbackServerContext* context, const ::grpc::ByteBuffer* request, ::grpc::ByteBuffer* response) { return this->SeekTag(context, request, response); }));
+    }
+    ~WithRawCallbackMethod_SeekTag() override {
+      BaseClassMustBeDerivedFromService(this);
+    }
+    // disable synchronous version of this method
+    ::grpc::Status SeekTag(::grpc::ServerContext* /*context*/, const ::tagq::v1::SeekTagRequest* /*request*/, ::tagq::v1::SeekTagResponse* /*response*/) override {
+      abort();
+      return ::grpc::Status(::grpc::StatusCode::UNIMPLEMENTED, "");
+    }
+    virtual ::grpc::ServerUnaryReactor* SeekTag(
       ::grpc::CallbackServerContext* /*context*/, const ::grpc::ByteBuffer* /*request*/, ::grpc::ByteBuffer* /*response*/)  { return nullptr; }
   };
   template <class BaseClass>
@@ -1711,9 +1880,36 @@ class QueueService final {
     // replace default version of method with streamed unary
     virtual ::grpc::Status StreamedDeleteTag(::grpc::ServerContext* context, ::grpc::ServerUnaryStreamer< ::tagq::v1::DeleteTagRequest,::tagq::v1::DeleteTagResponse>* server_unary_streamer) = 0;
   };
-  typedef WithStreamedUnaryMethod_CreateQueue<WithStreamedUnaryMethod_GetQueue<WithStreamedUnaryMethod_ListQueues<WithStreamedUnaryMethod_UpdateQueue<WithStreamedUnaryMethod_DeleteQueue<WithStreamedUnaryMethod_PurgeQueue<WithStreamedUnaryMethod_CreateTag<WithStreamedUnaryMethod_GetTag<WithStreamedUnaryMethod_ListTags<WithStreamedUnaryMethod_DeleteTag<Service > > > > > > > > > > StreamedUnaryService;
+  template <class BaseClass>
+  class WithStreamedUnaryMethod_SeekTag : public BaseClass {
+   private:
+    void BaseClassMustBeDerivedFromService(const Service* /*service*/) {}
+   public:
+    WithStreamedUnaryMethod_SeekTag() {
+      ::grpc::Service::MarkMethodStreamed(10,
+        new ::grpc::internal::StreamedUnaryHandler<
+          ::tagq::v1::SeekTagRequest, ::tagq::v1::SeekTagResponse>(
+            [this](::grpc::ServerContext* context,
+                   ::grpc::ServerUnaryStreamer<
+                     ::tagq::v1::SeekTagRequest, ::tagq::v1::SeekTagResponse>* streamer) {
+                       return this->StreamedSeekTag(context,
+                         streamer);
+                  }));
+    }
+    ~WithStreamedUnaryMethod_SeekTag() override {
+      BaseClassMustBeDerivedFromService(this);
+    }
+    // disable regular version of this method
+    ::grpc::Status SeekTag(::grpc::ServerContext* /*context*/, const ::tagq::v1::SeekTagRequest* /*request*/, ::tagq::v1::SeekTagResponse* /*response*/) override {
+      abort();
+      return ::grpc::Status(::grpc::StatusCode::UNIMPLEMENTED, "");
+    }
+    // replace default version of method with streamed unary
+    virtual ::grpc::Status StreamedSeekTag(::grpc::ServerContext* context, ::grpc::ServerUnaryStreamer< ::tagq::v1::SeekTagRequest,::tagq::v1::SeekTagResponse>* server_unary_streamer) = 0;
+  };
+  typedef WithStreamedUnaryMethod_CreateQueue<WithStreamedUnaryMethod_GetQueue<WithStreamedUnaryMethod_ListQueues<WithStreamedUnaryMethod_UpdateQueue<WithStreamedUnaryMethod_DeleteQueue<WithStreamedUnaryMethod_PurgeQueue<WithStreamedUnaryMethod_CreateTag<WithStreamedUnaryMethod_GetTag<WithStreamedUnaryMethod_ListTags<WithStreamedUnaryMethod_DeleteTag<WithStreamedUnaryMethod_SeekTag<Service > > > > > > > > > > > StreamedUnaryService;
   typedef Service SplitStreamedService;
-  typedef WithStreamedUnaryMethod_CreateQueue<WithStreamedUnaryMethod_GetQueue<WithStreamedUnaryMethod_ListQueues<WithStreamedUnaryMethod_UpdateQueue<WithStreamedUnaryMethod_DeleteQueue<WithStreamedUnaryMethod_PurgeQueue<WithStreamedUnaryMethod_CreateTag<WithStreamedUnaryMethod_GetTag<WithStreamedUnaryMethod_ListTags<WithStreamedUnaryMethod_DeleteTag<Service > > > > > > > > > > StreamedService;
+  typedef WithStreamedUnaryMethod_CreateQueue<WithStreamedUnaryMethod_GetQueue<WithStreamedUnaryMethod_ListQueues<WithStreamedUnaryMethod_UpdateQueue<WithStreamedUnaryMethod_DeleteQueue<WithStreamedUnaryMethod_PurgeQueue<WithStreamedUnaryMethod_CreateTag<WithStreamedUnaryMethod_GetTag<WithStreamedUnaryMethod_ListTags<WithStreamedUnaryMethod_DeleteTag<WithStreamedUnaryMethod_SeekTag<Service > > > > > > > > > > > StreamedService;
 };
 
 }  // namespace v1

@@ -457,9 +457,38 @@ struct DeleteTagResponseDefaultTypeInternal {
   };
 };
 PROTOBUF_ATTRIBUTE_NO_DESTROY PROTOBUF_CONSTINIT PROTOBUF_ATTRIBUTE_INIT_PRIORITY1 DeleteTagResponseDefaultTypeInternal _DeleteTagResponse_default_instance_;
+PROTOBUF_CONSTEXPR SeekTagRequest::SeekTagRequest(
+    ::_pbi::ConstantInitialized): _impl_{
+    /*decltype(_impl_.queue_)*/{&::_pbi::fixed_address_empty_string, ::_pbi::ConstantInitialized{}}
+  , /*decltype(_impl_.name_)*/{&::_pbi::fixed_address_empty_string, ::_pbi::ConstantInitialized{}}
+  , /*decltype(_impl_.target_)*/{}
+  , /*decltype(_impl_._cached_size_)*/{}
+  , /*decltype(_impl_._oneof_case_)*/{}} {}
+struct SeekTagRequestDefaultTypeInternal {
+  PROTOBUF_CONSTEXPR SeekTagRequestDefaultTypeInternal()
+      : _instance(::_pbi::ConstantInitialized{}) {}
+  ~SeekTagRequestDefaultTypeInternal() {}
+  union {
+    SeekTagRequest _instance;
+  };
+};
+PROTOBUF_ATTRIBUTE_NO_DESTROY PROTOBUF_CONSTINIT PROTOBUF_ATTRIBUTE_INIT_PRIORITY1 SeekTagRequestDefaultTypeInternal _SeekTagRequest_default_instance_;
+PROTOBUF_CONSTEXPR SeekTagResponse::SeekTagResponse(
+    ::_pbi::ConstantInitialized): _impl_{
+    /*decltype(_impl_.tag_)*/nullptr
+  , /*decltype(_impl_._cached_size_)*/{}} {}
+struct SeekTagResponseDefaultTypeInternal {
+  PROTOBUF_CONSTEXPR SeekTagResponseDefaultTypeInternal()
+      : _instance(::_pbi::ConstantInitialized{}) {}
+  ~SeekTagResponseDefaultTypeInternal() {}
+  union {
+    SeekTagResponse _instance;
+  };
+};
+PROTOBUF_ATTRIBUTE_NO_DESTROY PROTOBUF_CONSTINIT PROTOBUF_ATTRIBUTE_INIT_PRIORITY1 SeekTagResponseDefaultTypeInternal _SeekTagResponse_default_instance_;
 }  // namespace v1
 }  // namespace tagq
-static ::_pb::Metadata file_level_metadata_tagq_2fv1_2fqueue_2eproto[29];
+static ::_pb::Metadata file_level_metadata_tagq_2fv1_2fqueue_2eproto[31];
 static const ::_pb::EnumDescriptor* file_level_enum_descriptors_tagq_2fv1_2fqueue_2eproto[3];
 static constexpr ::_pb::ServiceDescriptor const** file_level_service_descriptors_tagq_2fv1_2fqueue_2eproto = nullptr;
 
@@ -769,6 +798,24 @@ const uint32_t TableStruct_tagq_2fv1_2fqueue_2eproto::offsets[] PROTOBUF_SECTION
   ~0u,  // no _oneof_case_
   ~0u,  // no _weak_field_map_
   ~0u,  // no _inlined_string_donated_
+  ~0u,  // no _has_bits_
+  PROTOBUF_FIELD_OFFSET(::tagq::v1::SeekTagRequest, _internal_metadata_),
+  ~0u,  // no _extensions_
+  PROTOBUF_FIELD_OFFSET(::tagq::v1::SeekTagRequest, _impl_._oneof_case_[0]),
+  ~0u,  // no _weak_field_map_
+  ~0u,  // no _inlined_string_donated_
+  PROTOBUF_FIELD_OFFSET(::tagq::v1::SeekTagRequest, _impl_.queue_),
+  PROTOBUF_FIELD_OFFSET(::tagq::v1::SeekTagRequest, _impl_.name_),
+  ::_pbi::kInvalidFieldOffsetTag,
+  ::_pbi::kInvalidFieldOffsetTag,
+  PROTOBUF_FIELD_OFFSET(::tagq::v1::SeekTagRequest, _impl_.target_),
+  ~0u,  // no _has_bits_
+  PROTOBUF_FIELD_OFFSET(::tagq::v1::SeekTagResponse, _internal_metadata_),
+  ~0u,  // no _extensions_
+  ~0u,  // no _oneof_case_
+  ~0u,  // no _weak_field_map_
+  ~0u,  // no _inlined_string_donated_
+  PROTOBUF_FIELD_OFFSET(::tagq::v1::SeekTagResponse, _impl_.tag_),
 };
 static const ::_pbi::MigrationSchema schemas[] PROTOBUF_SECTION_VARIABLE(protodesc_cold) = {
   { 0, 8, -1, sizeof(::tagq::v1::Queue_UserAttributesEntry_DoNotUse)},
@@ -800,6 +847,8 @@ static const ::_pbi::MigrationSchema schemas[] PROTOBUF_SECTION_VARIABLE(protode
   { 283, -1, -1, sizeof(::tagq::v1::ListTagsResponse)},
   { 291, -1, -1, sizeof(::tagq::v1::DeleteTagRequest)},
   { 299, -1, -1, sizeof(::tagq::v1::DeleteTagResponse)},
+  { 305, -1, -1, sizeof(::tagq::v1::SeekTagRequest)},
+  { 316, -1, -1, sizeof(::tagq::v1::SeekTagResponse)},
 };
 
 static const ::_pb::Message* const file_default_instances[] = {
@@ -832,6 +881,8 @@ static const ::_pb::Message* const file_default_instances[] = {
   &::tagq::v1::_ListTagsResponse_default_instance_._instance,
   &::tagq::v1::_DeleteTagRequest_default_instance_._instance,
   &::tagq::v1::_DeleteTagResponse_default_instance_._instance,
+  &::tagq::v1::_SeekTagRequest_default_instance_._instance,
+  &::tagq::v1::_SeekTagResponse_default_instance_._instance,
 };
 
 const char descriptor_table_protodef_tagq_2fv1_2fqueue_2eproto[] PROTOBUF_SECTION_VARIABLE(protodesc_cold) =
@@ -953,32 +1004,39 @@ const char descriptor_table_protodef_tagq_2fv1_2fqueue_2eproto[] PROTOBUF_SECTIO
   "TagR\004tags\022&\n\017next_page_token\030\002 \001(\tR\rnext"
   "PageToken\"<\n\020DeleteTagRequest\022\024\n\005queue\030\001"
   " \001(\tR\005queue\022\022\n\004name\030\002 \001(\tR\004name\"\023\n\021Delet"
-  "eTagResponse*r\n\016OverflowPolicy\022\037\n\033OVERFL"
-  "OW_POLICY_UNSPECIFIED\020\000\022\036\n\032OVERFLOW_POLI"
-  "CY_REJECT_NEW\020\001\022\037\n\033OVERFLOW_POLICY_DROP_"
-  "OLDEST\020\002*R\n\tQueueView\022\032\n\026QUEUE_VIEW_UNSP"
-  "ECIFIED\020\000\022\024\n\020QUEUE_VIEW_BASIC\020\001\022\023\n\017QUEUE"
-  "_VIEW_TAGS\020\0022\277\005\n\014QueueService\022H\n\013CreateQ"
-  "ueue\022\033.tagq.v1.CreateQueueRequest\032\034.tagq"
-  ".v1.CreateQueueResponse\022\?\n\010GetQueue\022\030.ta"
-  "gq.v1.GetQueueRequest\032\031.tagq.v1.GetQueue"
-  "Response\022E\n\nListQueues\022\032.tagq.v1.ListQue"
-  "uesRequest\032\033.tagq.v1.ListQueuesResponse\022"
-  "H\n\013UpdateQueue\022\033.tagq.v1.UpdateQueueRequ"
-  "est\032\034.tagq.v1.UpdateQueueResponse\022H\n\013Del"
-  "eteQueue\022\033.tagq.v1.DeleteQueueRequest\032\034."
-  "tagq.v1.DeleteQueueResponse\022E\n\nPurgeQueu"
-  "e\022\032.tagq.v1.PurgeQueueRequest\032\033.tagq.v1."
-  "PurgeQueueResponse\022B\n\tCreateTag\022\031.tagq.v"
-  "1.CreateTagRequest\032\032.tagq.v1.CreateTagRe"
-  "sponse\0229\n\006GetTag\022\026.tagq.v1.GetTagRequest"
-  "\032\027.tagq.v1.GetTagResponse\022\?\n\010ListTags\022\030."
-  "tagq.v1.ListTagsRequest\032\031.tagq.v1.ListTa"
-  "gsResponse\022B\n\tDeleteTag\022\031.tagq.v1.Delete"
-  "TagRequest\032\032.tagq.v1.DeleteTagResponseBV"
-  "\n\013com.tagq.v1B\nQueueProtoP\001\242\002\003TXX\252\002\007Tagq"
-  ".V1\312\002\007Tagq\\V1\342\002\023Tagq\\V1\\GPBMetadata\352\002\010Ta"
-  "gq::V1b\006proto3"
+  "eTagResponse\"\227\001\n\016SeekTagRequest\022\024\n\005queue"
+  "\030\001 \001(\tR\005queue\022\022\n\004name\030\002 \001(\tR\004name\0220\n\004tim"
+  "e\030\003 \001(\0132\032.google.protobuf.TimestampH\000R\004t"
+  "ime\022\037\n\nmessage_id\030\004 \001(\tH\000R\tmessageIdB\010\n\006"
+  "target\"1\n\017SeekTagResponse\022\036\n\003tag\030\001 \001(\0132\014"
+  ".tagq.v1.TagR\003tag*r\n\016OverflowPolicy\022\037\n\033O"
+  "VERFLOW_POLICY_UNSPECIFIED\020\000\022\036\n\032OVERFLOW"
+  "_POLICY_REJECT_NEW\020\001\022\037\n\033OVERFLOW_POLICY_"
+  "DROP_OLDEST\020\002*R\n\tQueueView\022\032\n\026QUEUE_VIEW"
+  "_UNSPECIFIED\020\000\022\024\n\020QUEUE_VIEW_BASIC\020\001\022\023\n\017"
+  "QUEUE_VIEW_TAGS\020\0022\375\005\n\014QueueService\022H\n\013Cr"
+  "eateQueue\022\033.tagq.v1.CreateQueueRequest\032\034"
+  ".tagq.v1.CreateQueueResponse\022\?\n\010GetQueue"
+  "\022\030.tagq.v1.GetQueueRequest\032\031.tagq.v1.Get"
+  "QueueResponse\022E\n\nListQueues\022\032.tagq.v1.Li"
+  "stQueuesRequest\032\033.tagq.v1.ListQueuesResp"
+  "onse\022H\n\013UpdateQueue\022\033.tagq.v1.UpdateQueu"
+  "eRequest\032\034.tagq.v1.UpdateQueueResponse\022H"
+  "\n\013DeleteQueue\022\033.tagq.v1.DeleteQueueReque"
+  "st\032\034.tagq.v1.DeleteQueueResponse\022E\n\nPurg"
+  "eQueue\022\032.tagq.v1.PurgeQueueRequest\032\033.tag"
+  "q.v1.PurgeQueueResponse\022B\n\tCreateTag\022\031.t"
+  "agq.v1.CreateTagRequest\032\032.tagq.v1.Create"
+  "TagResponse\0229\n\006GetTag\022\026.tagq.v1.GetTagRe"
+  "quest\032\027.tagq.v1.GetTagResponse\022\?\n\010ListTa"
+  "gs\022\030.tagq.v1.ListTagsRequest\032\031.tagq.v1.L"
+  "istTagsResponse\022B\n\tDeleteTag\022\031.tagq.v1.D"
+  "eleteTagRequest\032\032.tagq.v1.DeleteTagRespo"
+  "nse\022<\n\007SeekTag\022\027.tagq.v1.SeekTagRequest\032"
+  "\030.tagq.v1.SeekTagResponseBV\n\013com.tagq.v1"
+  "B\nQueueProtoP\001\242\002\003TXX\252\002\007Tagq.V1\312\002\007Tagq\\V1"
+  "\342\002\023Tagq\\V1\\GPBMetadata\352\002\010Tagq::V1b\006proto"
+  "3"
   ;
 static const ::_pbi::DescriptorTable* const descriptor_table_tagq_2fv1_2fqueue_2eproto_deps[2] = {
   &::descriptor_table_google_2fprotobuf_2ffield_5fmask_2eproto,
@@ -986,9 +1044,9 @@ static const ::_pbi::DescriptorTable* const descriptor_table_tagq_2fv1_2fqueue_2
 };
 static ::_pbi::once_flag descriptor_table_tagq_2fv1_2fqueue_2eproto_once;
 const ::_pbi::DescriptorTable descriptor_table_tagq_2fv1_2fqueue_2eproto = {
-    false, false, 5734, descriptor_table_protodef_tagq_2fv1_2fqueue_2eproto,
+    false, false, 6001, descriptor_table_protodef_tagq_2fv1_2fqueue_2eproto,
     "tagq/v1/queue.proto",
-    &descriptor_table_tagq_2fv1_2fqueue_2eproto_once, descriptor_table_tagq_2fv1_2fqueue_2eproto_deps, 2, 29,
+    &descriptor_table_tagq_2fv1_2fqueue_2eproto_once, descriptor_table_tagq_2fv1_2fqueue_2eproto_deps, 2, 31,
     schemas, file_default_instances, TableStruct_tagq_2fv1_2fqueue_2eproto::offsets,
     file_level_metadata_tagq_2fv1_2fqueue_2eproto, file_level_enum_descriptors_tagq_2fv1_2fqueue_2eproto,
     file_level_service_descriptors_tagq_2fv1_2fqueue_2eproto,
@@ -8360,6 +8418,596 @@ const ::PROTOBUF_NAMESPACE_ID::Message::ClassData*DeleteTagResponse::GetClassDat
       file_level_metadata_tagq_2fv1_2fqueue_2eproto[28]);
 }
 
+// ===================================================================
+
+class SeekTagRequest::_Internal {
+ public:
+  static const ::PROTOBUF_NAMESPACE_ID::Timestamp& time(const SeekTagRequest* msg);
+};
+
+const ::PROTOBUF_NAMESPACE_ID::Timestamp&
+SeekTagRequest::_Internal::time(const SeekTagRequest* msg) {
+  return *msg->_impl_.target_.time_;
+}
+void SeekTagRequest::set_allocated_time(::PROTOBUF_NAMESPACE_ID::Timestamp* time) {
+  ::PROTOBUF_NAMESPACE_ID::Arena* message_arena = GetArenaForAllocation();
+  clear_target();
+  if (time) {
+    ::PROTOBUF_NAMESPACE_ID::Arena* submessage_arena =
+        ::PROTOBUF_NAMESPACE_ID::Arena::InternalGetOwningArena(
+                reinterpret_cast<::PROTOBUF_NAMESPACE_ID::MessageLite*>(time));
+    if (message_arena != submessage_arena) {
+      time = ::PROTOBUF_NAMESPACE_ID::internal::GetOwnedMessage(
+          message_arena, time, submessage_arena);
+    }
+    set_has_time();
+    _impl_.target_.time_ = time;
+  }
+  // @@protoc_insertion_point(field_set_allocated:tagq.v1.SeekTagRequest.time)
+}
+void SeekTagRequest::clear_time() {
+  if (_internal_has_time()) {
+    if (GetArenaForAllocation() == nullptr) {
+      delete _impl_.target_.time_;
+    }
+    clear_has_target();
+  }
+}
+SeekTagRequest::SeekTagRequest(::PROTOBUF_NAMESPACE_ID::Arena* arena,
+                         bool is_message_owned)
+  : ::PROTOBUF_NAMESPACE_ID::Message(arena, is_message_owned) {
+  SharedCtor(arena, is_message_owned);
+  // @@protoc_insertion_point(arena_constructor:tagq.v1.SeekTagRequest)
+}
+SeekTagRequest::SeekTagRequest(const SeekTagRequest& from)
+  : ::PROTOBUF_NAMESPACE_ID::Message() {
+  SeekTagRequest* const _this = this; (void)_this;
+  new (&_impl_) Impl_{
+      decltype(_impl_.queue_){}
+    , decltype(_impl_.name_){}
+    , decltype(_impl_.target_){}
+    , /*decltype(_impl_._cached_size_)*/{}
+    , /*decltype(_impl_._oneof_case_)*/{}};
+
+  _internal_metadata_.MergeFrom<::PROTOBUF_NAMESPACE_ID::UnknownFieldSet>(from._internal_metadata_);
+  _impl_.queue_.InitDefault();
+  #ifdef PROTOBUF_FORCE_COPY_DEFAULT_STRING
+    _impl_.queue_.Set("", GetArenaForAllocation());
+  #endif // PROTOBUF_FORCE_COPY_DEFAULT_STRING
+  if (!from._internal_queue().empty()) {
+    _this->_impl_.queue_.Set(from._internal_queue(), 
+      _this->GetArenaForAllocation());
+  }
+  _impl_.name_.InitDefault();
+  #ifdef PROTOBUF_FORCE_COPY_DEFAULT_STRING
+    _impl_.name_.Set("", GetArenaForAllocation());
+  #endif // PROTOBUF_FORCE_COPY_DEFAULT_STRING
+  if (!from._internal_name().empty()) {
+    _this->_impl_.name_.Set(from._internal_name(), 
+      _this->GetArenaForAllocation());
+  }
+  clear_has_target();
+  switch (from.target_case()) {
+    case kTime: {
+      _this->_internal_mutable_time()->::PROTOBUF_NAMESPACE_ID::Timestamp::MergeFrom(
+          from._internal_time());
+      break;
+    }
+    case kMessageId: {
+      _this->_internal_set_message_id(from._internal_message_id());
+      break;
+    }
+    case TARGET_NOT_SET: {
+      break;
+    }
+  }
+  // @@protoc_insertion_point(copy_constructor:tagq.v1.SeekTagRequest)
+}
+
+inline void SeekTagRequest::SharedCtor(
+    ::_pb::Arena* arena, bool is_message_owned) {
+  (void)arena;
+  (void)is_message_owned;
+  new (&_impl_) Impl_{
+      decltype(_impl_.queue_){}
+    , decltype(_impl_.name_){}
+    , decltype(_impl_.target_){}
+    , /*decltype(_impl_._cached_size_)*/{}
+    , /*decltype(_impl_._oneof_case_)*/{}
+  };
+  _impl_.queue_.InitDefault();
+  #ifdef PROTOBUF_FORCE_COPY_DEFAULT_STRING
+    _impl_.queue_.Set("", GetArenaForAllocation());
+  #endif // PROTOBUF_FORCE_COPY_DEFAULT_STRING
+  _impl_.name_.InitDefault();
+  #ifdef PROTOBUF_FORCE_COPY_DEFAULT_STRING
+    _impl_.name_.Set("", GetArenaForAllocation());
+  #endif // PROTOBUF_FORCE_COPY_DEFAULT_STRING
+  clear_has_target();
+}
+
+SeekTagRequest::~SeekTagRequest() {
+  // @@protoc_insertion_point(destructor:tagq.v1.SeekTagRequest)
+  if (auto *arena = _internal_metadata_.DeleteReturnArena<::PROTOBUF_NAMESPACE_ID::UnknownFieldSet>()) {
+  (void)arena;
+    return;
+  }
+  SharedDtor();
+}
+
+inline void SeekTagRequest::SharedDtor() {
+  GOOGLE_DCHECK(GetArenaForAllocation() == nullptr);
+  _impl_.queue_.Destroy();
+  _impl_.name_.Destroy();
+  if (has_target()) {
+    clear_target();
+  }
+}
+
+void SeekTagRequest::SetCachedSize(int size) const {
+  _impl_._cached_size_.Set(size);
+}
+
+void SeekTagRequest::clear_target() {
+// @@protoc_insertion_point(one_of_clear_start:tagq.v1.SeekTagRequest)
+  switch (target_case()) {
+    case kTime: {
+      if (GetArenaForAllocation() == nullptr) {
+        delete _impl_.target_.time_;
+      }
+      break;
+    }
+    case kMessageId: {
+      _impl_.target_.message_id_.Destroy();
+      break;
+    }
+    case TARGET_NOT_SET: {
+      break;
+    }
+  }
+  _impl_._oneof_case_[0] = TARGET_NOT_SET;
+}
+
+
+void SeekTagRequest::Clear() {
+// @@protoc_insertion_point(message_clear_start:tagq.v1.SeekTagRequest)
+  uint32_t cached_has_bits = 0;
+  // Prevent compiler warnings about cached_has_bits being unused
+  (void) cached_has_bits;
+
+  _impl_.queue_.ClearToEmpty();
+  _impl_.name_.ClearToEmpty();
+  clear_target();
+  _internal_metadata_.Clear<::PROTOBUF_NAMESPACE_ID::UnknownFieldSet>();
+}
+
+const char* SeekTagRequest::_InternalParse(const char* ptr, ::_pbi::ParseContext* ctx) {
+#define CHK_(x) if (PROTOBUF_PREDICT_FALSE(!(x))) goto failure
+  while (!ctx->Done(&ptr)) {
+    uint32_t tag;
+    ptr = ::_pbi::ReadTag(ptr, &tag);
+    switch (tag >> 3) {
+      // string queue = 1 [json_name = "queue"];
+      case 1:
+        if (PROTOBUF_PREDICT_TRUE(static_cast<uint8_t>(tag) == 10)) {
+          auto str = _internal_mutable_queue();
+          ptr = ::_pbi::InlineGreedyStringParser(str, ptr, ctx);
+          CHK_(ptr);
+          CHK_(::_pbi::VerifyUTF8(str, "tagq.v1.SeekTagRequest.queue"));
+        } else
+          goto handle_unusual;
+        continue;
+      // string name = 2 [json_name = "name"];
+      case 2:
+        if (PROTOBUF_PREDICT_TRUE(static_cast<uint8_t>(tag) == 18)) {
+          auto str = _internal_mutable_name();
+          ptr = ::_pbi::InlineGreedyStringParser(str, ptr, ctx);
+          CHK_(ptr);
+          CHK_(::_pbi::VerifyUTF8(str, "tagq.v1.SeekTagRequest.name"));
+        } else
+          goto handle_unusual;
+        continue;
+      // .google.protobuf.Timestamp time = 3 [json_name = "time"];
+      case 3:
+        if (PROTOBUF_PREDICT_TRUE(static_cast<uint8_t>(tag) == 26)) {
+          ptr = ctx->ParseMessage(_internal_mutable_time(), ptr);
+          CHK_(ptr);
+        } else
+          goto handle_unusual;
+        continue;
+      // string message_id = 4 [json_name = "messageId"];
+      case 4:
+        if (PROTOBUF_PREDICT_TRUE(static_cast<uint8_t>(tag) == 34)) {
+          auto str = _internal_mutable_message_id();
+          ptr = ::_pbi::InlineGreedyStringParser(str, ptr, ctx);
+          CHK_(ptr);
+          CHK_(::_pbi::VerifyUTF8(str, "tagq.v1.SeekTagRequest.message_id"));
+        } else
+          goto handle_unusual;
+        continue;
+      default:
+        goto handle_unusual;
+    }  // switch
+  handle_unusual:
+    if ((tag == 0) || ((tag & 7) == 4)) {
+      CHK_(ptr);
+      ctx->SetLastTag(tag);
+      goto message_done;
+    }
+    ptr = UnknownFieldParse(
+        tag,
+        _internal_metadata_.mutable_unknown_fields<::PROTOBUF_NAMESPACE_ID::UnknownFieldSet>(),
+        ptr, ctx);
+    CHK_(ptr != nullptr);
+  }  // while
+message_done:
+  return ptr;
+failure:
+  ptr = nullptr;
+  goto message_done;
+#undef CHK_
+}
+
+uint8_t* SeekTagRequest::_InternalSerialize(
+    uint8_t* target, ::PROTOBUF_NAMESPACE_ID::io::EpsCopyOutputStream* stream) const {
+  // @@protoc_insertion_point(serialize_to_array_start:tagq.v1.SeekTagRequest)
+  uint32_t cached_has_bits = 0;
+  (void) cached_has_bits;
+
+  // string queue = 1 [json_name = "queue"];
+  if (!this->_internal_queue().empty()) {
+    ::PROTOBUF_NAMESPACE_ID::internal::WireFormatLite::VerifyUtf8String(
+      this->_internal_queue().data(), static_cast<int>(this->_internal_queue().length()),
+      ::PROTOBUF_NAMESPACE_ID::internal::WireFormatLite::SERIALIZE,
+      "tagq.v1.SeekTagRequest.queue");
+    target = stream->WriteStringMaybeAliased(
+        1, this->_internal_queue(), target);
+  }
+
+  // string name = 2 [json_name = "name"];
+  if (!this->_internal_name().empty()) {
+    ::PROTOBUF_NAMESPACE_ID::internal::WireFormatLite::VerifyUtf8String(
+      this->_internal_name().data(), static_cast<int>(this->_internal_name().length()),
+      ::PROTOBUF_NAMESPACE_ID::internal::WireFormatLite::SERIALIZE,
+      "tagq.v1.SeekTagRequest.name");
+    target = stream->WriteStringMaybeAliased(
+        2, this->_internal_name(), target);
+  }
+
+  // .google.protobuf.Timestamp time = 3 [json_name = "time"];
+  if (_internal_has_time()) {
+    target = ::PROTOBUF_NAMESPACE_ID::internal::WireFormatLite::
+      InternalWriteMessage(3, _Internal::time(this),
+        _Internal::time(this).GetCachedSize(), target, stream);
+  }
+
+  // string message_id = 4 [json_name = "messageId"];
+  if (_internal_has_message_id()) {
+    ::PROTOBUF_NAMESPACE_ID::internal::WireFormatLite::VerifyUtf8String(
+      this->_internal_message_id().data(), static_cast<int>(this->_internal_message_id().length()),
+      ::PROTOBUF_NAMESPACE_ID::internal::WireFormatLite::SERIALIZE,
+      "tagq.v1.SeekTagRequest.message_id");
+    target = stream->WriteStringMaybeAliased(
+        4, this->_internal_message_id(), target);
+  }
+
+  if (PROTOBUF_PREDICT_FALSE(_internal_metadata_.have_unknown_fields())) {
+    target = ::_pbi::WireFormat::InternalSerializeUnknownFieldsToArray(
+        _internal_metadata_.unknown_fields<::PROTOBUF_NAMESPACE_ID::UnknownFieldSet>(::PROTOBUF_NAMESPACE_ID::UnknownFieldSet::default_instance), target, stream);
+  }
+  // @@protoc_insertion_point(serialize_to_array_end:tagq.v1.SeekTagRequest)
+  return target;
+}
+
+size_t SeekTagRequest::ByteSizeLong() const {
+// @@protoc_insertion_point(message_byte_size_start:tagq.v1.SeekTagRequest)
+  size_t total_size = 0;
+
+  uint32_t cached_has_bits = 0;
+  // Prevent compiler warnings about cached_has_bits being unused
+  (void) cached_has_bits;
+
+  // string queue = 1 [json_name = "queue"];
+  if (!this->_internal_queue().empty()) {
+    total_size += 1 +
+      ::PROTOBUF_NAMESPACE_ID::internal::WireFormatLite::StringSize(
+        this->_internal_queue());
+  }
+
+  // string name = 2 [json_name = "name"];
+  if (!this->_internal_name().empty()) {
+    total_size += 1 +
+      ::PROTOBUF_NAMESPACE_ID::internal::WireFormatLite::StringSize(
+        this->_internal_name());
+  }
+
+  switch (target_case()) {
+    // .google.protobuf.Timestamp time = 3 [json_name = "time"];
+    case kTime: {
+      total_size += 1 +
+        ::PROTOBUF_NAMESPACE_ID::internal::WireFormatLite::MessageSize(
+          *_impl_.target_.time_);
+      break;
+    }
+    // string message_id = 4 [json_name = "messageId"];
+    case kMessageId: {
+      total_size += 1 +
+        ::PROTOBUF_NAMESPACE_ID::internal::WireFormatLite::StringSize(
+          this->_internal_message_id());
+      break;
+    }
+    case TARGET_NOT_SET: {
+      break;
+    }
+  }
+  return MaybeComputeUnknownFieldsSize(total_size, &_impl_._cached_size_);
+}
+
+const ::PROTOBUF_NAMESPACE_ID::Message::ClassData SeekTagRequest::_class_data_ = {
+    ::PROTOBUF_NAMESPACE_ID::Message::CopyWithSourceCheck,
+    SeekTagRequest::MergeImpl
+};
+const ::PROTOBUF_NAMESPACE_ID::Message::ClassData*SeekTagRequest::GetClassData() const { return &_class_data_; }
+
+
+void SeekTagRequest::MergeImpl(::PROTOBUF_NAMESPACE_ID::Message& to_msg, const ::PROTOBUF_NAMESPACE_ID::Message& from_msg) {
+  auto* const _this = static_cast<SeekTagRequest*>(&to_msg);
+  auto& from = static_cast<const SeekTagRequest&>(from_msg);
+  // @@protoc_insertion_point(class_specific_merge_from_start:tagq.v1.SeekTagRequest)
+  GOOGLE_DCHECK_NE(&from, _this);
+  uint32_t cached_has_bits = 0;
+  (void) cached_has_bits;
+
+  if (!from._internal_queue().empty()) {
+    _this->_internal_set_queue(from._internal_queue());
+  }
+  if (!from._internal_name().empty()) {
+    _this->_internal_set_name(from._internal_name());
+  }
+  switch (from.target_case()) {
+    case kTime: {
+      _this->_internal_mutable_time()->::PROTOBUF_NAMESPACE_ID::Timestamp::MergeFrom(
+          from._internal_time());
+      break;
+    }
+    case kMessageId: {
+      _this->_internal_set_message_id(from._internal_message_id());
+      break;
+    }
+    case TARGET_NOT_SET: {
+      break;
+    }
+  }
+  _this->_internal_metadata_.MergeFrom<::PROTOBUF_NAMESPACE_ID::UnknownFieldSet>(from._internal_metadata_);
+}
+
+void SeekTagRequest::CopyFrom(const SeekTagRequest& from) {
+// @@protoc_insertion_point(class_specific_copy_from_start:tagq.v1.SeekTagRequest)
+  if (&from == this) return;
+  Clear();
+  MergeFrom(from);
+}
+
+bool SeekTagRequest::IsInitialized() const {
+  return true;
+}
+
+void SeekTagRequest::InternalSwap(SeekTagRequest* other) {
+  using std::swap;
+  auto* lhs_arena = GetArenaForAllocation();
+  auto* rhs_arena = other->GetArenaForAllocation();
+  _internal_metadata_.InternalSwap(&other->_internal_metadata_);
+  ::PROTOBUF_NAMESPACE_ID::internal::ArenaStringPtr::InternalSwap(
+      &_impl_.queue_, lhs_arena,
+      &other->_impl_.queue_, rhs_arena
+  );
+  ::PROTOBUF_NAMESPACE_ID::internal::ArenaStringPtr::InternalSwap(
+      &_impl_.name_, lhs_arena,
+      &other->_impl_.name_, rhs_arena
+  );
+  swap(_impl_.target_, other->_impl_.target_);
+  swap(_impl_._oneof_case_[0], other->_impl_._oneof_case_[0]);
+}
+
+::PROTOBUF_NAMESPACE_ID::Metadata SeekTagRequest::GetMetadata() const {
+  return ::_pbi::AssignDescriptors(
+      &descriptor_table_tagq_2fv1_2fqueue_2eproto_getter, &descriptor_table_tagq_2fv1_2fqueue_2eproto_once,
+      file_level_metadata_tagq_2fv1_2fqueue_2eproto[29]);
+}
+
+// ===================================================================
+
+class SeekTagResponse::_Internal {
+ public:
+  static const ::tagq::v1::Tag& tag(const SeekTagResponse* msg);
+};
+
+const ::tagq::v1::Tag&
+SeekTagResponse::_Internal::tag(const SeekTagResponse* msg) {
+  return *msg->_impl_.tag_;
+}
+SeekTagResponse::SeekTagResponse(::PROTOBUF_NAMESPACE_ID::Arena* arena,
+                         bool is_message_owned)
+  : ::PROTOBUF_NAMESPACE_ID::Message(arena, is_message_owned) {
+  SharedCtor(arena, is_message_owned);
+  // @@protoc_insertion_point(arena_constructor:tagq.v1.SeekTagResponse)
+}
+SeekTagResponse::SeekTagResponse(const SeekTagResponse& from)
+  : ::PROTOBUF_NAMESPACE_ID::Message() {
+  SeekTagResponse* const _this = this; (void)_this;
+  new (&_impl_) Impl_{
+      decltype(_impl_.tag_){nullptr}
+    , /*decltype(_impl_._cached_size_)*/{}};
+
+  _internal_metadata_.MergeFrom<::PROTOBUF_NAMESPACE_ID::UnknownFieldSet>(from._internal_metadata_);
+  if (from._internal_has_tag()) {
+    _this->_impl_.tag_ = new ::tagq::v1::Tag(*from._impl_.tag_);
+  }
+  // @@protoc_insertion_point(copy_constructor:tagq.v1.SeekTagResponse)
+}
+
+inline void SeekTagResponse::SharedCtor(
+    ::_pb::Arena* arena, bool is_message_owned) {
+  (void)arena;
+  (void)is_message_owned;
+  new (&_impl_) Impl_{
+      decltype(_impl_.tag_){nullptr}
+    , /*decltype(_impl_._cached_size_)*/{}
+  };
+}
+
+SeekTagResponse::~SeekTagResponse() {
+  // @@protoc_insertion_point(destructor:tagq.v1.SeekTagResponse)
+  if (auto *arena = _internal_metadata_.DeleteReturnArena<::PROTOBUF_NAMESPACE_ID::UnknownFieldSet>()) {
+  (void)arena;
+    return;
+  }
+  SharedDtor();
+}
+
+inline void SeekTagResponse::SharedDtor() {
+  GOOGLE_DCHECK(GetArenaForAllocation() == nullptr);
+  if (this != internal_default_instance()) delete _impl_.tag_;
+}
+
+void SeekTagResponse::SetCachedSize(int size) const {
+  _impl_._cached_size_.Set(size);
+}
+
+void SeekTagResponse::Clear() {
+// @@protoc_insertion_point(message_clear_start:tagq.v1.SeekTagResponse)
+  uint32_t cached_has_bits = 0;
+  // Prevent compiler warnings about cached_has_bits being unused
+  (void) cached_has_bits;
+
+  if (GetArenaForAllocation() == nullptr && _impl_.tag_ != nullptr) {
+    delete _impl_.tag_;
+  }
+  _impl_.tag_ = nullptr;
+  _internal_metadata_.Clear<::PROTOBUF_NAMESPACE_ID::UnknownFieldSet>();
+}
+
+const char* SeekTagResponse::_InternalParse(const char* ptr, ::_pbi::ParseContext* ctx) {
+#define CHK_(x) if (PROTOBUF_PREDICT_FALSE(!(x))) goto failure
+  while (!ctx->Done(&ptr)) {
+    uint32_t tag;
+    ptr = ::_pbi::ReadTag(ptr, &tag);
+    switch (tag >> 3) {
+      // .tagq.v1.Tag tag = 1 [json_name = "tag"];
+      case 1:
+        if (PROTOBUF_PREDICT_TRUE(static_cast<uint8_t>(tag) == 10)) {
+          ptr = ctx->ParseMessage(_internal_mutable_tag(), ptr);
+          CHK_(ptr);
+        } else
+          goto handle_unusual;
+        continue;
+      default:
+        goto handle_unusual;
+    }  // switch
+  handle_unusual:
+    if ((tag == 0) || ((tag & 7) == 4)) {
+      CHK_(ptr);
+      ctx->SetLastTag(tag);
+      goto message_done;
+    }
+    ptr = UnknownFieldParse(
+        tag,
+        _internal_metadata_.mutable_unknown_fields<::PROTOBUF_NAMESPACE_ID::UnknownFieldSet>(),
+        ptr, ctx);
+    CHK_(ptr != nullptr);
+  }  // while
+message_done:
+  return ptr;
+failure:
+  ptr = nullptr;
+  goto message_done;
+#undef CHK_
+}
+
+uint8_t* SeekTagResponse::_InternalSerialize(
+    uint8_t* target, ::PROTOBUF_NAMESPACE_ID::io::EpsCopyOutputStream* stream) const {
+  // @@protoc_insertion_point(serialize_to_array_start:tagq.v1.SeekTagResponse)
+  uint32_t cached_has_bits = 0;
+  (void) cached_has_bits;
+
+  // .tagq.v1.Tag tag = 1 [json_name = "tag"];
+  if (this->_internal_has_tag()) {
+    target = ::PROTOBUF_NAMESPACE_ID::internal::WireFormatLite::
+      InternalWriteMessage(1, _Internal::tag(this),
+        _Internal::tag(this).GetCachedSize(), target, stream);
+  }
+
+  if (PROTOBUF_PREDICT_FALSE(_internal_metadata_.have_unknown_fields())) {
+    target = ::_pbi::WireFormat::InternalSerializeUnknownFieldsToArray(
+        _internal_metadata_.unknown_fields<::PROTOBUF_NAMESPACE_ID::UnknownFieldSet>(::PROTOBUF_NAMESPACE_ID::UnknownFieldSet::default_instance), target, stream);
+  }
+  // @@protoc_insertion_point(serialize_to_array_end:tagq.v1.SeekTagResponse)
+  return target;
+}
+
+size_t SeekTagResponse::ByteSizeLong() const {
+// @@protoc_insertion_point(message_byte_size_start:tagq.v1.SeekTagResponse)
+  size_t total_size = 0;
+
+  uint32_t cached_has_bits = 0;
+  // Prevent compiler warnings about cached_has_bits being unused
+  (void) cached_has_bits;
+
+  // .tagq.v1.Tag tag = 1 [json_name = "tag"];
+  if (this->_internal_has_tag()) {
+    total_size += 1 +
+      ::PROTOBUF_NAMESPACE_ID::internal::WireFormatLite::MessageSize(
+        *_impl_.tag_);
+  }
+
+  return MaybeComputeUnknownFieldsSize(total_size, &_impl_._cached_size_);
+}
+
+const ::PROTOBUF_NAMESPACE_ID::Message::ClassData SeekTagResponse::_class_data_ = {
+    ::PROTOBUF_NAMESPACE_ID::Message::CopyWithSourceCheck,
+    SeekTagResponse::MergeImpl
+};
+const ::PROTOBUF_NAMESPACE_ID::Message::ClassData*SeekTagResponse::GetClassData() const { return &_class_data_; }
+
+
+void SeekTagResponse::MergeImpl(::PROTOBUF_NAMESPACE_ID::Message& to_msg, const ::PROTOBUF_NAMESPACE_ID::Message& from_msg) {
+  auto* const _this = static_cast<SeekTagResponse*>(&to_msg);
+  auto& from = static_cast<const SeekTagResponse&>(from_msg);
+  // @@protoc_insertion_point(class_specific_merge_from_start:tagq.v1.SeekTagResponse)
+  GOOGLE_DCHECK_NE(&from, _this);
+  uint32_t cached_has_bits = 0;
+  (void) cached_has_bits;
+
+  if (from._internal_has_tag()) {
+    _this->_internal_mutable_tag()->::tagq::v1::Tag::MergeFrom(
+        from._internal_tag());
+  }
+  _this->_internal_metadata_.MergeFrom<::PROTOBUF_NAMESPACE_ID::UnknownFieldSet>(from._internal_metadata_);
+}
+
+void SeekTagResponse::CopyFrom(const SeekTagResponse& from) {
+// @@protoc_insertion_point(class_specific_copy_from_start:tagq.v1.SeekTagResponse)
+  if (&from == this) return;
+  Clear();
+  MergeFrom(from);
+}
+
+bool SeekTagResponse::IsInitialized() const {
+  return true;
+}
+
+void SeekTagResponse::InternalSwap(SeekTagResponse* other) {
+  using std::swap;
+  _internal_metadata_.InternalSwap(&other->_internal_metadata_);
+  swap(_impl_.tag_, other->_impl_.tag_);
+}
+
+::PROTOBUF_NAMESPACE_ID::Metadata SeekTagResponse::GetMetadata() const {
+  return ::_pbi::AssignDescriptors(
+      &descriptor_table_tagq_2fv1_2fqueue_2eproto_getter, &descriptor_table_tagq_2fv1_2fqueue_2eproto_once,
+      file_level_metadata_tagq_2fv1_2fqueue_2eproto[30]);
+}
+
 // @@protoc_insertion_point(namespace_scope)
 }  // namespace v1
 }  // namespace tagq
@@ -8479,6 +9127,14 @@ Arena::CreateMaybeMessage< ::tagq::v1::DeleteTagRequest >(Arena* arena) {
 template<> PROTOBUF_NOINLINE ::tagq::v1::DeleteTagResponse*
 Arena::CreateMaybeMessage< ::tagq::v1::DeleteTagResponse >(Arena* arena) {
   return Arena::CreateMessageInternal< ::tagq::v1::DeleteTagResponse >(arena);
+}
+template<> PROTOBUF_NOINLINE ::tagq::v1::SeekTagRequest*
+Arena::CreateMaybeMessage< ::tagq::v1::SeekTagRequest >(Arena* arena) {
+  return Arena::CreateMessageInternal< ::tagq::v1::SeekTagRequest >(arena);
+}
+template<> PROTOBUF_NOINLINE ::tagq::v1::SeekTagResponse*
+Arena::CreateMaybeMessage< ::tagq::v1::SeekTagResponse >(Arena* arena) {
+  return Arena::CreateMessageInternal< ::tagq::v1::SeekTagResponse >(arena);
 }
 PROTOBUF_NAMESPACE_CLOSE
 

@@ -122,6 +122,12 @@ extern Queue_UserAttributesEntry_DoNotUseDefaultTypeInternal _Queue_UserAttribut
 class RedrivePolicy;
 struct RedrivePolicyDefaultTypeInternal;
 extern RedrivePolicyDefaultTypeInternal _RedrivePolicy_default_instance_;
+class SeekTagRequest;
+struct SeekTagRequestDefaultTypeInternal;
+extern SeekTagRequestDefaultTypeInternal _SeekTagRequest_default_instance_;
+class SeekTagResponse;
+struct SeekTagResponseDefaultTypeInternal;
+extern SeekTagResponseDefaultTypeInternal _SeekTagResponse_default_instance_;
 class Tag;
 struct TagDefaultTypeInternal;
 extern TagDefaultTypeInternal _Tag_default_instance_;
@@ -166,6 +172,8 @@ template<> ::tagq::v1::Queue* Arena::CreateMaybeMessage<::tagq::v1::Queue>(Arena
 template<> ::tagq::v1::QueueState* Arena::CreateMaybeMessage<::tagq::v1::QueueState>(Arena*);
 template<> ::tagq::v1::Queue_UserAttributesEntry_DoNotUse* Arena::CreateMaybeMessage<::tagq::v1::Queue_UserAttributesEntry_DoNotUse>(Arena*);
 template<> ::tagq::v1::RedrivePolicy* Arena::CreateMaybeMessage<::tagq::v1::RedrivePolicy>(Arena*);
+template<> ::tagq::v1::SeekTagRequest* Arena::CreateMaybeMessage<::tagq::v1::SeekTagRequest>(Arena*);
+template<> ::tagq::v1::SeekTagResponse* Arena::CreateMaybeMessage<::tagq::v1::SeekTagResponse>(Arena*);
 template<> ::tagq::v1::Tag* Arena::CreateMaybeMessage<::tagq::v1::Tag>(Arena*);
 template<> ::tagq::v1::TagFilter* Arena::CreateMaybeMessage<::tagq::v1::TagFilter>(Arena*);
 template<> ::tagq::v1::TagState* Arena::CreateMaybeMessage<::tagq::v1::TagState>(Arena*);
@@ -5379,6 +5387,391 @@ class DeleteTagResponse final :
   };
   friend struct ::TableStruct_tagq_2fv1_2fqueue_2eproto;
 };
+// -------------------------------------------------------------------
+
+class SeekTagRequest final :
+    public ::PROTOBUF_NAMESPACE_ID::Message /* @@protoc_insertion_point(class_definition:tagq.v1.SeekTagRequest) */ {
+ public:
+  inline SeekTagRequest() : SeekTagRequest(nullptr) {}
+  ~SeekTagRequest() override;
+  explicit PROTOBUF_CONSTEXPR SeekTagRequest(::PROTOBUF_NAMESPACE_ID::internal::ConstantInitialized);
+
+  SeekTagRequest(const SeekTagRequest& from);
+  SeekTagRequest(SeekTagRequest&& from) noexcept
+    : SeekTagRequest() {
+    *this = ::std::move(from);
+  }
+
+  inline SeekTagRequest& operator=(const SeekTagRequest& from) {
+    CopyFrom(from);
+    return *this;
+  }
+  inline SeekTagRequest& operator=(SeekTagRequest&& from) noexcept {
+    if (this == &from) return *this;
+    if (GetOwningArena() == from.GetOwningArena()
+  #ifdef PROTOBUF_FORCE_COPY_IN_MOVE
+        && GetOwningArena() != nullptr
+  #endif  // !PROTOBUF_FORCE_COPY_IN_MOVE
+    ) {
+      InternalSwap(&from);
+    } else {
+      CopyFrom(from);
+    }
+    return *this;
+  }
+
+  static const ::PROTOBUF_NAMESPACE_ID::Descriptor* descriptor() {
+    return GetDescriptor();
+  }
+  static const ::PROTOBUF_NAMESPACE_ID::Descriptor* GetDescriptor() {
+    return default_instance().GetMetadata().descriptor;
+  }
+  static const ::PROTOBUF_NAMESPACE_ID::Reflection* GetReflection() {
+    return default_instance().GetMetadata().reflection;
+  }
+  static const SeekTagRequest& default_instance() {
+    return *internal_default_instance();
+  }
+  enum TargetCase {
+    kTime = 3,
+    kMessageId = 4,
+    TARGET_NOT_SET = 0,
+  };
+
+  static inline const SeekTagRequest* internal_default_instance() {
+    return reinterpret_cast<const SeekTagRequest*>(
+               &_SeekTagRequest_default_instance_);
+  }
+  static constexpr int kIndexInFileMessages =
+    29;
+
+  friend void swap(SeekTagRequest& a, SeekTagRequest& b) {
+    a.Swap(&b);
+  }
+  inline void Swap(SeekTagRequest* other) {
+    if (other == this) return;
+  #ifdef PROTOBUF_FORCE_COPY_IN_SWAP
+    if (GetOwningArena() != nullptr &&
+        GetOwningArena() == other->GetOwningArena()) {
+   #else  // PROTOBUF_FORCE_COPY_IN_SWAP
+    if (GetOwningArena() == other->GetOwningArena()) {
+  #endif  // !PROTOBUF_FORCE_COPY_IN_SWAP
+      InternalSwap(other);
+    } else {
+      ::PROTOBUF_NAMESPACE_ID::internal::GenericSwap(this, other);
+    }
+  }
+  void UnsafeArenaSwap(SeekTagRequest* other) {
+    if (other == this) return;
+    GOOGLE_DCHECK(GetOwningArena() == other->GetOwningArena());
+    InternalSwap(other);
+  }
+
+  // implements Message ----------------------------------------------
+
+  SeekTagRequest* New(::PROTOBUF_NAMESPACE_ID::Arena* arena = nullptr) const final {
+    return CreateMaybeMessage<SeekTagRequest>(arena);
+  }
+  using ::PROTOBUF_NAMESPACE_ID::Message::CopyFrom;
+  void CopyFrom(const SeekTagRequest& from);
+  using ::PROTOBUF_NAMESPACE_ID::Message::MergeFrom;
+  void MergeFrom( const SeekTagRequest& from) {
+    SeekTagRequest::MergeImpl(*this, from);
+  }
+  private:
+  static void MergeImpl(::PROTOBUF_NAMESPACE_ID::Message& to_msg, const ::PROTOBUF_NAMESPACE_ID::Message& from_msg);
+  public:
+  PROTOBUF_ATTRIBUTE_REINITIALIZES void Clear() final;
+  bool IsInitialized() const final;
+
+  size_t ByteSizeLong() const final;
+  const char* _InternalParse(const char* ptr, ::PROTOBUF_NAMESPACE_ID::internal::ParseContext* ctx) final;
+  uint8_t* _InternalSerialize(
+      uint8_t* target, ::PROTOBUF_NAMESPACE_ID::io::EpsCopyOutputStream* stream) const final;
+  int GetCachedSize() const final { return _impl_._cached_size_.Get(); }
+
+  private:
+  void SharedCtor(::PROTOBUF_NAMESPACE_ID::Arena* arena, bool is_message_owned);
+  void SharedDtor();
+  void SetCachedSize(int size) const final;
+  void InternalSwap(SeekTagRequest* other);
+
+  private:
+  friend class ::PROTOBUF_NAMESPACE_ID::internal::AnyMetadata;
+  static ::PROTOBUF_NAMESPACE_ID::StringPiece FullMessageName() {
+    return "tagq.v1.SeekTagRequest";
+  }
+  protected:
+  explicit SeekTagRequest(::PROTOBUF_NAMESPACE_ID::Arena* arena,
+                       bool is_message_owned = false);
+  public:
+
+  static const ClassData _class_data_;
+  const ::PROTOBUF_NAMESPACE_ID::Message::ClassData*GetClassData() const final;
+
+  ::PROTOBUF_NAMESPACE_ID::Metadata GetMetadata() const final;
+
+  // nested types ----------------------------------------------------
+
+  // accessors -------------------------------------------------------
+
+  enum : int {
+    kQueueFieldNumber = 1,
+    kNameFieldNumber = 2,
+    kTimeFieldNumber = 3,
+    kMessageIdFieldNumber = 4,
+  };
+  // string queue = 1 [json_name = "queue"];
+  void clear_queue();
+  const std::string& queue() const;
+  template <typename ArgT0 = const std::string&, typename... ArgT>
+  void set_queue(ArgT0&& arg0, ArgT... args);
+  std::string* mutable_queue();
+  PROTOBUF_NODISCARD std::string* release_queue();
+  void set_allocated_queue(std::string* queue);
+  private:
+  const std::string& _internal_queue() const;
+  inline PROTOBUF_ALWAYS_INLINE void _internal_set_queue(const std::string& value);
+  std::string* _internal_mutable_queue();
+  public:
+
+  // string name = 2 [json_name = "name"];
+  void clear_name();
+  const std::string& name() const;
+  template <typename ArgT0 = const std::string&, typename... ArgT>
+  void set_name(ArgT0&& arg0, ArgT... args);
+  std::string* mutable_name();
+  PROTOBUF_NODISCARD std::string* release_name();
+  void set_allocated_name(std::string* name);
+  private:
+  const std::string& _internal_name() const;
+  inline PROTOBUF_ALWAYS_INLINE void _internal_set_name(const std::string& value);
+  std::string* _internal_mutable_name();
+  public:
+
+  // .google.protobuf.Timestamp time = 3 [json_name = "time"];
+  bool has_time() const;
+  private:
+  bool _internal_has_time() const;
+  public:
+  void clear_time();
+  const ::PROTOBUF_NAMESPACE_ID::Timestamp& time() const;
+  PROTOBUF_NODISCARD ::PROTOBUF_NAMESPACE_ID::Timestamp* release_time();
+  ::PROTOBUF_NAMESPACE_ID::Timestamp* mutable_time();
+  void set_allocated_time(::PROTOBUF_NAMESPACE_ID::Timestamp* time);
+  private:
+  const ::PROTOBUF_NAMESPACE_ID::Timestamp& _internal_time() const;
+  ::PROTOBUF_NAMESPACE_ID::Timestamp* _internal_mutable_time();
+  public:
+  void unsafe_arena_set_allocated_time(
+      ::PROTOBUF_NAMESPACE_ID::Timestamp* time);
+  ::PROTOBUF_NAMESPACE_ID::Timestamp* unsafe_arena_release_time();
+
+  // string message_id = 4 [json_name = "messageId"];
+  bool has_message_id() const;
+  private:
+  bool _internal_has_message_id() const;
+  public:
+  void clear_message_id();
+  const std::string& message_id() const;
+  template <typename ArgT0 = const std::string&, typename... ArgT>
+  void set_message_id(ArgT0&& arg0, ArgT... args);
+  std::string* mutable_message_id();
+  PROTOBUF_NODISCARD std::string* release_message_id();
+  void set_allocated_message_id(std::string* message_id);
+  private:
+  const std::string& _internal_message_id() const;
+  inline PROTOBUF_ALWAYS_INLINE void _internal_set_message_id(const std::string& value);
+  std::string* _internal_mutable_message_id();
+  public:
+
+  void clear_target();
+  TargetCase target_case() const;
+  // @@protoc_insertion_point(class_scope:tagq.v1.SeekTagRequest)
+ private:
+  class _Internal;
+  void set_has_time();
+  void set_has_message_id();
+
+  inline bool has_target() const;
+  inline void clear_has_target();
+
+  template <typename T> friend class ::PROTOBUF_NAMESPACE_ID::Arena::InternalHelper;
+  typedef void InternalArenaConstructable_;
+  typedef void DestructorSkippable_;
+  struct Impl_ {
+    ::PROTOBUF_NAMESPACE_ID::internal::ArenaStringPtr queue_;
+    ::PROTOBUF_NAMESPACE_ID::internal::ArenaStringPtr name_;
+    union TargetUnion {
+      constexpr TargetUnion() : _constinit_{} {}
+        ::PROTOBUF_NAMESPACE_ID::internal::ConstantInitialized _constinit_;
+      ::PROTOBUF_NAMESPACE_ID::Timestamp* time_;
+      ::PROTOBUF_NAMESPACE_ID::internal::ArenaStringPtr message_id_;
+    } target_;
+    mutable ::PROTOBUF_NAMESPACE_ID::internal::CachedSize _cached_size_;
+    uint32_t _oneof_case_[1];
+
+  };
+  union { Impl_ _impl_; };
+  friend struct ::TableStruct_tagq_2fv1_2fqueue_2eproto;
+};
+// -------------------------------------------------------------------
+
+class SeekTagResponse final :
+    public ::PROTOBUF_NAMESPACE_ID::Message /* @@protoc_insertion_point(class_definition:tagq.v1.SeekTagResponse) */ {
+ public:
+  inline SeekTagResponse() : SeekTagResponse(nullptr) {}
+  ~SeekTagResponse() override;
+  explicit PROTOBUF_CONSTEXPR SeekTagResponse(::PROTOBUF_NAMESPACE_ID::internal::ConstantInitialized);
+
+  SeekTagResponse(const SeekTagResponse& from);
+  SeekTagResponse(SeekTagResponse&& from) noexcept
+    : SeekTagResponse() {
+    *this = ::std::move(from);
+  }
+
+  inline SeekTagResponse& operator=(const SeekTagResponse& from) {
+    CopyFrom(from);
+    return *this;
+  }
+  inline SeekTagResponse& operator=(SeekTagResponse&& from) noexcept {
+    if (this == &from) return *this;
+    if (GetOwningArena() == from.GetOwningArena()
+  #ifdef PROTOBUF_FORCE_COPY_IN_MOVE
+        && GetOwningArena() != nullptr
+  #endif  // !PROTOBUF_FORCE_COPY_IN_MOVE
+    ) {
+      InternalSwap(&from);
+    } else {
+      CopyFrom(from);
+    }
+    return *this;
+  }
+
+  static const ::PROTOBUF_NAMESPACE_ID::Descriptor* descriptor() {
+    return GetDescriptor();
+  }
+  static const ::PROTOBUF_NAMESPACE_ID::Descriptor* GetDescriptor() {
+    return default_instance().GetMetadata().descriptor;
+  }
+  static const ::PROTOBUF_NAMESPACE_ID::Reflection* GetReflection() {
+    return default_instance().GetMetadata().reflection;
+  }
+  static const SeekTagResponse& default_instance() {
+    return *internal_default_instance();
+  }
+  static inline const SeekTagResponse* internal_default_instance() {
+    return reinterpret_cast<const SeekTagResponse*>(
+               &_SeekTagResponse_default_instance_);
+  }
+  static constexpr int kIndexInFileMessages =
+    30;
+
+  friend void swap(SeekTagResponse& a, SeekTagResponse& b) {
+    a.Swap(&b);
+  }
+  inline void Swap(SeekTagResponse* other) {
+    if (other == this) return;
+  #ifdef PROTOBUF_FORCE_COPY_IN_SWAP
+    if (GetOwningArena() != nullptr &&
+        GetOwningArena() == other->GetOwningArena()) {
+   #else  // PROTOBUF_FORCE_COPY_IN_SWAP
+    if (GetOwningArena() == other->GetOwningArena()) {
+  #endif  // !PROTOBUF_FORCE_COPY_IN_SWAP
+      InternalSwap(other);
+    } else {
+      ::PROTOBUF_NAMESPACE_ID::internal::GenericSwap(this, other);
+    }
+  }
+  void UnsafeArenaSwap(SeekTagResponse* other) {
+    if (other == this) return;
+    GOOGLE_DCHECK(GetOwningArena() == other->GetOwningArena());
+    InternalSwap(other);
+  }
+
+  // implements Message ----------------------------------------------
+
+  SeekTagResponse* New(::PROTOBUF_NAMESPACE_ID::Arena* arena = nullptr) const final {
+    return CreateMaybeMessage<SeekTagResponse>(arena);
+  }
+  using ::PROTOBUF_NAMESPACE_ID::Message::CopyFrom;
+  void CopyFrom(const SeekTagResponse& from);
+  using ::PROTOBUF_NAMESPACE_ID::Message::MergeFrom;
+  void MergeFrom( const SeekTagResponse& from) {
+    SeekTagResponse::MergeImpl(*this, from);
+  }
+  private:
+  static void MergeImpl(::PROTOBUF_NAMESPACE_ID::Message& to_msg, const ::PROTOBUF_NAMESPACE_ID::Message& from_msg);
+  public:
+  PROTOBUF_ATTRIBUTE_REINITIALIZES void Clear() final;
+  bool IsInitialized() const final;
+
+  size_t ByteSizeLong() const final;
+  const char* _InternalParse(const char* ptr, ::PROTOBUF_NAMESPACE_ID::internal::ParseContext* ctx) final;
+  uint8_t* _InternalSerialize(
+      uint8_t* target, ::PROTOBUF_NAMESPACE_ID::io::EpsCopyOutputStream* stream) const final;
+  int GetCachedSize() const final { return _impl_._cached_size_.Get(); }
+
+  private:
+  void SharedCtor(::PROTOBUF_NAMESPACE_ID::Arena* arena, bool is_message_owned);
+  void SharedDtor();
+  void SetCachedSize(int size) const final;
+  void InternalSwap(SeekTagResponse* other);
+
+  private:
+  friend class ::PROTOBUF_NAMESPACE_ID::internal::AnyMetadata;
+  static ::PROTOBUF_NAMESPACE_ID::StringPiece FullMessageName() {
+    return "tagq.v1.SeekTagResponse";
+  }
+  protected:
+  explicit SeekTagResponse(::PROTOBUF_NAMESPACE_ID::Arena* arena,
+                       bool is_message_owned = false);
+  public:
+
+  static const ClassData _class_data_;
+  const ::PROTOBUF_NAMESPACE_ID::Message::ClassData*GetClassData() const final;
+
+  ::PROTOBUF_NAMESPACE_ID::Metadata GetMetadata() const final;
+
+  // nested types ----------------------------------------------------
+
+  // accessors -------------------------------------------------------
+
+  enum : int {
+    kTagFieldNumber = 1,
+  };
+  // .tagq.v1.Tag tag = 1 [json_name = "tag"];
+  bool has_tag() const;
+  private:
+  bool _internal_has_tag() const;
+  public:
+  void clear_tag();
+  const ::tagq::v1::Tag& tag() const;
+  PROTOBUF_NODISCARD ::tagq::v1::Tag* release_tag();
+  ::tagq::v1::Tag* mutable_tag();
+  void set_allocated_tag(::tagq::v1::Tag* tag);
+  private:
+  const ::tagq::v1::Tag& _internal_tag() const;
+  ::tagq::v1::Tag* _internal_mutable_tag();
+  public:
+  void unsafe_arena_set_allocated_tag(
+      ::tagq::v1::Tag* tag);
+  ::tagq::v1::Tag* unsafe_arena_release_tag();
+
+  // @@protoc_insertion_point(class_scope:tagq.v1.SeekTagResponse)
+ private:
+  class _Internal;
+
+  template <typename T> friend class ::PROTOBUF_NAMESPACE_ID::Arena::InternalHelper;
+  typedef void InternalArenaConstructable_;
+  typedef void DestructorSkippable_;
+  struct Impl_ {
+    ::tagq::v1::Tag* tag_;
+    mutable ::PROTOBUF_NAMESPACE_ID::internal::CachedSize _cached_size_;
+  };
+  union { Impl_ _impl_; };
+  friend struct ::TableStruct_tagq_2fv1_2fqueue_2eproto;
+};
 // ===================================================================
 
 
@@ -9420,9 +9813,363 @@ inline void DeleteTagRequest::set_allocated_name(std::string* name) {
 
 // DeleteTagResponse
 
+// -------------------------------------------------------------------
+
+// SeekTagRequest
+
+// string queue = 1 [json_name = "queue"];
+inline void SeekTagRequest::clear_queue() {
+  _impl_.queue_.ClearToEmpty();
+}
+inline const std::string& SeekTagRequest::queue() const {
+  // @@protoc_insertion_point(field_get:tagq.v1.SeekTagRequest.queue)
+  return _internal_queue();
+}
+template <typename ArgT0, typename... ArgT>
+inline PROTOBUF_ALWAYS_INLINE
+void SeekTagRequest::set_queue(ArgT0&& arg0, ArgT... args) {
+ 
+ _impl_.queue_.Set(static_cast<ArgT0 &&>(arg0), args..., GetArenaForAllocation());
+  // @@protoc_insertion_point(field_set:tagq.v1.SeekTagRequest.queue)
+}
+inline std::string* SeekTagRequest::mutable_queue() {
+  std::string* _s = _internal_mutable_queue();
+  // @@protoc_insertion_point(field_mutable:tagq.v1.SeekTagRequest.queue)
+  return _s;
+}
+inline const std::string& SeekTagRequest::_internal_queue() const {
+  return _impl_.queue_.Get();
+}
+inline void SeekTagRequest::_internal_set_queue(const std::string& value) {
+  
+  _impl_.queue_.Set(value, GetArenaForAllocation());
+}
+inline std::string* SeekTagRequest::_internal_mutable_queue() {
+  
+  return _impl_.queue_.Mutable(GetArenaForAllocation());
+}
+inline std::string* SeekTagRequest::release_queue() {
+  // @@protoc_insertion_point(field_release:tagq.v1.SeekTagRequest.queue)
+  return _impl_.queue_.Release();
+}
+inline void SeekTagRequest::set_allocated_queue(std::string* queue) {
+  if (queue != nullptr) {
+    
+  } else {
+    
+  }
+  _impl_.queue_.SetAllocated(queue, GetArenaForAllocation());
+#ifdef PROTOBUF_FORCE_COPY_DEFAULT_STRING
+  if (_impl_.queue_.IsDefault()) {
+    _impl_.queue_.Set("", GetArenaForAllocation());
+  }
+#endif // PROTOBUF_FORCE_COPY_DEFAULT_STRING
+  // @@protoc_insertion_point(field_set_allocated:tagq.v1.SeekTagRequest.queue)
+}
+
+// string name = 2 [json_name = "name"];
+inline void SeekTagRequest::clear_name() {
+  _impl_.name_.ClearToEmpty();
+}
+inline const std::string& SeekTagRequest::name() const {
+  // @@protoc_insertion_point(field_get:tagq.v1.SeekTagRequest.name)
+  return _internal_name();
+}
+template <typename ArgT0, typename... ArgT>
+inline PROTOBUF_ALWAYS_INLINE
+void SeekTagRequest::set_name(ArgT0&& arg0, ArgT... args) {
+ 
+ _impl_.name_.Set(static_cast<ArgT0 &&>(arg0), args..., GetArenaForAllocation());
+  // @@protoc_insertion_point(field_set:tagq.v1.SeekTagRequest.name)
+}
+inline std::string* SeekTagRequest::mutable_name() {
+  std::string* _s = _internal_mutable_name();
+  // @@protoc_insertion_point(field_mutable:tagq.v1.SeekTagRequest.name)
+  return _s;
+}
+inline const std::string& SeekTagRequest::_internal_name() const {
+  return _impl_.name_.Get();
+}
+inline void SeekTagRequest::_internal_set_name(const std::string& value) {
+  
+  _impl_.name_.Set(value, GetArenaForAllocation());
+}
+inline std::string* SeekTagRequest::_internal_mutable_name() {
+  
+  return _impl_.name_.Mutable(GetArenaForAllocation());
+}
+inline std::string* SeekTagRequest::release_name() {
+  // @@protoc_insertion_point(field_release:tagq.v1.SeekTagRequest.name)
+  return _impl_.name_.Release();
+}
+inline void SeekTagRequest::set_allocated_name(std::string* name) {
+  if (name != nullptr) {
+    
+  } else {
+    
+  }
+  _impl_.name_.SetAllocated(name, GetArenaForAllocation());
+#ifdef PROTOBUF_FORCE_COPY_DEFAULT_STRING
+  if (_impl_.name_.IsDefault()) {
+    _impl_.name_.Set("", GetArenaForAllocation());
+  }
+#endif // PROTOBUF_FORCE_COPY_DEFAULT_STRING
+  // @@protoc_insertion_point(field_set_allocated:tagq.v1.SeekTagRequest.name)
+}
+
+// .google.protobuf.Timestamp time = 3 [json_name = "time"];
+inline bool SeekTagRequest::_internal_has_time() const {
+  return target_case() == kTime;
+}
+inline bool SeekTagRequest::has_time() const {
+  return _internal_has_time();
+}
+inline void SeekTagRequest::set_has_time() {
+  _impl_._oneof_case_[0] = kTime;
+}
+inline ::PROTOBUF_NAMESPACE_ID::Timestamp* SeekTagRequest::release_time() {
+  // @@protoc_insertion_point(field_release:tagq.v1.SeekTagRequest.time)
+  if (_internal_has_time()) {
+    clear_has_target();
+    ::PROTOBUF_NAMESPACE_ID::Timestamp* temp = _impl_.target_.time_;
+    if (GetArenaForAllocation() != nullptr) {
+      temp = ::PROTOBUF_NAMESPACE_ID::internal::DuplicateIfNonNull(temp);
+    }
+    _impl_.target_.time_ = nullptr;
+    return temp;
+  } else {
+    return nullptr;
+  }
+}
+inline const ::PROTOBUF_NAMESPACE_ID::Timestamp& SeekTagRequest::_internal_time() const {
+  return _internal_has_time()
+      ? *_impl_.target_.time_
+      : reinterpret_cast< ::PROTOBUF_NAMESPACE_ID::Timestamp&>(::PROTOBUF_NAMESPACE_ID::_Timestamp_default_instance_);
+}
+inline const ::PROTOBUF_NAMESPACE_ID::Timestamp& SeekTagRequest::time() const {
+  // @@protoc_insertion_point(field_get:tagq.v1.SeekTagRequest.time)
+  return _internal_time();
+}
+inline ::PROTOBUF_NAMESPACE_ID::Timestamp* SeekTagRequest::unsafe_arena_release_time() {
+  // @@protoc_insertion_point(field_unsafe_arena_release:tagq.v1.SeekTagRequest.time)
+  if (_internal_has_time()) {
+    clear_has_target();
+    ::PROTOBUF_NAMESPACE_ID::Timestamp* temp = _impl_.target_.time_;
+    _impl_.target_.time_ = nullptr;
+    return temp;
+  } else {
+    return nullptr;
+  }
+}
+inline void SeekTagRequest::unsafe_arena_set_allocated_time(::PROTOBUF_NAMESPACE_ID::Timestamp* time) {
+  clear_target();
+  if (time) {
+    set_has_time();
+    _impl_.target_.time_ = time;
+  }
+  // @@protoc_insertion_point(field_unsafe_arena_set_allocated:tagq.v1.SeekTagRequest.time)
+}
+inline ::PROTOBUF_NAMESPACE_ID::Timestamp* SeekTagRequest::_internal_mutable_time() {
+  if (!_internal_has_time()) {
+    clear_target();
+    set_has_time();
+    _impl_.target_.time_ = CreateMaybeMessage< ::PROTOBUF_NAMESPACE_ID::Timestamp >(GetArenaForAllocation());
+  }
+  return _impl_.target_.time_;
+}
+inline ::PROTOBUF_NAMESPACE_ID::Timestamp* SeekTagRequest::mutable_time() {
+  ::PROTOBUF_NAMESPACE_ID::Timestamp* _msg = _internal_mutable_time();
+  // @@protoc_insertion_point(field_mutable:tagq.v1.SeekTagRequest.time)
+  return _msg;
+}
+
+// string message_id = 4 [json_name = "messageId"];
+inline bool SeekTagRequest::_internal_has_message_id() const {
+  return target_case() == kMessageId;
+}
+inline bool SeekTagRequest::has_message_id() const {
+  return _internal_has_message_id();
+}
+inline void SeekTagRequest::set_has_message_id() {
+  _impl_._oneof_case_[0] = kMessageId;
+}
+inline void SeekTagRequest::clear_message_id() {
+  if (_internal_has_message_id()) {
+    _impl_.target_.message_id_.Destroy();
+    clear_has_target();
+  }
+}
+inline const std::string& SeekTagRequest::message_id() const {
+  // @@protoc_insertion_point(field_get:tagq.v1.SeekTagRequest.message_id)
+  return _internal_message_id();
+}
+template <typename ArgT0, typename... ArgT>
+inline void SeekTagRequest::set_message_id(ArgT0&& arg0, ArgT... args) {
+  if (!_internal_has_message_id()) {
+    clear_target();
+    set_has_message_id();
+    _impl_.target_.message_id_.InitDefault();
+  }
+  _impl_.target_.message_id_.Set( static_cast<ArgT0 &&>(arg0), args..., GetArenaForAllocation());
+  // @@protoc_insertion_point(field_set:tagq.v1.SeekTagRequest.message_id)
+}
+inline std::string* SeekTagRequest::mutable_message_id() {
+  std::string* _s = _internal_mutable_message_id();
+  // @@protoc_insertion_point(field_mutable:tagq.v1.SeekTagRequest.message_id)
+  return _s;
+}
+inline const std::string& SeekTagRequest::_internal_message_id() const {
+  if (_internal_has_message_id()) {
+    return _impl_.target_.message_id_.Get();
+  }
+  return ::PROTOBUF_NAMESPACE_ID::internal::GetEmptyStringAlreadyInited();
+}
+inline void SeekTagRequest::_internal_set_message_id(const std::string& value) {
+  if (!_internal_has_message_id()) {
+    clear_target();
+    set_has_message_id();
+    _impl_.target_.message_id_.InitDefault();
+  }
+  _impl_.target_.message_id_.Set(value, GetArenaForAllocation());
+}
+inline std::string* SeekTagRequest::_internal_mutable_message_id() {
+  if (!_internal_has_message_id()) {
+    clear_target();
+    set_has_message_id();
+    _impl_.target_.message_id_.InitDefault();
+  }
+  return _impl_.target_.message_id_.Mutable(      GetArenaForAllocation());
+}
+inline std::string* SeekTagRequest::release_message_id() {
+  // @@protoc_insertion_point(field_release:tagq.v1.SeekTagRequest.message_id)
+  if (_internal_has_message_id()) {
+    clear_has_target();
+    return _impl_.target_.message_id_.Release();
+  } else {
+    return nullptr;
+  }
+}
+inline void SeekTagRequest::set_allocated_message_id(std::string* message_id) {
+  if (has_target()) {
+    clear_target();
+  }
+  if (message_id != nullptr) {
+    set_has_message_id();
+    _impl_.target_.message_id_.InitAllocated(message_id, GetArenaForAllocation());
+  }
+  // @@protoc_insertion_point(field_set_allocated:tagq.v1.SeekTagRequest.message_id)
+}
+
+inline bool SeekTagRequest::has_target() const {
+  return target_case() != TARGET_NOT_SET;
+}
+inline void SeekTagRequest::clear_has_target() {
+  _impl_._oneof_case_[0] = TARGET_NOT_SET;
+}
+inline SeekTagRequest::TargetCase SeekTagRequest::target_case() const {
+  return SeekTagRequest::TargetCase(_impl_._oneof_case_[0]);
+}
+// -------------------------------------------------------------------
+
+// SeekTagResponse
+
+// .tagq.v1.Tag tag = 1 [json_name = "tag"];
+inline bool SeekTagResponse::_internal_has_tag() const {
+  return this != internal_default_instance() && _impl_.tag_ != nullptr;
+}
+inline bool SeekTagResponse::has_tag() const {
+  return _internal_has_tag();
+}
+inline void SeekTagResponse::clear_tag() {
+  if (GetArenaForAllocation() == nullptr && _impl_.tag_ != nullptr) {
+    delete _impl_.tag_;
+  }
+  _impl_.tag_ = nullptr;
+}
+inline const ::tagq::v1::Tag& SeekTagResponse::_internal_tag() const {
+  const ::tagq::v1::Tag* p = _impl_.tag_;
+  return p != nullptr ? *p : reinterpret_cast<const ::tagq::v1::Tag&>(
+      ::tagq::v1::_Tag_default_instance_);
+}
+inline const ::tagq::v1::Tag& SeekTagResponse::tag() const {
+  // @@protoc_insertion_point(field_get:tagq.v1.SeekTagResponse.tag)
+  return _internal_tag();
+}
+inline void SeekTagResponse::unsafe_arena_set_allocated_tag(
+    ::tagq::v1::Tag* tag) {
+  if (GetArenaForAllocation() == nullptr) {
+    delete reinterpret_cast<::PROTOBUF_NAMESPACE_ID::MessageLite*>(_impl_.tag_);
+  }
+  _impl_.tag_ = tag;
+  if (tag) {
+    
+  } else {
+    
+  }
+  // @@protoc_insertion_point(field_unsafe_arena_set_allocated:tagq.v1.SeekTagResponse.tag)
+}
+inline ::tagq::v1::Tag* SeekTagResponse::release_tag() {
+  
+  ::tagq::v1::Tag* temp = _impl_.tag_;
+  _impl_.tag_ = nullptr;
+#ifdef PROTOBUF_FORCE_COPY_IN_RELEASE
+  auto* old =  reinterpret_cast<::PROTOBUF_NAMESPACE_ID::MessageLite*>(temp);
+  temp = ::PROTOBUF_NAMESPACE_ID::internal::DuplicateIfNonNull(temp);
+  if (GetArenaForAllocation() == nullptr) { delete old; }
+#else  // PROTOBUF_FORCE_COPY_IN_RELEASE
+  if (GetArenaForAllocation() != nullptr) {
+    temp = ::PROTOBUF_NAMESPACE_ID::internal::DuplicateIfNonNull(temp);
+  }
+#endif  // !PROTOBUF_FORCE_COPY_IN_RELEASE
+  return temp;
+}
+inline ::tagq::v1::Tag* SeekTagResponse::unsafe_arena_release_tag() {
+  // @@protoc_insertion_point(field_release:tagq.v1.SeekTagResponse.tag)
+  
+  ::tagq::v1::Tag* temp = _impl_.tag_;
+  _impl_.tag_ = nullptr;
+  return temp;
+}
+inline ::tagq::v1::Tag* SeekTagResponse::_internal_mutable_tag() {
+  
+  if (_impl_.tag_ == nullptr) {
+    auto* p = CreateMaybeMessage<::tagq::v1::Tag>(GetArenaForAllocation());
+    _impl_.tag_ = p;
+  }
+  return _impl_.tag_;
+}
+inline ::tagq::v1::Tag* SeekTagResponse::mutable_tag() {
+  ::tagq::v1::Tag* _msg = _internal_mutable_tag();
+  // @@protoc_insertion_point(field_mutable:tagq.v1.SeekTagResponse.tag)
+  return _msg;
+}
+inline void SeekTagResponse::set_allocated_tag(::tagq::v1::Tag* tag) {
+  ::PROTOBUF_NAMESPACE_ID::Arena* message_arena = GetArenaForAllocation();
+  if (message_arena == nullptr) {
+    delete _impl_.tag_;
+  }
+  if (tag) {
+    ::PROTOBUF_NAMESPACE_ID::Arena* submessage_arena =
+        ::PROTOBUF_NAMESPACE_ID::Arena::InternalGetOwningArena(tag);
+    if (message_arena != submessage_arena) {
+      tag = ::PROTOBUF_NAMESPACE_ID::internal::GetOwnedMessage(
+          message_arena, tag, submessage_arena);
+    }
+    
+  } else {
+    
+  }
+  _impl_.tag_ = tag;
+  // @@protoc_insertion_point(field_set_allocated:tagq.v1.SeekTagResponse.tag)
+}
+
 #ifdef __GNUC__
   #pragma GCC diagnostic pop
 #endif  // __GNUC__
+// -------------------------------------------------------------------
+
+// -------------------------------------------------------------------
+
 // -------------------------------------------------------------------
 
 // -------------------------------------------------------------------

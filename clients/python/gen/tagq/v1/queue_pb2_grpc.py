@@ -69,6 +69,11 @@ class QueueServiceStub(object):
                 request_serializer=tagq_dot_v1_dot_queue__pb2.DeleteTagRequest.SerializeToString,
                 response_deserializer=tagq_dot_v1_dot_queue__pb2.DeleteTagResponse.FromString,
                 )
+        self.SeekTag = channel.unary_unary(
+                '/tagq.v1.QueueService/SeekTag',
+                request_serializer=tagq_dot_v1_dot_queue__pb2.SeekTagRequest.SerializeToString,
+                response_deserializer=tagq_dot_v1_dot_queue__pb2.SeekTagResponse.FromString,
+                )
 
 
 class QueueServiceServicer(object):
@@ -160,6 +165,25 @@ class QueueServiceServicer(object):
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def SeekTag(self, request, context):
+        """SeekTag moves a tag's cursor to a time or a message id (S22, as
+        Pub/Sub's Seek and JetStream's replay): the retained messages after it
+        are available again to that tag only, in send order; everything the
+        tag had in flight is dropped from it, and their receipt handles end (a
+        delete with one deletes nothing, a visibility change or dead gets
+        RECEIPT_HANDLE_STALE). Receive counts start again; the tag's totals,
+        config and filter stay; other tags are not touched. Without
+        retain_acked_messages, messages every tag had finished may be gone:
+        a seek finds only what the queue retains. Needs HANDLE on the queue
+        (receive and settle), for that tag where receiving is limited to
+        tags. Errors: INVALID_ARGUMENT (INVALID_NAME, INVALID_ARGUMENT_RANGE:
+        no target, or a malformed message_id), NOT_FOUND (QUEUE_NOT_FOUND,
+        TAG_NOT_FOUND, MESSAGE_NOT_FOUND: the id is not retained).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_QueueServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -212,6 +236,11 @@ def add_QueueServiceServicer_to_server(servicer, server):
                     servicer.DeleteTag,
                     request_deserializer=tagq_dot_v1_dot_queue__pb2.DeleteTagRequest.FromString,
                     response_serializer=tagq_dot_v1_dot_queue__pb2.DeleteTagResponse.SerializeToString,
+            ),
+            'SeekTag': grpc.unary_unary_rpc_method_handler(
+                    servicer.SeekTag,
+                    request_deserializer=tagq_dot_v1_dot_queue__pb2.SeekTagRequest.FromString,
+                    response_serializer=tagq_dot_v1_dot_queue__pb2.SeekTagResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -395,5 +424,22 @@ class QueueService(object):
         return grpc.experimental.unary_unary(request, target, '/tagq.v1.QueueService/DeleteTag',
             tagq_dot_v1_dot_queue__pb2.DeleteTagRequest.SerializeToString,
             tagq_dot_v1_dot_queue__pb2.DeleteTagResponse.FromString,
+            options, channel_credentials,
+            insecure, call_credentials, compression, wait_for_ready, timeout, metadata)
+
+    @staticmethod
+    def SeekTag(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(request, target, '/tagq.v1.QueueService/SeekTag',
+            tagq_dot_v1_dot_queue__pb2.SeekTagRequest.SerializeToString,
+            tagq_dot_v1_dot_queue__pb2.SeekTagResponse.FromString,
             options, channel_credentials,
             insecure, call_credentials, compression, wait_for_ready, timeout, metadata)

@@ -155,6 +155,17 @@ Google::Protobuf::DescriptorPool.generated_pool.build do
     end
     add_message "tagq.v1.DeleteTagResponse" do
     end
+    add_message "tagq.v1.SeekTagRequest" do
+      optional :queue, :string, 1, json_name: "queue"
+      optional :name, :string, 2, json_name: "name"
+      oneof :target do
+        optional :time, :message, 3, "google.protobuf.Timestamp", json_name: "time"
+        optional :message_id, :string, 4, json_name: "messageId"
+      end
+    end
+    add_message "tagq.v1.SeekTagResponse" do
+      optional :tag, :message, 1, "tagq.v1.Tag", json_name: "tag"
+    end
     add_enum "tagq.v1.OverflowPolicy" do
       value :OVERFLOW_POLICY_UNSPECIFIED, 0
       value :OVERFLOW_POLICY_REJECT_NEW, 1
@@ -198,6 +209,8 @@ module Tagq
     ListTagsResponse = ::Google::Protobuf::DescriptorPool.generated_pool.lookup("tagq.v1.ListTagsResponse").msgclass
     DeleteTagRequest = ::Google::Protobuf::DescriptorPool.generated_pool.lookup("tagq.v1.DeleteTagRequest").msgclass
     DeleteTagResponse = ::Google::Protobuf::DescriptorPool.generated_pool.lookup("tagq.v1.DeleteTagResponse").msgclass
+    SeekTagRequest = ::Google::Protobuf::DescriptorPool.generated_pool.lookup("tagq.v1.SeekTagRequest").msgclass
+    SeekTagResponse = ::Google::Protobuf::DescriptorPool.generated_pool.lookup("tagq.v1.SeekTagResponse").msgclass
     OverflowPolicy = ::Google::Protobuf::DescriptorPool.generated_pool.lookup("tagq.v1.OverflowPolicy").enummodule
     QueueView = ::Google::Protobuf::DescriptorPool.generated_pool.lookup("tagq.v1.QueueView").enummodule
   end

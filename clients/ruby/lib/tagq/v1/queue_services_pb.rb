@@ -51,6 +51,20 @@ module Tagq
         rpc :ListTags, ::Tagq::V1::ListTagsRequest, ::Tagq::V1::ListTagsResponse
         # DeleteTag removes a tag, its in-flight messages and its counters.
         rpc :DeleteTag, ::Tagq::V1::DeleteTagRequest, ::Tagq::V1::DeleteTagResponse
+        # SeekTag moves a tag's cursor to a time or a message id (S22, as
+        # Pub/Sub's Seek and JetStream's replay): the retained messages after it
+        # are available again to that tag only, in send order; everything the
+        # tag had in flight is dropped from it, and their receipt handles end (a
+        # delete with one deletes nothing, a visibility change or dead gets
+        # RECEIPT_HANDLE_STALE). Receive counts start again; the tag's totals,
+        # config and filter stay; other tags are not touched. Without
+        # retain_acked_messages, messages every tag had finished may be gone:
+        # a seek finds only what the queue retains. Needs HANDLE on the queue
+        # (receive and settle), for that tag where receiving is limited to
+        # tags. Errors: INVALID_ARGUMENT (INVALID_NAME, INVALID_ARGUMENT_RANGE:
+        # no target, or a malformed message_id), NOT_FOUND (QUEUE_NOT_FOUND,
+        # TAG_NOT_FOUND, MESSAGE_NOT_FOUND: the id is not retained).
+        rpc :SeekTag, ::Tagq::V1::SeekTagRequest, ::Tagq::V1::SeekTagResponse
       end
 
       Stub = Service.rpc_stub_class

@@ -56,6 +56,8 @@ const (
 	QueueServiceListTagsProcedure = "/tagq.v1.QueueService/ListTags"
 	// QueueServiceDeleteTagProcedure is the fully-qualified name of the QueueService's DeleteTag RPC.
 	QueueServiceDeleteTagProcedure = "/tagq.v1.QueueService/DeleteTag"
+	// QueueServiceSeekTagProcedure is the fully-qualified name of the QueueService's SeekTag RPC.
+	QueueServiceSeekTagProcedure = "/tagq.v1.QueueService/SeekTag"
 )
 
 // QueueServiceClient is a client for the tagq.v1.QueueService service.
@@ -91,6 +93,20 @@ type QueueServiceClient interface {
 	ListTags(context.Context, *connect.Request[v1.ListTagsRequest]) (*connect.Response[v1.ListTagsResponse], error)
 	// DeleteTag removes a tag, its in-flight messages and its counters.
 	DeleteTag(context.Context, *connect.Request[v1.DeleteTagRequest]) (*connect.Response[v1.DeleteTagResponse], error)
+	// SeekTag moves a tag's cursor to a time or a message id (S22, as
+	// Pub/Sub's Seek and JetStream's replay): the retained messages after it
+	// are available again to that tag only, in send order; everything the
+	// tag had in flight is dropped from it, and their receipt handles end (a
+	// delete with one deletes nothing, a visibility change or dead gets
+	// RECEIPT_HANDLE_STALE). Receive counts start again; the tag's totals,
+	// config and filter stay; other tags are not touched. Without
+	// retain_acked_messages, messages every tag had finished may be gone:
+	// a seek finds only what the queue retains. Needs HANDLE on the queue
+	// (receive and settle), for that tag where receiving is limited to
+	// tags. Errors: INVALID_ARGUMENT (INVALID_NAME, INVALID_ARGUMENT_RANGE:
+	// no target, or a malformed message_id), NOT_FOUND (QUEUE_NOT_FOUND,
+	// TAG_NOT_FOUND, MESSAGE_NOT_FOUND: the id is not retained).
+	SeekTag(context.Context, *connect.Request[v1.SeekTagRequest]) (*connect.Response[v1.SeekTagResponse], error)
 }
 
 // NewQueueServiceClient constructs a client for the tagq.v1.QueueService service. By default, it
@@ -164,6 +180,12 @@ func NewQueueServiceClient(httpClient connect.HTTPClient, baseURL string, opts .
 			connect.WithSchema(queueServiceMethods.ByName("DeleteTag")),
 			connect.WithClientOptions(opts...),
 		),
+		seekTag: connect.NewClient[v1.SeekTagRequest, v1.SeekTagResponse](
+			httpClient,
+			baseURL+QueueServiceSeekTagProcedure,
+			connect.WithSchema(queueServiceMethods.ByName("SeekTag")),
+			connect.WithClientOptions(opts...),
+		),
 	}
 }
 
@@ -179,6 +201,7 @@ type queueServiceClient struct {
 	getTag      *connect.Client[v1.GetTagRequest, v1.GetTagResponse]
 	listTags    *connect.Client[v1.ListTagsRequest, v1.ListTagsResponse]
 	deleteTag   *connect.Client[v1.DeleteTagRequest, v1.DeleteTagResponse]
+	seekTag     *connect.Client[v1.SeekTagRequest, v1.SeekTagResponse]
 }
 
 // CreateQueue calls tagq.v1.QueueService.CreateQueue.
@@ -231,6 +254,11 @@ func (c *queueServiceClient) DeleteTag(ctx context.Context, req *connect.Request
 	return c.deleteTag.CallUnary(ctx, req)
 }
 
+// SeekTag calls tagq.v1.QueueService.SeekTag.
+func (c *queueServiceClient) SeekTag(ctx context.Context, req *connect.Request[v1.SeekTagRequest]) (*connect.Response[v1.SeekTagResponse], error) {
+	return c.seekTag.CallUnary(ctx, req)
+}
+
 // QueueServiceHandler is an implementation of the tagq.v1.QueueService service.
 type QueueServiceHandler interface {
 	// CreateQueue creates a queue and, unless no_default_tag, its default tag.
@@ -264,6 +292,20 @@ type QueueServiceHandler interface {
 	ListTags(context.Context, *connect.Request[v1.ListTagsRequest]) (*connect.Response[v1.ListTagsResponse], error)
 	// DeleteTag removes a tag, its in-flight messages and its counters.
 	DeleteTag(context.Context, *connect.Request[v1.DeleteTagRequest]) (*connect.Response[v1.DeleteTagResponse], error)
+	// SeekTag moves a tag's cursor to a time or a message id (S22, as
+	// Pub/Sub's Seek and JetStream's replay): the retained messages after it
+	// are available again to that tag only, in send order; everything the
+	// tag had in flight is dropped from it, and their receipt handles end (a
+	// delete with one deletes nothing, a visibility change or dead gets
+	// RECEIPT_HANDLE_STALE). Receive counts start again; the tag's totals,
+	// config and filter stay; other tags are not touched. Without
+	// retain_acked_messages, messages every tag had finished may be gone:
+	// a seek finds only what the queue retains. Needs HANDLE on the queue
+	// (receive and settle), for that tag where receiving is limited to
+	// tags. Errors: INVALID_ARGUMENT (INVALID_NAME, INVALID_ARGUMENT_RANGE:
+	// no target, or a malformed message_id), NOT_FOUND (QUEUE_NOT_FOUND,
+	// TAG_NOT_FOUND, MESSAGE_NOT_FOUND: the id is not retained).
+	SeekTag(context.Context, *connect.Request[v1.SeekTagRequest]) (*connect.Response[v1.SeekTagResponse], error)
 }
 
 // NewQueueServiceHandler builds an HTTP handler from the service implementation. It returns the
@@ -333,6 +375,12 @@ func NewQueueServiceHandler(svc QueueServiceHandler, opts ...connect.HandlerOpti
 		connect.WithSchema(queueServiceMethods.ByName("DeleteTag")),
 		connect.WithHandlerOptions(opts...),
 	)
+	queueServiceSeekTagHandler := connect.NewUnaryHandler(
+		QueueServiceSeekTagProcedure,
+		svc.SeekTag,
+		connect.WithSchema(queueServiceMethods.ByName("SeekTag")),
+		connect.WithHandlerOptions(opts...),
+	)
 	return "/tagq.v1.QueueService/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
 		case QueueServiceCreateQueueProcedure:
@@ -355,6 +403,8 @@ func NewQueueServiceHandler(svc QueueServiceHandler, opts ...connect.HandlerOpti
 			queueServiceListTagsHandler.ServeHTTP(w, r)
 		case QueueServiceDeleteTagProcedure:
 			queueServiceDeleteTagHandler.ServeHTTP(w, r)
+		case QueueServiceSeekTagProcedure:
+			queueServiceSeekTagHandler.ServeHTTP(w, r)
 		default:
 			http.NotFound(w, r)
 		}
@@ -402,4 +452,8 @@ func (UnimplementedQueueServiceHandler) ListTags(context.Context, *connect.Reque
 
 func (UnimplementedQueueServiceHandler) DeleteTag(context.Context, *connect.Request[v1.DeleteTagRequest]) (*connect.Response[v1.DeleteTagResponse], error) {
 	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("tagq.v1.QueueService.DeleteTag is not implemented"))
+}
+
+func (UnimplementedQueueServiceHandler) SeekTag(context.Context, *connect.Request[v1.SeekTagRequest]) (*connect.Response[v1.SeekTagResponse], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("tagq.v1.QueueService.SeekTag is not implemented"))
 }

@@ -159,6 +159,16 @@ public final class QueueProto {
   static final 
     com.google.protobuf.GeneratedMessageV3.FieldAccessorTable
       internal_static_tagq_v1_DeleteTagResponse_fieldAccessorTable;
+  static final com.google.protobuf.Descriptors.Descriptor
+    internal_static_tagq_v1_SeekTagRequest_descriptor;
+  static final 
+    com.google.protobuf.GeneratedMessageV3.FieldAccessorTable
+      internal_static_tagq_v1_SeekTagRequest_fieldAccessorTable;
+  static final com.google.protobuf.Descriptors.Descriptor
+    internal_static_tagq_v1_SeekTagResponse_descriptor;
+  static final 
+    com.google.protobuf.GeneratedMessageV3.FieldAccessorTable
+      internal_static_tagq_v1_SeekTagResponse_fieldAccessorTable;
 
   public static com.google.protobuf.Descriptors.FileDescriptor
       getDescriptor() {
@@ -286,32 +296,39 @@ public final class QueueProto {
       "TagR\004tags\022&\n\017next_page_token\030\002 \001(\tR\rnext" +
       "PageToken\"<\n\020DeleteTagRequest\022\024\n\005queue\030\001" +
       " \001(\tR\005queue\022\022\n\004name\030\002 \001(\tR\004name\"\023\n\021Delet" +
-      "eTagResponse*r\n\016OverflowPolicy\022\037\n\033OVERFL" +
-      "OW_POLICY_UNSPECIFIED\020\000\022\036\n\032OVERFLOW_POLI" +
-      "CY_REJECT_NEW\020\001\022\037\n\033OVERFLOW_POLICY_DROP_" +
-      "OLDEST\020\002*R\n\tQueueView\022\032\n\026QUEUE_VIEW_UNSP" +
-      "ECIFIED\020\000\022\024\n\020QUEUE_VIEW_BASIC\020\001\022\023\n\017QUEUE" +
-      "_VIEW_TAGS\020\0022\277\005\n\014QueueService\022H\n\013CreateQ" +
-      "ueue\022\033.tagq.v1.CreateQueueRequest\032\034.tagq" +
-      ".v1.CreateQueueResponse\022?\n\010GetQueue\022\030.ta" +
-      "gq.v1.GetQueueRequest\032\031.tagq.v1.GetQueue" +
-      "Response\022E\n\nListQueues\022\032.tagq.v1.ListQue" +
-      "uesRequest\032\033.tagq.v1.ListQueuesResponse\022" +
-      "H\n\013UpdateQueue\022\033.tagq.v1.UpdateQueueRequ" +
-      "est\032\034.tagq.v1.UpdateQueueResponse\022H\n\013Del" +
-      "eteQueue\022\033.tagq.v1.DeleteQueueRequest\032\034." +
-      "tagq.v1.DeleteQueueResponse\022E\n\nPurgeQueu" +
-      "e\022\032.tagq.v1.PurgeQueueRequest\032\033.tagq.v1." +
-      "PurgeQueueResponse\022B\n\tCreateTag\022\031.tagq.v" +
-      "1.CreateTagRequest\032\032.tagq.v1.CreateTagRe" +
-      "sponse\0229\n\006GetTag\022\026.tagq.v1.GetTagRequest" +
-      "\032\027.tagq.v1.GetTagResponse\022?\n\010ListTags\022\030." +
-      "tagq.v1.ListTagsRequest\032\031.tagq.v1.ListTa" +
-      "gsResponse\022B\n\tDeleteTag\022\031.tagq.v1.Delete" +
-      "TagRequest\032\032.tagq.v1.DeleteTagResponseBV" +
-      "\n\013com.tagq.v1B\nQueueProtoP\001\242\002\003TXX\252\002\007Tagq" +
-      ".V1\312\002\007Tagq\\V1\342\002\023Tagq\\V1\\GPBMetadata\352\002\010Ta" +
-      "gq::V1b\006proto3"
+      "eTagResponse\"\227\001\n\016SeekTagRequest\022\024\n\005queue" +
+      "\030\001 \001(\tR\005queue\022\022\n\004name\030\002 \001(\tR\004name\0220\n\004tim" +
+      "e\030\003 \001(\0132\032.google.protobuf.TimestampH\000R\004t" +
+      "ime\022\037\n\nmessage_id\030\004 \001(\tH\000R\tmessageIdB\010\n\006" +
+      "target\"1\n\017SeekTagResponse\022\036\n\003tag\030\001 \001(\0132\014" +
+      ".tagq.v1.TagR\003tag*r\n\016OverflowPolicy\022\037\n\033O" +
+      "VERFLOW_POLICY_UNSPECIFIED\020\000\022\036\n\032OVERFLOW" +
+      "_POLICY_REJECT_NEW\020\001\022\037\n\033OVERFLOW_POLICY_" +
+      "DROP_OLDEST\020\002*R\n\tQueueView\022\032\n\026QUEUE_VIEW" +
+      "_UNSPECIFIED\020\000\022\024\n\020QUEUE_VIEW_BASIC\020\001\022\023\n\017" +
+      "QUEUE_VIEW_TAGS\020\0022\375\005\n\014QueueService\022H\n\013Cr" +
+      "eateQueue\022\033.tagq.v1.CreateQueueRequest\032\034" +
+      ".tagq.v1.CreateQueueResponse\022?\n\010GetQueue" +
+      "\022\030.tagq.v1.GetQueueRequest\032\031.tagq.v1.Get" +
+      "QueueResponse\022E\n\nListQueues\022\032.tagq.v1.Li" +
+      "stQueuesRequest\032\033.tagq.v1.ListQueuesResp" +
+      "onse\022H\n\013UpdateQueue\022\033.tagq.v1.UpdateQueu" +
+      "eRequest\032\034.tagq.v1.UpdateQueueResponse\022H" +
+      "\n\013DeleteQueue\022\033.tagq.v1.DeleteQueueReque" +
+      "st\032\034.tagq.v1.DeleteQueueResponse\022E\n\nPurg" +
+      "eQueue\022\032.tagq.v1.PurgeQueueRequest\032\033.tag" +
+      "q.v1.PurgeQueueResponse\022B\n\tCreateTag\022\031.t" +
+      "agq.v1.CreateTagRequest\032\032.tagq.v1.Create" +
+      "TagResponse\0229\n\006GetTag\022\026.tagq.v1.GetTagRe" +
+      "quest\032\027.tagq.v1.GetTagResponse\022?\n\010ListTa" +
+      "gs\022\030.tagq.v1.ListTagsRequest\032\031.tagq.v1.L" +
+      "istTagsResponse\022B\n\tDeleteTag\022\031.tagq.v1.D" +
+      "eleteTagRequest\032\032.tagq.v1.DeleteTagRespo" +
+      "nse\022<\n\007SeekTag\022\027.tagq.v1.SeekTagRequest\032" +
+      "\030.tagq.v1.SeekTagResponseBV\n\013com.tagq.v1" +
+      "B\nQueueProtoP\001\242\002\003TXX\252\002\007Tagq.V1\312\002\007Tagq\\V1" +
+      "\342\002\023Tagq\\V1\\GPBMetadata\352\002\010Tagq::V1b\006proto" +
+      "3"
     };
     descriptor = com.google.protobuf.Descriptors.FileDescriptor
       .internalBuildGeneratedFileFrom(descriptorData,
@@ -493,6 +510,18 @@ public final class QueueProto {
       com.google.protobuf.GeneratedMessageV3.FieldAccessorTable(
         internal_static_tagq_v1_DeleteTagResponse_descriptor,
         new java.lang.String[] { });
+    internal_static_tagq_v1_SeekTagRequest_descriptor =
+      getDescriptor().getMessageTypes().get(27);
+    internal_static_tagq_v1_SeekTagRequest_fieldAccessorTable = new
+      com.google.protobuf.GeneratedMessageV3.FieldAccessorTable(
+        internal_static_tagq_v1_SeekTagRequest_descriptor,
+        new java.lang.String[] { "Queue", "Name", "Time", "MessageId", "Target", });
+    internal_static_tagq_v1_SeekTagResponse_descriptor =
+      getDescriptor().getMessageTypes().get(28);
+    internal_static_tagq_v1_SeekTagResponse_fieldAccessorTable = new
+      com.google.protobuf.GeneratedMessageV3.FieldAccessorTable(
+        internal_static_tagq_v1_SeekTagResponse_descriptor,
+        new java.lang.String[] { "Tag", });
     com.google.protobuf.FieldMaskProto.getDescriptor();
     com.google.protobuf.TimestampProto.getDescriptor();
   }

@@ -331,6 +331,37 @@ public final class QueueServiceGrpc {
     return getDeleteTagMethod;
   }
 
+  private static volatile io.grpc.MethodDescriptor<com.tagq.v1.SeekTagRequest,
+      com.tagq.v1.SeekTagResponse> getSeekTagMethod;
+
+  @io.grpc.stub.annotations.RpcMethod(
+      fullMethodName = SERVICE_NAME + '/' + "SeekTag",
+      requestType = com.tagq.v1.SeekTagRequest.class,
+      responseType = com.tagq.v1.SeekTagResponse.class,
+      methodType = io.grpc.MethodDescriptor.MethodType.UNARY)
+  public static io.grpc.MethodDescriptor<com.tagq.v1.SeekTagRequest,
+      com.tagq.v1.SeekTagResponse> getSeekTagMethod() {
+    io.grpc.MethodDescriptor<com.tagq.v1.SeekTagRequest, com.tagq.v1.SeekTagResponse> getSeekTagMethod;
+    if ((getSeekTagMethod = QueueServiceGrpc.getSeekTagMethod) == null) {
+      synchronized (QueueServiceGrpc.class) {
+        if ((getSeekTagMethod = QueueServiceGrpc.getSeekTagMethod) == null) {
+          QueueServiceGrpc.getSeekTagMethod = getSeekTagMethod =
+              io.grpc.MethodDescriptor.<com.tagq.v1.SeekTagRequest, com.tagq.v1.SeekTagResponse>newBuilder()
+              .setType(io.grpc.MethodDescriptor.MethodType.UNARY)
+              .setFullMethodName(generateFullMethodName(SERVICE_NAME, "SeekTag"))
+              .setSampledToLocalTracing(true)
+              .setRequestMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
+                  com.tagq.v1.SeekTagRequest.getDefaultInstance()))
+              .setResponseMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
+                  com.tagq.v1.SeekTagResponse.getDefaultInstance()))
+              .setSchemaDescriptor(new QueueServiceMethodDescriptorSupplier("SeekTag"))
+              .build();
+        }
+      }
+    }
+    return getSeekTagMethod;
+  }
+
   /**
    * Creates a new async stub that supports all call types for the service
    */
@@ -496,6 +527,28 @@ public final class QueueServiceGrpc {
       io.grpc.stub.ServerCalls.asyncUnimplementedUnaryCall(getDeleteTagMethod(), responseObserver);
     }
 
+    /**
+     * <pre>
+     * SeekTag moves a tag's cursor to a time or a message id (S22, as
+     * Pub/Sub's Seek and JetStream's replay): the retained messages after it
+     * are available again to that tag only, in send order; everything the
+     * tag had in flight is dropped from it, and their receipt handles end (a
+     * delete with one deletes nothing, a visibility change or dead gets
+     * RECEIPT_HANDLE_STALE). Receive counts start again; the tag's totals,
+     * config and filter stay; other tags are not touched. Without
+     * retain_acked_messages, messages every tag had finished may be gone:
+     * a seek finds only what the queue retains. Needs HANDLE on the queue
+     * (receive and settle), for that tag where receiving is limited to
+     * tags. Errors: INVALID_ARGUMENT (INVALID_NAME, INVALID_ARGUMENT_RANGE:
+     * no target, or a malformed message_id), NOT_FOUND (QUEUE_NOT_FOUND,
+     * TAG_NOT_FOUND, MESSAGE_NOT_FOUND: the id is not retained).
+     * </pre>
+     */
+    public void seekTag(com.tagq.v1.SeekTagRequest request,
+        io.grpc.stub.StreamObserver<com.tagq.v1.SeekTagResponse> responseObserver) {
+      io.grpc.stub.ServerCalls.asyncUnimplementedUnaryCall(getSeekTagMethod(), responseObserver);
+    }
+
     @java.lang.Override public final io.grpc.ServerServiceDefinition bindService() {
       return io.grpc.ServerServiceDefinition.builder(getServiceDescriptor())
           .addMethod(
@@ -568,6 +621,13 @@ public final class QueueServiceGrpc {
                 com.tagq.v1.DeleteTagRequest,
                 com.tagq.v1.DeleteTagResponse>(
                   this, METHODID_DELETE_TAG)))
+          .addMethod(
+            getSeekTagMethod(),
+            io.grpc.stub.ServerCalls.asyncUnaryCall(
+              new MethodHandlers<
+                com.tagq.v1.SeekTagRequest,
+                com.tagq.v1.SeekTagResponse>(
+                  this, METHODID_SEEK_TAG)))
           .build();
     }
   }
@@ -712,6 +772,29 @@ public final class QueueServiceGrpc {
       io.grpc.stub.ClientCalls.asyncUnaryCall(
           getChannel().newCall(getDeleteTagMethod(), getCallOptions()), request, responseObserver);
     }
+
+    /**
+     * <pre>
+     * SeekTag moves a tag's cursor to a time or a message id (S22, as
+     * Pub/Sub's Seek and JetStream's replay): the retained messages after it
+     * are available again to that tag only, in send order; everything the
+     * tag had in flight is dropped from it, and their receipt handles end (a
+     * delete with one deletes nothing, a visibility change or dead gets
+     * RECEIPT_HANDLE_STALE). Receive counts start again; the tag's totals,
+     * config and filter stay; other tags are not touched. Without
+     * retain_acked_messages, messages every tag had finished may be gone:
+     * a seek finds only what the queue retains. Needs HANDLE on the queue
+     * (receive and settle), for that tag where receiving is limited to
+     * tags. Errors: INVALID_ARGUMENT (INVALID_NAME, INVALID_ARGUMENT_RANGE:
+     * no target, or a malformed message_id), NOT_FOUND (QUEUE_NOT_FOUND,
+     * TAG_NOT_FOUND, MESSAGE_NOT_FOUND: the id is not retained).
+     * </pre>
+     */
+    public void seekTag(com.tagq.v1.SeekTagRequest request,
+        io.grpc.stub.StreamObserver<com.tagq.v1.SeekTagResponse> responseObserver) {
+      io.grpc.stub.ClientCalls.asyncUnaryCall(
+          getChannel().newCall(getSeekTagMethod(), getCallOptions()), request, responseObserver);
+    }
   }
 
   /**
@@ -843,6 +926,28 @@ public final class QueueServiceGrpc {
     public com.tagq.v1.DeleteTagResponse deleteTag(com.tagq.v1.DeleteTagRequest request) {
       return io.grpc.stub.ClientCalls.blockingUnaryCall(
           getChannel(), getDeleteTagMethod(), getCallOptions(), request);
+    }
+
+    /**
+     * <pre>
+     * SeekTag moves a tag's cursor to a time or a message id (S22, as
+     * Pub/Sub's Seek and JetStream's replay): the retained messages after it
+     * are available again to that tag only, in send order; everything the
+     * tag had in flight is dropped from it, and their receipt handles end (a
+     * delete with one deletes nothing, a visibility change or dead gets
+     * RECEIPT_HANDLE_STALE). Receive counts start again; the tag's totals,
+     * config and filter stay; other tags are not touched. Without
+     * retain_acked_messages, messages every tag had finished may be gone:
+     * a seek finds only what the queue retains. Needs HANDLE on the queue
+     * (receive and settle), for that tag where receiving is limited to
+     * tags. Errors: INVALID_ARGUMENT (INVALID_NAME, INVALID_ARGUMENT_RANGE:
+     * no target, or a malformed message_id), NOT_FOUND (QUEUE_NOT_FOUND,
+     * TAG_NOT_FOUND, MESSAGE_NOT_FOUND: the id is not retained).
+     * </pre>
+     */
+    public com.tagq.v1.SeekTagResponse seekTag(com.tagq.v1.SeekTagRequest request) {
+      return io.grpc.stub.ClientCalls.blockingUnaryCall(
+          getChannel(), getSeekTagMethod(), getCallOptions(), request);
     }
   }
 
@@ -986,6 +1091,29 @@ public final class QueueServiceGrpc {
       return io.grpc.stub.ClientCalls.futureUnaryCall(
           getChannel().newCall(getDeleteTagMethod(), getCallOptions()), request);
     }
+
+    /**
+     * <pre>
+     * SeekTag moves a tag's cursor to a time or a message id (S22, as
+     * Pub/Sub's Seek and JetStream's replay): the retained messages after it
+     * are available again to that tag only, in send order; everything the
+     * tag had in flight is dropped from it, and their receipt handles end (a
+     * delete with one deletes nothing, a visibility change or dead gets
+     * RECEIPT_HANDLE_STALE). Receive counts start again; the tag's totals,
+     * config and filter stay; other tags are not touched. Without
+     * retain_acked_messages, messages every tag had finished may be gone:
+     * a seek finds only what the queue retains. Needs HANDLE on the queue
+     * (receive and settle), for that tag where receiving is limited to
+     * tags. Errors: INVALID_ARGUMENT (INVALID_NAME, INVALID_ARGUMENT_RANGE:
+     * no target, or a malformed message_id), NOT_FOUND (QUEUE_NOT_FOUND,
+     * TAG_NOT_FOUND, MESSAGE_NOT_FOUND: the id is not retained).
+     * </pre>
+     */
+    public com.google.common.util.concurrent.ListenableFuture<com.tagq.v1.SeekTagResponse> seekTag(
+        com.tagq.v1.SeekTagRequest request) {
+      return io.grpc.stub.ClientCalls.futureUnaryCall(
+          getChannel().newCall(getSeekTagMethod(), getCallOptions()), request);
+    }
   }
 
   private static final int METHODID_CREATE_QUEUE = 0;
@@ -998,6 +1126,7 @@ public final class QueueServiceGrpc {
   private static final int METHODID_GET_TAG = 7;
   private static final int METHODID_LIST_TAGS = 8;
   private static final int METHODID_DELETE_TAG = 9;
+  private static final int METHODID_SEEK_TAG = 10;
 
   private static final class MethodHandlers<Req, Resp> implements
       io.grpc.stub.ServerCalls.UnaryMethod<Req, Resp>,
@@ -1055,6 +1184,10 @@ public final class QueueServiceGrpc {
         case METHODID_DELETE_TAG:
           serviceImpl.deleteTag((com.tagq.v1.DeleteTagRequest) request,
               (io.grpc.stub.StreamObserver<com.tagq.v1.DeleteTagResponse>) responseObserver);
+          break;
+        case METHODID_SEEK_TAG:
+          serviceImpl.seekTag((com.tagq.v1.SeekTagRequest) request,
+              (io.grpc.stub.StreamObserver<com.tagq.v1.SeekTagResponse>) responseObserver);
           break;
         default:
           throw new AssertionError();
@@ -1127,6 +1260,7 @@ public final class QueueServiceGrpc {
               .addMethod(getGetTagMethod())
               .addMethod(getListTagsMethod())
               .addMethod(getDeleteTagMethod())
+              .addMethod(getSeekTagMethod())
               .build();
         }
       }
