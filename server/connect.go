@@ -116,7 +116,7 @@ func (s *Server) connectGuard(next http.Handler) http.Handler {
 			_ = rc.SetWriteDeadline(time.Time{})
 		} else {
 			body := s.newBody(r.Body, r.ContentLength, func() { _ = rc.SetReadDeadline(time.Time{}) })
-			body.busy = s.connectError(ctx, s.inflight.refusal())
+			body.busy = s.connectBusy(ctx)
 			defer body.release()
 			r.Body = body
 			ctx = context.WithValue(ctx, restBodyKey{}, body)
@@ -142,9 +142,20 @@ func (s *Server) connectGate(ctx context.Context, _ connect.Spec, _ connect.Peer
 	}
 	if body, ok := ctx.Value(restBodyKey{}).(*restBody); ok && !body.admit() {
 		s.refused.WithLabelValues("connect").Inc()
-		return ctx, s.connectError(ctx, s.inflight.refusal())
+		return ctx, s.connectBusy(ctx)
 	}
 	return ctx, nil
+}
+
+// connectBusy is the Connect error of a call refused for request bytes in
+// flight, with a Retry-After header.
+func (s *Server) connectBusy(ctx context.Context) error {
+	err := s.connectError(ctx, s.inflight.refusal())
+	var ce *connect.Error
+	if errors.As(err, &ce) {
+		ce.Meta().Set("Retry-After", RetryAfterHeader)
+	}
+	return err
 }
 
 // outgoing is ctx with the metadata a Connect call with request headers h

@@ -200,6 +200,7 @@ func (s *Server) gatewayError(ctx context.Context, mux *runtime.ServeMux, m runt
 		err = &runtime.HTTPStatusError{HTTPStatus: http.StatusRequestEntityTooLarge, Err: tooLarge(limit)}
 	case refusedInFlight(ctx):
 		s.refused.WithLabelValues("rest").Inc()
+		w.Header().Set("Retry-After", RetryAfterHeader)
 		err = &runtime.HTTPStatusError{HTTPStatus: http.StatusTooManyRequests, Err: s.inflight.refusal()}
 	case st.Code() == codes.ResourceExhausted && errorInfo(st) == nil:
 		err = &runtime.HTTPStatusError{HTTPStatus: http.StatusRequestEntityTooLarge, Err: tooLarge(int64(s.maxRequest))}

@@ -14,6 +14,7 @@ import (
 
 	"connectrpc.com/connect"
 	"github.com/stretchr/testify/require"
+	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
@@ -28,28 +29,40 @@ import (
 
 func TestInflight_ReserveGrowAndTheLoneRequest(t *testing.T) {
 	t.Parallel()
-	f := &inflight{max: 100}
-	require.True(t, f.reserve(150), "alone, a request over the limit runs")
+	f := &InFlight{max: 100}
+	require.True(t, f.Reserve(150), "alone, a request over the limit runs")
 	require.True(t, f.full())
-	require.False(t, f.reserve(1))
+	require.False(t, f.Reserve(1))
 	f.add(-150)
-	require.True(t, f.reserve(60))
-	require.True(t, f.reserve(40))
-	require.False(t, f.reserve(1))
+	require.True(t, f.Reserve(60))
+	require.True(t, f.Reserve(40))
+	require.False(t, f.Reserve(1))
 	f.add(-100)
 	// A body read as it comes: it may grow past the limit while alone.
-	require.True(t, f.grow(0, 80))
-	require.True(t, f.grow(80, 80))
+	require.True(t, f.Grow(0, 80))
+	require.True(t, f.Grow(80, 80))
 	f.add(-160)
-	require.True(t, f.reserve(10))
-	require.True(t, f.grow(0, 80))
-	require.False(t, f.grow(80, 20), "not alone: 10 + 100 > 100")
+	require.True(t, f.Reserve(10))
+	require.True(t, f.Grow(0, 80))
+	require.False(t, f.Grow(80, 20), "not alone: 10 + 100 > 100")
 	f.add(-90)
 	require.Zero(t, f.n.Load())
 
-	none := &inflight{}
-	require.True(t, none.reserve(1<<40))
+	none := &InFlight{}
+	require.True(t, none.Reserve(1<<40))
 	require.False(t, none.full())
+}
+
+// retryDelay is the delay a status's google.rpc.RetryInfo asks for.
+func retryDelay(t *testing.T, err error) time.Duration {
+	t.Helper()
+	for _, d := range status.Convert(err).Details() {
+		if ri, ok := d.(*errdetails.RetryInfo); ok {
+			return ri.GetRetryDelay().AsDuration()
+		}
+	}
+	t.Fatalf("no RetryInfo in %v", err)
+	return 0
 }
 
 // gaugeOf is the process's request bytes in flight, as /metrics says.
@@ -245,16 +258,27 @@ func TestInflight_RefusalsWhenFull(t *testing.T) {
 	require.Equal(t, codes.ResourceExhausted, code)
 	require.Equal(t, ReasonTooManyRequestBytes, ei.GetReason())
 	require.Equal(t, "500", ei.GetMetadata()["retry_after_ms"])
-	code2, body := b.do(t, "POST", "/v1/queues/q/messages", `{"body": "eA=="}`)
-	require.Equal(t, http.StatusTooManyRequests, code2, body)
-	require.Contains(t, body, ReasonTooManyRequestBytes)
+	require.Equal(t, RequestBytesRetryAfter, retryDelay(t, err), "gRPC: a google.rpc.RetryInfo as well")
+	req, err := http.NewRequest("POST", b.rest.URL+"/v1/queues/q/messages", strings.NewReader(`{"body": "eA=="}`))
+	require.NoError(t, err)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	raw, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	require.Equal(t, http.StatusTooManyRequests, resp.StatusCode, string(raw))
+	require.Contains(t, string(raw), ReasonTooManyRequestBytes)
+	require.Equal(t, "1", resp.Header.Get("Retry-After"), "REST: HTTP's Retry-After, in whole seconds")
 	// Without a length, refused as it is read.
-	code2, body = b.doWith(t, "POST", "/v1/queues/q/messages", "application/json", io.MultiReader(strings.NewReader(`{"body": "eA=="}`)))
+	code2, body := b.doWith(t, "POST", "/v1/queues/q/messages", "application/json", io.MultiReader(strings.NewReader(`{"body": "eA=="}`)))
 	require.Equal(t, http.StatusTooManyRequests, code2, body)
 	require.Contains(t, body, ReasonTooManyRequestBytes)
 	cm := tagqv1connect.NewMessageServiceClient(http.DefaultClient, b.rest.URL)
 	_, err = cm.SendMessage(b.ctx, connect.NewRequest(&tagqv1.SendMessageRequest{Queue: "q", Body: []byte("x")}))
 	require.Equal(t, connect.CodeResourceExhausted, connect.CodeOf(err))
+	var ce *connect.Error
+	require.ErrorAs(t, err, &ce)
+	require.Equal(t, "1", ce.Meta().Get("Retry-After"), "Connect: Retry-After")
 	require.NoError(t, pub.Send(&tagqv1.PublishRequest{Seq: 3, Queue: "q", Entries: []*tagqv1.SendMessageBatchEntry{{Id: "1", Body: []byte("x")}}}))
 	frame, err := pub.Recv()
 	require.NoError(t, err)
@@ -269,7 +293,7 @@ func TestInflight_RefusalsWhenFull(t *testing.T) {
 			}
 		}
 	}
-	require.Equal(t, map[string]float64{"grpc": 1, "rest": 2, "connect": 1, "publish": 1}, refused)
+	require.Equal(t, map[string]float64{"grpc": 1, "rest": 2, "connect": 1, "publish": 1, "sqs": 0}, refused)
 	b.srv.inflight.add(-5000)
 	_, err = b.m.SendMessage(b.ctx, &tagqv1.SendMessageRequest{Queue: "q", Body: []byte("x")})
 	require.NoError(t, err)

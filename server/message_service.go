@@ -23,7 +23,7 @@ type messageService struct {
 	drain      <-chan struct{} // closed when the server starts shutting down
 	drainGrace time.Duration   // how long a draining Consume stream still takes acks
 	streams    atomic.Int64    // Publish and Consume streams open
-	inflight   *inflight       // request bytes in flight: Publish frames count
+	inflight   *InFlight       // request bytes in flight: Publish frames count
 	refused    prometheus.Counter
 }
 

@@ -136,7 +136,8 @@ type Server struct {
 	queueMetrics *queueCollector
 	auth         *authn // nil: authentication off
 	conns        *connMetrics
-	inflight     *inflight              // request bytes in flight (inflight.go)
+	reg          prometheus.Registerer  // Config.Registerer
+	inflight     *InFlight              // request bytes in flight (inflight.go)
 	refused      *prometheus.CounterVec // calls refused for them, by protocol
 }
 
@@ -187,9 +188,9 @@ func New(cfg Config) (*Server, error) {
 	if cfg.HealthInterval == 0 {
 		cfg.HealthInterval = DefaultHealthInterval
 	}
-	s := &Server{store: cfg.Store, log: cfg.Logger, gather: cfg.Gatherer, maxRequest: cfg.MaxRequestBytes,
+	s := &Server{store: cfg.Store, log: cfg.Logger, gather: cfg.Gatherer, reg: cfg.Registerer, maxRequest: cfg.MaxRequestBytes,
 		health: health.NewServer(), drain: make(chan struct{}), conns: newConnMetrics(),
-		inflight: &inflight{max: cfg.MaxRequestBytesInFlight}}
+		inflight: &InFlight{max: cfg.MaxRequestBytesInFlight}}
 	inflightGauge, refused := newInflightMetrics(s.inflight)
 	s.refused = refused
 	s.messages = &messageService{store: cfg.Store, log: cfg.Logger, settler: newSettler(cfg.Store, cfg.Logger),
@@ -285,6 +286,15 @@ func unknownMethod(_ any, stream grpc.ServerStream) error {
 	method, _ := grpc.MethodFromServerStream(stream)
 	return statusWith(codes.Unimplemented, codeReasons[codes.Unimplemented], "unknown method "+method, "", nil)
 }
+
+// InFlight is the process's count of request bytes in flight
+// (Config.MaxRequestBytesInFlight), for a front of its own that reads
+// request bodies (the SQS endpoint) to hold them in as REST and Connect do.
+func (s *Server) InFlight() *InFlight { return s.inflight }
+
+// Registerer is where the server's metrics are registered (what /metrics
+// serves, with the default Config.Gatherer), for a front's own metrics.
+func (s *Server) Registerer() prometheus.Registerer { return s.reg }
 
 // GRPC is the gRPC server to serve on a listener.
 func (s *Server) GRPC() *grpc.Server { return s.grpc }

@@ -5,10 +5,14 @@
 // tagq's queues and tags. README.md's "SQS compatibility" is the user's
 // guide; this is the map of the code.
 //
-//   - handler.go: Handler (an http.Handler) and its Config. A request is
-//     read (at most MaxRequestBytes), its signature checked, parsed by
-//     its protocol into one request shape, run by its action, and
-//     answered in its protocol. Every action calls tagqd's own gRPC
+//   - handler.go: Handler (an http.Handler) and its Config. What a
+//     request's headers say is checked first (its signature's form, date
+//     and scope; with authentication on, that its access key id names a
+//     key), then its body is held in the server's request bytes in flight
+//     (Config.InFlight) and read (at most MaxRequestBytes), its hash and
+//     signature checked, parsed by its protocol into one request shape,
+//     run by its action, and answered in its protocol. authfailures.go
+//     counts and logs the refused signatures. Every action calls tagqd's own gRPC
 //     server over the in-process connection the REST gateway uses
 //     (Config.Conn), so authentication, permissions, limits, metrics, the
 //     access log and spans are those of any other call; with

@@ -24,6 +24,8 @@ type Error struct {
 	Status  int
 	Server  bool // the fault is the service's (Receiver), not the caller's (Sender)
 	Message string
+	// RetryAfter, when set, is the answer's Retry-After header (seconds).
+	RetryAfter string
 }
 
 func (e *Error) Error() string { return e.Code + ": " + e.Message }

@@ -46,6 +46,8 @@ type bundle struct {
 	key   []byte
 	// creds sign requests (any, with authentication off).
 	creds aws.Credentials
+	// srvReg holds the server's metrics and the endpoint's.
+	srvReg *prometheus.Registry
 }
 
 // tb is what setup needs of a test: testing.TB's part that examples can
@@ -62,8 +64,9 @@ type tb interface {
 const testAdminKey = "admin-key-for-the-sqs-tests-0123456789"
 
 // setup starts the bundle; with auth, authentication is on and creds are
-// the bootstrap admin key's SigV4 credentials.
-func setup(t tb, auth bool) *bundle {
+// the bootstrap admin key's SigV4 credentials. opts change the server's
+// and the endpoint's configurations before they start.
+func setup(t tb, auth bool, opts ...func(*server.Config, *Config)) *bundle {
 	t.Helper()
 	ctx := context.Background()
 	mr := miniredis.RunT(t)
@@ -83,8 +86,13 @@ func setup(t tb, auth bool) *bundle {
 		b.key, err = LoadSigningKey(ctx, rdb, "tagq", "")
 		require.NoError(t, err)
 	}
+	var ecfg Config
+	for _, o := range opts {
+		o(&cfg, &ecfg)
+	}
 	srv, err := server.New(cfg)
 	require.NoError(t, err)
+	b.srvReg = cfg.Registerer.(*prometheus.Registry)
 	lis := bufconn.Listen(1 << 20)
 	go func() { _ = srv.GRPC().Serve(server.GatewayListener(lis)) }()
 	t.Cleanup(srv.GRPC().Stop)
@@ -93,7 +101,11 @@ func setup(t tb, auth bool) *bundle {
 		grpc.WithContextDialer(func(ctx context.Context, _ string) (net.Conn, error) { return lis.DialContext(ctx) }))...)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = conn.Close() })
-	b.h, err = New(Config{Conn: conn, Engine: store, Access: b.acc, SigningKey: b.key, Logger: log})
+	ecfg.Conn, ecfg.Engine, ecfg.Access, ecfg.SigningKey, ecfg.InFlight, ecfg.Registerer = conn, store, b.acc, b.key, srv.InFlight(), srv.Registerer()
+	if ecfg.Logger == nil {
+		ecfg.Logger = log
+	}
+	b.h, err = New(ecfg)
 	require.NoError(t, err)
 	b.srv = httptest.NewServer(b.h)
 	t.Cleanup(b.srv.Close)

@@ -80,7 +80,7 @@ const (
 	ReasonQuotaExceeded = "QUOTA_EXCEEDED"
 	// ReasonTooManyStreams: The server has the most Publish and Consume streams open it may have (metadata limit). (RESOURCE_EXHAUSTED)
 	ReasonTooManyStreams = "TOO_MANY_STREAMS"
-	// ReasonTooManyRequestBytes: The server holds the most request bytes in flight it may (tagqd --max-request-bytes-in-flight): retry after retry_after_ms, or on another replica (metadata limit, retry_after_ms). (RESOURCE_EXHAUSTED)
+	// ReasonTooManyRequestBytes: The server holds the most request bytes in flight it may (tagqd --max-request-bytes-in-flight): retry after retry_after_ms, or on another replica (metadata limit, retry_after_ms; a google.rpc.RetryInfo on gRPC, Retry-After on REST and Connect). (RESOURCE_EXHAUSTED)
 	ReasonTooManyRequestBytes = "TOO_MANY_REQUEST_BYTES"
 	// ReasonUnauthenticated: No credentials, or an API key or client certificate tagq does not know. (UNAUTHENTICATED)
 	ReasonUnauthenticated = "UNAUTHENTICATED"
@@ -159,7 +159,7 @@ var Reasons = []ReasonInfo{
 	{Reason: ReasonStorageFull, Codes: []string{"RESOURCE_EXHAUSTED"}, HTTP: 0, Description: "Redis is near its memory limit: sends are refused until it is not."},
 	{Reason: ReasonQuotaExceeded, Codes: []string{"RESOURCE_EXHAUSTED"}, HTTP: 0, Description: "A rate quota (write or read, metadata quota, limit, retry_after_ms) is spent for this second, or a principal's max_queues is reached."},
 	{Reason: ReasonTooManyStreams, Codes: []string{"RESOURCE_EXHAUSTED"}, HTTP: 0, Description: "The server has the most Publish and Consume streams open it may have (metadata limit)."},
-	{Reason: ReasonTooManyRequestBytes, Codes: []string{"RESOURCE_EXHAUSTED"}, HTTP: 0, Description: "The server holds the most request bytes in flight it may (tagqd --max-request-bytes-in-flight): retry after retry_after_ms, or on another replica (metadata limit, retry_after_ms)."},
+	{Reason: ReasonTooManyRequestBytes, Codes: []string{"RESOURCE_EXHAUSTED"}, HTTP: 0, Description: "The server holds the most request bytes in flight it may (tagqd --max-request-bytes-in-flight): retry after retry_after_ms, or on another replica (metadata limit, retry_after_ms; a google.rpc.RetryInfo on gRPC, Retry-After on REST and Connect)."},
 	{Reason: ReasonUnauthenticated, Codes: []string{"UNAUTHENTICATED"}, HTTP: 0, Description: "No credentials, or an API key or client certificate tagq does not know."},
 	{Reason: ReasonPermissionDenied, Codes: []string{"PERMISSION_DENIED"}, HTTP: 0, Description: "The principal lacks the permission the call needs (metadata permission, queue)."},
 	{Reason: ReasonBackendUnavailable, Codes: []string{"UNAVAILABLE"}, HTTP: 0, Description: "Redis could not be reached or cannot serve now: retry."},

@@ -80,7 +80,7 @@ const (
 	ReasonQuotaExceeded = "QUOTA_EXCEEDED"
 	// ReasonTooManyStreams: The server has the most Publish and Consume streams open it may have (metadata limit). (RESOURCE_EXHAUSTED)
 	ReasonTooManyStreams = "TOO_MANY_STREAMS"
-	// ReasonTooManyRequestBytes: The server holds the most request bytes in flight it may (tagqd --max-request-bytes-in-flight): retry after retry_after_ms, or on another replica (metadata limit, retry_after_ms). (RESOURCE_EXHAUSTED)
+	// ReasonTooManyRequestBytes: The server holds the most request bytes in flight it may (tagqd --max-request-bytes-in-flight): retry after retry_after_ms, or on another replica (metadata limit, retry_after_ms; a google.rpc.RetryInfo on gRPC, Retry-After on REST and Connect). (RESOURCE_EXHAUSTED)
 	ReasonTooManyRequestBytes = "TOO_MANY_REQUEST_BYTES"
 	// ReasonUnauthenticated: No credentials, or an API key or client certificate tagq does not know. (UNAUTHENTICATED)
 	ReasonUnauthenticated = "UNAUTHENTICATED"

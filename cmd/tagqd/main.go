@@ -197,7 +197,7 @@ func parseFlagsInto(fs *flag.FlagSet, args []string) (config, error) {
 	maxStreams := env("TAGQ_MAX_STREAMS", strconv.Itoa(server.DefaultMaxStreams))
 	typedVar(fs, &maxStreams, "max-streams", "most Publish and Consume streams (an `int`) open in this process; one beyond ends at once with RESOURCE_EXHAUSTED (TOO_MANY_STREAMS); 0: no limit (TAGQ_MAX_STREAMS)")
 	inFlight := env("TAGQ_MAX_REQUEST_BYTES_IN_FLIGHT", "256mb")
-	typedVar(fs, &inFlight, "max-request-bytes-in-flight", "most `bytes` of requests held at once, over gRPC, REST and Connect (suffixes kb, mb, gb); beyond it calls are refused with RESOURCE_EXHAUSTED (TOO_MANY_REQUEST_BYTES, retry_after_ms); 0: no limit (TAGQ_MAX_REQUEST_BYTES_IN_FLIGHT)")
+	typedVar(fs, &inFlight, "max-request-bytes-in-flight", "most `bytes` of requests held at once, over gRPC, REST, Connect and SQS (suffixes kb, mb, gb); beyond it calls are refused with RESOURCE_EXHAUSTED (TOO_MANY_REQUEST_BYTES, retry_after_ms; SQS: RequestThrottled); 0: no limit (TAGQ_MAX_REQUEST_BYTES_IN_FLIGHT)")
 	perConn := env("TAGQ_MAX_STREAMS_PER_CONNECTION", strconv.Itoa(server.DefaultMaxStreamsPerConnection))
 	typedVar(fs, &perConn, "max-streams-per-connection", "most concurrent calls (an `int`: streams, long polls, unary calls) on one gRPC connection; the client waits beyond it (TAGQ_MAX_STREAMS_PER_CONNECTION)")
 	fs.BoolVar(&c.version, "version", false, "print the version and exit")

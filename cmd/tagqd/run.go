@@ -140,7 +140,7 @@ func run(ctx context.Context, c config, log *slog.Logger, stdout io.Writer) erro
 	}
 	var sqsl *sqsListener
 	if slis != nil {
-		if sqsl, err = newSQSListener(ctx, c, rc, slis, conn, store, acc, tlsConf, log); err != nil {
+		if sqsl, err = newSQSListener(ctx, c, rc, slis, conn, srv, store, acc, tlsConf, log); err != nil {
 			return err
 		}
 	}

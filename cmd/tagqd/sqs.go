@@ -13,6 +13,7 @@ import (
 	"google.golang.org/grpc"
 
 	"github.com/tagq/tagq/access"
+	"github.com/tagq/tagq/server"
 	"github.com/tagq/tagq/sqs"
 	"github.com/tagq/tagq/tags"
 )
@@ -30,9 +31,12 @@ type sqsListener struct {
 // newSQSListener builds the endpoint's handler and server (lis already
 // bound and limited). With authentication on it loads the SigV4 signing
 // key (--sqs-signing-key-file, else the one kept in Redis).
-func newSQSListener(ctx context.Context, c config, rc *redisClients, lis net.Listener, conn *grpc.ClientConn,
+func newSQSListener(ctx context.Context, c config, rc *redisClients, lis net.Listener, conn *grpc.ClientConn, ts *server.Server,
 	store *tags.Store, acc *access.Access, tlsConf *tls.Config, log *slog.Logger) (*sqsListener, error) {
-	cfg := sqs.Config{Conn: conn, Engine: store, Access: acc, Logger: log.With("component", "sqs")}
+	// Bodies count in the process's request bytes in flight, as REST's and
+	// Connect's do; the endpoint's metrics are on /metrics.
+	cfg := sqs.Config{Conn: conn, Engine: store, Access: acc, Logger: log.With("component", "sqs"),
+		InFlight: ts.InFlight(), Registerer: ts.Registerer()}
 	if acc != nil {
 		kctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 		key, err := sqs.LoadSigningKey(kctx, rc.cmd, c.keyPrefix, c.sqsSigningKeyFile)

@@ -78,7 +78,7 @@ export const Reasons = {
   QUOTA_EXCEEDED: "QUOTA_EXCEEDED",
   /** The server has the most Publish and Consume streams open it may have (metadata limit). (RESOURCE_EXHAUSTED) */
   TOO_MANY_STREAMS: "TOO_MANY_STREAMS",
-  /** The server holds the most request bytes in flight it may (tagqd --max-request-bytes-in-flight): retry after retry_after_ms, or on another replica (metadata limit, retry_after_ms). (RESOURCE_EXHAUSTED) */
+  /** The server holds the most request bytes in flight it may (tagqd --max-request-bytes-in-flight): retry after retry_after_ms, or on another replica (metadata limit, retry_after_ms; a google.rpc.RetryInfo on gRPC, Retry-After on REST and Connect). (RESOURCE_EXHAUSTED) */
   TOO_MANY_REQUEST_BYTES: "TOO_MANY_REQUEST_BYTES",
   /** No credentials, or an API key or client certificate tagq does not know. (UNAUTHENTICATED) */
   UNAUTHENTICATED: "UNAUTHENTICATED",
