@@ -365,6 +365,10 @@ func (b *heldReader) Read(p []byte) (int, error) {
 // queryForm is a query-protocol request's parameters: the form body of a
 // POST, then the URL's query string.
 func queryForm(r *http.Request, body []byte) (url.Values, error) {
+	// Counted before they are parsed: url.ParseQuery keeps every one.
+	if strings.Count(r.URL.RawQuery, "&")+bytes.Count(body, []byte("&")) >= maxQueryParams {
+		return nil, tooManyParams()
+	}
 	form, err := url.ParseQuery(r.URL.RawQuery)
 	if err != nil {
 		return nil, errInvalidParameter("the query string is not URL-encoded: %s", clip(err.Error()))

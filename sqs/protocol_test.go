@@ -2,7 +2,10 @@ package sqs
 
 import (
 	"bytes"
+	"net/http/httptest"
 	"net/url"
+	"runtime"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -64,6 +67,39 @@ func TestParseQuery_Refusals(t *testing.T) {
 		require.Error(t, err, q)
 		require.Equal(t, code, fromStatus(err).Code, q)
 	}
+}
+
+// A parameter name of many dots (2 MiB of them) is refused before a tree
+// level is built for each: with InvalidParameterValue naming it (clipped),
+// at a cost of the form itself; so are names over 256 bytes or 8 parts,
+// and forms of more than 5,000 parameters, counted before they are parsed.
+func TestParseQuery_NamesAndCountsBounded(t *testing.T) {
+	dots := strings.Repeat(".", 2<<20)
+	form := url.Values{"Action": {"ListQueues"}, dots: {"x"}}
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	_, _, err := parseQuery(form)
+	runtime.ReadMemStats(&after)
+	require.Error(t, err)
+	e := fromStatus(err)
+	require.Equal(t, "InvalidParameterValue", e.Code)
+	require.Contains(t, e.Message, "parameter names are at most 256 bytes")
+	require.Less(t, len(e.Message), 1000, "the name is clipped")
+	require.Less(t, after.TotalAlloc-before.TotalAlloc, uint64(1<<20), "nothing built from the name")
+
+	for _, name := range []string{strings.Repeat("a", 257), "A.1.B.1.C.1.D.1.E"} {
+		_, _, err := parseQuery(url.Values{"Action": {"ListQueues"}, name: {"x"}})
+		require.Equal(t, "InvalidParameterValue", fromStatus(err).Code, name)
+	}
+	deepest := url.Values{"Action": {"SendMessageBatch"},
+		"SendMessageBatchRequestEntry.1.MessageAttribute.1.Value.StringListValue.1": {"x"}}
+	_, _, err = parseQuery(deepest)
+	require.NoError(t, err, "SQS's longest names are taken")
+
+	r := httptest.NewRequest("POST", "/", nil)
+	_, err = queryForm(r, []byte("Action=ListQueues"+strings.Repeat("&a", maxQueryParams)))
+	require.Equal(t, "InvalidParameterValue", fromStatus(err).Code)
+	require.Contains(t, fromStatus(err).Message, "at most 5000 parameters")
 }
 
 func TestParseJSON(t *testing.T) {
