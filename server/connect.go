@@ -303,9 +303,12 @@ func (c connectCodec) Unmarshal(data []byte, v any) error {
 	switch {
 	case marked: // decoded by predecodeConnect
 	case !c.json:
-		err = proto.Unmarshal(data, m)
+		if !boundedProto(data, m) { // a repeated field over its limit: not decoded (repeated.go)
+			err = proto.Unmarshal(data, m)
+		}
 	case len(data) == 0:
 		err = errors.New("an empty body is not a JSON object")
+	case boundedJSON(data, m):
 	default:
 		// Unknown fields are skipped, as connect-go's codec does (and
 		// unlike REST): Connect clients may be built from newer protos.

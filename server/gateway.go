@@ -61,6 +61,9 @@ func (m restJSON) NewDecoder(r io.Reader) runtime.Decoder {
 		if len(bytes.TrimSpace(raw)) == 0 {
 			return io.EOF // no body: an empty request, as grpc-gateway takes it
 		}
+		if boundedJSON(raw, pm) { // a repeated field over its limit: refused undecoded (repeated.go)
+			return nil
+		}
 		if err := restUnmarshal.Unmarshal(raw, pm); err != nil {
 			// protojson quotes the bytes it could not read: the status
 			// message must stay UTF-8.

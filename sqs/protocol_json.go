@@ -4,8 +4,11 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"strings"
+
+	"github.com/tagq/tagq/internal/jsonlimit"
 )
 
 // The AWS JSON 1.0 protocol (current aws-sdk-go-v2, AWS SDK for
@@ -31,11 +34,53 @@ func jsonAction(target string) string {
 	return a
 }
 
+// Bounds on a JSON request's lists and maps, checked before it is decoded
+// (a decoder builds an element per item: 8 MiB of empty Entries, [{},…],
+// took 1.2 GB): Entries at SQS's most, 10 (more is
+// TooManyEntriesInBatchRequest, as SQS answers), and every other list or
+// map, at any depth, at maxJSONItems (SQS's longest, a queue's tags, hold
+// 50).
+const maxJSONItems = 100
+
+var jsonShape = func() *jsonlimit.Shape {
+	any := &jsonlimit.Shape{Max: maxJSONItems}
+	any.Elem, any.Other = any, any
+	entry := &jsonlimit.Shape{Fields: map[string]*jsonlimit.Shape{}, Other: any}
+	entries := &jsonlimit.Shape{Name: "Entries", Max: maxBatchEntries, Elem: entry}
+	root := &jsonlimit.Shape{Fields: map[string]*jsonlimit.Shape{"Entries": entries}, Other: any}
+	for _, f := range []*jsonlimit.Shape{root, entry} { // named, for the error
+		for _, name := range []string{"Attributes", "AttributeNames", "MessageAttributeNames", "MessageSystemAttributeNames",
+			"MessageAttributes", "MessageSystemAttributes", "Tags", "tags", "TagKeys"} {
+			f.Fields[name] = &jsonlimit.Shape{Name: name, Max: maxJSONItems, Elem: any, Other: any}
+		}
+	}
+	return root
+}()
+
+// checkJSONSize refuses a body with a list or map over its bound.
+func checkJSONSize(body []byte) *Error {
+	v := jsonlimit.Check(body, jsonShape)
+	switch {
+	case v == nil:
+		return nil
+	case v.Path == "Entries":
+		return errTooManyEntries("Maximum number of entries per request are %d. You have sent more.", maxBatchEntries)
+	}
+	name := v.Path
+	if name == "" {
+		name = "the request"
+	}
+	return invalidValue(clip(name), "", fmt.Sprintf("a list or map holds at most %d items", maxJSONItems))
+}
+
 // parseJSON reads a JSON request body. An empty body is an empty request.
 func parseJSON(body []byte) (*request, error) {
 	r := &request{}
 	if len(bytes.TrimSpace(body)) == 0 {
 		return r, nil
+	}
+	if e := checkJSONSize(body); e != nil {
+		return nil, e
 	}
 	if err := json.Unmarshal(body, r); err != nil {
 		var te *json.UnmarshalTypeError

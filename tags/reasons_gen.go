@@ -16,7 +16,7 @@ const (
 	ReasonInvalidFilter = "INVALID_FILTER"
 	// ReasonMessageTooLarge: A message (body plus attribute names and values) is over the queue's max_message_bytes (metadata size, limit). (INVALID_ARGUMENT)
 	ReasonMessageTooLarge = "MESSAGE_TOO_LARGE"
-	// ReasonBatchTooLarge: A batch has no entries or more than 100. (INVALID_ARGUMENT)
+	// ReasonBatchTooLarge: A batch has no entries or more than 100 (counted before the request is decoded; PeekMessage: message ids; a Consume request: more than 10000 settlements of a kind). (INVALID_ARGUMENT)
 	ReasonBatchTooLarge = "BATCH_TOO_LARGE"
 	// ReasonDuplicateBatchEntryID: Two entries of a batch have the same id. (INVALID_ARGUMENT)
 	ReasonDuplicateBatchEntryID = "DUPLICATE_BATCH_ENTRY_ID"
@@ -127,7 +127,7 @@ var Reasons = []ReasonInfo{
 	{Reason: ReasonReservedAttribute, Codes: []string{"INVALID_ARGUMENT"}, HTTP: 0, Description: "A message attribute name starts with the reserved prefix."},
 	{Reason: ReasonInvalidFilter, Codes: []string{"INVALID_ARGUMENT"}, HTTP: 0, Description: "A tag's filter has a bad condition."},
 	{Reason: ReasonMessageTooLarge, Codes: []string{"INVALID_ARGUMENT"}, HTTP: 0, Description: "A message (body plus attribute names and values) is over the queue's max_message_bytes (metadata size, limit)."},
-	{Reason: ReasonBatchTooLarge, Codes: []string{"INVALID_ARGUMENT"}, HTTP: 0, Description: "A batch has no entries or more than 100."},
+	{Reason: ReasonBatchTooLarge, Codes: []string{"INVALID_ARGUMENT"}, HTTP: 0, Description: "A batch has no entries or more than 100 (counted before the request is decoded; PeekMessage: message ids; a Consume request: more than 10000 settlements of a kind)."},
 	{Reason: ReasonDuplicateBatchEntryID, Codes: []string{"INVALID_ARGUMENT"}, HTTP: 0, Description: "Two entries of a batch have the same id."},
 	{Reason: ReasonImmutableField, Codes: []string{"INVALID_ARGUMENT"}, HTTP: 0, Description: "An update names a field fixed at creation (name, dead_letter_queue, topic_queue, priority_queue, ...)."},
 	{Reason: ReasonInvalidReceiptHandle, Codes: []string{"INVALID_ARGUMENT"}, HTTP: 0, Description: "A receipt handle is not one tagq issued, or not of the queue the request names (or, on a stream, a delivery id no longer outstanding)."},

@@ -16,7 +16,7 @@ const (
 	ReasonInvalidFilter = "INVALID_FILTER"
 	// ReasonMessageTooLarge: A message (body plus attribute names and values) is over the queue's max_message_bytes (metadata size, limit). (INVALID_ARGUMENT)
 	ReasonMessageTooLarge = "MESSAGE_TOO_LARGE"
-	// ReasonBatchTooLarge: A batch has no entries or more than 100. (INVALID_ARGUMENT)
+	// ReasonBatchTooLarge: A batch has no entries or more than 100 (counted before the request is decoded; PeekMessage: message ids; a Consume request: more than 10000 settlements of a kind). (INVALID_ARGUMENT)
 	ReasonBatchTooLarge = "BATCH_TOO_LARGE"
 	// ReasonDuplicateBatchEntryID: Two entries of a batch have the same id. (INVALID_ARGUMENT)
 	ReasonDuplicateBatchEntryID = "DUPLICATE_BATCH_ENTRY_ID"

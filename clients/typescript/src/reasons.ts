@@ -14,7 +14,7 @@ export const Reasons = {
   INVALID_FILTER: "INVALID_FILTER",
   /** A message (body plus attribute names and values) is over the queue's max_message_bytes (metadata size, limit). (INVALID_ARGUMENT) */
   MESSAGE_TOO_LARGE: "MESSAGE_TOO_LARGE",
-  /** A batch has no entries or more than 100. (INVALID_ARGUMENT) */
+  /** A batch has no entries or more than 100 (counted before the request is decoded; PeekMessage: message ids; a Consume request: more than 10000 settlements of a kind). (INVALID_ARGUMENT) */
   BATCH_TOO_LARGE: "BATCH_TOO_LARGE",
   /** Two entries of a batch have the same id. (INVALID_ARGUMENT) */
   DUPLICATE_BATCH_ENTRY_ID: "DUPLICATE_BATCH_ENTRY_ID",
