@@ -231,7 +231,7 @@ func (h *Handler) receiveMessage(c *call, r *request) (any, error) {
 		if v := r.VisibilityTimeout; v != nil {
 			vis = int(*v)
 		}
-		h.attempts.put(attemptKey, &out, time.Duration(vis)*time.Second)
+		h.attempts.put(attemptKey, c.principal, &out, time.Duration(vis)*time.Second)
 	}
 	return out, nil
 }

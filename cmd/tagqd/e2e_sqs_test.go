@@ -446,3 +446,63 @@ func TestE2E_SQS_Off(t *testing.T) {
 	require.Empty(t, d.proc.SQS)
 	require.NotContains(t, d.proc.Stderr(), "sqs listening")
 }
+
+// The FIFO receive attempts a tagqd keeps for retries are bounded by
+// bytes: 30 receives of ten 1 MB messages, each with its own
+// ReceiveRequestAttemptId (on 30 tags, so each gets all ten), keep at most
+// 16 MiB for their principal, not 300 MB (the cache was bounded by count
+// only and kept ended entries: tagqd's RSS reached 1 GB). tagqd runs with
+// a memory limit of 160 MiB (and GOGC 100), so that its peak RSS follows
+// what it keeps rather than its garbage: it stays under 250 MiB, where 240
+// answers of 1 MB kept would take it past 300.
+func TestE2E_SQS_AttemptCacheBounded(t *testing.T) {
+	t.Setenv("GOMEMLIMIT", "160MiB")
+	t.Setenv("GOGC", "100")
+	d := start(t, backend{name: "embedded"})
+	c := sqsClient(d.proc.SQS, anyCreds)
+	ctx := context.Background()
+	q, err := c.CreateQueue(ctx, &sqs.CreateQueueInput{QueueName: aws.String("big.fifo"),
+		Attributes: map[string]string{"FifoQueue": "true", "MaximumMessageSize": "1048576"}})
+	require.NoError(t, err)
+	const tagCount = 30
+	for i := range tagCount {
+		_, err := c.CreateQueue(ctx, &sqs.CreateQueueInput{QueueName: aws.String(fmt.Sprintf("big~t%d.fifo", i))})
+		require.NoError(t, err)
+	}
+	body := strings.Repeat("z", 1_000_000)
+	for i := range 10 {
+		_, err := c.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: q.QueueUrl, MessageBody: aws.String(body),
+			MessageGroupId: aws.String(fmt.Sprint("g", i)), MessageDeduplicationId: aws.String(fmt.Sprint("d", i))})
+		require.NoError(t, err)
+	}
+	base := vmHWM(t, d.proc.PID())
+	ids := func(r *sqs.ReceiveMessageOutput) []string {
+		var out []string
+		for _, m := range r.Messages {
+			out = append(out, aws.ToString(m.MessageId))
+		}
+		return out
+	}
+	var first []string
+	received := 0
+	for i := range tagCount {
+		u := fmt.Sprintf("http://%s/000000000000/big~t%d.fifo", d.proc.SQS, i)
+		r, err := c.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: aws.String(u), MaxNumberOfMessages: 10,
+			ReceiveRequestAttemptId: aws.String(fmt.Sprint("a", i))})
+		require.NoError(t, err)
+		require.NotEmpty(t, r.Messages)
+		received += len(r.Messages)
+		if i == 0 {
+			first = ids(r)
+		}
+	}
+	peak := vmHWM(t, d.proc.PID())
+	t.Logf("tagqd peak RSS %d MiB -> %d MiB over 30 receives of 1 MB messages (%d in all) with attempt ids", base>>20, peak>>20, received)
+	require.Less(t, peak, int64(250<<20), "%d MB of answers kept would take it past", received)
+	// The first receive's answer is still kept for its retry.
+	u := fmt.Sprintf("http://%s/000000000000/big~t0.fifo", d.proc.SQS)
+	r, err := c.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: aws.String(u), MaxNumberOfMessages: 10,
+		ReceiveRequestAttemptId: aws.String("a0")})
+	require.NoError(t, err)
+	require.Equal(t, first, ids(r), "the retry gets the same messages")
+}
