@@ -24,6 +24,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	tagqv1 "github.com/tagq/tagq/gen/tagq/v1"
+	"github.com/tagq/tagq/internal/tagqdtest"
 )
 
 // The SQS endpoint driven by unmodified aws-sdk-go-v2 (the JSON protocol)
@@ -437,6 +438,28 @@ func TestE2E_SQS_SDKChecksMD5(t *testing.T) {
 	mu.Unlock()
 	_, err = c.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: q.QueueUrl, MessageBody: aws.String("x")})
 	require.ErrorContains(t, err, "checksum")
+}
+
+// With --auth the endpoint runs only when --sqs-addr is given (it says so
+// at start); given, it warns that its signing key is kept in Redis.
+func TestE2E_SQS_WithAuthOnlyWhenAsked(t *testing.T) {
+	t.Parallel()
+	proc, err := tagqdtest.StartExactly(tagqdBin, "--grpc-addr", "127.0.0.1:0", "--http-addr", "127.0.0.1:0",
+		"--auth", "--admin-key-file", adminKeyFile(t))
+	require.NoError(t, err)
+	t.Cleanup(func() { _, _ = proc.Stop() })
+	require.Empty(t, proc.SQS, "no SQS listener")
+	require.Eventually(t, func() bool { return strings.Contains(proc.Stderr(), "grpc listening") }, 10*time.Second, 10*time.Millisecond)
+	require.Contains(t, proc.Stderr(), "SQS endpoint off: with --auth it runs only when --sqs-addr")
+	require.NotContains(t, proc.Stderr(), "sqs listening")
+	_, err = proc.Stop()
+	require.NoError(t, err)
+
+	d := startAuth(t, backend{name: "embedded"}) // the harness gives --sqs-addr
+	require.NotEmpty(t, d.proc.SQS)
+	require.Eventually(t, func() bool { return strings.Contains(d.proc.Stderr(), "SigV4 signing key is kept in Redis") },
+		10*time.Second, 10*time.Millisecond)
+	require.Contains(t, d.proc.Stderr(), "--sqs-signing-key-file")
 }
 
 // --sqs-addr "" turns the endpoint off.

@@ -48,6 +48,12 @@ func newSQSListener(ctx context.Context, c config, rc *redisClients, lis net.Lis
 			return nil, fmt.Errorf("SQS signing key: %w", err)
 		}
 		cfg.SigningKey = key
+		if c.sqsSigningKeyFile == "" {
+			log.Warn("the SQS endpoint's SigV4 signing key is kept in Redis: whoever can read Redis (a replica, a backup, "+
+				"a read-only user) can derive every API key's SigV4 secret from it and the key hashes stored beside it, and call "+
+				"the SQS endpoint as any principal, admins included; set --sqs-signing-key-file to keep it out of Redis",
+				"redis_key", c.keyPrefix+":"+sqs.SigningKeyName)
+		}
 	}
 	h, err := sqs.New(cfg)
 	if err != nil {
