@@ -63,6 +63,11 @@ type Config struct {
 	// (TOO_MANY_STREAMS). Default DefaultMaxStreams; negative: no limit.
 	// (Connections per listener: LimitListener.)
 	MaxStreams int
+	// MaxHealthWatches bounds the gRPC health service's Watch streams open
+	// in the process (which need no credentials), apart from MaxStreams;
+	// one connection holds at most MaxHealthWatchesPerConnection (limits.go).
+	// Default DefaultMaxHealthWatches.
+	MaxHealthWatches int
 	// QueueMetricsInterval is how old the per-queue and per-tag series
 	// may get before a scrape reads them again. Default 5 s; negative:
 	// no per-queue series.
@@ -173,6 +178,9 @@ func New(cfg Config) (*Server, error) {
 	if cfg.MaxStreams == 0 {
 		cfg.MaxStreams = DefaultMaxStreams
 	}
+	if cfg.MaxHealthWatches <= 0 {
+		cfg.MaxHealthWatches = DefaultMaxHealthWatches
+	}
 	if cfg.MaxRequestBytesInFlight == 0 {
 		cfg.MaxRequestBytesInFlight = DefaultMaxRequestBytesInFlight
 	}
@@ -204,7 +212,8 @@ func New(cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	for _, c := range []prometheus.Collector{s.conns.open, s.conns.refused, inflightGauge, refused} {
+	watches := newWatchLimit(cfg.MaxHealthWatches)
+	for _, c := range []prometheus.Collector{s.conns.open, s.conns.refused, inflightGauge, refused, watches.open} {
 		if err := cfg.Registerer.Register(c); err != nil {
 			return nil, err
 		}
@@ -218,6 +227,8 @@ func New(cfg Config) (*Server, error) {
 	}
 	unary = append(unary, s.holdRequest)
 	stream = append(stream, streams.interceptor) // after authentication: a stranger holds no slot
+	// Health Watch needs no credentials: its own bounds, per connection too.
+	stream = append(stream, watches.interceptor)
 	opts := []grpc.ServerOption{
 		grpc.Creds(newTransportCreds(cfg.TLS)),
 		grpc.ChainUnaryInterceptor(unary...),
