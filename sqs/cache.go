@@ -155,10 +155,13 @@ func (h *attemptHeap) Pop() any {
 	return at
 }
 
-// defaultTags remembers queues' default tag names (fixed at creation),
-// for the check that a receipt handle used on a queue's own URL is its
-// default tag's. Entries live a minute: a queue deleted and made again
-// with another default tag is seen within that.
+// defaultTags remembers what the endpoint checks of queues on every
+// request without asking the gRPC server: their default tag's name (for the
+// check that a receipt handle used on a queue's own URL is its default
+// tag's) and whether they are FIFO (topic) queues (for the check that a
+// URL's .fifo says so: target). Both are fixed at creation. Entries live
+// a minute: a queue deleted and made again otherwise is seen within that.
+// A queue that does not exist is not remembered.
 type defaultTags struct {
 	engine Engine
 	now    func() time.Time
@@ -168,6 +171,7 @@ type defaultTags struct {
 
 type defaultTag struct {
 	name  string
+	fifo  bool
 	until time.Time
 }
 
@@ -179,21 +183,29 @@ func newDefaultTags(e Engine, now func() time.Time) *defaultTags {
 
 // of is queue's default tag name ("" when it has none, or is gone).
 func (d *defaultTags) of(ctx context.Context, queue string) (string, error) {
+	q, err := d.get(ctx, queue)
+	return q.name, err
+}
+
+// get is what is remembered of queue, read from the engine when it is not
+// (a queue that does not exist: the engine's error).
+func (d *defaultTags) get(ctx context.Context, queue string) (defaultTag, error) {
 	d.mu.Lock()
 	e, ok := d.m[queue]
 	d.mu.Unlock()
 	if ok && d.now().Before(e.until) {
-		return e.name, nil
+		return e, nil
 	}
 	q, err := d.engine.GetQueue(ctx, queue)
 	if err != nil {
-		return "", err
+		return defaultTag{}, err
 	}
+	e = defaultTag{name: q.DefaultTagName, fifo: q.TopicQueue, until: d.now().Add(defaultTagTTL)}
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if len(d.m) >= maxAttempts {
 		clear(d.m)
 	}
-	d.m[queue] = defaultTag{name: q.DefaultTagName, until: d.now().Add(defaultTagTTL)}
-	return q.DefaultTagName, nil
+	d.m[queue] = e
+	return e, nil
 }

@@ -126,6 +126,9 @@ func fromStatus(err error) *Error {
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return errUnavailable("the request ended before it was answered: %v", err)
 	}
+	if te, ok := tags.AsError(err); ok { // the engine's own (GetQueueUrl), its Cause left out
+		return byReason(codes.Unknown, te.Reason)("%s", te.Text())
+	}
 	st := status.Convert(err)
 	reason, field := "", ""
 	for _, d := range st.Details() {

@@ -28,12 +28,15 @@ import (
 
 // Engine is what the endpoint asks of the storage engine directly, none
 // of it data: which queue and tag a receipt handle names (tagq's handles
-// are signed; this reads one, as the server's permission checks do), and
-// a queue's default tag's name. Every action itself goes through tagqd's
-// gRPC server (Config.Conn). *tags.Store implements it.
+// are signed; this reads one, as the server's permission checks do), a
+// queue's default tag's name and whether it is FIFO, and (GetQueueUrl,
+// which any permission on a queue allows) whether a queue or tag exists.
+// Every other action goes through tagqd's gRPC server (Config.Conn).
+// *tags.Store implements it.
 type Engine interface {
 	HandleTarget(raw string) (queue, tag string, ok bool)
 	GetQueue(ctx context.Context, name string) (*tags.Queue, error)
+	GetTag(ctx context.Context, queue, tag string) (*tags.Tag, error)
 }
 
 // Config configures a Handler.

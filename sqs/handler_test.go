@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/stretchr/testify/require"
 
 	"github.com/tagq/tagq/access"
@@ -382,4 +383,92 @@ func TestHandler_Auth(t *testing.T) {
 	require.NoError(t, err)
 	resp.Body.Close()
 	require.Equal(t, 401, resp.StatusCode, "a revoked key gets no credentials")
+}
+
+// GetQueueUrl takes any permission but NONE on the queue (a producer
+// with SEND, as boto3's get_queue_by_name, Celery and JMS call it first);
+// a permission limited to tags finds those tags' URLs; no permission is
+// AccessDenied whether the queue exists or not.
+func TestHandler_GetQueueUrlWithAnyPermission(t *testing.T) {
+	t.Parallel()
+	b := setup(t, true)
+	b.ok("CreateQueue", obj{"QueueName": "q"})
+	b.ok("CreateQueue", obj{"QueueName": "q~x"})
+	b.ok("CreateQueue", obj{"QueueName": "q~y"})
+	b.ok("CreateQueue", obj{"QueueName": "f.fifo", "Attributes": obj{"FifoQueue": "true"}})
+	ctx := context.Background()
+	userCreds := func(name string, grants ...access.Grant) aws.Credentials {
+		_, err := b.acc.CreatePrincipal(ctx, access.Principal{Name: name})
+		require.NoError(t, err)
+		for _, g := range grants {
+			g.Principal = name
+			require.NoError(t, b.acc.SetGrant(ctx, g))
+		}
+		_, key, err := b.acc.IssueKey(ctx, name)
+		require.NoError(t, err)
+		return b.credsOf(key)
+	}
+	b.creds = userCreds("producer", access.Grant{Queue: "q", Permission: access.Send}, access.Grant{Queue: "f", Permission: access.Send},
+		access.Grant{Queue: "n*", Permission: access.Send})
+	require.Equal(t, b.url("q"), b.ok("GetQueueUrl", obj{"QueueName": "q"})["QueueUrl"])
+	require.Equal(t, b.url("q~x"), b.ok("GetQueueUrl", obj{"QueueName": "q~x"})["QueueUrl"])
+	require.Equal(t, b.url("f.fifo"), b.ok("GetQueueUrl", obj{"QueueName": "f.fifo"})["QueueUrl"])
+	require.Equal(t, "AWS.SimpleQueueService.NonExistentQueue", b.call("GetQueueUrl", obj{"QueueName": "f"}).code(), "FIFO-ness")
+	require.Equal(t, "AWS.SimpleQueueService.NonExistentQueue", b.call("GetQueueUrl", obj{"QueueName": "q~z"}).code())
+	require.Equal(t, "AWS.SimpleQueueService.NonExistentQueue", b.call("GetQueueUrl", obj{"QueueName": "nope"}).code(),
+		"a queue its prefix grant covers")
+	r := b.call("GetQueueUrl", obj{"QueueName": "other"})
+	require.Equal(t, "AccessDenied", r.code(), r.body)
+	b.ok("SendMessage", obj{"QueueUrl": b.url("q"), "MessageBody": "x"})
+	require.Equal(t, "AccessDenied", b.call("GetQueueAttributes", obj{"QueueUrl": b.url("q")}).code(), "still GET_QUEUE_INFO's")
+
+	b.creds = userCreds("xreader", access.Grant{Queue: "q", Permission: access.Handle, Tags: []string{"x"}})
+	require.Equal(t, b.url("q~x"), b.ok("GetQueueUrl", obj{"QueueName": "q~x"})["QueueUrl"])
+	require.Equal(t, b.url("q"), b.ok("GetQueueUrl", obj{"QueueName": "q"})["QueueUrl"])
+	require.Equal(t, "AccessDenied", b.call("GetQueueUrl", obj{"QueueName": "q~y"}).code(), "not a tag it may name")
+
+	b.creds = userCreds("nobody")
+	require.Equal(t, "AccessDenied", b.call("GetQueueUrl", obj{"QueueName": "q"}).code())
+	require.Equal(t, "AccessDenied", b.call("GetQueueUrl", obj{"QueueName": "missing"}).code(), "no word of existence")
+}
+
+// A URL's .fifo must say what its queue is: on a plain queue's .fifo URL
+// (or a FIFO queue's plain one) every action answers QueueDoesNotExist and
+// does nothing; to a principal without a permission on the queue, the
+// action's own refusal answers instead (no word of the queue).
+func TestHandler_FifoSuffixMustMatch(t *testing.T) {
+	t.Parallel()
+	b := setup(t, false)
+	b.ok("CreateQueue", obj{"QueueName": "qa"})
+	b.ok("CreateQueue", obj{"QueueName": "f.fifo", "Attributes": obj{"FifoQueue": "true"}})
+	b.ok("SendMessage", obj{"QueueUrl": b.url("qa"), "MessageBody": "x"})
+	for _, c := range []struct {
+		action string
+		req    obj
+	}{
+		{"ReceiveMessage", obj{"QueueUrl": b.url("qa.fifo")}},
+		{"SendMessage", obj{"QueueUrl": b.url("qa.fifo"), "MessageBody": "x", "MessageGroupId": "g"}},
+		{"SendMessage", obj{"QueueUrl": b.url("f"), "MessageBody": "x"}},
+		{"ReceiveMessage", obj{"QueueUrl": b.url("f")}},
+		{"PurgeQueue", obj{"QueueUrl": b.url("qa.fifo")}},
+		{"DeleteQueue", obj{"QueueUrl": b.url("qa.fifo")}},
+		{"TagQueue", obj{"QueueUrl": b.url("qa.fifo"), "Tags": obj{"a": "b"}}},
+		{"ListQueueTags", obj{"QueueUrl": b.url("f")}},
+	} {
+		r := b.call(c.action, c.req)
+		require.Equal(t, "AWS.SimpleQueueService.NonExistentQueue", r.code(), "%s %v: %s", c.action, c.req, r.body)
+	}
+	got := msgs(b.ok("ReceiveMessage", obj{"QueueUrl": b.url("qa")}))
+	require.Len(t, got, 1, "qa kept its message and exists")
+
+	a := setup(t, true)
+	a.ok("CreateQueue", obj{"QueueName": "qa"})
+	ctx := context.Background()
+	_, err := a.acc.CreatePrincipal(ctx, access.Principal{Name: "stranger"})
+	require.NoError(t, err)
+	_, key, err := a.acc.IssueKey(ctx, "stranger")
+	require.NoError(t, err)
+	a.creds = a.credsOf(key)
+	r := a.call("ReceiveMessage", obj{"QueueUrl": a.url("qa.fifo")})
+	require.Equal(t, "AccessDenied", r.code(), r.body)
 }
