@@ -276,6 +276,11 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request, c *call, isJSON 
 		c.base = "https://" + r.Host
 	}
 	c.ctx = h.outgoing(r, c.principal)
+	if c.action == "SendMessage" || c.action == "SendMessageBatch" {
+		// Its messages may carry the attributes reserved for this endpoint
+		// (data types, trace headers: messages.go).
+		c.ctx = server.AsSQSEndpoint(c.ctx)
+	}
 	run, ok := actions[c.action]
 	if !ok {
 		return nil, errInvalidAction("The action %s is not valid for this endpoint.", clip(c.action))

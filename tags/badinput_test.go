@@ -107,5 +107,14 @@ func TestS14_BadInputIsRefusedAndNothingIsWritten(t *testing.T) {
 		requireInvalid(t, err, ReasonInvalidArgumentRange, "message_ids")
 		_, _, err = b.s.ListQueues(b.ctx, "", 1001, "")
 		requireInvalid(t, err, ReasonInvalidArgumentRange, "page_size")
+
+		// AWS.SQS. is the SQS endpoint's: refused but on its sends.
+		sqsAttr := []OutMessage{{Body: []byte("x"), Attributes: map[string]Attribute{"AWS.SQS.DataTypes": {String: "n=Number"}}}}
+		res, err = b.s.Send(b.ctx, "q", sqsAttr)
+		require.NoError(t, err)
+		requireInvalid(t, res[0].Err, ReasonReservedAttribute, "attributes[AWS.SQS.DataTypes]")
+		res, err = b.s.Send(WithSQSAttributes(b.ctx), "q", sqsAttr)
+		require.NoError(t, err)
+		require.NoError(t, res[0].Err)
 	})
 }

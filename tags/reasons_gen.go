@@ -10,7 +10,7 @@ const (
 	ReasonInvalidArgumentRange = "INVALID_ARGUMENT_RANGE"
 	// ReasonInvalidAttribute: A message or queue attribute has a bad name or value, or there are too many. (INVALID_ARGUMENT)
 	ReasonInvalidAttribute = "INVALID_ATTRIBUTE"
-	// ReasonReservedAttribute: A message attribute name starts with the reserved prefix. (INVALID_ARGUMENT)
+	// ReasonReservedAttribute: A message attribute name starts with a reserved prefix: DLQ. (tagq's) or AWS.SQS. (the SQS endpoint's). (INVALID_ARGUMENT)
 	ReasonReservedAttribute = "RESERVED_ATTRIBUTE"
 	// ReasonInvalidFilter: A tag's filter has a bad condition. (INVALID_ARGUMENT)
 	ReasonInvalidFilter = "INVALID_FILTER"
@@ -124,7 +124,7 @@ var Reasons = []ReasonInfo{
 	{Reason: ReasonInvalidName, Codes: []string{"INVALID_ARGUMENT"}, HTTP: 0, Description: "A queue, tag or principal name is not 1-80 characters of A-Z a-z 0-9 _ -, or a queue name starts with the reserved DLQ. prefix."},
 	{Reason: ReasonInvalidArgumentRange, Codes: []string{"INVALID_ARGUMENT"}, HTTP: 0, Description: "A number, duration, id or token is out of its range or not one tagq issued (metadata field names it)."},
 	{Reason: ReasonInvalidAttribute, Codes: []string{"INVALID_ARGUMENT"}, HTTP: 0, Description: "A message or queue attribute has a bad name or value, or there are too many."},
-	{Reason: ReasonReservedAttribute, Codes: []string{"INVALID_ARGUMENT"}, HTTP: 0, Description: "A message attribute name starts with the reserved prefix."},
+	{Reason: ReasonReservedAttribute, Codes: []string{"INVALID_ARGUMENT"}, HTTP: 0, Description: "A message attribute name starts with a reserved prefix: DLQ. (tagq's) or AWS.SQS. (the SQS endpoint's)."},
 	{Reason: ReasonInvalidFilter, Codes: []string{"INVALID_ARGUMENT"}, HTTP: 0, Description: "A tag's filter has a bad condition."},
 	{Reason: ReasonMessageTooLarge, Codes: []string{"INVALID_ARGUMENT"}, HTTP: 0, Description: "A message (body plus attribute names and values) is over the queue's max_message_bytes (metadata size, limit)."},
 	{Reason: ReasonBatchTooLarge, Codes: []string{"INVALID_ARGUMENT"}, HTTP: 0, Description: "A batch has no entries or more than 100 (counted before the request is decoded; PeekMessage: message ids; a Consume request: more than 10000 settlements of a kind)."},

@@ -46,7 +46,7 @@ func (s *Store) Send(ctx context.Context, queue string, msgs []OutMessage) ([]Se
 	var lim sendLimits
 	limKnown, limLoaded := false, false // the queue's send limits, read once (for the topic and priority checks)
 	for i, m := range msgs {
-		size, e := checkMessageAttributes(m.Attributes)
+		size, e := checkMessageAttributes(ctx, m.Attributes)
 		if e == nil {
 			e = checkRange("delay_seconds", m.DelaySeconds, 0, MaxDelaySeconds)
 		}

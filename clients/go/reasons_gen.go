@@ -10,7 +10,7 @@ const (
 	ReasonInvalidArgumentRange = "INVALID_ARGUMENT_RANGE"
 	// ReasonInvalidAttribute: A message or queue attribute has a bad name or value, or there are too many. (INVALID_ARGUMENT)
 	ReasonInvalidAttribute = "INVALID_ATTRIBUTE"
-	// ReasonReservedAttribute: A message attribute name starts with the reserved prefix. (INVALID_ARGUMENT)
+	// ReasonReservedAttribute: A message attribute name starts with a reserved prefix: DLQ. (tagq's) or AWS.SQS. (the SQS endpoint's). (INVALID_ARGUMENT)
 	ReasonReservedAttribute = "RESERVED_ATTRIBUTE"
 	// ReasonInvalidFilter: A tag's filter has a bad condition. (INVALID_ARGUMENT)
 	ReasonInvalidFilter = "INVALID_FILTER"

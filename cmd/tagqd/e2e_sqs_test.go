@@ -22,6 +22,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 	"github.com/aws/smithy-go"
 	"github.com/stretchr/testify/require"
+	"google.golang.org/grpc/metadata"
 
 	tagqv1 "github.com/tagq/tagq/gen/tagq/v1"
 	"github.com/tagq/tagq/internal/tagqdtest"
@@ -528,4 +529,47 @@ func TestE2E_SQS_AttemptCacheBounded(t *testing.T) {
 		ReceiveRequestAttemptId: aws.String("a0")})
 	require.NoError(t, err)
 	require.Equal(t, first, ids(r), "the retry gets the same messages")
+}
+
+// The attributes in which the SQS endpoint keeps data types and trace
+// headers (AWS.SQS.) are its own: a sender of tagq's gRPC or REST API may
+// not set them, not even claiming to be the endpoint (its metadata key in
+// a header), so a type read back through SQS is one SQS sent.
+func TestE2E_SQS_HiddenAttributesReserved(t *testing.T) {
+	t.Parallel()
+	d := start(t, backend{name: "embedded"})
+	ctx := context.Background()
+	c := sqsClient(d.proc.SQS, anyCreds)
+	q, err := c.CreateQueue(ctx, &sqs.CreateQueueInput{QueueName: aws.String("typed")})
+	require.NoError(t, err)
+	_, err = c.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: q.QueueUrl, MessageBody: aws.String("x"),
+		MessageAttributes: map[string]types.MessageAttributeValue{"n": {DataType: aws.String("Number.int"), StringValue: aws.String("7")}}})
+	require.NoError(t, err, "the endpoint's own sends carry them")
+	r, err := c.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: q.QueueUrl, MessageAttributeNames: []string{"All"}})
+	require.NoError(t, err)
+	require.Len(t, r.Messages, 1)
+	require.Equal(t, "Number.int", aws.ToString(r.Messages[0].MessageAttributes["n"].DataType))
+
+	forged := map[string]*tagqv1.MessageAttribute{"AWS.SQS.DataTypes": {Value: &tagqv1.MessageAttribute_StringValue{StringValue: "n=Binary"}}}
+	_, err = d.m.SendMessage(metadata.AppendToOutgoingContext(ctx, "x-tagq-gateway-sqs", "1"),
+		&tagqv1.SendMessageRequest{Queue: "typed", Body: []byte("y"), Attributes: forged})
+	_, ei := errInfo(t, err)
+	require.Equal(t, "RESERVED_ATTRIBUTE", ei.GetReason())
+	require.Equal(t, "attributes[AWS.SQS.DataTypes]", ei.GetMetadata()["field"])
+	res, err := d.m.SendMessageBatch(ctx, &tagqv1.SendMessageBatchRequest{Queue: "typed", Entries: []*tagqv1.SendMessageBatchEntry{
+		{Id: "a", Body: []byte("y"), Attributes: map[string]*tagqv1.MessageAttribute{
+			"AWS.SQS.TraceHeader": {Value: &tagqv1.MessageAttribute_StringValue{StringValue: "Root=1-forged"}}}}}})
+	require.NoError(t, err)
+	require.Len(t, res.GetFailed(), 1)
+	require.Equal(t, "RESERVED_ATTRIBUTE", res.GetFailed()[0].GetReason())
+
+	req, err := http.NewRequest("POST", "http://"+d.http+"/v1/queues/typed/messages",
+		strings.NewReader(`{"body": "eA==", "attributes": {"AWS.SQS.DataTypes": {"string_value": "n=Binary"}}}`))
+	require.NoError(t, err)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Grpc-Metadata-X-Tagq-Gateway-Sqs", "1")
+	code, body := doJSON(t, http.DefaultClient, req)
+	require.Equal(t, 400, code, body)
+	reasonOf, _ := reason(body)
+	require.Equal(t, "RESERVED_ATTRIBUTE", reasonOf)
 }

@@ -8,7 +8,7 @@ export const Reasons = {
   INVALID_ARGUMENT_RANGE: "INVALID_ARGUMENT_RANGE",
   /** A message or queue attribute has a bad name or value, or there are too many. (INVALID_ARGUMENT) */
   INVALID_ATTRIBUTE: "INVALID_ATTRIBUTE",
-  /** A message attribute name starts with the reserved prefix. (INVALID_ARGUMENT) */
+  /** A message attribute name starts with a reserved prefix: DLQ. (tagq's) or AWS.SQS. (the SQS endpoint's). (INVALID_ARGUMENT) */
   RESERVED_ATTRIBUTE: "RESERVED_ATTRIBUTE",
   /** A tag's filter has a bad condition. (INVALID_ARGUMENT) */
   INVALID_FILTER: "INVALID_FILTER",
