@@ -271,8 +271,11 @@ func boundedProto(b []byte, m proto.Message) bool {
 	fields := m.ProtoReflect().Descriptor().Fields()
 	for len(b) > 0 { // the other fields (a Publish frame's seq) are kept
 		num, typ, n := protowire.ConsumeTag(b)
+		if n < 0 {
+			break
+		}
 		k := protowire.ConsumeFieldValue(num, typ, b[n:])
-		if n < 0 || k < 0 {
+		if k < 0 {
 			break
 		}
 		if fd := fields.ByNumber(num); fd != nil && !fd.IsList() && !fd.IsMap() {
@@ -285,7 +288,8 @@ func boundedProto(b []byte, m proto.Message) bool {
 }
 
 // boundedJSON is boundedProto for a JSON request; m is left with none of
-// its fields.
+// its fields (a Publish frame sent as JSON over Connect is answered with
+// seq 0).
 func boundedJSON(b []byte, m proto.Message) bool {
 	p := countPlans[m.ProtoReflect().Descriptor().FullName()]
 	if p == nil {

@@ -305,3 +305,15 @@ func TestRepeated_ForgedMark(t *testing.T) {
 		require.Equal(t, reason, ei.GetReason())
 	}
 }
+
+// A request over a limit whose bytes go bad after the field that is over
+// it is refused as over the limit, without a panic.
+func TestRepeated_OverTheLimitThenGarbage(t *testing.T) {
+	t.Parallel()
+	for _, tail := range [][]byte{{0xff}, {0x0a}, {0x0a, 0x10, 'x'}, {0x80}} {
+		m := &tagqv1.SendMessageBatchRequest{}
+		require.True(t, boundedProto(append(emptyEntries(101), tail...), m))
+		_, ei := info(t, checkReadable(m))
+		require.Equal(t, tags.ReasonBatchTooLarge, ei.GetReason())
+	}
+}
