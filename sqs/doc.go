@@ -30,7 +30,8 @@
 //   - actions*.go: the actions (queue, message, move tasks);
 //     attributes.go queue attributes; messages.go message attributes,
 //     system attributes and bodies; checksums.go SQS's MD5s; cache.go the
-//     receive attempts of FIFO retries and default tag names; errors.go
+//     receive attempts of FIFO retries (bounded by bytes) and what is
+//     remembered of queues (default tag names, FIFO or not); errors.go
 //     SQS's errors and tagq's statuses onto them.
 //
 // # Mapping
