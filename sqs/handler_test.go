@@ -396,17 +396,8 @@ func TestHandler_GetQueueUrlWithAnyPermission(t *testing.T) {
 	b.ok("CreateQueue", obj{"QueueName": "q~x"})
 	b.ok("CreateQueue", obj{"QueueName": "q~y"})
 	b.ok("CreateQueue", obj{"QueueName": "f.fifo", "Attributes": obj{"FifoQueue": "true"}})
-	ctx := context.Background()
 	userCreds := func(name string, grants ...access.Grant) aws.Credentials {
-		_, err := b.acc.CreatePrincipal(ctx, access.Principal{Name: name})
-		require.NoError(t, err)
-		for _, g := range grants {
-			g.Principal = name
-			require.NoError(t, b.acc.SetGrant(ctx, g))
-		}
-		_, key, err := b.acc.IssueKey(ctx, name)
-		require.NoError(t, err)
-		return b.credsOf(key)
+		return b.credsOf(b.principal(name, grants...))
 	}
 	b.creds = userCreds("producer", access.Grant{Queue: "q", Permission: access.Send}, access.Grant{Queue: "f", Permission: access.Send},
 		access.Grant{Queue: "n*", Permission: access.Send})
@@ -463,12 +454,7 @@ func TestHandler_FifoSuffixMustMatch(t *testing.T) {
 
 	a := setup(t, true)
 	a.ok("CreateQueue", obj{"QueueName": "qa"})
-	ctx := context.Background()
-	_, err := a.acc.CreatePrincipal(ctx, access.Principal{Name: "stranger"})
-	require.NoError(t, err)
-	_, key, err := a.acc.IssueKey(ctx, "stranger")
-	require.NoError(t, err)
-	a.creds = a.credsOf(key)
+	a.creds = a.credsOf(a.principal("stranger"))
 	r := a.call("ReceiveMessage", obj{"QueueUrl": a.url("qa.fifo")})
 	require.Equal(t, "AccessDenied", r.code(), r.body)
 }

@@ -131,6 +131,22 @@ func (b *bundle) credsOf(apiKey string) aws.Credentials {
 	return aws.Credentials{AccessKeyID: c.AccessKeyID, SecretAccessKey: c.SecretAccessKey}
 }
 
+// principal makes a principal with grants (their Principal set to it) and
+// returns an API key of its.
+func (b *bundle) principal(name string, grants ...access.Grant) string {
+	b.t.Helper()
+	ctx := context.Background()
+	_, err := b.acc.CreatePrincipal(ctx, access.Principal{Name: name})
+	require.NoError(b.t, err)
+	for _, g := range grants {
+		g.Principal = name
+		require.NoError(b.t, b.acc.SetGrant(ctx, g))
+	}
+	_, key, err := b.acc.IssueKey(ctx, name)
+	require.NoError(b.t, err)
+	return key
+}
+
 // reply is an answer: its status and body, decoded as JSON when it is.
 type reply struct {
 	status int

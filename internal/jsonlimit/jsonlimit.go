@@ -107,10 +107,7 @@ func (w *walker) value(s *Shape, depth int) (v *Violation, ok bool) {
 }
 
 func (w *walker) array(s *Shape, depth int) (*Violation, bool) {
-	w.i++ // [
-	w.space()
-	if w.next() == ']' {
-		w.i++
+	if w.empty(']') {
 		return nil, true
 	}
 	for n := 0; ; n++ {
@@ -124,24 +121,41 @@ func (w *walker) array(s *Shape, depth int) (*Violation, bool) {
 			}
 			return v, false
 		}
-		w.space()
-		switch w.next() {
-		case ',':
-			w.i++
-		case ']':
-			w.i++
-			return nil, true
-		default:
-			return nil, false
+		if more, ok := w.more(']'); !more {
+			return nil, ok
 		}
 	}
 }
 
-func (w *walker) object(s *Shape, depth int) (*Violation, bool) {
-	w.i++ // {
+// empty moves past a container's start and, when nothing but space comes
+// before its end, past that too (true).
+func (w *walker) empty(end byte) bool {
+	w.i++
 	w.space()
-	if w.next() == '}' {
+	if w.next() == end {
 		w.i++
+		return true
+	}
+	return false
+}
+
+// more moves past what follows an element: a comma (more true) or the
+// container's end (more false); ok false: neither, not JSON.
+func (w *walker) more(end byte) (more, ok bool) {
+	w.space()
+	switch w.next() {
+	case ',':
+		w.i++
+		return true, true
+	case end:
+		w.i++
+		return false, true
+	}
+	return false, false
+}
+
+func (w *walker) object(s *Shape, depth int) (*Violation, bool) {
+	if w.empty('}') {
 		return nil, true
 	}
 	for n := 0; ; n++ {
@@ -183,15 +197,8 @@ func (w *walker) object(s *Shape, depth int) (*Violation, bool) {
 			}
 			return v, false
 		}
-		w.space()
-		switch w.next() {
-		case ',':
-			w.i++
-		case '}':
-			w.i++
-			return nil, true
-		default:
-			return nil, false
+		if more, ok := w.more('}'); !more {
+			return nil, ok
 		}
 	}
 }
