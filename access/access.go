@@ -15,6 +15,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/tagq/tagq/internal/durable"
+	"github.com/tagq/tagq/internal/rediserr"
 	"github.com/tagq/tagq/tags"
 )
 
@@ -196,7 +197,7 @@ func (a *Access) CreatePrincipal(ctx context.Context, p Principal) (*Principal, 
 		tx.Incr(ctx, a.k.version)
 		return nil
 	}); err != nil {
-		return nil, tags.StorageError(err)
+		return nil, rediserr.StorageError(err)
 	}
 	a.invalidate()
 	if !added.Val() {
@@ -223,11 +224,11 @@ func (a *Access) GetPrincipal(ctx context.Context, name string) (*Principal, int
 		return nil, 0, principalNotFound(name)
 	}
 	if err != nil {
-		return nil, 0, tags.StorageError(err)
+		return nil, 0, rediserr.StorageError(err)
 	}
 	var p Principal
 	if err := json.Unmarshal([]byte(get.Val()), &p); err != nil {
-		return nil, 0, tags.StorageError(err)
+		return nil, 0, rediserr.StorageError(err)
 	}
 	return &p, n.Val(), nil
 }
@@ -249,13 +250,13 @@ func (a *Access) ListPrincipals(ctx context.Context) ([]*Principal, error) {
 func hashValues[T any](ctx context.Context, a *Access, hash string, keep func(*T) bool) ([]*T, error) {
 	all, err := a.rdb.HGetAll(ctx, hash).Result()
 	if err != nil {
-		return nil, tags.StorageError(err)
+		return nil, rediserr.StorageError(err)
 	}
 	var out []*T
 	for _, raw := range all {
 		v := new(T)
 		if err := json.Unmarshal([]byte(raw), v); err != nil {
-			return nil, tags.StorageError(err)
+			return nil, rediserr.StorageError(err)
 		}
 		if keep(v) {
 			out = append(out, v)
@@ -274,7 +275,7 @@ func (a *Access) DeletePrincipal(ctx context.Context, name string) error {
 	n, err := scripts.deletePrincipal.Run(ctx, a.rdb, []string{a.k.principals, a.k.apiKeys, a.k.grants, a.k.owners,
 		a.k.created(name), a.k.version}, name).Int()
 	if err != nil {
-		return tags.StorageError(err)
+		return rediserr.StorageError(err)
 	}
 	a.invalidate()
 	if n == 0 {
@@ -307,7 +308,7 @@ func (a *Access) setIf(ctx context.Context, principal, hash, field string, v any
 	raw, _ := json.Marshal(v)
 	n, err := scripts.setIfPrincipal.Run(ctx, a.rdb, []string{a.k.principals, hash, a.k.version}, principal, field, raw).Int()
 	if err != nil {
-		return tags.StorageError(err)
+		return rediserr.StorageError(err)
 	}
 	a.invalidate()
 	if n == 0 {
@@ -335,7 +336,7 @@ func (a *Access) RevokeKey(ctx context.Context, principal, id string) error {
 	ctx = durable.Mark(ctx) // S20: acknowledged once replicated (where the client has the hook)
 	n, err := scripts.revokeKey.Run(ctx, a.rdb, []string{a.k.apiKeys, a.k.version}, id, principal).Int()
 	if err != nil {
-		return tags.StorageError(err)
+		return rediserr.StorageError(err)
 	}
 	a.invalidate()
 	if n == 0 {
@@ -370,7 +371,7 @@ func (a *Access) RevokeGrant(ctx context.Context, principal, queue string) error
 	ctx = durable.Mark(ctx) // S20: acknowledged once replicated (where the client has the hook)
 	n, err := scripts.revokeGrant.Run(ctx, a.rdb, []string{a.k.grants, a.k.version}, grantField(principal, queue)).Int()
 	if err != nil {
-		return tags.StorageError(err)
+		return rediserr.StorageError(err)
 	}
 	a.invalidate()
 	if n == 0 {
@@ -411,7 +412,7 @@ func (a *Access) Bootstrap(ctx context.Context, token string) error {
 	kraw, _ := json.Marshal(k)
 	if err := scripts.bootstrap.Run(ctx, a.rdb, []string{a.k.principals, a.k.apiKeys, a.k.version},
 		AdminPrincipal, praw, bootstrapKey, kraw).Err(); err != nil {
-		return tags.StorageError(err)
+		return rediserr.StorageError(err)
 	}
 	a.invalidate()
 	return nil
@@ -435,7 +436,7 @@ func (a *Access) ReserveQueue(ctx context.Context, p *Principal, queue string) (
 	}
 	n, err := scripts.reserveQueue.Run(ctx, a.rdb, []string{a.k.created(p.Name)}, queue, max).Int()
 	if err != nil {
-		return false, tags.StorageError(err)
+		return false, rediserr.StorageError(err)
 	}
 	if n < 0 {
 		return false, &tags.Error{Kind: tags.KindResourceExhausted, Reason: ReasonQuotaExceeded,
@@ -449,7 +450,7 @@ func (a *Access) ReserveQueue(ctx context.Context, p *Principal, queue string) (
 func (a *Access) ReleaseQueue(ctx context.Context, p *Principal, queue string) error {
 	ctx = durable.Mark(ctx) // S20: acknowledged once replicated (where the client has the hook)
 	if err := a.rdb.SRem(ctx, a.k.created(p.Name), queue).Err(); err != nil {
-		return tags.StorageError(err)
+		return rediserr.StorageError(err)
 	}
 	return nil
 }
@@ -465,7 +466,7 @@ func (a *Access) QueueCreated(ctx context.Context, p *Principal, queue string) e
 	})
 	a.invalidate()
 	if err != nil {
-		return tags.StorageError(err)
+		return rediserr.StorageError(err)
 	}
 	return nil
 }
@@ -478,7 +479,7 @@ func (a *Access) QueueDeleted(ctx context.Context, queue string) error {
 		return nil
 	}
 	if err != nil {
-		return tags.StorageError(err)
+		return rediserr.StorageError(err)
 	}
 	err = a.txPipelined(ctx, func(tx redis.Pipeliner) error {
 		tx.HDel(ctx, a.k.owners, queue)
@@ -488,7 +489,7 @@ func (a *Access) QueueDeleted(ctx context.Context, queue string) error {
 	})
 	a.invalidate()
 	if err != nil {
-		return tags.StorageError(err)
+		return rediserr.StorageError(err)
 	}
 	return nil
 }

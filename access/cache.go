@@ -11,7 +11,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/tagq/tagq/tags"
+	"github.com/tagq/tagq/internal/rediserr"
 )
 
 // Snapshot is the access data at one version: what a call is checked
@@ -59,7 +59,7 @@ func (a *Access) Current(ctx context.Context) (*Snapshot, error) {
 		if s != nil && a.now().UnixNano()-a.checked.Load() < 2*int64(a.ttl) {
 			return s, nil
 		}
-		return nil, tags.StorageError(err)
+		return nil, rediserr.StorageError(err)
 	}
 	a.snap.Store(fresh)
 	a.checked.Store(started)

@@ -6,8 +6,9 @@
 // dead-letter outboxes left behind by a crash (S9), and moving dead letters
 // back to the tag they died in (S10).
 //
-// The storage steps themselves are atomic scripts in package tags; this
-// package decides when to run them. Every step is safe to run on several
+// The storage steps themselves are the storage's (tags.Maintainer; on
+// Redis, atomic scripts in package redisstore); this package decides when
+// to run them. Every step is safe to run on several
 // tagqd processes sharing one Redis at once; to keep their cost from
 // growing with the replicas, the workers of the processes split the
 // queues among themselves (shares.go: each queue to one live worker), and

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/tagq/tagq/tags"
+	"github.com/tagq/tagq/tags/redisstore"
 )
 
 // S21 with the background worker as tagqd runs it: a read cut short
@@ -28,7 +29,7 @@ import (
 const stalled = 4 * time.Second
 
 type replica struct {
-	s *tags.Store
+	s *redisstore.Store
 	w *Worker
 }
 
@@ -45,7 +46,7 @@ func bubbleReplicas(t *testing.T, n int) (redis.UniversalClient, []replica) {
 	}
 	var rs []replica
 	for range n {
-		s, err := tags.New(context.Background(), tags.Config{Client: dial(), Prefix: "live", StalledRead: stalled})
+		s, err := redisstore.New(context.Background(), redisstore.Config{Client: dial(), Prefix: "live", StalledRead: stalled})
 		require.NoError(t, err)
 		w := New(Config{Store: s})
 		w.Start()

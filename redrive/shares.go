@@ -9,7 +9,7 @@ import (
 )
 
 // Shares of the background work (DESIGN §8). Every worker beats in the
-// store's set of live workers (tags.Store.Heartbeat) and does the work
+// store's set of live workers (tags.Maintainer.Heartbeat) and does the work
 // that reads queues one by one — the janitor, sweeps, finding outboxes and
 // moves — for its share of the queues only: each queue belongs to the live
 // worker that ranks highest for it (rendezvous hashing), so N replicas

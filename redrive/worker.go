@@ -11,14 +11,15 @@ import (
 
 // Config configures a Worker.
 type Config struct {
-	// Store is the engine. Required.
-	Store *tags.Store
+	// Store is the storage whose background work the worker does.
+	// Required.
+	Store tags.Maintainer
 	// Interval between sweeps. Default 1s: a message whose last visibility
 	// deadline passed reaches its dead-letter queue within about that.
 	Interval time.Duration
 	// JanitorInterval between janitor passes (retention expiry, trimming
 	// what every tag is done with, stalled reads recovered; see
-	// tags.Store.RunJanitor). Default 1s; negative: no janitor.
+	// tags.Maintainer.JanitorPass). Default 1s; negative: no janitor.
 	JanitorInterval time.Duration
 	// Logger. Default slog.Default().
 	Logger *slog.Logger
@@ -156,7 +157,7 @@ func (w *Worker) RunOnce(ctx context.Context) error {
 
 // The background worker finds its work (source queues, outboxes waiting,
 // running moves) by reading its share of the queues: when the work epoch
-// (tags.Store.WorkEpoch: a redrive policy set, a move started, on any
+// (tags.Maintainer.WorkEpoch: a redrive policy set, a move started, on any
 // process) moved, which it looks at every discoverEvery, or a move started
 // here; and every discoverAll in any case, for what a crash left (an
 // outbox not relayed). It sweeps a source queue where the last sweep

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/tagq/tagq/tags"
+	"github.com/tagq/tagq/tags/redisstore"
 )
 
 func i32(v int32) *int32 { return &v }
@@ -24,7 +25,7 @@ func TestWorker_S7_MovesWithoutAnyonePolling(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			ctx := context.Background()
 			prefix := "tagqtest-redrive-" + name + time.Now().Format("150405.000000")
-			s, err := tags.New(ctx, tags.Config{Client: rdb, Prefix: prefix, TestClock: true})
+			s, err := redisstore.New(ctx, redisstore.Config{Client: rdb, Prefix: prefix, TestClock: true})
 			require.NoError(t, err)
 			t.Cleanup(func() { cleanup(rdb, prefix) })
 			_, err = s.CreateQueue(ctx, tags.QueueConfig{Name: "dlq", DeadLetterQueue: true})
@@ -42,7 +43,7 @@ func TestWorker_S7_MovesWithoutAnyonePolling(t *testing.T) {
 			require.NoError(t, rdb.HSet(ctx, prefix+":{q}:m", "test_clock_ms", ms).Err())
 
 			w1 := New(Config{Store: s})
-			other, err := tags.New(ctx, tags.Config{Client: rdb, Prefix: prefix, TestClock: true})
+			other, err := redisstore.New(ctx, redisstore.Config{Client: rdb, Prefix: prefix, TestClock: true})
 			require.NoError(t, err)
 			w2 := New(Config{Store: other})
 			require.NoError(t, w1.RunOnce(ctx))
@@ -91,9 +92,9 @@ func TestWorker_OneReplicaSweepsAQueue(t *testing.T) {
 			ctx := context.Background()
 			prefix := "tagqtest-redrive-lease-" + name + time.Now().Format("150405.000000")
 			t.Cleanup(func() { cleanup(rdb, prefix) })
-			a, err := tags.New(ctx, tags.Config{Client: rdb, Prefix: prefix, TestClock: true})
+			a, err := redisstore.New(ctx, redisstore.Config{Client: rdb, Prefix: prefix, TestClock: true})
 			require.NoError(t, err)
-			b, err := tags.New(ctx, tags.Config{Client: rdb, Prefix: prefix, TestClock: true})
+			b, err := redisstore.New(ctx, redisstore.Config{Client: rdb, Prefix: prefix, TestClock: true})
 			require.NoError(t, err)
 			_, err = a.CreateQueue(ctx, tags.QueueConfig{Name: "dlq", DeadLetterQueue: true})
 			require.NoError(t, err)
@@ -159,9 +160,9 @@ func TestWorker_JanitorWaitsForTheHoldersLease(t *testing.T) {
 			ctx := context.Background()
 			prefix := "tagqtest-redrive-janitor-" + name + time.Now().Format("150405.000000")
 			t.Cleanup(func() { cleanup(rdb, prefix) })
-			a, err := tags.New(ctx, tags.Config{Client: rdb, Prefix: prefix, TestClock: true})
+			a, err := redisstore.New(ctx, redisstore.Config{Client: rdb, Prefix: prefix, TestClock: true})
 			require.NoError(t, err)
-			other, err := tags.New(ctx, tags.Config{Client: rdb, Prefix: prefix, TestClock: true})
+			other, err := redisstore.New(ctx, redisstore.Config{Client: rdb, Prefix: prefix, TestClock: true})
 			require.NoError(t, err)
 			_, err = a.CreateQueue(ctx, tags.QueueConfig{Name: "q"})
 			require.NoError(t, err)

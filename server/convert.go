@@ -40,6 +40,7 @@ func toQueue(q *tags.Queue) *tagqv1.Queue {
 		OverflowPolicy:           tagqv1.OverflowPolicy(q.Overflow),
 		WriteQuotaPerSecond:      i32p(q.WriteQuotaPerSecond),
 		ReadQuotaPerSecond:       i32p(q.ReadQuotaPerSecond),
+		Partitions:               i32p(max(q.Partitions, 1)),
 		State: &tagqv1.QueueState{RetainedMessages: q.RetainedMessages, TagCount: int32(q.TagCount),
 			RetainedBytes: q.RetainedBytes, DroppedTotal: q.DroppedTotal, DeduplicatedTotal: q.DeduplicatedTotal},
 

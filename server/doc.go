@@ -19,6 +19,9 @@
 //     without connect-go's growing buffer.
 //   - localcodec.go: REST and Connect unary requests cross the gateway's
 //     connection by reference, not encoded again.
+//   - inprocess.go: Server.InProcess, calls of the unary methods from
+//     fronts in the process (the SQS endpoint) through the gRPC server's
+//     own interceptor chain and stats handlers, without gRPC's wire.
 //   - tap.go, inflight.go, restguard.go: what is checked before a request
 //     is read (credentials, with --auth; the request bytes in flight, one
 //     count over every protocol), and codec.go's decoding of large

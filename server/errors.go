@@ -73,7 +73,7 @@ func withField(err error, prefix string) error {
 //   - context.Canceled / DeadlineExceeded become CANCELLED /
 //     DEADLINE_EXCEEDED;
 //   - anything else is judged by tags.StorageError: a failure to reach
-//     the storage (a Redis network error, say) is UNAVAILABLE /
+//     the storage over the network is UNAVAILABLE /
 //     BACKEND_UNAVAILABLE; an error nothing expected is INTERNAL (a bug:
 //     clients should not retry it), logged with its cause.
 //

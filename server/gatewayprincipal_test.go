@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"fmt"
 	"net"
 	"testing"
 
@@ -15,8 +16,9 @@ import (
 	tagqv1 "github.com/tagq/tagq/gen/tagq/v1"
 )
 
-// A front on the gateway's in-process connection (the SQS endpoint) names
-// the principal it authenticated; the server takes that name there only.
+// A front on the gateway's in-process connection, or calling in process
+// (InProcess; the SQS endpoint), names the principal it authenticated;
+// the server takes that name there only, and applies its permissions.
 func TestAuth_GatewayPrincipal(t *testing.T) {
 	t.Parallel()
 	b := setupAuth(t)
@@ -27,27 +29,34 @@ func TestAuth_GatewayPrincipal(t *testing.T) {
 			grpc.WithContextDialer(func(ctx context.Context, _ string) (net.Conn, error) { return lis.DialContext(ctx) }))...)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = conn.Close() })
-	gw := tagqv1.NewMessageServiceClient(conn)
-	_, err = b.q.CreateQueue(as(b.admin), &tagqv1.CreateQueueRequest{Queue: &tagqv1.Queue{Name: "q"}})
-	require.NoError(t, err)
+	for i, front := range []grpc.ClientConnInterface{conn, b.srv.InProcess()} {
+		gw := tagqv1.NewMessageServiceClient(front)
+		q := fmt.Sprintf("q%d", i)
+		_, err = b.q.CreateQueue(as(b.admin), &tagqv1.CreateQueueRequest{Queue: &tagqv1.Queue{Name: q}})
+		require.NoError(t, err)
 
-	send := &tagqv1.SendMessageRequest{Queue: "q", Body: []byte("x")}
-	_, err = gw.SendMessage(AsPrincipal(context.Background(), "user"), send)
-	code, ei := info(t, err)
-	require.Equal(t, codes.PermissionDenied, code, "authenticated as user, who may not send")
-	require.Equal(t, "user", ei.GetMetadata()["principal"])
-	require.NoError(t, b.acc.SetGrant(b.ctx, access.Grant{Principal: "user", Queue: "q", Permission: access.Send}))
-	_, err = gw.SendMessage(AsPrincipal(context.Background(), "user"), send)
-	require.NoError(t, err)
+		send := &tagqv1.SendMessageRequest{Queue: q, Body: []byte("x")}
+		_, err = gw.SendMessage(context.Background(), send)
+		code, _ := info(t, err)
+		require.Equal(t, codes.Unauthenticated, code, "%d: no principal named", i)
+		_, err = gw.SendMessage(AsPrincipal(context.Background(), "user"), send)
+		code, ei := info(t, err)
+		require.Equal(t, codes.PermissionDenied, code, "%d: authenticated as user, who may not send", i)
+		require.Equal(t, "user", ei.GetMetadata()["principal"])
+		require.NoError(t, b.acc.SetGrant(b.ctx, access.Grant{Principal: "user", Queue: q, Permission: access.Send}))
+		_, err = gw.SendMessage(AsPrincipal(context.Background(), "user"), send)
+		require.NoError(t, err, "%d", i)
 
-	_, err = gw.SendMessage(AsPrincipal(context.Background(), "nobody"), send)
-	code, _ = info(t, err)
-	require.Equal(t, codes.Unauthenticated, code, "a principal that does not exist")
+		_, err = gw.SendMessage(AsPrincipal(context.Background(), "nobody"), send)
+		code, _ = info(t, err)
+		require.Equal(t, codes.Unauthenticated, code, "%d: a principal that does not exist", i)
+	}
+	require.Contains(t, b.logs.String(), "msg=rpc method=/tagq.v1.MessageService/SendMessage code=PermissionDenied")
 
 	// From a network client (setupWith's connection is no gateway's) the
 	// name counts for nothing.
-	_, err = b.m.SendMessage(AsPrincipal(context.Background(), admin), send)
-	code, _ = info(t, err)
+	_, err = b.m.SendMessage(AsPrincipal(context.Background(), admin), &tagqv1.SendMessageRequest{Queue: "q0", Body: []byte("x")})
+	code, _ := info(t, err)
 	require.Equal(t, codes.Unauthenticated, code)
 
 	// No REST header becomes it.

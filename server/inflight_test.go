@@ -333,3 +333,51 @@ func TestOversizedGRPCMessage(t *testing.T) {
 	require.NoError(t, err)
 	require.Eventually(t, func() bool { return b.gaugeOf(t) == 0 }, 5*time.Second, 10*time.Millisecond)
 }
+
+// A front's bodies (the SQS endpoint's) count through Server.InFlight in
+// the one count REST, Connect and gRPC count in: a length reserved before
+// a body is read, refused when it does not fit beside another request's;
+// a body without a length grown as it is read, refused then; refusals
+// counted under the front's protocol; the bytes given back on Release.
+func TestInflight_ForAFront(t *testing.T) {
+	t.Parallel()
+	b := setup(t, func(c *Config) { c.MaxRequestBytesInFlight = 100 })
+	f := b.srv.InFlight()
+	require.EqualValues(t, 100, f.Limit())
+	b.srv.inflight.add(90) // another request's
+	require.False(t, f.Reserve(50), "a length that does not fit beside it")
+	require.EqualValues(t, 90, b.srv.inflight.n.Load(), "nothing taken")
+	f.Refused("sqs")
+
+	require.True(t, f.Grow(0, 10), "read as it comes: fits")
+	require.False(t, f.Grow(10, 40), "and then does not")
+	f.Refused("sqs")
+	f.Release(10)
+	require.EqualValues(t, 90, b.srv.inflight.n.Load())
+	require.Equal(t, 2.0, testCounter(t, b, "tagq_requests_refused_in_flight_total", "sqs"))
+	require.Equal(t, 90.0, b.gaugeOf(t), "the front's bytes are in the one gauge")
+
+	b.srv.inflight.add(-90)
+	require.True(t, f.Reserve(50))
+	require.EqualValues(t, 50, b.srv.inflight.n.Load(), "counted before a byte is read")
+	require.Equal(t, 50.0, b.gaugeOf(t))
+	f.Release(50)
+	require.EqualValues(t, 0, b.srv.inflight.n.Load())
+}
+
+// testCounter is a counter's value for the label value (its only label).
+func testCounter(t *testing.T, b *testBundle, name, label string) float64 {
+	t.Helper()
+	mfs, err := b.reg.Gather()
+	require.NoError(t, err)
+	for _, mf := range mfs {
+		if mf.GetName() == name {
+			for _, m := range mf.GetMetric() {
+				if m.GetLabel()[0].GetValue() == label {
+					return m.GetCounter().GetValue()
+				}
+			}
+		}
+	}
+	return 0
+}

@@ -40,6 +40,7 @@ func (s *queueService) CreateQueue(ctx context.Context, req *tagqv1.CreateQueueR
 		ContentBasedDeduplication: q.GetContentBasedDeduplication(),
 		WriteQuotaPerSecond:       q.WriteQuotaPerSecond,
 		ReadQuotaPerSecond:        q.ReadQuotaPerSecond,
+		Partitions:                q.Partitions,
 	}
 	created, err := s.store.CreateQueue(ctx, cfg)
 	if err != nil {
@@ -64,7 +65,7 @@ func (s *queueService) GetQueue(ctx context.Context, req *tagqv1.GetQueueRequest
 	return &tagqv1.GetQueueResponse{Queue: toQueue(q)}, nil
 }
 
-// The lists page tokens are bound to (tags.Store.PageToken): a token works
+// The lists page tokens are bound to (tags.Storage.PageToken): a token works
 // only with the parameters of the listing that issued it.
 func queueList(prefix string) string { return "queues?prefix=" + prefix }
 func tagList(queue string) string    { return "queues/" + queue + "/tags" }
@@ -82,7 +83,7 @@ var updateDefaults = map[string]int32{
 
 var immutableQueueFields = map[string]bool{"name": true, "dead_letter_queue": true, "topic_queue": true,
 	"priority_queue": true, "default_tag_name": true, "create_time": true, "update_time": true, "state": true, "source_queues": true,
-	"tags": true}
+	"tags": true, "partitions": true}
 
 func (s *queueService) UpdateQueue(ctx context.Context, req *tagqv1.UpdateQueueRequest) (*tagqv1.UpdateQueueResponse, error) {
 	q := req.GetQueue()

@@ -14,8 +14,8 @@ import (
 // GetTag report) as Prometheus series. The store is read at most once per
 // interval, by all replicas together: the first scrape after the interval,
 // on any tagqd, reads (two pipelined round trips per 200 queues, see
-// tags.Store.Stats) and leaves the figures in Redis for the others
-// (tags.Store.SharedStats); concurrent scrapes here wait for that read,
+// redisstore.Store.Stats) and leaves the figures in Redis for the others
+// (tags.Storage.SharedStats); concurrent scrapes here wait for that read,
 // and later ones are served from it, here and on every replica whose last
 // scrape came before it: replicas scraped every period P, each at its own
 // moment, read once per max(P, interval) between them. At most maxTags tag series are

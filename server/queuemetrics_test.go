@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	tagqv1 "github.com/tagq/tagq/gen/tagq/v1"
-	"github.com/tagq/tagq/tags"
+	"github.com/tagq/tagq/tags/redisstore"
 )
 
 // series gathers the registry into "name{label=value,...}" -> value, for
@@ -126,7 +126,7 @@ func TestQueueMetrics_ReplicasShareTheirReads(t *testing.T) {
 	b.srv.queueMetrics.now = func() time.Time { return clock }
 	rdb := redis.NewClient(&redis.Options{Addr: b.mr.Addr()})
 	t.Cleanup(func() { _ = rdb.Close() })
-	store, err := tags.New(b.ctx, tags.Config{Client: rdb})
+	store, err := redisstore.New(b.ctx, redisstore.Config{Client: rdb})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = store.Close() })
 	other := newQueueCollector(store, 5*time.Second, b.srv.queueMetrics.maxTags)

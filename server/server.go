@@ -19,6 +19,7 @@ import (
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/keepalive"
 	"google.golang.org/grpc/reflection"
+	"google.golang.org/grpc/stats"
 
 	"github.com/tagq/tagq/access"
 	tagqv1 "github.com/tagq/tagq/gen/tagq/v1"
@@ -144,6 +145,12 @@ type Server struct {
 	reg          prometheus.Registerer  // Config.Registerer
 	inflight     *InFlight              // request bytes in flight (inflight.go)
 	refused      *prometheus.CounterVec // calls refused for them, by protocol
+	// unary is the unary interceptor chain and stats the stats handlers,
+	// of gRPC's calls and in-process ones; methods are the tagq services'
+	// unary methods by full name, for the in-process calls (inprocess.go).
+	unary   grpc.UnaryServerInterceptor
+	stats   []stats.Handler
+	methods map[string]methodHandler
 }
 
 // New builds the gRPC server with the Queue, Message and Redrive services,
@@ -198,7 +205,7 @@ func New(cfg Config) (*Server, error) {
 	}
 	s := &Server{store: cfg.Store, log: cfg.Logger, gather: cfg.Gatherer, reg: cfg.Registerer, maxRequest: cfg.MaxRequestBytes,
 		health: health.NewServer(), drain: make(chan struct{}), conns: newConnMetrics(),
-		inflight: &InFlight{max: cfg.MaxRequestBytesInFlight}}
+		inflight: &InFlight{max: cfg.MaxRequestBytesInFlight}, methods: map[string]methodHandler{}}
 	inflightGauge, refused := newInflightMetrics(s.inflight)
 	s.refused = refused
 	s.messages = &messageService{store: cfg.Store, log: cfg.Logger, settler: newSettler(cfg.Store, cfg.Logger),
@@ -229,9 +236,15 @@ func New(cfg Config) (*Server, error) {
 	stream = append(stream, streams.interceptor) // after authentication: a stranger holds no slot
 	// Health Watch needs no credentials: its own bounds, per connection too.
 	stream = append(stream, watches.interceptor)
+	// The unary chain and the stats handlers serve gRPC's calls and the
+	// in-process ones alike (inprocess.go).
+	s.unary = chainUnary(unary)
+	if cfg.TracerProvider != nil {
+		s.stats = append(s.stats, tracing(cfg.TracerProvider))
+	}
 	opts := []grpc.ServerOption{
 		grpc.Creds(newTransportCreds(cfg.TLS)),
-		grpc.ChainUnaryInterceptor(unary...),
+		grpc.UnaryInterceptor(s.unary),
 		grpc.ChainStreamInterceptor(stream...),
 		// A message over it is refused by the length its 5-byte prefix
 		// announces, unread: RESOURCE_EXHAUSTED, but without ErrorInfo
@@ -268,14 +281,19 @@ func New(cfg Config) (*Server, error) {
 			Time: time.Minute, Timeout: 20 * time.Second}),
 		grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{MinTime: 10 * time.Second, PermitWithoutStream: true}),
 	}
-	if cfg.TracerProvider != nil {
-		opts = append(opts, tracing(cfg.TracerProvider))
+	for _, sh := range s.stats {
+		opts = append(opts, grpc.StatsHandler(sh))
 	}
 	s.grpc = grpc.NewServer(opts...)
-	tagqv1.RegisterQueueServiceServer(s.grpc, &queueService{store: cfg.Store, auth: s.auth})
+	qs, rs, as := &queueService{store: cfg.Store, auth: s.auth}, &redriveService{store: cfg.Store}, &accessService{acc: cfg.Access}
+	tagqv1.RegisterQueueServiceServer(s.grpc, qs)
 	tagqv1.RegisterMessageServiceServer(s.grpc, s.messages)
-	tagqv1.RegisterRedriveServiceServer(s.grpc, &redriveService{store: cfg.Store})
-	tagqv1.RegisterAccessServiceServer(s.grpc, &accessService{acc: cfg.Access})
+	tagqv1.RegisterRedriveServiceServer(s.grpc, rs)
+	tagqv1.RegisterAccessServiceServer(s.grpc, as)
+	s.keepMethods(&tagqv1.QueueService_ServiceDesc, qs)
+	s.keepMethods(&tagqv1.MessageService_ServiceDesc, s.messages)
+	s.keepMethods(&tagqv1.RedriveService_ServiceDesc, rs)
+	s.keepMethods(&tagqv1.AccessService_ServiceDesc, as)
 	healthpb.RegisterHealthServer(s.grpc, s.health)
 	reflection.Register(s.grpc)
 	m.initialize(s.grpc)

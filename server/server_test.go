@@ -28,6 +28,7 @@ import (
 
 	tagqv1 "github.com/tagq/tagq/gen/tagq/v1"
 	"github.com/tagq/tagq/tags"
+	"github.com/tagq/tagq/tags/redisstore"
 )
 
 // testBundle is a Server on an in-memory gRPC transport over an
@@ -41,7 +42,7 @@ type testBundle struct {
 	q     tagqv1.QueueServiceClient
 	m     tagqv1.MessageServiceClient
 	rest  *httptest.Server
-	store *tags.Store
+	store *redisstore.Store
 	logs  *logBuffer // what the server logged, at debug and up
 }
 
@@ -83,7 +84,7 @@ func setupWith(t testing.TB, opt func(*Config, redis.UniversalClient)) *testBund
 	t.Cleanup(func() { _ = rdb.Close() })
 	logs := &logBuffer{}
 	log := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	store, err := tags.New(ctx, tags.Config{Client: rdb, Logger: log})
+	store, err := redisstore.New(ctx, redisstore.Config{Client: rdb, Logger: log})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = store.Close() })
 	reg := prometheus.NewRegistry()

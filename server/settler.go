@@ -11,8 +11,8 @@ import (
 
 // settler turns the acks, nacks, extends and deads of every consume stream
 // into batched engine calls: all that arrived since the last flush go to
-// tags.Store.Settle together, one script call per tag, in one pipelined
-// round trip. While a flush runs the next batch gathers, so the batches
+// tags.Storage.Settle together (on Redis, one script call per tag, in one pipelined
+// round trip). While a flush runs the next batch gathers, so the batches
 // grow with the load and an idle server adds no delay (no fixed tick).
 type settler struct {
 	store tags.Storage

@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -44,8 +46,8 @@ func (f *fakeStorage) Waiting() int { return 0 }
 
 // The server runs on any tags.Storage, and maps what it answers by the
 // storage contract (tags/storage.go), over gRPC and REST alike: a
-// tags.Error keeps its kind, reason and field; a recognised backend
-// failure is UNAVAILABLE; a bare error is INTERNAL (a bug, not retried);
+// tags.Error keeps its kind, reason and field; a bare network failure is
+// UNAVAILABLE; any other bare error is INTERNAL (a bug, not retried);
 // the context's errors are the call's own codes; per-entry send errors
 // stay per entry.
 func TestStorageSeam_TheServerRunsOnAnyStorage(t *testing.T) {
@@ -61,7 +63,8 @@ func TestStorageSeam_TheServerRunsOnAnyStorage(t *testing.T) {
 	}{
 		{&tags.Error{Kind: tags.KindNotFound, Reason: tags.ReasonQueueNotFound, Message: "queue \"q\" does not exist"},
 			codes.NotFound, tags.ReasonQueueNotFound, 404},
-		{fmt.Errorf("reading: %w", redis.ErrPoolTimeout), codes.Unavailable, tags.ReasonBackendUnavailable, 503},
+		{fmt.Errorf("reading: %w", &net.OpError{Op: "read", Net: "tcp", Err: syscall.ECONNRESET}),
+			codes.Unavailable, tags.ReasonBackendUnavailable, 503},
 		{errors.New("a reply of a type nobody expected"), codes.Internal, tags.ReasonInternal, 500},
 		{context.DeadlineExceeded, codes.DeadlineExceeded, "", 504},
 	}

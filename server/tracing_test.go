@@ -1,6 +1,7 @@
 package server
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -8,6 +9,7 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
+	"google.golang.org/grpc"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/metadata"
 
@@ -15,7 +17,8 @@ import (
 )
 
 // With a tracer provider, every call is a server span that continues the
-// caller's trace (W3C traceparent in the metadata); health checks are not.
+// caller's trace (W3C traceparent in the metadata), whether it comes over
+// gRPC or in process (InProcess); health checks are not.
 func TestTracing_ServerSpansContinueTheCallersTrace(t *testing.T) {
 	t.Parallel()
 	exp := tracetest.NewInMemoryExporter()
@@ -28,26 +31,30 @@ func TestTracing_ServerSpansContinueTheCallersTrace(t *testing.T) {
 	// for.)
 	_, err := healthpb.NewHealthClient(b.conn).Check(b.ctx, &healthpb.HealthCheckRequest{})
 	require.NoError(t, err)
-	const traceID, parentID = "4bf92f3577b34da6a3ce929d0e0e4736", "00f067aa0ba902b7"
-	ctx := metadata.AppendToOutgoingContext(b.ctx, "traceparent", "00-"+traceID+"-"+parentID+"-01")
-	_, err = b.q.CreateQueue(ctx, &tagqv1.CreateQueueRequest{Queue: &tagqv1.Queue{Name: "orders"}})
-	require.NoError(t, err)
-	_, err = b.q.GetQueue(b.ctx, &tagqv1.GetQueueRequest{Name: "nope"}) // a new trace
-	require.Error(t, err)
+	for i, conn := range []grpc.ClientConnInterface{b.conn, b.srv.InProcess()} {
+		q := tagqv1.NewQueueServiceClient(conn)
+		const traceID, parentID = "4bf92f3577b34da6a3ce929d0e0e4736", "00f067aa0ba902b7"
+		ctx := metadata.AppendToOutgoingContext(b.ctx, "traceparent", "00-"+traceID+"-"+parentID+"-01")
+		_, err = q.CreateQueue(ctx, &tagqv1.CreateQueueRequest{Queue: &tagqv1.Queue{Name: fmt.Sprintf("orders%d", i)}})
+		require.NoError(t, err)
+		_, err = q.GetQueue(b.ctx, &tagqv1.GetQueueRequest{Name: "nope"}) // a new trace
+		require.Error(t, err)
 
-	require.Eventually(t, func() bool { return len(exp.GetSpans()) >= 2 }, 10*time.Second, time.Millisecond)
-	spans := exp.GetSpans()
-	require.Len(t, spans, 2, "no span for the health check")
-	create, get := spans[0], spans[1]
-	require.Equal(t, "tagq.v1.QueueService/CreateQueue", create.Name)
-	require.Equal(t, trace.SpanKindServer, create.SpanKind)
-	require.Equal(t, traceID, create.SpanContext.TraceID().String())
-	require.Equal(t, parentID, create.Parent.SpanID().String())
-	require.True(t, create.Parent.IsRemote())
+		require.Eventually(t, func() bool { return len(exp.GetSpans()) >= 2 }, 10*time.Second, time.Millisecond)
+		spans := exp.GetSpans()
+		require.Len(t, spans, 2, "no span for the health check")
+		create, get := spans[0], spans[1]
+		require.Equal(t, "tagq.v1.QueueService/CreateQueue", create.Name)
+		require.Equal(t, trace.SpanKindServer, create.SpanKind)
+		require.Equal(t, traceID, create.SpanContext.TraceID().String())
+		require.Equal(t, parentID, create.Parent.SpanID().String())
+		require.True(t, create.Parent.IsRemote())
 
-	require.Equal(t, "tagq.v1.QueueService/GetQueue", get.Name)
-	require.NotEqual(t, traceID, get.SpanContext.TraceID().String())
-	require.Equal(t, "NOT_FOUND", attr(get, "rpc.grpc.status_code", "rpc.response.status_code"))
+		require.Equal(t, "tagq.v1.QueueService/GetQueue", get.Name)
+		require.NotEqual(t, traceID, get.SpanContext.TraceID().String())
+		require.Equal(t, "NOT_FOUND", attr(get, "rpc.grpc.status_code", "rpc.response.status_code"))
+		exp.Reset()
+	}
 }
 
 // attr finds the first of keys among the span's attributes, as a string

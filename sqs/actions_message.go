@@ -78,7 +78,7 @@ func checkMessage(t target, param string, m *message) (*outMessage, *Error) {
 	case g != nil:
 		out.Topic = *g
 	}
-	res := sendResult{MD5OfMessageBody: md5Hex(*m.MessageBody), MD5OfMessageAttributes: md5OfAttributes(m.MessageAttributes),
+	res := sendResult{MD5OfMessageBody: md5Hex(out.Body), MD5OfMessageAttributes: md5OfAttributes(m.MessageAttributes),
 		MD5OfMessageSystemAttributes: md5OfAttributes(m.MessageSystemAttributes)}
 	size := len(out.Body)
 	for n, a := range out.Attributes {
@@ -253,13 +253,38 @@ func systemAttributeSet(names []string) map[string]bool {
 // SQS carries them, with their checksums, and the system attributes asked
 // for (sys nil: all; tagq's dead-letter metadata under "tagq." names).
 func (h *Handler) toSQSMessage(c *call, t target, m *tagqv1.Message, sys map[string]bool, attrNames []string) sqsMessage {
-	body := deliverable(m.GetBody())
-	out := sqsMessage{MessageID: m.GetMessageId(), ReceiptHandle: m.GetReceiptHandle(), Body: body, MD5OfBody: md5Hex(body)}
+	// MD5OfBody is of what is delivered: the body's own bytes, unless it
+	// holds what SQS cannot carry (sent through tagq's own API).
+	raw := m.GetBody()
+	body := deliverable(string(raw))
+	sum := md5Hex(raw)
+	if body != string(raw) {
+		sum = md5Hex([]byte(body))
+	}
+	out := sqsMessage{MessageID: m.GetMessageId(), ReceiptHandle: m.GetReceiptHandle(), Body: body, MD5OfBody: sum}
 	attrs, trace := toSQSAttributes(m.GetAttributes())
 	if sel := selectAttributes(attrs, attrNames); len(sel) > 0 {
 		out.MessageAttributes = sel
 		out.MD5OfMessageAttributes = md5OfAttributes(sel)
 	}
+	switch {
+	case sys == nil:
+		out.Attributes = h.systemAttributes(c, t, m, trace)
+	case len(sys) > 0: // none asked for, none made
+		all := h.systemAttributes(c, t, m, trace)
+		out.Attributes = attrMap{}
+		for n := range sys {
+			if v, ok := all[n]; ok {
+				out.Attributes[n] = v
+			}
+		}
+	}
+	return out
+}
+
+// systemAttributes are all the system attributes of a received message
+// (trace: its AWSTraceHeader).
+func (h *Handler) systemAttributes(c *call, t target, m *tagqv1.Message, trace string) attrMap {
 	all := attrMap{
 		"SentTimestamp":           millis(m.GetSendTime().AsTime().UnixMilli()),
 		"ApproximateReceiveCount": strconv.Itoa(int(m.GetReceiveCount())),
@@ -290,17 +315,7 @@ func (h *Handler) toSQSMessage(c *call, t target, m *tagqv1.Message, sys map[str
 	if mc := m.GetMoveCount(); mc > 0 {
 		all["tagq.MoveCount"] = strconv.Itoa(int(mc))
 	}
-	if sys == nil {
-		out.Attributes = all
-	} else if len(sys) > 0 {
-		out.Attributes = attrMap{}
-		for n := range sys {
-			if v, ok := all[n]; ok {
-				out.Attributes[n] = v
-			}
-		}
-	}
-	return out
+	return all
 }
 
 func millis(ms int64) string { return strconv.FormatInt(ms, 10) }

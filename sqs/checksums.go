@@ -12,10 +12,11 @@ import (
 // MD5OfMessageBody and MD5OfBody by default, and fails the call on a
 // mismatch).
 
-// md5Hex is the hex MD5 of s (MD5OfMessageBody, MD5OfBody: of the body's
-// UTF-8 bytes as sent and as delivered).
-func md5Hex(s string) string {
-	sum := md5.Sum([]byte(s))
+// md5Hex is the hex MD5 of b (MD5OfMessageBody, MD5OfBody: of the body's
+// UTF-8 bytes as sent and as delivered). It takes the bytes, not a string:
+// the callers have them, and a string would be copied to be summed.
+func md5Hex(b []byte) string {
+	sum := md5.Sum(b)
 	return hex.EncodeToString(sum[:])
 }
 

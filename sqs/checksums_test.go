@@ -30,5 +30,5 @@ func TestMD5OfAttributes_PublishedValues(t *testing.T) {
 		require.Equal(t, tc.want, md5OfAttributes(tc.attrs), "%v", tc.attrs)
 	}
 	require.Equal(t, "", md5OfAttributes(nil))
-	require.Equal(t, "5d41402abc4b2a76b9719d911017c592", md5Hex("hello"))
+	require.Equal(t, "5d41402abc4b2a76b9719d911017c592", md5Hex([]byte("hello")))
 }

@@ -8,16 +8,18 @@
 //   - handler.go: Handler (an http.Handler) and its Config. What a
 //     request's headers say is checked first (its signature's form, date
 //     and scope; with authentication on, that its access key id names a
-//     key), then its body is held in the server's request bytes in flight
-//     (Config.InFlight) and read (at most MaxRequestBytes), its hash and
+//     key), then its body is held in tagqd's request bytes in flight
+//     (Config.InFlight: the server's one count, server.InFlight) until it
+//     is answered, and read (at most MaxRequestBytes), its hash and
 //     signature checked, parsed by its protocol into one request shape,
 //     run by its action, and answered in its protocol. authfailures.go
-//     counts and logs the refused signatures. Every action calls tagqd's own gRPC
-//     server over the in-process connection the REST gateway uses
-//     (Config.Conn), so authentication, permissions, limits, metrics, the
-//     access log and spans are those of any other call; with
-//     authentication on, the call names the principal the signature
-//     authenticated (server.AsPrincipal).
+//     counts and logs the refused signatures. Every action calls tagqd's
+//     own gRPC methods in process (Config.Conn: server.Server.InProcess,
+//     which runs a method through the gRPC server's own interceptor chain
+//     and stats handlers, without gRPC's wire), so authentication,
+//     permissions, limits, metrics, the access log and spans are those of
+//     any other call; with authentication on, the call names the
+//     principal the signature authenticated (server.AsPrincipal).
 //   - protocol_json.go, protocol_query.go: the two protocols' parsing and
 //     answers; request.go the request shape both fill; results.go the
 //     answers' shapes (JSON members, flattened XML).

@@ -162,7 +162,7 @@ func byReason(code codes.Code, reason string) func(string, ...any) *Error {
 		return errResourceNotFound
 	case tags.ReasonQueueFull, tags.ReasonStorageFull, tags.ReasonTooManyTags:
 		return errOverLimit
-	case tags.ReasonQuotaExceeded:
+	case tags.ReasonQuotaExceeded, tags.ReasonTooManyRequestBytes:
 		return errThrottled
 	case tags.ReasonUnauthenticated:
 		return errInvalidClientKey

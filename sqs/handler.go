@@ -31,8 +31,8 @@ import (
 // are signed; this reads one, as the server's permission checks do), a
 // queue's default tag's name and whether it is FIFO, and (GetQueueUrl,
 // which any permission on a queue allows) whether a queue or tag exists.
-// Every other action goes through tagqd's gRPC server (Config.Conn).
-// *tags.Store implements it.
+// Every other action is a call of tagqd's gRPC methods (Config.Conn).
+// *redisstore.Store implements it.
 type Engine interface {
 	HandleTarget(raw string) (queue, tag string, ok bool)
 	GetQueue(ctx context.Context, name string) (*tags.Queue, error)
@@ -41,10 +41,11 @@ type Engine interface {
 
 // Config configures a Handler.
 type Config struct {
-	// Conn reaches tagqd's own gRPC server, in process (the REST
-	// gateway's connection: GatewayListener), so every action passes the
-	// same authentication, permissions, limits, metrics, access log and
-	// spans as any other call. Required.
+	// Conn reaches tagqd's own gRPC methods in process
+	// (server.Server.InProcess; or a connection to the gRPC server over a
+	// server.GatewayListener), so every action passes the same
+	// authentication, permissions, limits, metrics, access log and spans
+	// as any other call. Required.
 	Conn grpc.ClientConnInterface
 	// Engine reads receipt handles and default tag names. Required.
 	Engine Engine
@@ -65,10 +66,11 @@ type Config struct {
 	MaxRequestBytes int64
 	// InFlight, when set, is the count of request bytes in flight the
 	// endpoint's bodies are held in (the gRPC server's: Server.InFlight,
-	// --max-request-bytes-in-flight): a body is counted from before it is
-	// read (as it is read, without a Content-Length) until its request is
-	// answered, and one that does not fit is refused unread with
-	// RequestThrottled and Retry-After. Default nil: not counted.
+	// --max-request-bytes-in-flight, one count over every protocol): a
+	// body is counted from before it is read (as it is read, without a
+	// Content-Length) until its request is answered, and one that does
+	// not fit is refused unread with RequestThrottled and Retry-After.
+	// Default nil: not counted.
 	InFlight *server.InFlight
 	// Registerer, when set, gets the endpoint's metrics: requests refused
 	// for their signature or credentials, by error code

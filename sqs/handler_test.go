@@ -2,16 +2,20 @@ package sqs
 
 import (
 	"context"
+	"crypto/md5"
+	"encoding/hex"
 	"net/http"
 	"net/url"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/stretchr/testify/require"
 
 	"github.com/tagq/tagq/access"
 	tagqv1 "github.com/tagq/tagq/gen/tagq/v1"
+	"github.com/tagq/tagq/server"
 )
 
 // msgs is a ReceiveMessage answer's messages.
@@ -217,7 +221,7 @@ func TestHandler_BatchesAndRefusals(t *testing.T) {
 			require.Equal(t, obj{"n": obj{"DataType": "Number", "StringValue": "1"}}, m["MessageAttributes"])
 			require.Equal(t, md5OfAttributes(map[string]attrValue{"n": {DataType: "Number", StringValue: str("1")}}), m["MD5OfMessageAttributes"])
 		}
-		require.Equal(t, md5Hex(m["Body"].(string)), m["MD5OfBody"])
+		require.Equal(t, md5Hex([]byte(m["Body"].(string))), m["MD5OfBody"])
 	}
 }
 
@@ -457,4 +461,75 @@ func TestHandler_FifoSuffixMustMatch(t *testing.T) {
 	a.creds = a.credsOf(a.principal("stranger"))
 	r := a.call("ReceiveMessage", obj{"QueueUrl": a.url("qa.fifo")})
 	require.Equal(t, "AccessDenied", r.code(), r.body)
+}
+
+// Each action is a call of tagq's own API through the server's
+// interceptors: the server's gRPC metrics count it, by method and code
+// (and so does its access log: server's TestInProcess_AsAGRPCCall).
+func TestHandler_ActionsAreTagqCalls(t *testing.T) {
+	t.Parallel()
+	b := setup(t, false)
+	b.ok("CreateQueue", obj{"QueueName": "q"})
+	b.ok("SendMessageBatch", obj{"QueueUrl": b.url("q"), "Entries": []obj{{"Id": "a", "MessageBody": "x"}}})
+	require.Len(t, msgs(b.ok("ReceiveMessage", obj{"QueueUrl": b.url("q")})), 1)
+	require.Equal(t, "AWS.SimpleQueueService.NonExistentQueue", b.call("ReceiveMessage", obj{"QueueUrl": b.url("nope")}).code())
+	for _, c := range [][2]string{{"CreateQueue", "OK"}, {"SendMessageBatch", "OK"}, {"ReceiveMessage", "OK"}, {"ReceiveMessage", "NotFound"}} {
+		require.Equal(t, 1.0, metric(t, b, "grpc_server_handled_total", c[0], c[1]), "%s %s", c[0], c[1])
+	}
+}
+
+// A body sent through tagq's own API with bytes SQS cannot carry is
+// delivered with each as U+FFFD, and its MD5OfBody is of what is
+// delivered; a body SQS can carry has the MD5 of its own bytes.
+func TestHandler_BodiesAsDelivered(t *testing.T) {
+	t.Parallel()
+	b := setup(t, false)
+	b.ok("CreateQueue", obj{"QueueName": "q"})
+	for _, body := range []string{"a\x00b\xff", "plain é"} {
+		_, err := b.m.SendMessage(context.Background(), &tagqv1.SendMessageRequest{Queue: "q", Body: []byte(body)})
+		require.NoError(t, err)
+	}
+	got := map[string]string{}
+	for _, m := range msgs(b.ok("ReceiveMessage", obj{"QueueUrl": b.url("q"), "MaxNumberOfMessages": 10})) {
+		got[m["Body"].(string)] = m["MD5OfBody"].(string)
+		require.NotContains(t, m, "Attributes", "no system attributes unless asked for")
+	}
+	want := func(s string) string { sum := md5.Sum([]byte(s)); return hex.EncodeToString(sum[:]) }
+	require.Equal(t, map[string]string{"a\uFFFDb\uFFFD": want("a\uFFFDb\uFFFD"), "plain é": want("plain é")}, got)
+}
+
+// A request's body counts in tagqd's request bytes in flight until it is
+// answered (--max-request-bytes-in-flight, over every protocol): while a
+// long poll holds more than the limit, other requests are refused unread
+// with RequestThrottled, counted under the protocol "sqs"; once it ends,
+// they are served.
+func TestHandler_RequestBytesInFlight(t *testing.T) {
+	t.Parallel()
+	b := setup(t, false, func(c *server.Config, _ *Config) { c.MaxRequestBytesInFlight = 10 })
+	b.ok("CreateQueue", obj{"QueueName": "q"})
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	poll := `{"QueueUrl":"` + b.url("q") + `","WaitTimeSeconds":20}`
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		req, err := http.NewRequestWithContext(ctx, http.MethodPost, b.srv.URL+"/", strings.NewReader(poll))
+		if err != nil {
+			return
+		}
+		req.Header.Set("Content-Type", jsonContentType)
+		req.Header.Set("X-Amz-Target", targetPrefix+"ReceiveMessage")
+		b.serveSigned(t, req, []byte(poll))
+	}()
+	require.Eventually(t, func() bool { return metric(t, b, "tagq_request_bytes_in_flight") == float64(len(poll)) },
+		10*time.Second, time.Millisecond, "the long poll holds its bytes")
+	r := b.call("ListQueues", obj{})
+	require.Equal(t, "RequestThrottled", r.code(), r.body)
+	require.Contains(t, r.body, server.ReasonTooManyRequestBytes)
+	require.Equal(t, 1.0, metric(t, b, "tagq_requests_refused_in_flight_total", "sqs"))
+
+	cancel()
+	<-done
+	b.ok("ListQueues", obj{})
 }

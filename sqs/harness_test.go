@@ -7,11 +7,11 @@ import (
 	"encoding/json"
 	"io"
 	"log/slog"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"strings"
+	"testing"
 	"time"
 
 	"github.com/alicebob/miniredis/v2"
@@ -20,34 +20,30 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
-	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
-	"google.golang.org/grpc/test/bufconn"
 
 	"github.com/tagq/tagq/access"
 	tagqv1 "github.com/tagq/tagq/gen/tagq/v1"
 	"github.com/tagq/tagq/redrive"
 	"github.com/tagq/tagq/server"
-	"github.com/tagq/tagq/tags"
+	"github.com/tagq/tagq/tags/redisstore"
 )
 
 // bundle is an SQS endpoint in front of a whole tagq server in process (on
-// miniredis): the server's gRPC API reached over a GatewayListener, as
-// tagqd wires it.
+// miniredis): the server's methods called in process (Server.InProcess),
+// as tagqd wires it.
 type bundle struct {
 	t     tb
 	h     *Handler
 	srv   *httptest.Server
-	store *tags.Store
+	store *redisstore.Store
 	work  *redrive.Worker // the background work, run on demand (bundle.background)
 	q     tagqv1.QueueServiceClient
 	m     tagqv1.MessageServiceClient
-	acc   *access.Access // nil: authentication off
+	acc   *access.Access       // nil: authentication off
+	reg   *prometheus.Registry // the server's metrics and the endpoint's
 	key   []byte
 	// creds sign requests (any, with authentication off).
 	creds aws.Credentials
-	// srvReg holds the server's metrics and the endpoint's.
-	srvReg *prometheus.Registry
 }
 
 // tb is what setup needs of a test: testing.TB's part that examples can
@@ -68,22 +64,36 @@ const testAdminKey = "admin-key-for-the-sqs-tests-0123456789"
 // and the endpoint's configurations before they start.
 func setup(t tb, auth bool, opts ...func(*server.Config, *Config)) *bundle {
 	t.Helper()
-	ctx := context.Background()
 	mr := miniredis.RunT(t)
 	rdb := redis.NewClient(&redis.Options{Addr: mr.Addr(), MaxRetries: -1})
 	t.Cleanup(func() { _ = rdb.Close() })
+	return setupOn(t, auth, rdb, "", opts...)
+}
+
+// setupOn starts the bundle on rdb, its keys under prefix ("": the
+// engine's default); opts change the server's and the endpoint's
+// configurations before they start (the server's Logger is the
+// endpoint's unless an option sets one).
+func setupOn(t tb, auth bool, rdb redis.UniversalClient, prefix string, opts ...func(*server.Config, *Config)) *bundle {
+	t.Helper()
+	ctx := context.Background()
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	store, err := tags.New(ctx, tags.Config{Client: rdb, Logger: log})
+	store, err := redisstore.New(ctx, redisstore.Config{Client: rdb, Logger: log, Prefix: prefix})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = store.Close() })
 	b := &bundle{t: t, store: store, work: redrive.New(redrive.Config{Store: store, Logger: log}), creds: aws.Credentials{AccessKeyID: "anyone", SecretAccessKey: "anything"}}
-	cfg := server.Config{Store: store, Logger: log, Registerer: prometheus.NewRegistry()}
+	b.reg = prometheus.NewRegistry()
+	cfg := server.Config{Store: store, Logger: log, Registerer: b.reg}
 	if auth {
-		b.acc, err = access.New(access.Config{Client: rdb})
+		b.acc, err = access.New(access.Config{Client: rdb, Prefix: prefix})
 		require.NoError(t, err)
 		require.NoError(t, b.acc.Bootstrap(ctx, testAdminKey))
 		cfg.Access = b.acc
-		b.key, err = LoadSigningKey(ctx, rdb, "tagq", "")
+		kp := prefix
+		if kp == "" {
+			kp = "tagq"
+		}
+		b.key, err = LoadSigningKey(ctx, rdb, kp, "")
 		require.NoError(t, err)
 	}
 	var ecfg Config
@@ -92,18 +102,11 @@ func setup(t tb, auth bool, opts ...func(*server.Config, *Config)) *bundle {
 	}
 	srv, err := server.New(cfg)
 	require.NoError(t, err)
-	b.srvReg = cfg.Registerer.(*prometheus.Registry)
-	lis := bufconn.Listen(1 << 20)
-	go func() { _ = srv.GRPC().Serve(server.GatewayListener(lis)) }()
 	t.Cleanup(srv.GRPC().Stop)
-	conn, err := grpc.NewClient("passthrough:///gateway", append(srv.GatewayDialOptions(),
-		grpc.WithTransportCredentials(insecure.NewCredentials()),
-		grpc.WithContextDialer(func(ctx context.Context, _ string) (net.Conn, error) { return lis.DialContext(ctx) }))...)
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = conn.Close() })
+	conn := srv.InProcess()
 	ecfg.Conn, ecfg.Engine, ecfg.Access, ecfg.SigningKey, ecfg.InFlight, ecfg.Registerer = conn, store, b.acc, b.key, srv.InFlight(), srv.Registerer()
 	if ecfg.Logger == nil {
-		ecfg.Logger = log
+		ecfg.Logger = cfg.Logger
 	}
 	b.h, err = New(ecfg)
 	require.NoError(t, err)
@@ -236,3 +239,50 @@ func (b *bundle) background() {
 func (b *bundle) url(name string) string { return b.srv.URL + "/" + DefaultAccountID + "/" + name }
 
 type obj = map[string]any
+
+// series is a gauge's or counter's series on the server's /metrics (the
+// endpoint's too), by its labels' values joined with ",".
+func (b *bundle) series(t *testing.T, name string) map[string]float64 {
+	t.Helper()
+	mfs, err := b.reg.Gather()
+	require.NoError(t, err)
+	out := map[string]float64{}
+	for _, mf := range mfs {
+		if mf.GetName() != name {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			var labels []string
+			for _, l := range m.GetLabel() {
+				labels = append(labels, l.GetValue())
+			}
+			v := m.GetCounter().GetValue()
+			if m.GetGauge() != nil {
+				v = m.GetGauge().GetValue()
+			}
+			out[strings.Join(labels, ",")] = v
+		}
+	}
+	return out
+}
+
+// metric is the value of the server's gauge or counter name, of the
+// series whose label values include labels (none: a metric of one
+// series).
+func metric(t *testing.T, b *bundle, name string, labels ...string) float64 {
+	t.Helper()
+series:
+	for key, v := range b.series(t, name) {
+		values := map[string]bool{}
+		for _, l := range strings.Split(key, ",") {
+			values[l] = true
+		}
+		for _, l := range labels {
+			if !values[l] {
+				continue series
+			}
+		}
+		return v
+	}
+	return 0
+}

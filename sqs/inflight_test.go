@@ -60,32 +60,6 @@ func answer(t *testing.T, c net.Conn) reply {
 	return reply{status: resp.StatusCode, body: string(raw), header: resp.Header}
 }
 
-// counter is a counter's value on the bundle's /metrics, by its labels'
-// values joined with ",".
-func (b *bundle) counter(t *testing.T, name string) map[string]float64 {
-	t.Helper()
-	mfs, err := b.srvReg.Gather()
-	require.NoError(t, err)
-	out := map[string]float64{}
-	for _, mf := range mfs {
-		if mf.GetName() != name {
-			continue
-		}
-		for _, m := range mf.GetMetric() {
-			var labels []string
-			for _, l := range m.GetLabel() {
-				labels = append(labels, l.GetValue())
-			}
-			v := m.GetCounter().GetValue()
-			if m.GetGauge() != nil {
-				v = m.GetGauge().GetValue()
-			}
-			out[strings.Join(labels, ",")] = v
-		}
-	}
-	return out
-}
-
 // With authentication on, what a request's headers say is checked before
 // a byte of its body is read: a signature of no key, of the wrong
 // service, or dated out of the window is refused while its 8 MiB body is
@@ -110,7 +84,7 @@ func TestHandler_HeadersCheckedBeforeTheBody(t *testing.T) {
 	require.NoError(t, c.Close())
 
 	require.Equal(t, map[string]float64{"InvalidClientTokenId": 1, "SignatureDoesNotMatch": 1, "MissingAuthenticationToken": 1,
-		"IncompleteSignature": 0}, b.counter(t, "tagq_sqs_auth_failures_total"))
+		"IncompleteSignature": 0}, b.series(t, "tagq_sqs_auth_failures_total"))
 	// A signature that is wrong only in its secret: the body is read
 	// (within the cap), then refused.
 	wrong := b.creds
@@ -118,7 +92,7 @@ func TestHandler_HeadersCheckedBeforeTheBody(t *testing.T) {
 	b.creds = wrong
 	r = b.call("ListQueues", obj{})
 	require.Equal(t, "SignatureDoesNotMatch", r.code(), r.body)
-	require.EqualValues(t, 2, b.counter(t, "tagq_sqs_auth_failures_total")["SignatureDoesNotMatch"])
+	require.EqualValues(t, 2, b.series(t, "tagq_sqs_auth_failures_total")["SignatureDoesNotMatch"])
 }
 
 // Bodies are held in the server's request bytes in flight from before
@@ -131,7 +105,7 @@ func TestHandler_BodiesHeldInFlight(t *testing.T) {
 	b := setup(t, false, func(s *server.Config, _ *Config) { s.MaxRequestBytesInFlight = 1000 })
 	b.ok("CreateQueue", obj{"QueueName": "q"})
 	held := b.partial(t, "ListQueues", b.creds, time.Now(), 2000)
-	inFlight := func() float64 { return b.counter(t, "tagq_request_bytes_in_flight")[""] }
+	inFlight := func() float64 { return b.series(t, "tagq_request_bytes_in_flight")[""] }
 	require.Eventually(t, func() bool { return inFlight() == 2000 }, answerTimeout, 5*time.Millisecond,
 		"the held body is counted before it is read")
 
@@ -150,7 +124,7 @@ func TestHandler_BodiesHeldInFlight(t *testing.T) {
 		req.ContentLength = -1
 	})
 	require.Equal(t, "RequestThrottled", r.code(), r.body)
-	require.EqualValues(t, 3, b.counter(t, "tagq_requests_refused_in_flight_total")["sqs"])
+	require.EqualValues(t, 3, b.series(t, "tagq_requests_refused_in_flight_total")["sqs"])
 
 	require.NoError(t, held.Close())
 	require.Eventually(t, func() bool { return inFlight() == 0 }, answerTimeout, 5*time.Millisecond, "given back once it ends")

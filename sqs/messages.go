@@ -45,6 +45,19 @@ var (
 // #xE000-#xFFFD, #x10000-#x10FFFF).
 func validText(s string) bool {
 	for i := 0; i < len(s); {
+		// Eight bytes at a time while they are all printable ASCII
+		// (0x20-0x7F), as bodies mostly are: a byte under 0x20 makes
+		// x-0x20.. borrow into its top bit, one of 0x80 or more has it set.
+		for ; i+8 <= len(s); i += 8 {
+			x := uint64(s[i]) | uint64(s[i+1])<<8 | uint64(s[i+2])<<16 | uint64(s[i+3])<<24 |
+				uint64(s[i+4])<<32 | uint64(s[i+5])<<40 | uint64(s[i+6])<<48 | uint64(s[i+7])<<56
+			if ((x-0x2020202020202020)|x)&0x8080808080808080 != 0 {
+				break
+			}
+		}
+		if i >= len(s) {
+			break
+		}
 		c := s[i]
 		if c >= 0x20 && c < 0x80 || c == 0x9 || c == 0xA || c == 0xD {
 			i++
@@ -67,8 +80,7 @@ func allowedRune(r rune) bool {
 // as it is in the common case; otherwise (bytes sent through tagq's own
 // APIs) with each byte or character SQS cannot carry replaced by U+FFFD.
 // MD5OfBody is the digest of what is delivered.
-func deliverable(b []byte) string {
-	s := string(b)
+func deliverable(s string) string {
 	if validText(s) {
 		return s
 	}
@@ -211,7 +223,7 @@ func toSQSAttributes(in map[string]*tagqv1.MessageAttribute) (map[string]attrVal
 				v.DataType = t
 			}
 		} else {
-			s := deliverable([]byte(a.GetStringValue()))
+			s := deliverable(a.GetStringValue())
 			v = attrValue{DataType: "String", StringValue: &s}
 			if t := types[name]; t != "" && !isBinaryType(t) {
 				v.DataType = t
@@ -252,10 +264,13 @@ func selectAttributes(attrs map[string]attrValue, names []string) map[string]att
 	return out
 }
 
-// sequenceNumber is a FIFO message's SequenceNumber, from its stream id:
-// increasing with the id ("" when the id is not a stream id).
+// sequenceNumber is a FIFO message's SequenceNumber, from its stream id
+// (a partitioned queue's message id is its partition's stream id and
+// "@<partition>": a topic lives in one partition, so its messages' numbers
+// increase): increasing with the id ("" when the id is not a stream id).
 func sequenceNumber(messageID string) string {
-	ms, seq, ok := streamid.Parse(messageID)
+	id, _, _ := strings.Cut(messageID, "@")
+	ms, seq, ok := streamid.Parse(id)
 	if !ok {
 		return ""
 	}

@@ -6,7 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"reflect"
+	"slices"
 	"strings"
+
+	jsonv2 "github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+	jsonv1 "github.com/go-json-experiment/json/v1"
 
 	"github.com/tagq/tagq/internal/jsonlimit"
 )
@@ -74,6 +80,20 @@ func checkJSONSize(body []byte) *Error {
 }
 
 // parseJSON reads a JSON request body. An empty body is an empty request.
+//
+// It is decoded as encoding/json would (the same names, case folded, an
+// exact match first; duplicates, the last one's value; invalid UTF-8,
+// U+FFFD; base64 bytes; unknown members ignored), by
+// go-json-experiment/json (encoding/json/v2's upstream) with its v1
+// options: about 4x as fast on a SendMessageBatch of 10 KiB
+// (BenchmarkParseJSON), where encoding/json's byte-at-a-time string
+// scanning, done twice (validation, then decoding), was a tenth of
+// tagqd's CPU on the SQS row. Only errors are reported as v2 reports
+// them: in one pass, without validating the whole body first (which
+// costs a third of the time), the request being dropped on any error.
+// Before it, checkJSONSize walks the bytes once, building nothing
+// (internal/jsonlimit), so that a list or map over its bound is refused
+// before the decoder makes an element per item.
 func parseJSON(body []byte) (*request, error) {
 	r := &request{}
 	if len(bytes.TrimSpace(body)) == 0 {
@@ -82,14 +102,59 @@ func parseJSON(body []byte) (*request, error) {
 	if e := checkJSONSize(body); e != nil {
 		return nil, e
 	}
-	if err := json.Unmarshal(body, r); err != nil {
-		var te *json.UnmarshalTypeError
-		if errors.As(err, &te) && te.Field != "" {
-			return nil, errSerialization("the value of %s is not of the member's type (%s expected, got a JSON %s)", clip(te.Field), te.Type.String(), te.Value)
+	if err := jsonv2.Unmarshal(body, r, jsonOptions); err != nil {
+		var se *jsonv2.SemanticError
+		if errors.As(err, &se) && se.JSONPointer != "" && se.GoType != nil {
+			member := strings.Join(slices.Collect(se.JSONPointer.Tokens()), ".")
+			got := jsonKind(se.JSONKind)
+			if se.JSONKind == '0' && len(se.JSONValue) > 0 {
+				got += " " + string(se.JSONValue)
+			}
+			return nil, errSerialization("the value of %s is not of the member's type (%s expected, got a JSON %s)", clip(member), expectedKind(se.GoType), clip(got))
 		}
 		return nil, errSerialization("the request body is not a JSON object of the action's members: %s", clip(err.Error()))
 	}
 	return r, nil
+}
+
+var (
+	jsonOptions = jsonv2.JoinOptions(jsonv1.DefaultOptionsV1(), jsonv1.ReportErrorsWithLegacySemantics(false))
+	bytesType   = reflect.TypeFor[[]byte]()
+)
+
+// expectedKind names what a member of Go type t takes: its Go type when
+// it is a scalar (int32, string), else its JSON kind.
+func expectedKind(t reflect.Type) string {
+	switch {
+	case t == bytesType:
+		return "base64 bytes"
+	case t.Kind() == reflect.Pointer:
+		return expectedKind(t.Elem())
+	case t.Kind() == reflect.Slice:
+		return "array"
+	case t.Kind() == reflect.Map || t.Kind() == reflect.Struct:
+		return "object"
+	}
+	return t.String()
+}
+
+// jsonKind names a JSON value's kind.
+func jsonKind(k jsontext.Kind) string {
+	switch k {
+	case 'n':
+		return "null"
+	case 't', 'f':
+		return "boolean"
+	case '"':
+		return "string"
+	case '0':
+		return "number"
+	case '{':
+		return "object"
+	case '[':
+		return "array"
+	}
+	return "value"
 }
 
 // jsonError is the JSON protocol's error body.

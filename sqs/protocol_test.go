@@ -2,12 +2,14 @@ package sqs
 
 import (
 	"bytes"
+	"math/rand/v2"
 	"net/http/httptest"
 	"net/url"
 	"runtime"
 	"strconv"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/stretchr/testify/require"
 )
@@ -163,6 +165,66 @@ func TestParseJSON(t *testing.T) {
 		require.Error(t, err, bad)
 		require.Equal(t, "SerializationException", fromStatus(err).Code, bad)
 	}
+
+	// As encoding/json reads it: names case folded (an exact match first),
+	// the last of duplicates, invalid UTF-8 as U+FFFD, unknown members
+	// ignored; a value of the wrong type names its member.
+	r, err = parseJSON([]byte(`{"queueurl":"a","QUEUEURL":"b","Tags":{"t":"1"},"tags":{"c":"2"},"Unknown":[1]}`))
+	require.NoError(t, err)
+	require.Equal(t, "b", r.QueueURL)
+	require.Equal(t, map[string]string{"t": "1"}, r.Tags)
+	require.Equal(t, map[string]string{"c": "2"}, r.CreateTags)
+	r, err = parseJSON([]byte("{\"QueueName\":\"x\xffy\"}"))
+	require.NoError(t, err)
+	require.Equal(t, "x\uFFFDy", r.QueueName)
+	_, err = parseJSON([]byte(`{"Entries":[{"Id":"1","DelaySeconds":1.5}]}`))
+	require.ErrorContains(t, err, "the value of Entries.0.DelaySeconds is not of the member's type (int32 expected, got a JSON number 1.5)")
+	_, err = parseJSON([]byte(`{"MessageAttributes":{"a/b":{"DataType":"Binary","BinaryValue":"!!"}}}`))
+	require.ErrorContains(t, err, "the value of MessageAttributes.a/b.BinaryValue is not of the member's type (base64 bytes expected, got a JSON string)")
+	_, err = parseJSON([]byte(`{"Entries":{}}`))
+	require.ErrorContains(t, err, "the value of Entries is not of the member's type (array expected, got a JSON object)")
+}
+
+// validText's eight-bytes-at-a-time path agrees with the rune-by-rune
+// rule: every byte value at every offset of a word, in printable text,
+// and random bytes.
+func TestValidText_AsRuneByRune(t *testing.T) {
+	t.Parallel()
+	ref := func(s string) bool {
+		for i, r := range s {
+			if r == utf8.RuneError {
+				if _, n := utf8.DecodeRuneInString(s[i:]); n <= 1 {
+					return false
+				}
+			}
+			if !allowedRune(r) {
+				return false
+			}
+		}
+		return true
+	}
+	base := strings.Repeat("printable ASCII~", 3)
+	for pos := range 24 {
+		for c := range 256 {
+			s := base[:pos] + string([]byte{byte(c)}) + base[pos+1:]
+			require.Equal(t, ref(s), validText(s), "byte %#x at %d", c, pos)
+		}
+		for _, r := range []string{"é", "😀", "\uFFFE", "\uFFFD", "\u007f", "\t", "\r\n"} {
+			s := base[:pos] + r + base[pos:]
+			require.Equal(t, ref(s), validText(s), "%q at %d", r, pos)
+		}
+	}
+	rnd := rand.New(rand.NewPCG(1, 2))
+	for range 20000 {
+		b := make([]byte, rnd.IntN(40))
+		for i := range b {
+			b[i] = byte(0x20 + rnd.IntN(0x60))
+			if rnd.IntN(8) == 0 {
+				b[i] = byte(rnd.IntN(256))
+			}
+		}
+		require.Equal(t, ref(string(b)), validText(string(b)), "%q", b)
+	}
 }
 
 // Message bodies SQS cannot carry are refused on send, and delivered with
@@ -172,10 +234,10 @@ func TestBodies(t *testing.T) {
 	require.True(t, validText("tab\tnewline\n é 😀"))
 	for _, bad := range []string{"\x00", "a\x1fb", "\xff", "\uFFFE"} {
 		require.False(t, validText(bad), "%q", bad)
-		require.True(t, validText(deliverable([]byte(bad))), "%q", bad)
+		require.True(t, validText(deliverable(bad)), "%q", bad)
 	}
-	require.Equal(t, "a\uFFFDb", deliverable([]byte("a\x00b")))
-	require.Equal(t, "plain", deliverable([]byte("plain")))
+	require.Equal(t, "a\uFFFDb", deliverable("a\x00b"))
+	require.Equal(t, "plain", deliverable("plain"))
 	require.NotNil(t, checkBody("MessageBody", str("")))
 	require.Equal(t, "InvalidMessageContents", checkBody("MessageBody", str("\x01")).Code)
 	require.Nil(t, checkBody("MessageBody", str(string(bytes.Repeat([]byte("é"), 10)))))

@@ -31,7 +31,7 @@ import (
 	tagqv1 "github.com/tagq/tagq/gen/tagq/v1"
 	"github.com/tagq/tagq/redrive"
 	"github.com/tagq/tagq/server"
-	"github.com/tagq/tagq/tags"
+	"github.com/tagq/tagq/tags/redisstore"
 )
 
 // Server is a running in-process tagq server.
@@ -49,7 +49,7 @@ type Server struct {
 
 	t      testing.TB
 	mr     *miniredis.Miniredis
-	store  *tags.Store
+	store  *redisstore.Store
 	worker *redrive.Worker
 	now    time.Time
 }
@@ -88,7 +88,7 @@ func NewServer(t testing.TB, opts ...Option) *Server {
 	t.Cleanup(func() { _ = rdb.Close() })
 	// TestClock: the engine keeps no clock of its own (no cached "nothing
 	// due before" hints), so the store's clock alone decides.
-	store, err := tags.New(ctx, tags.Config{Client: rdb, Logger: o.log, TestClock: true})
+	store, err := redisstore.New(ctx, redisstore.Config{Client: rdb, Logger: o.log, TestClock: true})
 	if err != nil {
 		t.Fatalf("tagqtest: %v", err)
 	}

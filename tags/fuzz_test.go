@@ -6,8 +6,6 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
-
-	"github.com/tagq/tagq/tags/receipt"
 )
 
 // Fuzz targets (go test -run='^$' -fuzz='^FuzzX$' -fuzztime=15s ./tags;
@@ -61,7 +59,7 @@ func FuzzNamesAndAttributes(f *testing.F) {
 	f.Add("é", "é", false)
 	f.Add("", "", false)
 	f.Fuzz(func(t *testing.T, name, value string, binary bool) {
-		if e := checkName("name", "queue", name); (e == nil) != fuzzNameOK(name) {
+		if e := CheckName("name", "queue", name); (e == nil) != fuzzNameOK(name) {
 			t.Fatalf("queue name %q: got %v, rule says ok=%v", name, e, fuzzNameOK(name))
 		} else if e != nil {
 			fuzzCheckRefusal(t, "queue name", e, ReasonInvalidName, "name")
@@ -71,7 +69,7 @@ func FuzzNamesAndAttributes(f *testing.F) {
 		if binary {
 			a = Attribute{Binary: true, Bytes: []byte(value)}
 		}
-		size, e := checkMessageAttributes(context.Background(), map[string]Attribute{name: a})
+		size, e := CheckMessageAttributes(context.Background(), map[string]Attribute{name: a})
 		reserved := strings.HasPrefix(name, ReservedAttributePrefix) || strings.HasPrefix(name, SQSAttributePrefix)
 		ok := !reserved && fuzzAttrNameOK(name) && (binary || utf8.ValidString(value))
 		switch {
@@ -84,7 +82,7 @@ func FuzzNamesAndAttributes(f *testing.F) {
 			if reserved {
 				reason = ReasonReservedAttribute
 			}
-			fuzzCheckRefusal(t, "attribute", e, reason, "attributes["+echo(name)+"]")
+			fuzzCheckRefusal(t, "attribute", e, reason, "attributes["+Echo(name)+"]")
 		}
 
 		e = checkUserAttributes("user_attributes", map[string]string{name: value})
@@ -100,39 +98,6 @@ func FuzzNamesAndAttributes(f *testing.F) {
 			t.Fatalf("filter on %q: got %v, rule says ok=%v", name, e, fuzzAttrNameOK(name))
 		} else if e != nil {
 			fuzzCheckRefusal(t, "filter", e, ReasonInvalidFilter, "filter.conditions.name")
-		}
-	})
-}
-
-// FuzzPageAfter: a page token is refused (INVALID_ARGUMENT naming
-// page_token, without echoing it) or is exactly the token tagq issues for
-// that list and a valid name: no forgery, no second spelling.
-func FuzzPageAfter(f *testing.F) {
-	s := &Store{handles: receipt.NewCodec(keyA)}
-	for _, list := range []string{"queues?prefix=", "tags?queue=q"} {
-		f.Add(list, s.PageToken(list, "q1"))
-		f.Add(list, s.PageToken(list, strings.Repeat("n", 80)))
-		f.Add(list, s.PageToken("other", "q1"))
-	}
-	f.Add("queues?prefix=", "AQ")
-	f.Add("queues?prefix=", "q1")
-	f.Fuzz(func(t *testing.T, list, token string) {
-		name, err := s.PageAfter(list, token)
-		if err != nil {
-			e, ok := AsError(err)
-			if !ok || e.Kind != KindInvalidArgument || e.Field != "page_token" || (len(token) > 8 && strings.Contains(e.Message, token)) {
-				t.Fatalf("token %q refused as %v", token, err)
-			}
-			return
-		}
-		if token == "" {
-			if name != "" {
-				t.Fatalf("no token gave %q", name)
-			}
-			return
-		}
-		if !fuzzNameOK(name) || s.PageToken(list, name) != token {
-			t.Fatalf("accepted %q for list %q as %q, which tagq issues as %q", token, list, name, s.PageToken(list, name))
 		}
 	})
 }

@@ -2,22 +2,25 @@ package tags
 
 import (
 	"context"
+	"errors"
 	"time"
 )
 
 // Storage is what tagq's server asks of a storage engine: the Queue,
 // Message and Redrive services, Consume streams, the per-queue metrics,
 // health and receipt-handle routing are built on these calls and nothing
-// else. *Store is the implementation on Redis streams; the server takes
-// any (server.Config.Store), so its tests can put a fake or a failing one
-// behind a real gRPC and REST front.
+// else. *redisstore.Store is the implementation on Redis streams; the
+// server takes any (server.Config.Store), so its tests can put a fake or a
+// failing one behind a real gRPC and REST front.
 //
 // Errors follow one contract whatever the implementation: an *Error (its
 // Kind and Reason become the gRPC status and its ErrorInfo; KindUnavailable
 // with ReasonBackendUnavailable when the backend cannot be reached, which
-// clients retry), or the context's error when the call's context ended. A
-// bare error is passed through StorageError: UNAVAILABLE when
-// BackendFailure recognises it, else INTERNAL (a bug: never retried).
+// clients retry), or the context's error when the call's context ended.
+// An implementation maps its backend's own failures to *Errors (the Redis
+// engine: internal/rediserr); a bare error that still comes out is
+// passed through StorageError: UNAVAILABLE when BackendFailure recognises
+// it as a network failure, else INTERNAL (a bug: never retried).
 // Per-entry errors of the batch calls (SendResult.Err, the []error of
 // Delete, ChangeVisibility and DeadLetter) are *Errors, or nil.
 type Storage interface {
@@ -88,13 +91,78 @@ type TagReader interface {
 	Close()
 }
 
-var _ Storage = (*Store)(nil)
+// ErrClosed is returned by a TagReader's Receive once the storage is
+// closing.
+var ErrClosed = errors.New("tags: store closed")
 
-// OpenReader is NewReader as Storage has it.
-func (s *Store) OpenReader(ctx context.Context, queue, tag string, visibilitySeconds *int32) (TagReader, error) {
-	r, err := s.NewReader(ctx, queue, tag, visibilitySeconds)
-	if err != nil {
-		return nil, err
-	}
-	return r, nil
+// Maintainer is the background work of a storage that package redrive's
+// worker schedules on every tagqd: the janitor (retention, trimming,
+// stalled reads), sweeps of source queues for dead letters (S7), relays of
+// dead letters to their DLQ, and moves back (S10), each queue's shared
+// among the live workers and leased per queue, so that several processes
+// share the work and never do one queue's at once.
+type Maintainer interface {
+	// Owner is this process's name among the workers and as a lease holder.
+	Owner() string
+	// Heartbeat keeps Owner among the live workers for ttl and returns the
+	// live members (Owner included), in order.
+	Heartbeat(ctx context.Context, ttl time.Duration) ([]string, error)
+	// LeaveWorkers takes Owner out of the live workers at once (a clean
+	// stop: the others take its share without waiting for it to expire).
+	LeaveWorkers(ctx context.Context) error
+	// QueueNames lists every queue's name, in name order.
+	QueueNames(ctx context.Context) ([]string, error)
+
+	// WorkEpoch is a counter every process bumps when it gives a queue
+	// work that is found by reading the queues (a redrive policy, a move);
+	// MoveStarts counts the moves started in this process. Either moving
+	// says: look for work again.
+	WorkEpoch(ctx context.Context) (int64, error)
+	MoveStarts() int64
+	// RedriveWorkOf says which of the named queues have a redrive policy
+	// (to sweep) and which have dead letters waiting in their outbox (to
+	// relay); MoveWorkOf which are DLQs with a running move task.
+	RedriveWorkOf(ctx context.Context, names []string) (sweep, relay []string, err error)
+	MoveWorkOf(ctx context.Context, names []string) ([]string, error)
+
+	// StalledRead is how long a receive's read may sit unfinished before
+	// the janitor takes it as abandoned; a queue's janitor visits must not
+	// be further apart.
+	StalledRead() time.Duration
+	// JanitorPass is the janitor's work on queue q under q's janitor
+	// lease, taken or renewed for lease.
+	JanitorPass(ctx context.Context, q string, lease time.Duration) (JanitorResult, error)
+	// SweepDead dead-letters, on every tag of a source queue, the messages
+	// received max_receive_count times whose deadline passed, and relays
+	// them; SweepDeadLeased does it under the queue's sweep lease, taken
+	// or renewed for lease, and says how long another process's lease has
+	// left instead when it holds it.
+	SweepDead(ctx context.Context, queue string) (int, error)
+	SweepDeadLeased(ctx context.Context, queue string, lease time.Duration) (int, time.Duration, error)
+	// RelayOutbox relays the dead letters queue staged to its DLQ.
+	RelayOutbox(ctx context.Context, queue string) (int, error)
+	// RunMove advances dlq's running move task, if no other process holds
+	// it, by period's worth of its rate.
+	RunMove(ctx context.Context, dlq string, period time.Duration) (int, error)
 }
+
+// JanitorResult is what a janitor pass on a queue did and found.
+type JanitorResult struct {
+	// Removed is how many stored messages went.
+	Removed int64
+	// Held is how long another process's lease on the queue's janitor
+	// work has left (0: this pass did the work).
+	Held time.Duration
+	// Recheck, when not 0, is how soon the janitor should look at the
+	// queue again: a read still in a tag's PEL may be a stalled read by
+	// then (S21: recovered within the stalled read and a moment).
+	Recheck time.Duration
+}
+
+// LeaseGrace is how much longer than its holder's next visit a lease on a
+// queue's background work lasts (DESIGN §8): one process does each
+// queue's janitor work, and sweeps it, at a time; when the holder stops,
+// another takes the work over at most this long after the holder's next
+// visit was due (within seconds on a busy queue, whose holder visits every
+// interval).
+const LeaseGrace = 3 * time.Second

@@ -18,13 +18,15 @@ const (
 	MaxMaxMessageBytes   = 1048576
 	MaxBatchEntries      = 100
 	MaxTagsPerQueue      = 100
-	MaxAttributes        = 32
-	MaxAttributeNameLen  = 256
-	MaxFilterConditions  = 10
-	MaxUserAttributes    = 64
-	MaxPageSize          = 1000
-	MaxMaxReceiveCount   = 1000
-	DefaultPageSize      = 100
+	// MaxPartitions bounds QueueConfig.Partitions (see there).
+	MaxPartitions       = 64
+	MaxAttributes       = 32
+	MaxAttributeNameLen = 256
+	MaxFilterConditions = 10
+	MaxUserAttributes   = 64
+	MaxPageSize         = 1000
+	MaxMaxReceiveCount  = 1000
+	DefaultPageSize     = 100
 	// MaxRetainedMessagesLimit and MaxRetainedBytesLimit bound the caps a
 	// queue may set (0 is no cap).
 	MaxRetainedMessagesLimit = 1_000_000_000
@@ -94,6 +96,12 @@ type QueueConfig struct {
 	// (nil or 0: none; a tag may have its own). See quota.go.
 	WriteQuotaPerSecond *int32
 	ReadQuotaPerSecond  *int32
+	// Partitions splits the queue into that many streams, each in a
+	// storage shard of its own (a Redis Cluster hash slot), so that one
+	// queue's throughput grows with the cluster's masters (nil or 1: one,
+	// the default; up to MaxPartitions). Every tag reads every partition.
+	// Fixed at creation; not for dead-letter queues or priority queues.
+	Partitions *int32
 }
 
 // RedrivePolicy names a dead-letter queue and how many receives by one tag
@@ -131,6 +139,8 @@ type Queue struct {
 	// Rate quotas in messages a second (0: none; see quota.go).
 	WriteQuotaPerSecond int32
 	ReadQuotaPerSecond  int32
+	// Partitions: see QueueConfig (1 when not partitioned).
+	Partitions int32
 
 	// State; filled by GetQueue and ListQueues.
 	RetainedMessages int64
@@ -277,19 +287,20 @@ type SendResult struct {
 
 // Message is a received or peeked message.
 type Message struct {
-	ID               string
-	Body             []byte
-	Attributes       map[string]Attribute
-	SendTime         time.Time
-	ReceiptHandle    string // receive only
-	Tag              string
-	ReceiveCount     int
-	FirstReceiveTime time.Time // zero when never received by Tag
+	ID            string
+	Body          []byte
+	Attributes    map[string]Attribute
+	SendTime      time.Time
+	ReceiptHandle string // receive only
+	Tag           string
+	ReceiveCount  int
+	// FirstReceiveTime is when Tag first received the message, to the
+	// millisecond, which names the delivery (Delivery); zero when never
+	// received by Tag.
+	FirstReceiveTime time.Time
 	// VisibleFor is how long this receive keeps the message in flight
 	// (received messages only).
 	VisibleFor time.Duration
-
-	firstMs int64 // FirstReceiveTime in ms as the script returned it (for the handle)
 	// DeadLetter is set on a message in a dead-letter queue.
 	DeadLetter *DeadLetter
 	// MoveCount is how many times the message was moved back from a
@@ -301,6 +312,11 @@ type Message struct {
 	// DefaultPriority when sent without one), else 0.
 	Priority int32
 }
+
+// SourceQueueAttribute is the reserved attribute every dead letter
+// carries: the name of the queue it came from. (The dead-letter reasons
+// tagq sets itself are in reasons_gen.go.)
+const SourceQueueAttribute = "DLQ.sourceQueue"
 
 // DeadLetter says where a dead letter came from and why (S9).
 type DeadLetter struct {
@@ -337,4 +353,99 @@ type ReceiveOptions struct {
 type VisibilityChange struct {
 	ReceiptHandle     string
 	VisibilitySeconds int32
+}
+
+// Move task states.
+const (
+	MoveRunning   = "RUNNING"
+	MoveCompleted = "COMPLETED"
+	MoveCancelled = "CANCELLED"
+	MoveFailed    = "FAILED"
+
+	DefaultMoveRate = 500
+	MaxMoveRate     = 10000
+)
+
+// MoveTask moves a DLQ's dead letters back to the tags they died in (S10).
+// It covers the dead letters present when it started that some DLQ tag
+// still needs (not yet received and deleted by every tag), optionally only
+// those of one source queue and/or source tag.
+type MoveTask struct {
+	ID              string `json:"id"`
+	DeadLetterQueue string `json:"-"`
+	SourceQueue     string `json:"sq,omitempty"`
+	SourceTag       string `json:"st,omitempty"`
+	MaxPerSecond    int32  `json:"rate"`
+	State           string `json:"state"`
+	Moved           int64  `json:"moved"`
+	// Failed counts dead letters whose source queue or tag no longer
+	// exists; they stay in the DLQ.
+	Failed int64 `json:"failed"`
+	// Total is how many matching dead letters the DLQ held at the start.
+	Total         int64  `json:"total"`
+	FailureReason string `json:"failure,omitempty"`
+	// Left is how many of the task's dead letters were still in the DLQ,
+	// not moved and still needed, when it was cancelled (counted then).
+	Left *int64 `json:"left,omitempty"`
+	// Cursor to UntilMs are the storage's own: how far the task got, when
+	// it started and changed, and which process holds it until when (the
+	// Redis engine keeps the task as this JSON).
+	Cursor     string    `json:"cursor"`
+	End        string    `json:"end"`
+	CreatedMs  int64     `json:"created"`
+	Seq        int64     `json:"seq,omitempty"` // orders tasks started in the same ms
+	UpdatedMs  int64     `json:"updated"`
+	Owner      string    `json:"owner,omitempty"`
+	UntilMs    int64     `json:"until,omitempty"`
+	CreateTime time.Time `json:"-"`
+	UpdateTime time.Time `json:"-"`
+}
+
+// Remaining is how many of the task's dead letters are still to be moved
+// (running) or were left in the DLQ unmoved (cancelled, failed): counted
+// exactly when it was cancelled, estimated otherwise as those covered less
+// those moved and failed. 0 once completed.
+func (t *MoveTask) Remaining() int64 {
+	switch {
+	case t.State == MoveCompleted:
+		return 0
+	case t.State != MoveRunning && t.Left != nil:
+		return *t.Left
+	}
+	return max(t.Total-t.Moved-t.Failed, 0)
+}
+
+// Matches says whether a dead letter is one the task moves.
+func (t *MoveTask) Matches(dl *DeadLetter) bool {
+	return dl != nil && (t.SourceQueue == "" || dl.SourceQueue == t.SourceQueue) &&
+		(t.SourceTag == "" || dl.SourceTag == t.SourceTag)
+}
+
+// QueueStats is what the metrics exporter reads of one queue: its backlogs
+// and every tag's state (the counters GetTag returns).
+type QueueStats struct {
+	Name string
+	// Messages is the number of entries the queue's stream retains
+	// (messages some tag may still need, and finished ones the janitor has
+	// not trimmed yet).
+	Messages int64
+	// Outbox is the number of dead letters on their way to the DLQ.
+	Outbox int64
+	// MovesRunning and MovesRemaining describe the running move tasks of a
+	// DLQ (zero for other queues): how many, and how many dead letters
+	// they still have to move.
+	MovesRunning, MovesRemaining int64
+	// Deduplicated counts the sends answered as duplicates (Queue.DeduplicatedTotal).
+	Deduplicated int64
+	Tags         []*Tag
+}
+
+// StatsSnapshot is the per-queue figures as one replica read them.
+type StatsSnapshot struct {
+	Queues    []QueueStats
+	Truncated bool
+	// At is when they were read, on the clock of the replica that read
+	// them (replicas' clocks are taken to agree within a small part of
+	// the interval).
+	At time.Time
 }

@@ -7,7 +7,7 @@ import (
 	"time"
 )
 
-// parseMemoryFlags reads the memory watch's flags (see tags/memwatch.go):
+// parseMemoryFlags reads the memory watch's flags (see tags/redisstore/memwatch.go):
 // a share of maxmemory, a byte limit for a Redis without maxmemory, and
 // the interval between readings.
 func (c *config) parseMemoryFlags(threshold, limit, interval string) error {
@@ -27,7 +27,7 @@ func (c *config) parseMemoryFlags(threshold, limit, interval string) error {
 	return nil
 }
 
-// memoryRatio is tags.Config.MemoryLimitRatio: negative turns the watch off.
+// memoryRatio is redisstore.Config.MemoryLimitRatio: negative turns the watch off.
 func (c config) memoryRatio() float64 {
 	if c.memThreshold == 0 {
 		return -1

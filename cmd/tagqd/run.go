@@ -19,7 +19,7 @@ import (
 	"github.com/tagq/tagq/internal/durable"
 	"github.com/tagq/tagq/redrive"
 	"github.com/tagq/tagq/server"
-	"github.com/tagq/tagq/tags"
+	"github.com/tagq/tagq/tags/redisstore"
 )
 
 // run serves until ctx ends (a signal) or a listener fails, then shuts
@@ -31,7 +31,7 @@ func run(ctx context.Context, c config, log *slog.Logger, stdout io.Writer) erro
 		return err
 	}
 	if c.handleKeyFile != "" {
-		if _, err := tags.ReadHandleKeyFile(c.handleKeyFile); err != nil {
+		if _, err := redisstore.ReadHandleKeyFile(c.handleKeyFile); err != nil {
 			return fmt.Errorf("--handle-key-file: %w", err)
 		}
 	}
@@ -51,8 +51,8 @@ func run(ctx context.Context, c config, log *slog.Logger, stdout io.Writer) erro
 	// The embedded store (miniredis) does PEL and stream work in time
 	// linear in the PEL or the stream: in-flight messages go in the tags'
 	// zsets (its PELs hold only reads between their two steps), and the
-	// scripts avoid what it does slowly (tags.Config.Embedded).
-	store, err := tags.New(startCtx, tags.Config{Client: rc.cmd, Blocking: rc.blocking, Prefix: c.keyPrefix, Logger: log, TestClock: c.testClock,
+	// scripts avoid what it does slowly (redisstore.Config.Embedded).
+	store, err := redisstore.New(startCtx, redisstore.Config{Client: rc.cmd, Blocking: rc.blocking, Prefix: c.keyPrefix, Logger: log, TestClock: c.testClock,
 		StalledRead: c.stalledRead, HandleKeyFile: c.handleKeyFile, Embedded: rc.embedded, InFlightZset: rc.embedded, Acks: acks,
 		MemoryLimitRatio: c.memoryRatio(), MemoryLimitBytes: c.memLimit, MemoryCheckInterval: c.memInterval})
 	cancel()
@@ -143,7 +143,7 @@ func run(ctx context.Context, c config, log *slog.Logger, stdout io.Writer) erro
 	}
 	var sqsl *sqsListener
 	if slis != nil {
-		if sqsl, err = newSQSListener(ctx, c, rc, slis, conn, srv, store, acc, tlsConf, log); err != nil {
+		if sqsl, err = newSQSListener(ctx, c, rc, slis, srv, store, acc, tlsConf, log); err != nil {
 			return err
 		}
 	}

@@ -10,17 +10,16 @@ import (
 	"net/http"
 	"time"
 
-	"google.golang.org/grpc"
-
 	"github.com/tagq/tagq/access"
 	"github.com/tagq/tagq/server"
 	"github.com/tagq/tagq/sqs"
-	"github.com/tagq/tagq/tags"
+	"github.com/tagq/tagq/tags/redisstore"
 )
 
 // sqsListener serves the SQS-compatible endpoint (--sqs-addr) on lis: the
-// SQS API, each action forwarded to the gRPC server over the gateway's
-// in-process connection (conn), with the HTTP listener's TLS and timeouts.
+// SQS API, each action a call of the gRPC server's methods in process
+// (server.Server.InProcess), with the HTTP listener's TLS and timeouts,
+// each request's body counted in the request bytes in flight.
 type sqsListener struct {
 	lis  net.Listener
 	srv  *http.Server
@@ -31,12 +30,12 @@ type sqsListener struct {
 // newSQSListener builds the endpoint's handler and server (lis already
 // bound and limited). With authentication on it loads the SigV4 signing
 // key (--sqs-signing-key-file, else the one kept in Redis).
-func newSQSListener(ctx context.Context, c config, rc *redisClients, lis net.Listener, conn *grpc.ClientConn, ts *server.Server,
-	store *tags.Store, acc *access.Access, tlsConf *tls.Config, log *slog.Logger) (*sqsListener, error) {
+func newSQSListener(ctx context.Context, c config, rc *redisClients, lis net.Listener, srv *server.Server,
+	store *redisstore.Store, acc *access.Access, tlsConf *tls.Config, log *slog.Logger) (*sqsListener, error) {
 	// Bodies count in the process's request bytes in flight, as REST's and
 	// Connect's do; the endpoint's metrics are on /metrics.
-	cfg := sqs.Config{Conn: conn, Engine: store, Access: acc, Logger: log.With("component", "sqs"),
-		InFlight: ts.InFlight(), Registerer: ts.Registerer()}
+	cfg := sqs.Config{Conn: srv.InProcess(), Engine: store, Access: acc, Logger: log.With("component", "sqs"),
+		InFlight: srv.InFlight(), Registerer: srv.Registerer()}
 	if acc != nil {
 		kctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 		key, err := sqs.LoadSigningKey(kctx, rc.cmd, c.keyPrefix, c.sqsSigningKeyFile)
@@ -62,12 +61,12 @@ func newSQSListener(ctx context.Context, c config, rc *redisClients, lis net.Lis
 	// As the HTTP listener's: a request must arrive whole within 60 s (the
 	// handler lifts the read deadline once the body is read, so a 20 s long
 	// poll is not cut), and a client gets 2 minutes to read its answer.
-	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 60 * time.Second,
+	hsrv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 60 * time.Second,
 		WriteTimeout: 2 * time.Minute, IdleTimeout: 2 * time.Minute}
-	l := &sqsListener{lis: lis, srv: srv, done: make(chan struct{})}
+	l := &sqsListener{lis: lis, srv: hsrv, done: make(chan struct{})}
 	if tlsConf != nil {
 		l.tls = tlsConf.Clone()
-		srv.TLSConfig = l.tls
+		hsrv.TLSConfig = l.tls
 	}
 	return l, nil
 }

@@ -21,11 +21,11 @@ import (
 // Receipt handles (and page tokens) are signed by a key ring: the first
 // key signs, every key verifies. The ring comes from one of
 //
-//   - a key file (tags.Config.HandleKeyFile): lines "id:base64key", the first the signing
+//   - a key file (redisstore.Config.HandleKeyFile): lines "id:base64key", the first the signing
 //     key, the rest verify only; the file is looked at once a second and
 //     loaded again when it changes (a file that does not load is logged
 //     and the ring in use stays);
-//   - tags.Config.HandleKey: one fixed key;
+//   - redisstore.Config.HandleKey: one fixed key;
 //   - otherwise the key kept in Redis at <prefix>:handlekey, shared by
 //     every tagqd on that Redis. It is made (and that logged) only when
 //     Redis has none when a Store starts; a running Store checks it every

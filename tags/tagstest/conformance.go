@@ -514,17 +514,17 @@ func testS13_OrderAndOneInFlightPerTopicPerTag(t *testing.T, b *B) {
 	b.sendTopics("q", "a", "a1", "b", "b1", "a", "a2", "c", "c1", "b", "b2", "a", "a3")
 
 	first := b.receive("q", "", 10)
-	require.Equal(t, []string{"a1", "b1", "c1"}, bodies(first), "one per topic")
+	b.inOrder("q", []string{"a1", "b1", "c1"}, bodies(first), "one per topic")
 	require.Empty(t, b.receive("q", "", 10), "every topic blocked")
 	// Held messages are available, not in flight (S12).
 	require.Equal(t, tags.TagState{Available: 3, InFlight: 3, ReceivedTotal: 3}, b.state("q", "default"))
 
-	b.del("q", first[0]) // a1: a2 is next for a
+	b.del("q", withBody(t, first, "a1")) // a2 is next for a
 	require.Equal(t, []string{"a2"}, bodies(b.receive("q", "", 10)))
 	b.sendTopics("q", "d", "d1", "b", "b3")
-	b.del("q", first[1]) // b1
+	b.del("q", withBody(t, first, "b1"))
 	// The ready topic's held message before new ones; b3 waits behind b2.
-	require.Equal(t, []string{"b2", "d1"}, bodies(b.receive("q", "", 10)))
+	b.inOrder("q", []string{"b2", "d1"}, bodies(b.receive("q", "", 10)))
 	require.Equal(t, tags.TagState{Available: 2, InFlight: 4, ReceivedTotal: 6, DeletedTotal: 2}, b.state("q", "default"))
 }
 
@@ -699,12 +699,19 @@ func testPeekPage_ListsEveryAvailableMessageOnce(t *testing.T, b *B) {
 	sent = append(sent, b.send("q", bodies[100:200]...)...)
 	sent = append(sent, b.send("q", bodies[200:]...)...)
 
+	// A partitioned queue is listed one partition after the other: a page
+	// that ends a partition may say more follows when the partitions after
+	// it are empty (one empty page more).
+	extra := 0
+	if b.partitions("q") > 1 {
+		extra = 1
+	}
 	ids, pages := peekAll(t, b, "q", "", 100)
-	require.Equal(t, sent, ids)
-	require.Equal(t, 3, pages)
+	b.inOrder("q", sent, ids)
+	require.Contains(t, []int{3, 3 + extra}, pages)
 	ids, pages = peekAll(t, b, "q", "", 50) // exactly full pages: the last says no more
-	require.Equal(t, sent, ids)
-	require.Equal(t, 5, pages)
+	b.inOrder("q", sent, ids)
+	require.Contains(t, []int{5, 5 + extra}, pages)
 	require.EqualValues(t, 0, b.state("q", "default").ReceivedTotal, "peeking receives nothing")
 
 	// Five received, their visibility passed: due redeliveries come
@@ -715,6 +722,9 @@ func testPeekPage_ListsEveryAvailableMessageOnce(t *testing.T, b *B) {
 	ids, _ = peekAll(t, b, "q", "", 2)
 	require.Len(t, ids, 250)
 	require.ElementsMatch(t, sent, ids)
+	if b.partitions("q") > 1 {
+		return // a partitioned queue lists one partition after the other, each in this order
+	}
 	require.ElementsMatch(t, sent[:5], ids[:5], "the redeliveries first")
 	require.Equal(t, sent[5:], ids[5:])
 }
@@ -897,4 +907,16 @@ func testPriority_PeekListsHeldMessages(t *testing.T, b *B) {
 	require.NoError(t, err)
 	require.Equal(t, []int32{1, 2, 2, 8, 9, 1}, prios(all))
 	require.Equal(t, tags.TagState{Available: 6, ReceivedTotal: 1}, b.state("q", "default"), "peek changes nothing")
+}
+
+// withBody is the message of msgs with body body.
+func withBody(t *testing.T, msgs []tags.Message, body string) tags.Message {
+	t.Helper()
+	for _, m := range msgs {
+		if string(m.Body) == body {
+			return m
+		}
+	}
+	t.Fatalf("no message %q among %v", body, bodies(msgs))
+	return tags.Message{}
 }

@@ -22,7 +22,7 @@ import (
 // DeadMessage, moving dead letters back, time advancing, purge, janitor
 // and tag create/delete against the storage and an in-memory reference
 // model of S1-S12 (but S13), and fails on the first divergence (with a
-// Twin, receives go through either storage at random: for tags.Store, one
+// Twin, receives go through either storage at random: for redisstore.Store, one
 // that keeps stream deliveries in the tag's PEL, the default, and one that
 // keeps them in the in-flight zset, Config.InFlightZset: processes on one
 // Redis may differ): a receive that returns a message the tag may not
@@ -31,7 +31,7 @@ import (
 // reverse); any tag counter, of the queue or of its DLQ, that differs; a
 // retained message count that differs after any step, or retained bytes
 // or drops that differ after the janitor; and, with an Inspector, a tag
-// whose deliveries are kept amiss (tags.Store: a PEL holding anything but
+// whose deliveries are kept amiss (redisstore.Store: a PEL holding anything but
 // its recorded deliveries, pc, each in one batch, none also in v). The
 // queue has a redrive policy (max receive count 3); every step ends with
 // a sweep, as the background worker would run.
@@ -285,7 +285,7 @@ func runModel(t *testing.T, b *B, q string, seed uint64, ops int, capped bool) i
 		m.check()
 	}
 	if ops >= 200 && m.insp != nil && m.inspected == 0 {
-		t.Fatalf("queue %s: no Inspector check found a delivery to check (tags.Store: in a PEL): the path went untested", q)
+		t.Fatalf("queue %s: no Inspector check found a delivery to check (redisstore.Store: in a PEL): the path went untested", q)
 	}
 	if ops >= 200 && !capped && m.deduped == 0 {
 		t.Fatalf("queue %s: no send was a duplicate: deduplication went untested", q)

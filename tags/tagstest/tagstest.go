@@ -2,10 +2,11 @@
 // implementation of tags.Storage runs it with Run, the way river's
 // riverdrivertest serves its drivers. The tests are black-box: they use
 // the Storage interface only, and move time through the harness's Clock
-// instead of sleeping. tags runs it on miniredis, a real redis-server and
-// a Redis Cluster (tags/tagstest/redis_test.go); the engine's own tests of
-// what lies beneath the interface (keys, scripts, the janitor, crash
-// recovery) stay in package tags.
+// instead of sleeping. tagq runs it on its Redis engine (tags/redisstore)
+// on miniredis, a real redis-server and a Redis Cluster
+// (tags/tagstest/redis_test.go); the engine's own tests of what lies
+// beneath the interface (keys, scripts, the janitor, crash recovery) are
+// in package tags/redisstore.
 //
 // Besides one test per semantic (conformance.go), Run runs the model
 // tests: random operations checked step by step against a reference model
@@ -72,20 +73,20 @@ type Hooks struct {
 	// every step of the plain model. Without it, those checks are left out.
 	Inspector Inspector
 	// Twin is a second storage on the same data, which keeps deliveries
-	// another way (tags.Store: Config.InFlightZset); the plain model
+	// another way (redisstore.Store: Config.InFlightZset); the plain model
 	// receives through either at random, as processes of one deployment
 	// may differ. Without it, everything goes through the one storage.
 	Twin tags.Storage
 }
 
 // Maintainer is the background work a storage's server runs on timers
-// (for tags.Store, package redrive's worker), one step on one queue at a
+// (for redisstore.Store, package redrive's worker), one step on one queue at a
 // time.
 type Maintainer interface {
 	// Janitor makes one janitor pass over queue: messages whose retention
 	// passed go (each counted expired by every tag that had not finished
 	// it), and so do messages every tag is done with, oldest first, up to
-	// the first one a tag still needs. The model follows tags.Store's
+	// the first one a tag still needs. The model follows redisstore.Store's
 	// rule there: a tag needs every message of a second (of message id) in
 	// which it holds one not finished.
 	Janitor(ctx context.Context, queue string) error
@@ -176,6 +177,27 @@ func (b *B) queue(name string, cfg ...func(*tags.QueueConfig)) *tags.Queue {
 	q, err := b.s.CreateQueue(b.ctx, c)
 	require.NoError(b.t, err)
 	return q
+}
+
+// inOrder asserts that got is want, in want's order on a queue of one
+// partition; on a partitioned queue, whose partitions a receive or a
+// listing takes in turn, the same elements in any order (order holds
+// within a partition, and per topic: S13).
+func (b *B) inOrder(q string, want, got []string, msgAndArgs ...any) {
+	b.t.Helper()
+	if b.partitions(q) > 1 {
+		require.ElementsMatch(b.t, want, got, msgAndArgs...)
+		return
+	}
+	require.Equal(b.t, want, got, msgAndArgs...)
+}
+
+// partitions is queue q's partition count.
+func (b *B) partitions(q string) int32 {
+	b.t.Helper()
+	got, err := b.s.GetQueue(b.ctx, q)
+	require.NoError(b.t, err)
+	return max(got.Partitions, 1)
 }
 
 func (b *B) tag(q, name string, cfg ...func(*tags.TagConfig)) *tags.Tag {

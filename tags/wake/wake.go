@@ -2,7 +2,7 @@
 // (ReceiveMessage with a wait) and Consume streams register as waiters of
 // a queue's tag, and one watch per queue (one blocked XREAD on the queue's
 // stream and its wake stream) signals them when something may be there for
-// them. What a woken waiter finds is the storage engine's business (tags):
+// them. What a woken waiter finds is the storage engine's business (tags/redisstore):
 // this package only says when to look.
 package wake
 
@@ -24,7 +24,7 @@ type Config struct {
 	// Client reads a stream's tail when a watch starts.
 	Client redis.UniversalClient
 	// Blocking runs the watches' XREAD BLOCK, one connection per queue
-	// with waiters (a pool of its own: see tags.Config.Blocking).
+	// with waiters (a pool of its own: see redisstore.Config.Blocking).
 	Blocking redis.UniversalClient
 	// Keys names queue's message stream and wake stream.
 	Keys func(queue string) (stream, wake string)

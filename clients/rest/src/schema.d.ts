@@ -1311,6 +1311,15 @@ export interface components {
             name?: string;
             overflow_policy?: components["schemas"]["v1OverflowPolicy"];
             /**
+             * Format: int32
+             * @description The queue's partitions: streams, each in a Redis Cluster hash slot of
+             *     its own, so that one queue's throughput grows with the cluster's
+             *     masters. Every tag reads every partition, with every per-tag guarantee
+             *     kept (see README "Partitioned queues"). 1-64; unset: 1. Fixed at
+             *     creation; a dead-letter queue and a priority queue have one.
+             */
+            partitions?: number;
+            /**
              * @description A priority queue (EMQ): each message has a priority 1-16 (1 highest,
              *     default 8), and each tag hands out higher priority first, FIFO within
              *     a priority, except that every 10th message a tag hands out from what
@@ -2373,6 +2382,15 @@ export interface operations {
                      */
                     message_retention_seconds?: number;
                     overflow_policy?: components["schemas"]["v1OverflowPolicy"];
+                    /**
+                     * Format: int32
+                     * @description The queue's partitions: streams, each in a Redis Cluster hash slot of
+                     *     its own, so that one queue's throughput grows with the cluster's
+                     *     masters. Every tag reads every partition, with every per-tag guarantee
+                     *     kept (see README "Partitioned queues"). 1-64; unset: 1. Fixed at
+                     *     creation; a dead-letter queue and a priority queue have one.
+                     */
+                    partitions?: number;
                     /**
                      * @description A priority queue (EMQ): each message has a priority 1-16 (1 highest,
                      *     default 8), and each tag hands out higher priority first, FIFO within

@@ -271,7 +271,13 @@ type Queue struct {
 	PriorityQueue bool `protobuf:"varint,23,opt,name=priority_queue,json=priorityQueue,proto3" json:"priority_queue,omitempty"`
 	// Output only: the queue's tags with their state, in name order. Set by
 	// ListQueues with view QUEUE_VIEW_TAGS only (a queue has at most 100).
-	Tags          []*Tag `protobuf:"bytes,40,rep,name=tags,proto3" json:"tags,omitempty"`
+	Tags []*Tag `protobuf:"bytes,40,rep,name=tags,proto3" json:"tags,omitempty"`
+	// The queue's partitions: streams, each in a Redis Cluster hash slot of
+	// its own, so that one queue's throughput grows with the cluster's
+	// masters. Every tag reads every partition, with every per-tag guarantee
+	// kept (see README "Partitioned queues"). 1-64; unset: 1. Fixed at
+	// creation; a dead-letter queue and a priority queue have one.
+	Partitions    *int32 `protobuf:"varint,41,opt,name=partitions,proto3,oneof" json:"partitions,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -472,6 +478,13 @@ func (x *Queue) GetTags() []*Tag {
 		return x.Tags
 	}
 	return nil
+}
+
+func (x *Queue) GetPartitions() int32 {
+	if x != nil && x.Partitions != nil {
+		return *x.Partitions
+	}
+	return 0
 }
 
 // RedrivePolicy moves a message that one tag received max_receive_count
@@ -1999,7 +2012,7 @@ var File_tagq_v1_queue_proto protoreflect.FileDescriptor
 
 const file_tagq_v1_queue_proto_rawDesc = "" +
 	"\n" +
-	"\x13tagq/v1/queue.proto\x12\atagq.v1\x1a google/protobuf/field_mask.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\x82\f\n" +
+	"\x13tagq/v1/queue.proto\x12\atagq.v1\x1a google/protobuf/field_mask.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xb6\f\n" +
 	"\x05Queue\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12(\n" +
 	"\rdelay_seconds\x18\x02 \x01(\x05H\x00R\fdelaySeconds\x88\x01\x01\x12A\n" +
@@ -2028,7 +2041,10 @@ const file_tagq_v1_queue_proto_rawDesc = "" +
 	"\x16write_quota_per_second\x18\x15 \x01(\x05H\aR\x13writeQuotaPerSecond\x88\x01\x01\x126\n" +
 	"\x15read_quota_per_second\x18\x16 \x01(\x05H\bR\x12readQuotaPerSecond\x88\x01\x01\x12%\n" +
 	"\x0epriority_queue\x18\x17 \x01(\bR\rpriorityQueue\x12 \n" +
-	"\x04tags\x18( \x03(\v2\f.tagq.v1.TagR\x04tags\x1aA\n" +
+	"\x04tags\x18( \x03(\v2\f.tagq.v1.TagR\x04tags\x12#\n" +
+	"\n" +
+	"partitions\x18) \x01(\x05H\tR\n" +
+	"partitions\x88\x01\x01\x1aA\n" +
 	"\x13UserAttributesEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01B\x10\n" +
@@ -2040,7 +2056,8 @@ const file_tagq_v1_queue_proto_rawDesc = "" +
 	"\x16_max_retained_messagesB\x15\n" +
 	"\x13_max_retained_bytesB\x19\n" +
 	"\x17_write_quota_per_secondB\x18\n" +
-	"\x16_read_quota_per_second\"g\n" +
+	"\x16_read_quota_per_secondB\r\n" +
+	"\v_partitions\"g\n" +
 	"\rRedrivePolicy\x12*\n" +
 	"\x11dead_letter_queue\x18\x01 \x01(\tR\x0fdeadLetterQueue\x12*\n" +
 	"\x11max_receive_count\x18\x02 \x01(\x05R\x0fmaxReceiveCount\"\x85\x02\n" +

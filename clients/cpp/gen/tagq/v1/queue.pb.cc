@@ -60,7 +60,8 @@ PROTOBUF_CONSTEXPR Queue::Queue(
   , /*decltype(_impl_.overflow_policy_)*/0
   , /*decltype(_impl_.write_quota_per_second_)*/0
   , /*decltype(_impl_.read_quota_per_second_)*/0
-  , /*decltype(_impl_.priority_queue_)*/false} {}
+  , /*decltype(_impl_.priority_queue_)*/false
+  , /*decltype(_impl_.partitions_)*/0} {}
 struct QueueDefaultTypeInternal {
   PROTOBUF_CONSTEXPR QueueDefaultTypeInternal()
       : _instance(::_pbi::ConstantInitialized{}) {}
@@ -503,6 +504,7 @@ const uint32_t TableStruct_tagq_2fv1_2fqueue_2eproto::offsets[] PROTOBUF_SECTION
   PROTOBUF_FIELD_OFFSET(::tagq::v1::Queue, _impl_.read_quota_per_second_),
   PROTOBUF_FIELD_OFFSET(::tagq::v1::Queue, _impl_.priority_queue_),
   PROTOBUF_FIELD_OFFSET(::tagq::v1::Queue, _impl_.tags_),
+  PROTOBUF_FIELD_OFFSET(::tagq::v1::Queue, _impl_.partitions_),
   ~0u,
   0,
   1,
@@ -527,6 +529,7 @@ const uint32_t TableStruct_tagq_2fv1_2fqueue_2eproto::offsets[] PROTOBUF_SECTION
   8,
   ~0u,
   ~0u,
+  9,
   ~0u,  // no _has_bits_
   PROTOBUF_FIELD_OFFSET(::tagq::v1::RedrivePolicy, _internal_metadata_),
   ~0u,  // no _extensions_
@@ -769,34 +772,34 @@ const uint32_t TableStruct_tagq_2fv1_2fqueue_2eproto::offsets[] PROTOBUF_SECTION
 };
 static const ::_pbi::MigrationSchema schemas[] PROTOBUF_SECTION_VARIABLE(protodesc_cold) = {
   { 0, 8, -1, sizeof(::tagq::v1::Queue_UserAttributesEntry_DoNotUse)},
-  { 10, 40, -1, sizeof(::tagq::v1::Queue)},
-  { 64, -1, -1, sizeof(::tagq::v1::RedrivePolicy)},
-  { 72, -1, -1, sizeof(::tagq::v1::QueueState)},
-  { 84, 92, -1, sizeof(::tagq::v1::Tag_UserAttributesEntry_DoNotUse)},
-  { 94, 108, -1, sizeof(::tagq::v1::Tag)},
-  { 116, -1, -1, sizeof(::tagq::v1::TagFilter)},
-  { 124, 132, -1, sizeof(::tagq::v1::AttributeCondition)},
-  { 134, -1, -1, sizeof(::tagq::v1::TagState)},
-  { 148, -1, -1, sizeof(::tagq::v1::CreateQueueRequest)},
-  { 156, -1, -1, sizeof(::tagq::v1::CreateQueueResponse)},
-  { 163, -1, -1, sizeof(::tagq::v1::GetQueueRequest)},
-  { 170, -1, -1, sizeof(::tagq::v1::GetQueueResponse)},
-  { 177, -1, -1, sizeof(::tagq::v1::ListQueuesRequest)},
-  { 190, -1, -1, sizeof(::tagq::v1::ListQueuesResponse)},
-  { 199, -1, -1, sizeof(::tagq::v1::UpdateQueueRequest)},
-  { 207, -1, -1, sizeof(::tagq::v1::UpdateQueueResponse)},
-  { 214, -1, -1, sizeof(::tagq::v1::DeleteQueueRequest)},
-  { 222, -1, -1, sizeof(::tagq::v1::DeleteQueueResponse)},
-  { 228, -1, -1, sizeof(::tagq::v1::PurgeQueueRequest)},
-  { 235, -1, -1, sizeof(::tagq::v1::PurgeQueueResponse)},
-  { 242, -1, -1, sizeof(::tagq::v1::CreateTagRequest)},
-  { 250, -1, -1, sizeof(::tagq::v1::CreateTagResponse)},
-  { 257, -1, -1, sizeof(::tagq::v1::GetTagRequest)},
-  { 265, -1, -1, sizeof(::tagq::v1::GetTagResponse)},
-  { 272, -1, -1, sizeof(::tagq::v1::ListTagsRequest)},
-  { 281, -1, -1, sizeof(::tagq::v1::ListTagsResponse)},
-  { 289, -1, -1, sizeof(::tagq::v1::DeleteTagRequest)},
-  { 297, -1, -1, sizeof(::tagq::v1::DeleteTagResponse)},
+  { 10, 41, -1, sizeof(::tagq::v1::Queue)},
+  { 66, -1, -1, sizeof(::tagq::v1::RedrivePolicy)},
+  { 74, -1, -1, sizeof(::tagq::v1::QueueState)},
+  { 86, 94, -1, sizeof(::tagq::v1::Tag_UserAttributesEntry_DoNotUse)},
+  { 96, 110, -1, sizeof(::tagq::v1::Tag)},
+  { 118, -1, -1, sizeof(::tagq::v1::TagFilter)},
+  { 126, 134, -1, sizeof(::tagq::v1::AttributeCondition)},
+  { 136, -1, -1, sizeof(::tagq::v1::TagState)},
+  { 150, -1, -1, sizeof(::tagq::v1::CreateQueueRequest)},
+  { 158, -1, -1, sizeof(::tagq::v1::CreateQueueResponse)},
+  { 165, -1, -1, sizeof(::tagq::v1::GetQueueRequest)},
+  { 172, -1, -1, sizeof(::tagq::v1::GetQueueResponse)},
+  { 179, -1, -1, sizeof(::tagq::v1::ListQueuesRequest)},
+  { 192, -1, -1, sizeof(::tagq::v1::ListQueuesResponse)},
+  { 201, -1, -1, sizeof(::tagq::v1::UpdateQueueRequest)},
+  { 209, -1, -1, sizeof(::tagq::v1::UpdateQueueResponse)},
+  { 216, -1, -1, sizeof(::tagq::v1::DeleteQueueRequest)},
+  { 224, -1, -1, sizeof(::tagq::v1::DeleteQueueResponse)},
+  { 230, -1, -1, sizeof(::tagq::v1::PurgeQueueRequest)},
+  { 237, -1, -1, sizeof(::tagq::v1::PurgeQueueResponse)},
+  { 244, -1, -1, sizeof(::tagq::v1::CreateTagRequest)},
+  { 252, -1, -1, sizeof(::tagq::v1::CreateTagResponse)},
+  { 259, -1, -1, sizeof(::tagq::v1::GetTagRequest)},
+  { 267, -1, -1, sizeof(::tagq::v1::GetTagResponse)},
+  { 274, -1, -1, sizeof(::tagq::v1::ListTagsRequest)},
+  { 283, -1, -1, sizeof(::tagq::v1::ListTagsResponse)},
+  { 291, -1, -1, sizeof(::tagq::v1::DeleteTagRequest)},
+  { 299, -1, -1, sizeof(::tagq::v1::DeleteTagResponse)},
 };
 
 static const ::_pb::Message* const file_default_instances[] = {
@@ -834,7 +837,7 @@ static const ::_pb::Message* const file_default_instances[] = {
 const char descriptor_table_protodef_tagq_2fv1_2fqueue_2eproto[] PROTOBUF_SECTION_VARIABLE(protodesc_cold) =
   "\n\023tagq/v1/queue.proto\022\007tagq.v1\032 google/p"
   "rotobuf/field_mask.proto\032\037google/protobu"
-  "f/timestamp.proto\"\202\014\n\005Queue\022\022\n\004name\030\001 \001("
+  "f/timestamp.proto\"\266\014\n\005Queue\022\022\n\004name\030\001 \001("
   "\tR\004name\022(\n\rdelay_seconds\030\002 \001(\005H\000R\014delayS"
   "econds\210\001\001\022A\n\032visibility_timeout_seconds\030"
   "\003 \001(\005H\001R\030visibilityTimeoutSeconds\210\001\001\0225\n\024"
@@ -865,116 +868,117 @@ const char descriptor_table_protodef_tagq_2fv1_2fqueue_2eproto[] PROTOBUF_SECTIO
   "taPerSecond\210\001\001\0226\n\025read_quota_per_second\030"
   "\026 \001(\005H\010R\022readQuotaPerSecond\210\001\001\022%\n\016priori"
   "ty_queue\030\027 \001(\010R\rpriorityQueue\022 \n\004tags\030( "
-  "\003(\0132\014.tagq.v1.TagR\004tags\032A\n\023UserAttribute"
-  "sEntry\022\020\n\003key\030\001 \001(\tR\003key\022\024\n\005value\030\002 \001(\tR"
-  "\005value:\0028\001B\020\n\016_delay_secondsB\035\n\033_visibil"
-  "ity_timeout_secondsB\027\n\025_receive_wait_sec"
-  "ondsB\034\n\032_message_retention_secondsB\024\n\022_m"
-  "ax_message_bytesB\030\n\026_max_retained_messag"
-  "esB\025\n\023_max_retained_bytesB\031\n\027_write_quot"
-  "a_per_secondB\030\n\026_read_quota_per_second\"g"
-  "\n\rRedrivePolicy\022*\n\021dead_letter_queue\030\001 \001"
-  "(\tR\017deadLetterQueue\022*\n\021max_receive_count"
-  "\030\002 \001(\005R\017maxReceiveCount\"\205\002\n\nQueueState\022+"
-  "\n\021retained_messages\030\001 \001(\003R\020retainedMessa"
-  "ges\022\033\n\ttag_count\030\002 \001(\005R\010tagCount\0222\n\013defa"
-  "ult_tag\030\003 \001(\0132\021.tagq.v1.TagStateR\ndefaul"
-  "tTag\022%\n\016retained_bytes\030\004 \001(\003R\rretainedBy"
-  "tes\022#\n\rdropped_total\030\005 \001(\003R\014droppedTotal"
-  "\022-\n\022deduplicated_total\030\006 \001(\003R\021deduplicat"
-  "edTotal\"\250\004\n\003Tag\022\022\n\004name\030\001 \001(\tR\004name\0229\n\ns"
-  "tart_time\030\002 \001(\0132\032.google.protobuf.Timest"
-  "ampR\tstartTime\022*\n\006filter\030\003 \001(\0132\022.tagq.v1"
-  ".TagFilterR\006filter\022A\n\032visibility_timeout"
-  "_seconds\030\004 \001(\005H\000R\030visibilityTimeoutSecon"
-  "ds\210\001\001\022I\n\017user_attributes\030\005 \003(\0132 .tagq.v1"
-  ".Tag.UserAttributesEntryR\016userAttributes"
-  "\022;\n\013create_time\030\006 \001(\0132\032.google.protobuf."
-  "TimestampR\ncreateTime\022\'\n\005state\030\007 \001(\0132\021.t"
-  "agq.v1.TagStateR\005state\0226\n\025read_quota_per"
-  "_second\030\010 \001(\005H\001R\022readQuotaPerSecond\210\001\001\032A"
-  "\n\023UserAttributesEntry\022\020\n\003key\030\001 \001(\tR\003key\022"
-  "\024\n\005value\030\002 \001(\tR\005value:\0028\001B\035\n\033_visibility"
-  "_timeout_secondsB\030\n\026_read_quota_per_seco"
-  "nd\"\312\001\n\tTagFilter\0227\n\010operator\030\001 \001(\0162\033.tag"
-  "q.v1.TagFilter.OperatorR\010operator\022;\n\ncon"
-  "ditions\030\002 \003(\0132\033.tagq.v1.AttributeConditi"
-  "onR\nconditions\"G\n\010Operator\022\030\n\024OPERATOR_U"
-  "NSPECIFIED\020\000\022\020\n\014OPERATOR_AND\020\001\022\017\n\013OPERAT"
-  "OR_OR\020\002\"a\n\022AttributeCondition\022\022\n\004name\030\001 "
-  "\001(\tR\004name\022&\n\014string_value\030\002 \001(\tH\000R\013strin"
-  "gValue\210\001\001B\017\n\r_string_value\"\260\002\n\010TagState\022"
-  "\034\n\tavailable\030\001 \001(\003R\tavailable\022\033\n\tin_flig"
-  "ht\030\002 \001(\003R\010inFlight\022\030\n\007delayed\030\003 \001(\003R\007del"
-  "ayed\022%\n\016received_total\030\004 \001(\003R\rreceivedTo"
-  "tal\022#\n\rdeleted_total\030\005 \001(\003R\014deletedTotal"
-  "\022\035\n\ndead_total\030\006 \001(\003R\tdeadTotal\022#\n\rexpir"
-  "ed_total\030\007 \001(\003R\014expiredTotal\022\?\n\034oldest_a"
-  "vailable_age_seconds\030\010 \001(\003R\031oldestAvaila"
-  "bleAgeSeconds\"`\n\022CreateQueueRequest\022$\n\005q"
-  "ueue\030\001 \001(\0132\016.tagq.v1.QueueR\005queue\022$\n\016no_"
-  "default_tag\030\002 \001(\010R\014noDefaultTag\";\n\023Creat"
-  "eQueueResponse\022$\n\005queue\030\001 \001(\0132\016.tagq.v1."
-  "QueueR\005queue\"%\n\017GetQueueRequest\022\022\n\004name\030"
-  "\001 \001(\tR\004name\"8\n\020GetQueueResponse\022$\n\005queue"
-  "\030\001 \001(\0132\016.tagq.v1.QueueR\005queue\"\343\001\n\021ListQu"
-  "euesRequest\022\026\n\006prefix\030\001 \001(\tR\006prefix\022\033\n\tp"
-  "age_size\030\002 \001(\005R\010pageSize\022\035\n\npage_token\030\003"
-  " \001(\tR\tpageToken\022&\n\004view\030\004 \001(\0162\022.tagq.v1."
-  "QueueViewR\004view\022#\n\rname_contains\030\005 \001(\tR\014"
-  "nameContains\022\022\n\004skip\030\006 \001(\005R\004skip\022\031\n\010orde"
-  "r_by\030\007 \001(\tR\007orderBy\"\203\001\n\022ListQueuesRespon"
-  "se\022&\n\006queues\030\001 \003(\0132\016.tagq.v1.QueueR\006queu"
-  "es\022&\n\017next_page_token\030\002 \001(\tR\rnextPageTok"
-  "en\022\035\n\ntotal_size\030\003 \001(\005R\ttotalSize\"w\n\022Upd"
-  "ateQueueRequest\022$\n\005queue\030\001 \001(\0132\016.tagq.v1"
-  ".QueueR\005queue\022;\n\013update_mask\030\002 \001(\0132\032.goo"
-  "gle.protobuf.FieldMaskR\nupdateMask\";\n\023Up"
-  "dateQueueResponse\022$\n\005queue\030\001 \001(\0132\016.tagq."
-  "v1.QueueR\005queue\">\n\022DeleteQueueRequest\022\022\n"
-  "\004name\030\001 \001(\tR\004name\022\024\n\005force\030\002 \001(\010R\005force\""
-  "\025\n\023DeleteQueueResponse\"\'\n\021PurgeQueueRequ"
-  "est\022\022\n\004name\030\001 \001(\tR\004name\"=\n\022PurgeQueueRes"
-  "ponse\022\'\n\017purged_messages\030\001 \001(\003R\016purgedMe"
-  "ssages\"H\n\020CreateTagRequest\022\024\n\005queue\030\001 \001("
-  "\tR\005queue\022\036\n\003tag\030\002 \001(\0132\014.tagq.v1.TagR\003tag"
-  "\"3\n\021CreateTagResponse\022\036\n\003tag\030\001 \001(\0132\014.tag"
-  "q.v1.TagR\003tag\"9\n\rGetTagRequest\022\024\n\005queue\030"
-  "\001 \001(\tR\005queue\022\022\n\004name\030\002 \001(\tR\004name\"0\n\016GetT"
-  "agResponse\022\036\n\003tag\030\001 \001(\0132\014.tagq.v1.TagR\003t"
-  "ag\"c\n\017ListTagsRequest\022\024\n\005queue\030\001 \001(\tR\005qu"
-  "eue\022\033\n\tpage_size\030\002 \001(\005R\010pageSize\022\035\n\npage"
-  "_token\030\003 \001(\tR\tpageToken\"\\\n\020ListTagsRespo"
-  "nse\022 \n\004tags\030\001 \003(\0132\014.tagq.v1.TagR\004tags\022&\n"
-  "\017next_page_token\030\002 \001(\tR\rnextPageToken\"<\n"
-  "\020DeleteTagRequest\022\024\n\005queue\030\001 \001(\tR\005queue\022"
-  "\022\n\004name\030\002 \001(\tR\004name\"\023\n\021DeleteTagResponse"
-  "*r\n\016OverflowPolicy\022\037\n\033OVERFLOW_POLICY_UN"
-  "SPECIFIED\020\000\022\036\n\032OVERFLOW_POLICY_REJECT_NE"
-  "W\020\001\022\037\n\033OVERFLOW_POLICY_DROP_OLDEST\020\002*R\n\t"
-  "QueueView\022\032\n\026QUEUE_VIEW_UNSPECIFIED\020\000\022\024\n"
-  "\020QUEUE_VIEW_BASIC\020\001\022\023\n\017QUEUE_VIEW_TAGS\020\002"
-  "2\277\005\n\014QueueService\022H\n\013CreateQueue\022\033.tagq."
-  "v1.CreateQueueRequest\032\034.tagq.v1.CreateQu"
-  "eueResponse\022\?\n\010GetQueue\022\030.tagq.v1.GetQue"
-  "ueRequest\032\031.tagq.v1.GetQueueResponse\022E\n\n"
-  "ListQueues\022\032.tagq.v1.ListQueuesRequest\032\033"
-  ".tagq.v1.ListQueuesResponse\022H\n\013UpdateQue"
-  "ue\022\033.tagq.v1.UpdateQueueRequest\032\034.tagq.v"
-  "1.UpdateQueueResponse\022H\n\013DeleteQueue\022\033.t"
-  "agq.v1.DeleteQueueRequest\032\034.tagq.v1.Dele"
-  "teQueueResponse\022E\n\nPurgeQueue\022\032.tagq.v1."
-  "PurgeQueueRequest\032\033.tagq.v1.PurgeQueueRe"
-  "sponse\022B\n\tCreateTag\022\031.tagq.v1.CreateTagR"
-  "equest\032\032.tagq.v1.CreateTagResponse\0229\n\006Ge"
-  "tTag\022\026.tagq.v1.GetTagRequest\032\027.tagq.v1.G"
-  "etTagResponse\022\?\n\010ListTags\022\030.tagq.v1.List"
-  "TagsRequest\032\031.tagq.v1.ListTagsResponse\022B"
-  "\n\tDeleteTag\022\031.tagq.v1.DeleteTagRequest\032\032"
-  ".tagq.v1.DeleteTagResponseBV\n\013com.tagq.v"
-  "1B\nQueueProtoP\001\242\002\003TXX\252\002\007Tagq.V1\312\002\007Tagq\\V"
-  "1\342\002\023Tagq\\V1\\GPBMetadata\352\002\010Tagq::V1b\006prot"
-  "o3"
+  "\003(\0132\014.tagq.v1.TagR\004tags\022#\n\npartitions\030) "
+  "\001(\005H\tR\npartitions\210\001\001\032A\n\023UserAttributesEn"
+  "try\022\020\n\003key\030\001 \001(\tR\003key\022\024\n\005value\030\002 \001(\tR\005va"
+  "lue:\0028\001B\020\n\016_delay_secondsB\035\n\033_visibility"
+  "_timeout_secondsB\027\n\025_receive_wait_second"
+  "sB\034\n\032_message_retention_secondsB\024\n\022_max_"
+  "message_bytesB\030\n\026_max_retained_messagesB"
+  "\025\n\023_max_retained_bytesB\031\n\027_write_quota_p"
+  "er_secondB\030\n\026_read_quota_per_secondB\r\n\013_"
+  "partitions\"g\n\rRedrivePolicy\022*\n\021dead_lett"
+  "er_queue\030\001 \001(\tR\017deadLetterQueue\022*\n\021max_r"
+  "eceive_count\030\002 \001(\005R\017maxReceiveCount\"\205\002\n\n"
+  "QueueState\022+\n\021retained_messages\030\001 \001(\003R\020r"
+  "etainedMessages\022\033\n\ttag_count\030\002 \001(\005R\010tagC"
+  "ount\0222\n\013default_tag\030\003 \001(\0132\021.tagq.v1.TagS"
+  "tateR\ndefaultTag\022%\n\016retained_bytes\030\004 \001(\003"
+  "R\rretainedBytes\022#\n\rdropped_total\030\005 \001(\003R\014"
+  "droppedTotal\022-\n\022deduplicated_total\030\006 \001(\003"
+  "R\021deduplicatedTotal\"\250\004\n\003Tag\022\022\n\004name\030\001 \001("
+  "\tR\004name\0229\n\nstart_time\030\002 \001(\0132\032.google.pro"
+  "tobuf.TimestampR\tstartTime\022*\n\006filter\030\003 \001"
+  "(\0132\022.tagq.v1.TagFilterR\006filter\022A\n\032visibi"
+  "lity_timeout_seconds\030\004 \001(\005H\000R\030visibility"
+  "TimeoutSeconds\210\001\001\022I\n\017user_attributes\030\005 \003"
+  "(\0132 .tagq.v1.Tag.UserAttributesEntryR\016us"
+  "erAttributes\022;\n\013create_time\030\006 \001(\0132\032.goog"
+  "le.protobuf.TimestampR\ncreateTime\022\'\n\005sta"
+  "te\030\007 \001(\0132\021.tagq.v1.TagStateR\005state\0226\n\025re"
+  "ad_quota_per_second\030\010 \001(\005H\001R\022readQuotaPe"
+  "rSecond\210\001\001\032A\n\023UserAttributesEntry\022\020\n\003key"
+  "\030\001 \001(\tR\003key\022\024\n\005value\030\002 \001(\tR\005value:\0028\001B\035\n"
+  "\033_visibility_timeout_secondsB\030\n\026_read_qu"
+  "ota_per_second\"\312\001\n\tTagFilter\0227\n\010operator"
+  "\030\001 \001(\0162\033.tagq.v1.TagFilter.OperatorR\010ope"
+  "rator\022;\n\nconditions\030\002 \003(\0132\033.tagq.v1.Attr"
+  "ibuteConditionR\nconditions\"G\n\010Operator\022\030"
+  "\n\024OPERATOR_UNSPECIFIED\020\000\022\020\n\014OPERATOR_AND"
+  "\020\001\022\017\n\013OPERATOR_OR\020\002\"a\n\022AttributeConditio"
+  "n\022\022\n\004name\030\001 \001(\tR\004name\022&\n\014string_value\030\002 "
+  "\001(\tH\000R\013stringValue\210\001\001B\017\n\r_string_value\"\260"
+  "\002\n\010TagState\022\034\n\tavailable\030\001 \001(\003R\tavailabl"
+  "e\022\033\n\tin_flight\030\002 \001(\003R\010inFlight\022\030\n\007delaye"
+  "d\030\003 \001(\003R\007delayed\022%\n\016received_total\030\004 \001(\003"
+  "R\rreceivedTotal\022#\n\rdeleted_total\030\005 \001(\003R\014"
+  "deletedTotal\022\035\n\ndead_total\030\006 \001(\003R\tdeadTo"
+  "tal\022#\n\rexpired_total\030\007 \001(\003R\014expiredTotal"
+  "\022\?\n\034oldest_available_age_seconds\030\010 \001(\003R\031"
+  "oldestAvailableAgeSeconds\"`\n\022CreateQueue"
+  "Request\022$\n\005queue\030\001 \001(\0132\016.tagq.v1.QueueR\005"
+  "queue\022$\n\016no_default_tag\030\002 \001(\010R\014noDefault"
+  "Tag\";\n\023CreateQueueResponse\022$\n\005queue\030\001 \001("
+  "\0132\016.tagq.v1.QueueR\005queue\"%\n\017GetQueueRequ"
+  "est\022\022\n\004name\030\001 \001(\tR\004name\"8\n\020GetQueueRespo"
+  "nse\022$\n\005queue\030\001 \001(\0132\016.tagq.v1.QueueR\005queu"
+  "e\"\343\001\n\021ListQueuesRequest\022\026\n\006prefix\030\001 \001(\tR"
+  "\006prefix\022\033\n\tpage_size\030\002 \001(\005R\010pageSize\022\035\n\n"
+  "page_token\030\003 \001(\tR\tpageToken\022&\n\004view\030\004 \001("
+  "\0162\022.tagq.v1.QueueViewR\004view\022#\n\rname_cont"
+  "ains\030\005 \001(\tR\014nameContains\022\022\n\004skip\030\006 \001(\005R\004"
+  "skip\022\031\n\010order_by\030\007 \001(\tR\007orderBy\"\203\001\n\022List"
+  "QueuesResponse\022&\n\006queues\030\001 \003(\0132\016.tagq.v1"
+  ".QueueR\006queues\022&\n\017next_page_token\030\002 \001(\tR"
+  "\rnextPageToken\022\035\n\ntotal_size\030\003 \001(\005R\ttota"
+  "lSize\"w\n\022UpdateQueueRequest\022$\n\005queue\030\001 \001"
+  "(\0132\016.tagq.v1.QueueR\005queue\022;\n\013update_mask"
+  "\030\002 \001(\0132\032.google.protobuf.FieldMaskR\nupda"
+  "teMask\";\n\023UpdateQueueResponse\022$\n\005queue\030\001"
+  " \001(\0132\016.tagq.v1.QueueR\005queue\">\n\022DeleteQue"
+  "ueRequest\022\022\n\004name\030\001 \001(\tR\004name\022\024\n\005force\030\002"
+  " \001(\010R\005force\"\025\n\023DeleteQueueResponse\"\'\n\021Pu"
+  "rgeQueueRequest\022\022\n\004name\030\001 \001(\tR\004name\"=\n\022P"
+  "urgeQueueResponse\022\'\n\017purged_messages\030\001 \001"
+  "(\003R\016purgedMessages\"H\n\020CreateTagRequest\022\024"
+  "\n\005queue\030\001 \001(\tR\005queue\022\036\n\003tag\030\002 \001(\0132\014.tagq"
+  ".v1.TagR\003tag\"3\n\021CreateTagResponse\022\036\n\003tag"
+  "\030\001 \001(\0132\014.tagq.v1.TagR\003tag\"9\n\rGetTagReque"
+  "st\022\024\n\005queue\030\001 \001(\tR\005queue\022\022\n\004name\030\002 \001(\tR\004"
+  "name\"0\n\016GetTagResponse\022\036\n\003tag\030\001 \001(\0132\014.ta"
+  "gq.v1.TagR\003tag\"c\n\017ListTagsRequest\022\024\n\005que"
+  "ue\030\001 \001(\tR\005queue\022\033\n\tpage_size\030\002 \001(\005R\010page"
+  "Size\022\035\n\npage_token\030\003 \001(\tR\tpageToken\"\\\n\020L"
+  "istTagsResponse\022 \n\004tags\030\001 \003(\0132\014.tagq.v1."
+  "TagR\004tags\022&\n\017next_page_token\030\002 \001(\tR\rnext"
+  "PageToken\"<\n\020DeleteTagRequest\022\024\n\005queue\030\001"
+  " \001(\tR\005queue\022\022\n\004name\030\002 \001(\tR\004name\"\023\n\021Delet"
+  "eTagResponse*r\n\016OverflowPolicy\022\037\n\033OVERFL"
+  "OW_POLICY_UNSPECIFIED\020\000\022\036\n\032OVERFLOW_POLI"
+  "CY_REJECT_NEW\020\001\022\037\n\033OVERFLOW_POLICY_DROP_"
+  "OLDEST\020\002*R\n\tQueueView\022\032\n\026QUEUE_VIEW_UNSP"
+  "ECIFIED\020\000\022\024\n\020QUEUE_VIEW_BASIC\020\001\022\023\n\017QUEUE"
+  "_VIEW_TAGS\020\0022\277\005\n\014QueueService\022H\n\013CreateQ"
+  "ueue\022\033.tagq.v1.CreateQueueRequest\032\034.tagq"
+  ".v1.CreateQueueResponse\022\?\n\010GetQueue\022\030.ta"
+  "gq.v1.GetQueueRequest\032\031.tagq.v1.GetQueue"
+  "Response\022E\n\nListQueues\022\032.tagq.v1.ListQue"
+  "uesRequest\032\033.tagq.v1.ListQueuesResponse\022"
+  "H\n\013UpdateQueue\022\033.tagq.v1.UpdateQueueRequ"
+  "est\032\034.tagq.v1.UpdateQueueResponse\022H\n\013Del"
+  "eteQueue\022\033.tagq.v1.DeleteQueueRequest\032\034."
+  "tagq.v1.DeleteQueueResponse\022E\n\nPurgeQueu"
+  "e\022\032.tagq.v1.PurgeQueueRequest\032\033.tagq.v1."
+  "PurgeQueueResponse\022B\n\tCreateTag\022\031.tagq.v"
+  "1.CreateTagRequest\032\032.tagq.v1.CreateTagRe"
+  "sponse\0229\n\006GetTag\022\026.tagq.v1.GetTagRequest"
+  "\032\027.tagq.v1.GetTagResponse\022\?\n\010ListTags\022\030."
+  "tagq.v1.ListTagsRequest\032\031.tagq.v1.ListTa"
+  "gsResponse\022B\n\tDeleteTag\022\031.tagq.v1.Delete"
+  "TagRequest\032\032.tagq.v1.DeleteTagResponseBV"
+  "\n\013com.tagq.v1B\nQueueProtoP\001\242\002\003TXX\252\002\007Tagq"
+  ".V1\312\002\007Tagq\\V1\342\002\023Tagq\\V1\\GPBMetadata\352\002\010Ta"
+  "gq::V1b\006proto3"
   ;
 static const ::_pbi::DescriptorTable* const descriptor_table_tagq_2fv1_2fqueue_2eproto_deps[2] = {
   &::descriptor_table_google_2fprotobuf_2ffield_5fmask_2eproto,
@@ -982,7 +986,7 @@ static const ::_pbi::DescriptorTable* const descriptor_table_tagq_2fv1_2fqueue_2
 };
 static ::_pbi::once_flag descriptor_table_tagq_2fv1_2fqueue_2eproto_once;
 const ::_pbi::DescriptorTable descriptor_table_tagq_2fv1_2fqueue_2eproto = {
-    false, false, 5682, descriptor_table_protodef_tagq_2fv1_2fqueue_2eproto,
+    false, false, 5734, descriptor_table_protodef_tagq_2fv1_2fqueue_2eproto,
     "tagq/v1/queue.proto",
     &descriptor_table_tagq_2fv1_2fqueue_2eproto_once, descriptor_table_tagq_2fv1_2fqueue_2eproto_deps, 2, 29,
     schemas, file_default_instances, TableStruct_tagq_2fv1_2fqueue_2eproto::offsets,
@@ -1101,6 +1105,9 @@ class Queue::_Internal {
   static void set_has_read_quota_per_second(HasBits* has_bits) {
     (*has_bits)[0] |= 256u;
   }
+  static void set_has_partitions(HasBits* has_bits) {
+    (*has_bits)[0] |= 512u;
+  }
 };
 
 const ::tagq::v1::RedrivePolicy&
@@ -1169,7 +1176,8 @@ Queue::Queue(const Queue& from)
     , decltype(_impl_.overflow_policy_){}
     , decltype(_impl_.write_quota_per_second_){}
     , decltype(_impl_.read_quota_per_second_){}
-    , decltype(_impl_.priority_queue_){}};
+    , decltype(_impl_.priority_queue_){}
+    , decltype(_impl_.partitions_){}};
 
   _internal_metadata_.MergeFrom<::PROTOBUF_NAMESPACE_ID::UnknownFieldSet>(from._internal_metadata_);
   _this->_impl_.user_attributes_.MergeFrom(from._impl_.user_attributes_);
@@ -1202,8 +1210,8 @@ Queue::Queue(const Queue& from)
     _this->_impl_.state_ = new ::tagq::v1::QueueState(*from._impl_.state_);
   }
   ::memcpy(&_impl_.delay_seconds_, &from._impl_.delay_seconds_,
-    static_cast<size_t>(reinterpret_cast<char*>(&_impl_.priority_queue_) -
-    reinterpret_cast<char*>(&_impl_.delay_seconds_)) + sizeof(_impl_.priority_queue_));
+    static_cast<size_t>(reinterpret_cast<char*>(&_impl_.partitions_) -
+    reinterpret_cast<char*>(&_impl_.delay_seconds_)) + sizeof(_impl_.partitions_));
   // @@protoc_insertion_point(copy_constructor:tagq.v1.Queue)
 }
 
@@ -1238,6 +1246,7 @@ inline void Queue::SharedCtor(
     , decltype(_impl_.write_quota_per_second_){0}
     , decltype(_impl_.read_quota_per_second_){0}
     , decltype(_impl_.priority_queue_){false}
+    , decltype(_impl_.partitions_){0}
   };
   _impl_.name_.InitDefault();
   #ifdef PROTOBUF_FORCE_COPY_DEFAULT_STRING
@@ -1326,6 +1335,7 @@ void Queue::Clear() {
   _impl_.write_quota_per_second_ = 0;
   _impl_.read_quota_per_second_ = 0;
   _impl_.priority_queue_ = false;
+  _impl_.partitions_ = 0;
   _impl_._has_bits_.Clear();
   _internal_metadata_.Clear<::PROTOBUF_NAMESPACE_ID::UnknownFieldSet>();
 }
@@ -1560,6 +1570,15 @@ const char* Queue::_InternalParse(const char* ptr, ::_pbi::ParseContext* ctx) {
         } else
           goto handle_unusual;
         continue;
+      // optional int32 partitions = 41 [json_name = "partitions"];
+      case 41:
+        if (PROTOBUF_PREDICT_TRUE(static_cast<uint8_t>(tag) == 72)) {
+          _Internal::set_has_partitions(&has_bits);
+          _impl_.partitions_ = ::PROTOBUF_NAMESPACE_ID::internal::ReadVarint32(&ptr);
+          CHK_(ptr);
+        } else
+          goto handle_unusual;
+        continue;
       default:
         goto handle_unusual;
     }  // switch
@@ -1777,6 +1796,12 @@ uint8_t* Queue::_InternalSerialize(
         InternalWriteMessage(40, repfield, repfield.GetCachedSize(), target, stream);
   }
 
+  // optional int32 partitions = 41 [json_name = "partitions"];
+  if (_internal_has_partitions()) {
+    target = stream->EnsureSpace(target);
+    target = ::_pbi::WireFormatLite::WriteInt32ToArray(41, this->_internal_partitions(), target);
+  }
+
   if (PROTOBUF_PREDICT_FALSE(_internal_metadata_.have_unknown_fields())) {
     target = ::_pbi::WireFormat::InternalSerializeUnknownFieldsToArray(
         _internal_metadata_.unknown_fields<::PROTOBUF_NAMESPACE_ID::UnknownFieldSet>(::PROTOBUF_NAMESPACE_ID::UnknownFieldSet::default_instance), target, stream);
@@ -1948,6 +1973,13 @@ size_t Queue::ByteSizeLong() const {
     total_size += 2 + 1;
   }
 
+  // optional int32 partitions = 41 [json_name = "partitions"];
+  if (cached_has_bits & 0x00000200u) {
+    total_size += 2 +
+      ::_pbi::WireFormatLite::Int32Size(
+        this->_internal_partitions());
+  }
+
   return MaybeComputeUnknownFieldsSize(total_size, &_impl_._cached_size_);
 }
 
@@ -2043,6 +2075,9 @@ void Queue::MergeImpl(::PROTOBUF_NAMESPACE_ID::Message& to_msg, const ::PROTOBUF
   if (from._internal_priority_queue() != 0) {
     _this->_internal_set_priority_queue(from._internal_priority_queue());
   }
+  if (cached_has_bits & 0x00000200u) {
+    _this->_internal_set_partitions(from._internal_partitions());
+  }
   _this->_internal_metadata_.MergeFrom<::PROTOBUF_NAMESPACE_ID::UnknownFieldSet>(from._internal_metadata_);
 }
 
@@ -2075,8 +2110,8 @@ void Queue::InternalSwap(Queue* other) {
       &other->_impl_.default_tag_name_, rhs_arena
   );
   ::PROTOBUF_NAMESPACE_ID::internal::memswap<
-      PROTOBUF_FIELD_OFFSET(Queue, _impl_.priority_queue_)
-      + sizeof(Queue::_impl_.priority_queue_)
+      PROTOBUF_FIELD_OFFSET(Queue, _impl_.partitions_)
+      + sizeof(Queue::_impl_.partitions_)
       - PROTOBUF_FIELD_OFFSET(Queue, _impl_.redrive_policy_)>(
           reinterpret_cast<char*>(&_impl_.redrive_policy_),
           reinterpret_cast<char*>(&other->_impl_.redrive_policy_));

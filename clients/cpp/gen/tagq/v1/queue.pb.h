@@ -432,6 +432,7 @@ class Queue final :
     kWriteQuotaPerSecondFieldNumber = 21,
     kReadQuotaPerSecondFieldNumber = 22,
     kPriorityQueueFieldNumber = 23,
+    kPartitionsFieldNumber = 41,
   };
   // map<string, string> user_attributes = 11 [json_name = "userAttributes"];
   int user_attributes_size() const;
@@ -763,6 +764,19 @@ class Queue final :
   void _internal_set_priority_queue(bool value);
   public:
 
+  // optional int32 partitions = 41 [json_name = "partitions"];
+  bool has_partitions() const;
+  private:
+  bool _internal_has_partitions() const;
+  public:
+  void clear_partitions();
+  int32_t partitions() const;
+  void set_partitions(int32_t value);
+  private:
+  int32_t _internal_partitions() const;
+  void _internal_set_partitions(int32_t value);
+  public:
+
   // @@protoc_insertion_point(class_scope:tagq.v1.Queue)
  private:
   class _Internal;
@@ -801,6 +815,7 @@ class Queue final :
     int32_t write_quota_per_second_;
     int32_t read_quota_per_second_;
     bool priority_queue_;
+    int32_t partitions_;
   };
   union { Impl_ _impl_; };
   friend struct ::TableStruct_tagq_2fv1_2fqueue_2eproto;
@@ -6341,6 +6356,34 @@ inline const ::PROTOBUF_NAMESPACE_ID::RepeatedPtrField< ::tagq::v1::Tag >&
 Queue::tags() const {
   // @@protoc_insertion_point(field_list:tagq.v1.Queue.tags)
   return _impl_.tags_;
+}
+
+// optional int32 partitions = 41 [json_name = "partitions"];
+inline bool Queue::_internal_has_partitions() const {
+  bool value = (_impl_._has_bits_[0] & 0x00000200u) != 0;
+  return value;
+}
+inline bool Queue::has_partitions() const {
+  return _internal_has_partitions();
+}
+inline void Queue::clear_partitions() {
+  _impl_.partitions_ = 0;
+  _impl_._has_bits_[0] &= ~0x00000200u;
+}
+inline int32_t Queue::_internal_partitions() const {
+  return _impl_.partitions_;
+}
+inline int32_t Queue::partitions() const {
+  // @@protoc_insertion_point(field_get:tagq.v1.Queue.partitions)
+  return _internal_partitions();
+}
+inline void Queue::_internal_set_partitions(int32_t value) {
+  _impl_._has_bits_[0] |= 0x00000200u;
+  _impl_.partitions_ = value;
+}
+inline void Queue::set_partitions(int32_t value) {
+  _internal_set_partitions(value);
+  // @@protoc_insertion_point(field_set:tagq.v1.Queue.partitions)
 }
 
 // -------------------------------------------------------------------

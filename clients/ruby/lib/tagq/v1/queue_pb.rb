@@ -33,6 +33,7 @@ Google::Protobuf::DescriptorPool.generated_pool.build do
       proto3_optional :read_quota_per_second, :int32, 22, json_name: "readQuotaPerSecond"
       optional :priority_queue, :bool, 23, json_name: "priorityQueue"
       repeated :tags, :message, 40, "tagq.v1.Tag", json_name: "tags"
+      proto3_optional :partitions, :int32, 41, json_name: "partitions"
     end
     add_message "tagq.v1.RedrivePolicy" do
       optional :dead_letter_queue, :string, 1, json_name: "deadLetterQueue"

@@ -926,6 +926,41 @@ java.lang.String defaultValue) {
     return tags_.get(index);
   }
 
+  public static final int PARTITIONS_FIELD_NUMBER = 41;
+  private int partitions_ = 0;
+  /**
+   * <pre>
+   * The queue's partitions: streams, each in a Redis Cluster hash slot of
+   * its own, so that one queue's throughput grows with the cluster's
+   * masters. Every tag reads every partition, with every per-tag guarantee
+   * kept (see README "Partitioned queues"). 1-64; unset: 1. Fixed at
+   * creation; a dead-letter queue and a priority queue have one.
+   * </pre>
+   *
+   * <code>optional int32 partitions = 41 [json_name = "partitions"];</code>
+   * @return Whether the partitions field is set.
+   */
+  @java.lang.Override
+  public boolean hasPartitions() {
+    return ((bitField0_ & 0x00000200) != 0);
+  }
+  /**
+   * <pre>
+   * The queue's partitions: streams, each in a Redis Cluster hash slot of
+   * its own, so that one queue's throughput grows with the cluster's
+   * masters. Every tag reads every partition, with every per-tag guarantee
+   * kept (see README "Partitioned queues"). 1-64; unset: 1. Fixed at
+   * creation; a dead-letter queue and a priority queue have one.
+   * </pre>
+   *
+   * <code>optional int32 partitions = 41 [json_name = "partitions"];</code>
+   * @return The partitions.
+   */
+  @java.lang.Override
+  public int getPartitions() {
+    return partitions_;
+  }
+
   private byte memoizedIsInitialized = -1;
   @java.lang.Override
   public final boolean isInitialized() {
@@ -1014,6 +1049,9 @@ java.lang.String defaultValue) {
     }
     for (int i = 0; i < tags_.size(); i++) {
       output.writeMessage(40, tags_.get(i));
+    }
+    if (((bitField0_ & 0x00000200) != 0)) {
+      output.writeInt32(41, partitions_);
     }
     getUnknownFields().writeTo(output);
   }
@@ -1128,6 +1166,10 @@ java.lang.String defaultValue) {
       size += com.google.protobuf.CodedOutputStream
         .computeMessageSize(40, tags_.get(i));
     }
+    if (((bitField0_ & 0x00000200) != 0)) {
+      size += com.google.protobuf.CodedOutputStream
+        .computeInt32Size(41, partitions_);
+    }
     size += getUnknownFields().getSerializedSize();
     memoizedSize = size;
     return size;
@@ -1229,6 +1271,11 @@ java.lang.String defaultValue) {
         != other.getPriorityQueue()) return false;
     if (!getTagsList()
         .equals(other.getTagsList())) return false;
+    if (hasPartitions() != other.hasPartitions()) return false;
+    if (hasPartitions()) {
+      if (getPartitions()
+          != other.getPartitions()) return false;
+    }
     if (!getUnknownFields().equals(other.getUnknownFields())) return false;
     return true;
   }
@@ -1326,6 +1373,10 @@ java.lang.String defaultValue) {
     if (getTagsCount() > 0) {
       hash = (37 * hash) + TAGS_FIELD_NUMBER;
       hash = (53 * hash) + getTagsList().hashCode();
+    }
+    if (hasPartitions()) {
+      hash = (37 * hash) + PARTITIONS_FIELD_NUMBER;
+      hash = (53 * hash) + getPartitions();
     }
     hash = (29 * hash) + getUnknownFields().hashCode();
     memoizedHashCode = hash;
@@ -1529,6 +1580,7 @@ java.lang.String defaultValue) {
         tagsBuilder_.clear();
       }
       bitField0_ = (bitField0_ & ~0x00800000);
+      partitions_ = 0;
       return this;
     }
 
@@ -1664,6 +1716,10 @@ java.lang.String defaultValue) {
       }
       if (((from_bitField0_ & 0x00400000) != 0)) {
         result.priorityQueue_ = priorityQueue_;
+      }
+      if (((from_bitField0_ & 0x01000000) != 0)) {
+        result.partitions_ = partitions_;
+        to_bitField0_ |= 0x00000200;
       }
       result.bitField0_ |= to_bitField0_;
     }
@@ -1817,6 +1873,9 @@ java.lang.String defaultValue) {
             tagsBuilder_.addAllMessages(other.tags_);
           }
         }
+      }
+      if (other.hasPartitions()) {
+        setPartitions(other.getPartitions());
       }
       this.mergeUnknownFields(other.getUnknownFields());
       onChanged();
@@ -1985,6 +2044,11 @@ java.lang.String defaultValue) {
               }
               break;
             } // case 322
+            case 328: {
+              partitions_ = input.readInt32();
+              bitField0_ |= 0x01000000;
+              break;
+            } // case 328
             default: {
               if (!super.parseUnknownField(input, extensionRegistry, tag)) {
                 done = true; // was an endgroup tag
@@ -4362,6 +4426,78 @@ java.lang.String defaultValue) {
         tags_ = null;
       }
       return tagsBuilder_;
+    }
+
+    private int partitions_ ;
+    /**
+     * <pre>
+     * The queue's partitions: streams, each in a Redis Cluster hash slot of
+     * its own, so that one queue's throughput grows with the cluster's
+     * masters. Every tag reads every partition, with every per-tag guarantee
+     * kept (see README "Partitioned queues"). 1-64; unset: 1. Fixed at
+     * creation; a dead-letter queue and a priority queue have one.
+     * </pre>
+     *
+     * <code>optional int32 partitions = 41 [json_name = "partitions"];</code>
+     * @return Whether the partitions field is set.
+     */
+    @java.lang.Override
+    public boolean hasPartitions() {
+      return ((bitField0_ & 0x01000000) != 0);
+    }
+    /**
+     * <pre>
+     * The queue's partitions: streams, each in a Redis Cluster hash slot of
+     * its own, so that one queue's throughput grows with the cluster's
+     * masters. Every tag reads every partition, with every per-tag guarantee
+     * kept (see README "Partitioned queues"). 1-64; unset: 1. Fixed at
+     * creation; a dead-letter queue and a priority queue have one.
+     * </pre>
+     *
+     * <code>optional int32 partitions = 41 [json_name = "partitions"];</code>
+     * @return The partitions.
+     */
+    @java.lang.Override
+    public int getPartitions() {
+      return partitions_;
+    }
+    /**
+     * <pre>
+     * The queue's partitions: streams, each in a Redis Cluster hash slot of
+     * its own, so that one queue's throughput grows with the cluster's
+     * masters. Every tag reads every partition, with every per-tag guarantee
+     * kept (see README "Partitioned queues"). 1-64; unset: 1. Fixed at
+     * creation; a dead-letter queue and a priority queue have one.
+     * </pre>
+     *
+     * <code>optional int32 partitions = 41 [json_name = "partitions"];</code>
+     * @param value The partitions to set.
+     * @return This builder for chaining.
+     */
+    public Builder setPartitions(int value) {
+      
+      partitions_ = value;
+      bitField0_ |= 0x01000000;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * The queue's partitions: streams, each in a Redis Cluster hash slot of
+     * its own, so that one queue's throughput grows with the cluster's
+     * masters. Every tag reads every partition, with every per-tag guarantee
+     * kept (see README "Partitioned queues"). 1-64; unset: 1. Fixed at
+     * creation; a dead-letter queue and a priority queue have one.
+     * </pre>
+     *
+     * <code>optional int32 partitions = 41 [json_name = "partitions"];</code>
+     * @return This builder for chaining.
+     */
+    public Builder clearPartitions() {
+      bitField0_ = (bitField0_ & ~0x01000000);
+      partitions_ = 0;
+      onChanged();
+      return this;
     }
     @java.lang.Override
     public final Builder setUnknownFields(

@@ -596,4 +596,31 @@ java.lang.String defaultValue);
    */
   com.tagq.v1.TagOrBuilder getTagsOrBuilder(
       int index);
+
+  /**
+   * <pre>
+   * The queue's partitions: streams, each in a Redis Cluster hash slot of
+   * its own, so that one queue's throughput grows with the cluster's
+   * masters. Every tag reads every partition, with every per-tag guarantee
+   * kept (see README "Partitioned queues"). 1-64; unset: 1. Fixed at
+   * creation; a dead-letter queue and a priority queue have one.
+   * </pre>
+   *
+   * <code>optional int32 partitions = 41 [json_name = "partitions"];</code>
+   * @return Whether the partitions field is set.
+   */
+  boolean hasPartitions();
+  /**
+   * <pre>
+   * The queue's partitions: streams, each in a Redis Cluster hash slot of
+   * its own, so that one queue's throughput grows with the cluster's
+   * masters. Every tag reads every partition, with every per-tag guarantee
+   * kept (see README "Partitioned queues"). 1-64; unset: 1. Fixed at
+   * creation; a dead-letter queue and a priority queue have one.
+   * </pre>
+   *
+   * <code>optional int32 partitions = 41 [json_name = "partitions"];</code>
+   * @return The partitions.
+   */
+  int getPartitions();
 }
