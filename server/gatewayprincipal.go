@@ -20,9 +20,9 @@ import (
 const gatewayPrincipalMD = "x-tagq-gateway-principal"
 
 // AsPrincipal is ctx for a call over the gateway's in-process connection
-// (GatewayListener) that runs as the named principal: for fronts that
-// authenticate callers themselves. On any other connection the server
-// ignores it.
+// (GatewayListener) or in process (InProcess) that runs as the named
+// principal: for fronts that authenticate callers themselves. On any other
+// connection the server ignores it.
 func AsPrincipal(ctx context.Context, principal string) context.Context {
 	return metadata.AppendToOutgoingContext(ctx, gatewayPrincipalMD, principal)
 }
@@ -51,15 +51,15 @@ func gatewayOnlyMD(key string) bool {
 }
 
 // gatewaySQSMD marks a call of the SQS endpoint over the gateway's
-// in-process connection: its sends may carry the attributes reserved for
-// it (tags.SQSAttributePrefix). Trusted only on that connection, as
-// gatewayPrincipalMD is.
+// in-process connection or in process (InProcess): its sends may carry the
+// attributes reserved for it (tags.SQSAttributePrefix). Trusted only
+// there, as gatewayPrincipalMD is.
 const gatewaySQSMD = "x-tagq-gateway-sqs"
 
 // AsSQSEndpoint is ctx for a call of the SQS endpoint over the gateway's
-// in-process connection (GatewayListener), whose sends may carry the
-// attributes tags.SQSAttributePrefix reserves for it. On any other
-// connection the server ignores it.
+// in-process connection (GatewayListener) or in process (InProcess),
+// whose sends may carry the attributes tags.SQSAttributePrefix reserves
+// for it. On any other connection the server ignores it.
 func AsSQSEndpoint(ctx context.Context) context.Context {
 	return metadata.AppendToOutgoingContext(ctx, gatewaySQSMD, "1")
 }
