@@ -94,8 +94,9 @@ func (c requestCodec) Marshal(v any) (mem.BufferSlice, error) {
 }
 
 // Unmarshal is grpc-go's proto Unmarshal (a request in several buffers is
-// joined in one from grpcBuffers), but for unreadable tagq requests and
-// large messages (unmarshalLarge).
+// joined in one from grpcBuffers), but for unreadable tagq requests,
+// requests with a repeated field over its limit (boundedProto) and large
+// messages (unmarshalLarge).
 func (c requestCodec) Unmarshal(data mem.BufferSlice, v any) error {
 	m, ok := v.(proto.Message)
 	if !ok {
@@ -103,11 +104,17 @@ func (c requestCodec) Unmarshal(data mem.BufferSlice, v any) error {
 	}
 	var err error
 	if data.Len() >= largeMessage {
+		b := data.Materialize()
+		if boundedProto(b, m) { // a repeated field over its limit: not decoded (repeated.go)
+			return nil
+		}
 		proto.Reset(m) // as proto.Unmarshal does: a stream may decode into one message again
-		err = unmarshalLarge(data.Materialize(), m.ProtoReflect(), 0)
+		err = unmarshalLarge(b, m.ProtoReflect(), 0)
 	} else {
 		buf := data.MaterializeToBuffer(grpcBuffers)
-		err = proto.Unmarshal(buf.ReadOnlyData(), m)
+		if !boundedProto(buf.ReadOnlyData(), m) {
+			err = proto.Unmarshal(buf.ReadOnlyData(), m)
+		}
 		buf.Free()
 	}
 	if err == nil {
@@ -197,7 +204,9 @@ func markUnreadable(v any, err error) error {
 }
 
 // checkReadable refuses a request the codec could not read (see above):
-// INVALID_ARGUMENT / MALFORMED_REQUEST, naming the message type and why.
+// INVALID_ARGUMENT / MALFORMED_REQUEST, naming the message type and why;
+// and one a decoder refused to decode (markRefused: a repeated field over
+// its limit), with the refusal it carries.
 func checkReadable(req any) error {
 	m, ok := req.(proto.Message)
 	if !ok {
@@ -213,6 +222,10 @@ func checkReadable(req any) error {
 			why, _ := protowire.ConsumeString(u[n:])
 			return statusWith(codes.InvalidArgument, ReasonMalformedRequest,
 				fmt.Sprintf("the request is not a readable %s: %s", m.ProtoReflect().Descriptor().FullName(), why), "", nil)
+		}
+		if num == refusedField && typ == protowire.BytesType {
+			raw, _ := protowire.ConsumeBytes(u[n:])
+			return refusedMark(raw)
 		}
 		fn := protowire.ConsumeFieldValue(num, typ, u[n:])
 		if fn < 0 {

@@ -116,7 +116,7 @@ func (s *Server) connectGuard(next http.Handler) http.Handler {
 			_ = rc.SetWriteDeadline(time.Time{})
 		} else {
 			body := s.newBody(r.Body, r.ContentLength, func() { _ = rc.SetReadDeadline(time.Time{}) })
-			body.busy = s.connectError(ctx, s.inflight.refusal())
+			body.busy = s.connectBusy(ctx)
 			defer body.release()
 			r.Body = body
 			ctx = context.WithValue(ctx, restBodyKey{}, body)
@@ -142,9 +142,20 @@ func (s *Server) connectGate(ctx context.Context, _ connect.Spec, _ connect.Peer
 	}
 	if body, ok := ctx.Value(restBodyKey{}).(*restBody); ok && !body.admit() {
 		s.refused.WithLabelValues("connect").Inc()
-		return ctx, s.connectError(ctx, s.inflight.refusal())
+		return ctx, s.connectBusy(ctx)
 	}
 	return ctx, nil
+}
+
+// connectBusy is the Connect error of a call refused for request bytes in
+// flight, with a Retry-After header.
+func (s *Server) connectBusy(ctx context.Context) error {
+	err := s.connectError(ctx, s.inflight.refusal())
+	var ce *connect.Error
+	if errors.As(err, &ce) {
+		ce.Meta().Set("Retry-After", RetryAfterHeader)
+	}
+	return err
 }
 
 // outgoing is ctx with the metadata a Connect call with request headers h
@@ -292,9 +303,12 @@ func (c connectCodec) Unmarshal(data []byte, v any) error {
 	switch {
 	case marked: // decoded by predecodeConnect
 	case !c.json:
-		err = proto.Unmarshal(data, m)
+		if !boundedProto(data, m) { // a repeated field over its limit: not decoded (repeated.go)
+			err = proto.Unmarshal(data, m)
+		}
 	case len(data) == 0:
 		err = errors.New("an empty body is not a JSON object")
+	case boundedJSON(data, m):
 	default:
 		// Unknown fields are skipped, as connect-go's codec does (and
 		// unlike REST): Connect clients may be built from newer protos.

@@ -63,10 +63,13 @@ func (s *Server) predecodeConnect(r *http.Request, body *restBody) proto.Message
 		return nil
 	}
 	m := typ.New().Interface()
-	if mt == "application/json" {
+	switch {
+	case mt == "application/json" && boundedJSON(raw, m): // a repeated field over its limit (repeated.go)
+	case mt == "application/json":
 		// As connectCodec: unknown fields skipped.
 		err = protojson.UnmarshalOptions{DiscardUnknown: true}.Unmarshal(raw, m)
-	} else {
+	case boundedProto(raw, m):
+	default:
 		err = unmarshalLarge(raw, m.ProtoReflect(), 0)
 	}
 	if err != nil {

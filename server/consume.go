@@ -350,6 +350,9 @@ func (c *consumer) send(resp *tagqv1.ConsumeResponse) error {
 // delivery id that is not outstanding is reported when confirmations are
 // on, and otherwise ignored (S16).
 func (c *consumer) handle(req *tagqv1.ConsumeRequest, first bool) error {
+	if err := checkReadable(req); err != nil { // its decoding refused it (repeated.go)
+		return err
+	}
 	if !first && req.GetOpen() != nil {
 		return fieldError(tags.ReasonInvalidArgumentRange, "open", "open is allowed in the first request of a stream only")
 	}

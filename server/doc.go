@@ -25,7 +25,9 @@
 //   - tap.go, inflight.go, restguard.go: what is checked before a request
 //     is read (credentials, with --auth; the request bytes in flight, one
 //     count over every protocol), and codec.go's decoding of large
-//     messages at about twice their size.
+//     messages at about twice their size; repeated.go's count of
+//     repeated fields (batch entries) in a request's bytes, protobuf or
+//     JSON, before it is decoded.
 //   - handles.go: the queue of a call on receipt handles (S3).
 //   - server.go: Config and New, the health service and reflection.
 package server

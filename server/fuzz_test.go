@@ -154,9 +154,14 @@ func FuzzRequestCodec(f *testing.F) {
 			if !proto.Equal(got, want) {
 				t.Fatalf("%s: the codec read %v, protobuf %v", name, got, want)
 			}
-		case readable && fuzzHasField(raw, unreadableField):
-			// A client sent the mark's field itself: refused as unreadable,
-			// which it is to tagq.
+		case readable && (fuzzHasField(raw, unreadableField) || fuzzHasField(raw, refusedField)):
+			// A client sent a mark's field itself: refused as unreadable,
+			// which it is to tagq, or as the limit it names.
+		case readable && countPlans[name] != nil && countPlans[name].checkProto(raw) != nil:
+			// A repeated field over its limit: refused undecoded.
+			if r := errorInfo(status.Convert(refused)).GetReason(); r != tags.ReasonBatchTooLarge && r != tags.ReasonInvalidAttribute {
+				t.Fatalf("%s: a repeated field over its limit got %v", name, refused)
+			}
 		case readable:
 			t.Fatalf("%s: readable bytes refused: %v", name, refused)
 		default:

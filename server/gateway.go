@@ -61,6 +61,9 @@ func (m restJSON) NewDecoder(r io.Reader) runtime.Decoder {
 		if len(bytes.TrimSpace(raw)) == 0 {
 			return io.EOF // no body: an empty request, as grpc-gateway takes it
 		}
+		if boundedJSON(raw, pm) { // a repeated field over its limit: refused undecoded (repeated.go)
+			return nil
+		}
 		if err := restUnmarshal.Unmarshal(raw, pm); err != nil {
 			// protojson quotes the bytes it could not read: the status
 			// message must stay UTF-8.
@@ -200,6 +203,7 @@ func (s *Server) gatewayError(ctx context.Context, mux *runtime.ServeMux, m runt
 		err = &runtime.HTTPStatusError{HTTPStatus: http.StatusRequestEntityTooLarge, Err: tooLarge(limit)}
 	case refusedInFlight(ctx):
 		s.refused.WithLabelValues("rest").Inc()
+		w.Header().Set("Retry-After", RetryAfterHeader)
 		err = &runtime.HTTPStatusError{HTTPStatus: http.StatusTooManyRequests, Err: s.inflight.refusal()}
 	case st.Code() == codes.ResourceExhausted && errorInfo(st) == nil:
 		err = &runtime.HTTPStatusError{HTTPStatus: http.StatusRequestEntityTooLarge, Err: tooLarge(int64(s.maxRequest))}

@@ -1,13 +1,15 @@
 package server
 
 import (
-	"net/http"
 	"strconv"
 	"sync/atomic"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-
+	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/types/known/durationpb"
 
 	"github.com/tagq/tagq/tags"
 )
@@ -22,16 +24,27 @@ const ReasonTooManyRequestBytes = tags.ReasonTooManyRequestBytes
 // with decoding's copies about 1 GiB of memory at worst.
 const DefaultMaxRequestBytesInFlight = 256 << 20
 
-// retryAfterMs is the retry_after_ms of a call refused for request bytes:
-// long enough for the calls holding them (large ones, at most a few
-// hundred milliseconds of work each) to finish.
-const retryAfterMs = 500
+// RequestBytesRetryAfter is how long a caller refused for request bytes
+// is told to wait (retry_after_ms, a google.rpc.RetryInfo detail, an HTTP
+// Retry-After header): long enough for the calls holding them (large ones,
+// at most a few hundred milliseconds of work each) to finish.
+const RequestBytesRetryAfter = 500 * time.Millisecond
 
-// Request bytes in flight. One process-wide count of the bytes of the
-// requests this server holds, whatever their protocol:
+// retryAfterMs is RequestBytesRetryAfter in ErrorInfo's metadata.
+var retryAfterMs = strconv.FormatInt(RequestBytesRetryAfter.Milliseconds(), 10)
+
+// RetryAfterHeader is RequestBytesRetryAfter as an HTTP Retry-After
+// value: whole seconds, rounded up.
+var RetryAfterHeader = strconv.FormatInt(int64((RequestBytesRetryAfter+time.Second-1)/time.Second), 10)
+
+// InFlight is the count of request bytes in flight. One process-wide count
+// of the bytes of the requests this server holds, whatever their protocol
+// (Server.InFlight; a front of its own, the SQS endpoint, takes and gives
+// back its bodies' bytes with Reserve, Grow and Release as REST and
+// Connect do):
 //
-//   - REST and Connect: a body's length is taken before a byte of it is
-//     read (as it is read, when it has no Content-Length) and given back
+//   - REST, Connect and SQS: a body's length is taken before a byte of it
+//     is read (as it is read, when it has no Content-Length) and given back
 //     once the call is answered. A body that does not fit is refused
 //     unread.
 //   - gRPC: each unary request and each Publish frame, from its decoding
@@ -47,14 +60,15 @@ const retryAfterMs = 500
 // Config.MaxRequestBytes. (They cannot be counted by the transport's buffer
 // pool: grpc-go drops the buffers of a stream that ends unread without
 // giving them back, so such a count would only grow.)
-type inflight struct {
-	max int64 // <= 0: no limit
-	n   atomic.Int64
+type InFlight struct {
+	max     int64 // <= 0: no limit
+	n       atomic.Int64
+	refused *prometheus.CounterVec // by protocol (newInflightMetrics)
 }
 
-// reserve takes n bytes when they fit under the limit, or when nothing
-// else is in flight.
-func (f *inflight) reserve(n int64) bool {
+// Reserve takes n bytes when they fit under the limit, or when nothing
+// else is in flight; false: they do not fit, and nothing was taken.
+func (f *InFlight) Reserve(n int64) bool {
 	for {
 		cur := f.n.Load()
 		if f.max > 0 && cur > 0 && cur+n > f.max {
@@ -66,12 +80,12 @@ func (f *inflight) reserve(n int64) bool {
 	}
 }
 
-// grow takes n more bytes for a body that holds own already (one read as
+// Grow takes n more bytes for a body that holds held already (one read as
 // it arrives): they fit under the limit, or nothing else is in flight.
-func (f *inflight) grow(own, n int64) bool {
+func (f *InFlight) Grow(held, n int64) bool {
 	for {
 		cur := f.n.Load()
-		if f.max > 0 && cur > own && cur+n > f.max {
+		if f.max > 0 && cur > held && cur+n > f.max {
 			return false
 		}
 		if f.n.CompareAndSwap(cur, cur+n) {
@@ -80,65 +94,36 @@ func (f *inflight) grow(own, n int64) bool {
 	}
 }
 
+// Release gives back n bytes taken by Reserve or Grow.
+func (f *InFlight) Release(n int64) { f.n.Add(-n) }
+
+// Refused counts a call of protocol (its label in
+// tagq_requests_refused_in_flight_total) refused for request bytes.
+func (f *InFlight) Refused(protocol string) {
+	if f.refused != nil {
+		f.refused.WithLabelValues(protocol).Inc()
+	}
+}
+
+// Limit is the limit in bytes (<= 0: none).
+func (f *InFlight) Limit() int64 { return f.max }
+
 // add counts n bytes (negative: gives them back) without asking.
-func (f *inflight) add(n int64) { f.n.Add(n) }
+func (f *InFlight) add(n int64) { f.n.Add(n) }
 
 // full reports whether the limit is reached: no new call is admitted.
-func (f *inflight) full() bool { return f.max > 0 && f.n.Load() >= f.max }
+func (f *InFlight) full() bool { return f.max > 0 && f.n.Load() >= f.max }
 
-// refusal is the status of a call refused for request bytes.
-func (f *inflight) refusal() error {
+// refusal is the status of a call refused for request bytes: ErrorInfo
+// with retry_after_ms, and a google.rpc.RetryInfo.
+func (f *InFlight) refusal() error {
 	limit := strconv.FormatInt(f.max, 10)
-	return statusWith(codes.ResourceExhausted, ReasonTooManyRequestBytes,
-		"this server holds "+limit+" bytes of requests in flight, its most: retry in "+strconv.Itoa(retryAfterMs)+
-			" ms, or on another replica", "", map[string]string{"limit": limit, "retry_after_ms": strconv.Itoa(retryAfterMs)})
-}
-
-// HeldBody is a request body of a front in this process counted in the
-// request bytes in flight (HoldBody).
-type HeldBody struct {
-	s       *Server
-	b       *restBody
-	refused prometheus.Counter
-}
-
-// HoldBody counts the body of r, a request to a front in this process
-// other than REST and Connect (the SQS endpoint), in the request bytes in
-// flight, as restGuard counts theirs: its Content-Length before a byte of
-// it is read, or as it is read when it has none (r.Body is replaced by
-// the counting reader). A body that does not fit is refused: HoldBody
-// returns the refusal (RESOURCE_EXHAUSTED, TOO_MANY_REQUEST_BYTES) before
-// a byte is read; without a length, reading fails and Refused says so.
-// Release the body once the request is answered. protocol labels
-// tagq_requests_refused_in_flight_total. The front's calls into the
-// server (InProcess) are then not counted again.
-func (s *Server) HoldBody(r *http.Request, protocol string) (*HeldBody, error) {
-	h := &HeldBody{s: s, b: s.newBody(r.Body, r.ContentLength, func() {}), refused: s.refused.WithLabelValues(protocol)}
-	if !h.b.admit() {
-		h.refused.Inc()
-		return nil, s.inflight.refusal()
+	err := statusWith(codes.ResourceExhausted, ReasonTooManyRequestBytes,
+		"this server holds "+limit+" bytes of requests in flight, its most: retry in "+retryAfterMs+
+			" ms, or on another replica", "", map[string]string{"limit": limit, "retry_after_ms": retryAfterMs})
+	st := status.Convert(err)
+	if withRetry, e := st.WithDetails(&errdetails.RetryInfo{RetryDelay: durationpb.New(RequestBytesRetryAfter)}); e == nil {
+		return withRetry.Err()
 	}
-	r.Body = h.b
-	return h, nil
-}
-
-// Refused is the refusal to answer when reading the body failed because
-// it did not fit in flight, else nil.
-func (h *HeldBody) Refused() error {
-	h.b.mu.Lock()
-	refused := h.b.refused
-	h.b.mu.Unlock()
-	if !refused {
-		return nil
-	}
-	return h.s.inflight.refusal()
-}
-
-// Release gives back the bytes the body holds in flight, and counts its
-// refusal if it was refused as it was read.
-func (h *HeldBody) Release() {
-	h.b.release()
-	if h.Refused() != nil {
-		h.refused.Inc()
-	}
+	return err
 }

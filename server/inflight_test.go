@@ -14,6 +14,7 @@ import (
 
 	"connectrpc.com/connect"
 	"github.com/stretchr/testify/require"
+	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
@@ -28,28 +29,40 @@ import (
 
 func TestInflight_ReserveGrowAndTheLoneRequest(t *testing.T) {
 	t.Parallel()
-	f := &inflight{max: 100}
-	require.True(t, f.reserve(150), "alone, a request over the limit runs")
+	f := &InFlight{max: 100}
+	require.True(t, f.Reserve(150), "alone, a request over the limit runs")
 	require.True(t, f.full())
-	require.False(t, f.reserve(1))
+	require.False(t, f.Reserve(1))
 	f.add(-150)
-	require.True(t, f.reserve(60))
-	require.True(t, f.reserve(40))
-	require.False(t, f.reserve(1))
+	require.True(t, f.Reserve(60))
+	require.True(t, f.Reserve(40))
+	require.False(t, f.Reserve(1))
 	f.add(-100)
 	// A body read as it comes: it may grow past the limit while alone.
-	require.True(t, f.grow(0, 80))
-	require.True(t, f.grow(80, 80))
+	require.True(t, f.Grow(0, 80))
+	require.True(t, f.Grow(80, 80))
 	f.add(-160)
-	require.True(t, f.reserve(10))
-	require.True(t, f.grow(0, 80))
-	require.False(t, f.grow(80, 20), "not alone: 10 + 100 > 100")
+	require.True(t, f.Reserve(10))
+	require.True(t, f.Grow(0, 80))
+	require.False(t, f.Grow(80, 20), "not alone: 10 + 100 > 100")
 	f.add(-90)
 	require.Zero(t, f.n.Load())
 
-	none := &inflight{}
-	require.True(t, none.reserve(1<<40))
+	none := &InFlight{}
+	require.True(t, none.Reserve(1<<40))
 	require.False(t, none.full())
+}
+
+// retryDelay is the delay a status's google.rpc.RetryInfo asks for.
+func retryDelay(t *testing.T, err error) time.Duration {
+	t.Helper()
+	for _, d := range status.Convert(err).Details() {
+		if ri, ok := d.(*errdetails.RetryInfo); ok {
+			return ri.GetRetryDelay().AsDuration()
+		}
+	}
+	t.Fatalf("no RetryInfo in %v", err)
+	return 0
 }
 
 // gaugeOf is the process's request bytes in flight, as /metrics says.
@@ -245,16 +258,27 @@ func TestInflight_RefusalsWhenFull(t *testing.T) {
 	require.Equal(t, codes.ResourceExhausted, code)
 	require.Equal(t, ReasonTooManyRequestBytes, ei.GetReason())
 	require.Equal(t, "500", ei.GetMetadata()["retry_after_ms"])
-	code2, body := b.do(t, "POST", "/v1/queues/q/messages", `{"body": "eA=="}`)
-	require.Equal(t, http.StatusTooManyRequests, code2, body)
-	require.Contains(t, body, ReasonTooManyRequestBytes)
+	require.Equal(t, RequestBytesRetryAfter, retryDelay(t, err), "gRPC: a google.rpc.RetryInfo as well")
+	req, err := http.NewRequest("POST", b.rest.URL+"/v1/queues/q/messages", strings.NewReader(`{"body": "eA=="}`))
+	require.NoError(t, err)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	raw, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	require.Equal(t, http.StatusTooManyRequests, resp.StatusCode, string(raw))
+	require.Contains(t, string(raw), ReasonTooManyRequestBytes)
+	require.Equal(t, "1", resp.Header.Get("Retry-After"), "REST: HTTP's Retry-After, in whole seconds")
 	// Without a length, refused as it is read.
-	code2, body = b.doWith(t, "POST", "/v1/queues/q/messages", "application/json", io.MultiReader(strings.NewReader(`{"body": "eA=="}`)))
+	code2, body := b.doWith(t, "POST", "/v1/queues/q/messages", "application/json", io.MultiReader(strings.NewReader(`{"body": "eA=="}`)))
 	require.Equal(t, http.StatusTooManyRequests, code2, body)
 	require.Contains(t, body, ReasonTooManyRequestBytes)
 	cm := tagqv1connect.NewMessageServiceClient(http.DefaultClient, b.rest.URL)
 	_, err = cm.SendMessage(b.ctx, connect.NewRequest(&tagqv1.SendMessageRequest{Queue: "q", Body: []byte("x")}))
 	require.Equal(t, connect.CodeResourceExhausted, connect.CodeOf(err))
+	var ce *connect.Error
+	require.ErrorAs(t, err, &ce)
+	require.Equal(t, "1", ce.Meta().Get("Retry-After"), "Connect: Retry-After")
 	require.NoError(t, pub.Send(&tagqv1.PublishRequest{Seq: 3, Queue: "q", Entries: []*tagqv1.SendMessageBatchEntry{{Id: "1", Body: []byte("x")}}}))
 	frame, err := pub.Recv()
 	require.NoError(t, err)
@@ -310,46 +334,34 @@ func TestOversizedGRPCMessage(t *testing.T) {
 	require.Eventually(t, func() bool { return b.gaugeOf(t) == 0 }, 5*time.Second, 10*time.Millisecond)
 }
 
-// A front's body (HoldBody) counts in flight as a REST body does: a
-// length before it is read, refused unread when it does not fit; without
-// a length as it is read, refused then (Refused); given back on Release;
-// refusals counted under the front's protocol.
-func TestInflight_HoldBody(t *testing.T) {
+// A front's bodies (the SQS endpoint's) count through Server.InFlight in
+// the one count REST, Connect and gRPC count in: a length reserved before
+// a body is read, refused when it does not fit beside another request's;
+// a body without a length grown as it is read, refused then; refusals
+// counted under the front's protocol; the bytes given back on Release.
+func TestInflight_ForAFront(t *testing.T) {
 	t.Parallel()
 	b := setup(t, func(c *Config) { c.MaxRequestBytesInFlight = 100 })
-	body := func(length int64) *http.Request {
-		r, err := http.NewRequest(http.MethodPost, "http://front/", strings.NewReader(strings.Repeat("x", 50)))
-		require.NoError(t, err)
-		r.ContentLength = length
-		return r
-	}
+	f := b.srv.InFlight()
+	require.EqualValues(t, 100, f.Limit())
 	b.srv.inflight.add(90) // another request's
-	_, err := b.srv.HoldBody(body(50), "sqs")
-	code, ei := info(t, err)
-	require.Equal(t, codes.ResourceExhausted, code)
-	require.Equal(t, ReasonTooManyRequestBytes, ei.GetReason())
+	require.False(t, f.Reserve(50), "a length that does not fit beside it")
+	require.EqualValues(t, 90, b.srv.inflight.n.Load(), "nothing taken")
+	f.Refused("sqs")
 
-	r := body(-1)
-	held, err := b.srv.HoldBody(r, "sqs")
-	require.NoError(t, err, "no length: admitted, counted as read")
-	require.NoError(t, held.Refused())
-	_, err = io.ReadAll(r.Body)
-	require.Error(t, err)
-	_, ei = info(t, held.Refused())
-	require.Equal(t, ReasonTooManyRequestBytes, ei.GetReason())
-	held.Release()
+	require.True(t, f.Grow(0, 10), "read as it comes: fits")
+	require.False(t, f.Grow(10, 40), "and then does not")
+	f.Refused("sqs")
+	f.Release(10)
 	require.EqualValues(t, 90, b.srv.inflight.n.Load())
 	require.Equal(t, 2.0, testCounter(t, b, "tagq_requests_refused_in_flight_total", "sqs"))
+	require.Equal(t, 90.0, b.gaugeOf(t), "the front's bytes are in the one gauge")
 
 	b.srv.inflight.add(-90)
-	r = body(50)
-	held, err = b.srv.HoldBody(r, "sqs")
-	require.NoError(t, err)
+	require.True(t, f.Reserve(50))
 	require.EqualValues(t, 50, b.srv.inflight.n.Load(), "counted before a byte is read")
-	raw, err := io.ReadAll(r.Body)
-	require.NoError(t, err)
-	require.Len(t, raw, 50)
-	held.Release()
+	require.Equal(t, 50.0, b.gaugeOf(t))
+	f.Release(50)
 	require.EqualValues(t, 0, b.srv.inflight.n.Load())
 }
 

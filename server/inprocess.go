@@ -29,7 +29,7 @@ import (
 // The call is seen by the server as one from the gateway's connection
 // (peer gatewayInfo, address "tagqd-inprocess"), so a front may name the
 // principal it authenticated (AsPrincipal), and the request bytes in
-// flight are left to the front to count (HoldBody); the caller's
+// flight are left to the front to count (InFlight); the caller's
 // outgoing metadata is the call's incoming metadata; the caller's context
 // (deadline, cancellation) is the call's, cancelled when the call
 // returns, as a gRPC call's is. There is no transport stream: a handler

@@ -1,6 +1,8 @@
 package server
 
 import (
+	"context"
+	"fmt"
 	"net"
 	"strconv"
 	"sync"
@@ -9,6 +11,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/peer"
 
 	"github.com/tagq/tagq/tags"
 )
@@ -27,6 +30,21 @@ const ReasonTooManyStreams = tags.ReasonTooManyStreams
 
 // DefaultMaxStreams is the default Config.MaxStreams.
 const DefaultMaxStreams = 10000
+
+// Health Watch streams. The gRPC health service needs no credentials (load
+// balancers and clients' health checking use it), so its Watch streams
+// are bounded apart from Publish and Consume streams, which a stranger
+// then cannot crowd out: at most MaxHealthWatchesPerConnection on one
+// connection (a client watches a service or two) and
+// Config.MaxHealthWatches in the process; one beyond ends at once with
+// RESOURCE_EXHAUSTED (TOO_MANY_STREAMS). tagq_health_watches_open counts
+// them. (An open Watch costs about 10 KB: 8,000 of them took 77 MB.)
+const (
+	DefaultMaxHealthWatches       = 1000
+	MaxHealthWatchesPerConnection = 8
+)
+
+const healthWatch = "/grpc.health.v1.Health/Watch"
 
 // connMetrics count a listener's connections.
 type connMetrics struct {
@@ -118,4 +136,65 @@ func (l *streamLimit) interceptor(srv any, ss grpc.ServerStream, info *grpc.Stre
 	}
 	defer l.open.Add(-1)
 	return handler(srv, ss)
+}
+
+// watchLimit bounds health Watch streams, per connection and in all.
+type watchLimit struct {
+	max  int
+	open prometheus.Gauge
+
+	mu     sync.Mutex
+	n      int
+	byConn map[string]int
+}
+
+func newWatchLimit(max int) *watchLimit {
+	return &watchLimit{max: max, byConn: map[string]int{},
+		open: prometheus.NewGauge(prometheus.GaugeOpts{Name: "tagq_health_watches_open",
+			Help: "gRPC health Watch streams open in this process (at most 8 on a connection, 1,000 in all)."})}
+}
+
+func (l *watchLimit) interceptor(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) error {
+	if info.FullMethod != healthWatch {
+		return handler(srv, ss)
+	}
+	conn := connOf(ss.Context())
+	l.mu.Lock()
+	perConn := l.byConn[conn] >= MaxHealthWatchesPerConnection
+	if perConn || l.n >= l.max {
+		l.mu.Unlock()
+		limit, where := l.max, "this server has"
+		if perConn {
+			limit, where = MaxHealthWatchesPerConnection, "this connection has"
+		}
+		return statusWith(codes.ResourceExhausted, ReasonTooManyStreams,
+			fmt.Sprintf("%s %d health Watch streams open, its most", where, limit), "", map[string]string{"limit": strconv.Itoa(limit)})
+	}
+	l.n++
+	l.byConn[conn]++
+	l.mu.Unlock()
+	l.open.Inc()
+	defer func() {
+		l.mu.Lock()
+		l.n--
+		if l.byConn[conn]--; l.byConn[conn] == 0 {
+			delete(l.byConn, conn)
+		}
+		l.mu.Unlock()
+		l.open.Dec()
+	}()
+	return handler(srv, ss)
+}
+
+// connOf names the connection a call came on: its two addresses.
+func connOf(ctx context.Context) string {
+	p, ok := peer.FromContext(ctx)
+	if !ok || p.Addr == nil {
+		return ""
+	}
+	local := ""
+	if p.LocalAddr != nil {
+		local = p.LocalAddr.String()
+	}
+	return p.Addr.String() + "|" + local
 }

@@ -23,7 +23,7 @@ type messageService struct {
 	drain      <-chan struct{} // closed when the server starts shutting down
 	drainGrace time.Duration   // how long a draining Consume stream still takes acks
 	streams    atomic.Int64    // Publish and Consume streams open
-	inflight   *inflight       // request bytes in flight: Publish frames count
+	inflight   *InFlight       // request bytes in flight: Publish frames count
 	refused    prometheus.Counter
 }
 
@@ -103,6 +103,7 @@ func toBatchError(i int, id string, err error) *tagqv1.BatchResultError {
 }
 
 func (s *messageService) SendMessage(ctx context.Context, req *tagqv1.SendMessageRequest) (*tagqv1.SendMessageResponse, error) {
+	ctx = sqsSendContext(ctx, hasSQSAttributes(req.GetAttributes()))
 	res, err := s.store.Send(ctx, req.GetQueue(), []tags.OutMessage{{
 		Body: req.GetBody(), Attributes: fromAttrs(req.GetAttributes()), DelaySeconds: req.DelaySeconds,
 		DeduplicationID: req.DeduplicationId, Topic: req.GetTopic(),
@@ -124,14 +125,17 @@ func (s *messageService) SendMessageBatch(ctx context.Context, req *tagqv1.SendM
 func (s *messageService) sendBatch(ctx context.Context, queue string, entries []*tagqv1.SendMessageBatchEntry) (*tagqv1.SendMessageBatchResponse, error) {
 	ids := make([]string, len(entries))
 	msgs := make([]tags.OutMessage, len(entries))
+	sqsAttrs := false
 	for i, e := range entries {
 		ids[i] = e.GetId()
 		msgs[i] = tags.OutMessage{Body: e.GetBody(), Attributes: fromAttrs(e.GetAttributes()), DelaySeconds: e.DelaySeconds,
 			DeduplicationID: e.DeduplicationId, Topic: e.GetTopic(), Priority: e.GetPriority()}
+		sqsAttrs = sqsAttrs || hasSQSAttributes(e.GetAttributes())
 	}
 	if err := checkBatch(ids); err != nil {
 		return nil, err
 	}
+	ctx = sqsSendContext(ctx, sqsAttrs)
 	res, err := s.store.Send(ctx, queue, msgs)
 	if err != nil {
 		return nil, err

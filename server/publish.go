@@ -77,10 +77,16 @@ func (s *messageService) Publish(stream grpc.BidiStreamingServer[tagqv1.PublishR
 			}
 			return r.err
 		}
+		// A frame its decoding refused (a batch over its limit) is
+		// answered with the refusal.
+		if err := checkReadable(r.req); err != nil {
+			answer(&tagqv1.PublishResponse{Seq: r.req.GetSeq(), Error: toStreamError(err)})
+			continue
+		}
 		// A frame is held in flight until answered; one that does not fit
 		// is answered with the refusal (the stream goes on).
 		size := int64(proto.Size(r.req))
-		if !s.inflight.reserve(size) {
+		if !s.inflight.Reserve(size) {
 			s.refused.Inc()
 			answer(&tagqv1.PublishResponse{Seq: r.req.GetSeq(), Error: toStreamError(s.inflight.refusal())})
 			continue

@@ -3,12 +3,16 @@ package server
 import (
 	"context"
 	"fmt"
+	"net"
 	"strconv"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials/insecure"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/protobuf/types/known/fieldmaskpb"
 
 	tagqv1 "github.com/tagq/tagq/gen/tagq/v1"
@@ -157,4 +161,76 @@ func TestLimits_MaxStreams(t *testing.T) {
 		_, err = p.Recv()
 		return err == nil
 	}, streamWait, 10*time.Millisecond)
+}
+
+// Health Watch streams, which need no credentials, are bounded apart from
+// Publish and Consume streams: at most MaxHealthWatchesPerConnection on a
+// connection and MaxHealthWatches in all, one beyond ending at once with
+// RESOURCE_EXHAUSTED (TOO_MANY_STREAMS); tagq_health_watches_open counts
+// them, and closing one makes room.
+func TestLimits_HealthWatches(t *testing.T) {
+	t.Parallel()
+	b := setup(t, func(c *Config) { c.MaxHealthWatches = 10 })
+	lis, err := net.Listen("tcp", "127.0.0.1:0") // connections told apart by their addresses
+	require.NoError(t, err)
+	go func() { _ = b.srv.GRPC().Serve(lis) }()
+	dial := func() healthpb.HealthClient {
+		cc, err := grpc.NewClient(lis.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
+		require.NoError(t, err)
+		t.Cleanup(func() { _ = cc.Close() })
+		return healthpb.NewHealthClient(cc)
+	}
+	watch := func(h healthpb.HealthClient) (context.CancelFunc, error) {
+		ctx, cancel := context.WithCancel(b.ctx)
+		st, err := h.Watch(ctx, &healthpb.HealthCheckRequest{})
+		require.NoError(t, err)
+		_, err = st.Recv()
+		if err != nil {
+			cancel()
+		}
+		return cancel, err
+	}
+	refused := func(err error, limit string) {
+		t.Helper()
+		code, ei := info(t, err)
+		require.Equal(t, codes.ResourceExhausted, code)
+		require.Equal(t, ReasonTooManyStreams, ei.GetReason())
+		require.Equal(t, limit, ei.GetMetadata()["limit"])
+	}
+	open := func() float64 {
+		mfs, err := b.reg.Gather()
+		require.NoError(t, err)
+		for _, mf := range mfs {
+			if mf.GetName() == "tagq_health_watches_open" {
+				return mf.GetMetric()[0].GetGauge().GetValue()
+			}
+		}
+		return -1
+	}
+
+	one := dial()
+	var cancels []context.CancelFunc
+	for range MaxHealthWatchesPerConnection {
+		cancel, err := watch(one)
+		require.NoError(t, err)
+		cancels = append(cancels, cancel)
+	}
+	_, err = watch(one)
+	refused(err, fmt.Sprint(MaxHealthWatchesPerConnection))
+	two := dial()
+	for range 2 {
+		_, err := watch(two)
+		require.NoError(t, err)
+	}
+	_, err = watch(two)
+	refused(err, "10")
+	require.Equal(t, 10.0, open())
+
+	cancels[0]()
+	require.Eventually(t, func() bool { return open() == 9 }, streamWait, 5*time.Millisecond)
+	_, err = watch(one)
+	require.NoError(t, err, "room again")
+	for _, c := range cancels[1:] {
+		c()
+	}
 }

@@ -53,7 +53,7 @@ func restBodyLimit(maxRequest int) int64 {
 //   - Bytes in flight: a body's length is counted in flight before it is
 //     read (as it is read, without a Content-Length) until the call is
 //     answered; one that does not fit is refused unread with 429,
-//     TOO_MANY_REQUEST_BYTES (inflight.go).
+//     TOO_MANY_REQUEST_BYTES and Retry-After (inflight.go).
 //   - Time: once the body is read, the connection's read deadline (the
 //     http.Server's ReadTimeout, which bounds slow bodies) is lifted: Go's
 //     server cancels a request whose deadline passes while it waits for a
@@ -91,6 +91,7 @@ func (s *Server) restGuard(mux *runtime.ServeMux, next http.Handler) http.Handle
 		body := s.newBody(http.MaxBytesReader(w, r.Body, limit), r.ContentLength, func() { _ = rc.SetReadDeadline(time.Time{}) })
 		if !body.admit() {
 			s.refused.WithLabelValues("rest").Inc()
+			w.Header().Set("Retry-After", RetryAfterHeader)
 			restRefuse(mux, w, r, http.StatusTooManyRequests, s.inflight.refusal())
 			return
 		}
@@ -123,7 +124,7 @@ type restBodyKey struct{}
 type restBody struct {
 	r    io.ReadCloser
 	done func()
-	f    *inflight
+	f    *InFlight
 	size int64 // the Content-Length, -1: unknown
 	busy error // what Read returns when the body does not fit in flight
 
@@ -150,7 +151,7 @@ func (b *restBody) admit() bool {
 	if b.size <= 0 || b.held > 0 {
 		return true // counted as read, or already
 	}
-	if !b.f.reserve(b.size) {
+	if !b.f.Reserve(b.size) {
 		return false
 	}
 	b.held = b.size
@@ -161,7 +162,7 @@ func (b *restBody) admit() bool {
 func (b *restBody) release() {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	b.f.add(-b.held)
+	b.f.Release(b.held)
 	b.held = 0
 }
 
@@ -169,7 +170,7 @@ func (b *restBody) Read(p []byte) (int, error) {
 	n, err := b.r.Read(p)
 	if n > 0 && b.size < 0 {
 		b.mu.Lock()
-		ok := b.f.grow(b.held, int64(n))
+		ok := b.f.Grow(b.held, int64(n))
 		if ok {
 			b.held += int64(n)
 		} else {

@@ -150,7 +150,7 @@ func (d *deadlineRecorder) SetReadDeadline(t time.Time) error {
 // without a body lifts it at once.
 func TestREST_ReadDeadlineIsLiftedOnceTheBodyIsRead(t *testing.T) {
 	t.Parallel()
-	s := &Server{maxRequest: 1 << 20, inflight: &inflight{}}
+	s := &Server{maxRequest: 1 << 20, inflight: &InFlight{}}
 	var atHandler, afterRead int
 	var rec *deadlineRecorder
 	h := s.restGuard(nil, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

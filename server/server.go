@@ -64,6 +64,11 @@ type Config struct {
 	// (TOO_MANY_STREAMS). Default DefaultMaxStreams; negative: no limit.
 	// (Connections per listener: LimitListener.)
 	MaxStreams int
+	// MaxHealthWatches bounds the gRPC health service's Watch streams open
+	// in the process (which need no credentials), apart from MaxStreams;
+	// one connection holds at most MaxHealthWatchesPerConnection (limits.go).
+	// Default DefaultMaxHealthWatches.
+	MaxHealthWatches int
 	// QueueMetricsInterval is how old the per-queue and per-tag series
 	// may get before a scrape reads them again. Default 5 s; negative:
 	// no per-queue series.
@@ -137,7 +142,8 @@ type Server struct {
 	queueMetrics *queueCollector
 	auth         *authn // nil: authentication off
 	conns        *connMetrics
-	inflight     *inflight              // request bytes in flight (inflight.go)
+	reg          prometheus.Registerer  // Config.Registerer
+	inflight     *InFlight              // request bytes in flight (inflight.go)
 	refused      *prometheus.CounterVec // calls refused for them, by protocol
 	// unary is the unary interceptor chain and stats the stats handlers,
 	// of gRPC's calls and in-process ones; methods are the tagq services'
@@ -179,6 +185,9 @@ func New(cfg Config) (*Server, error) {
 	if cfg.MaxStreams == 0 {
 		cfg.MaxStreams = DefaultMaxStreams
 	}
+	if cfg.MaxHealthWatches <= 0 {
+		cfg.MaxHealthWatches = DefaultMaxHealthWatches
+	}
 	if cfg.MaxRequestBytesInFlight == 0 {
 		cfg.MaxRequestBytesInFlight = DefaultMaxRequestBytesInFlight
 	}
@@ -194,9 +203,9 @@ func New(cfg Config) (*Server, error) {
 	if cfg.HealthInterval == 0 {
 		cfg.HealthInterval = DefaultHealthInterval
 	}
-	s := &Server{store: cfg.Store, log: cfg.Logger, gather: cfg.Gatherer, maxRequest: cfg.MaxRequestBytes,
+	s := &Server{store: cfg.Store, log: cfg.Logger, gather: cfg.Gatherer, reg: cfg.Registerer, maxRequest: cfg.MaxRequestBytes,
 		health: health.NewServer(), drain: make(chan struct{}), conns: newConnMetrics(),
-		inflight: &inflight{max: cfg.MaxRequestBytesInFlight}, methods: map[string]methodHandler{}}
+		inflight: &InFlight{max: cfg.MaxRequestBytesInFlight}, methods: map[string]methodHandler{}}
 	inflightGauge, refused := newInflightMetrics(s.inflight)
 	s.refused = refused
 	s.messages = &messageService{store: cfg.Store, log: cfg.Logger, settler: newSettler(cfg.Store, cfg.Logger),
@@ -210,7 +219,8 @@ func New(cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	for _, c := range []prometheus.Collector{s.conns.open, s.conns.refused, inflightGauge, refused} {
+	watches := newWatchLimit(cfg.MaxHealthWatches)
+	for _, c := range []prometheus.Collector{s.conns.open, s.conns.refused, inflightGauge, refused, watches.open} {
 		if err := cfg.Registerer.Register(c); err != nil {
 			return nil, err
 		}
@@ -224,6 +234,8 @@ func New(cfg Config) (*Server, error) {
 	}
 	unary = append(unary, s.holdRequest)
 	stream = append(stream, streams.interceptor) // after authentication: a stranger holds no slot
+	// Health Watch needs no credentials: its own bounds, per connection too.
+	stream = append(stream, watches.interceptor)
 	// The unary chain and the stats handlers serve gRPC's calls and the
 	// in-process ones alike (inprocess.go).
 	s.unary = chainUnary(unary)
@@ -303,6 +315,15 @@ func unknownMethod(_ any, stream grpc.ServerStream) error {
 	method, _ := grpc.MethodFromServerStream(stream)
 	return statusWith(codes.Unimplemented, codeReasons[codes.Unimplemented], "unknown method "+method, "", nil)
 }
+
+// InFlight is the process's count of request bytes in flight
+// (Config.MaxRequestBytesInFlight), for a front of its own that reads
+// request bodies (the SQS endpoint) to hold them in as REST and Connect do.
+func (s *Server) InFlight() *InFlight { return s.inflight }
+
+// Registerer is where the server's metrics are registered (what /metrics
+// serves, with the default Config.Gatherer), for a front's own metrics.
+func (s *Server) Registerer() prometheus.Registerer { return s.reg }
 
 // GRPC is the gRPC server to serve on a listener.
 func (s *Server) GRPC() *grpc.Server { return s.grpc }

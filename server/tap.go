@@ -97,8 +97,8 @@ func (s *Server) holdRequest(ctx context.Context, req any, _ *grpc.UnaryServerIn
 
 // inflightMetrics are the gauge of request bytes in flight and the count
 // of calls refused for them, by protocol (grpc, rest, connect, publish:
-// Publish frames, sqs: the SQS endpoint's requests).
-func newInflightMetrics(f *inflight) (prometheus.Collector, *prometheus.CounterVec) {
+// Publish frames, sqs: the SQS endpoint's requests), which f counts in.
+func newInflightMetrics(f *InFlight) (prometheus.Collector, *prometheus.CounterVec) {
 	gauge := prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "tagq_request_bytes_in_flight",
 		Help: "Bytes of requests this process holds: bodies being read and requests being served (--max-request-bytes-in-flight)."},
 		func() float64 { return float64(f.n.Load()) })
@@ -107,5 +107,6 @@ func newInflightMetrics(f *inflight) (prometheus.Collector, *prometheus.CounterV
 	for _, p := range []string{"grpc", "rest", "connect", "publish", "sqs"} {
 		refused.WithLabelValues(p)
 	}
+	f.refused = refused
 	return gauge, refused
 }

@@ -100,7 +100,7 @@ func validDedupID(s string) bool {
 }
 
 func (h *Handler) sendMessage(c *call, r *request) (any, error) {
-	t, err := h.target(r)
+	t, err := h.target(c, r)
 	if err != nil {
 		return nil, err
 	}
@@ -145,7 +145,7 @@ func checkEntries(entries []entry) error {
 }
 
 func (h *Handler) sendMessageBatch(c *call, r *request) (any, error) {
-	t, err := h.target(r)
+	t, err := h.target(c, r)
 	if err != nil {
 		return nil, err
 	}
@@ -192,7 +192,7 @@ func (h *Handler) sendMessageBatch(c *call, r *request) (any, error) {
 }
 
 func (h *Handler) receiveMessage(c *call, r *request) (any, error) {
-	t, err := h.target(r)
+	t, err := h.target(c, r)
 	if err != nil {
 		return nil, err
 	}
@@ -231,7 +231,7 @@ func (h *Handler) receiveMessage(c *call, r *request) (any, error) {
 		if v := r.VisibilityTimeout; v != nil {
 			vis = int(*v)
 		}
-		h.attempts.put(attemptKey, &out, time.Duration(vis)*time.Second)
+		h.attempts.put(attemptKey, c.principal, &out, time.Duration(vis)*time.Second)
 	}
 	return out, nil
 }
@@ -354,7 +354,7 @@ func (h *Handler) checkHandle(c *call, t target, param, handle string) *Error {
 }
 
 func (h *Handler) deleteMessage(c *call, r *request) (any, error) {
-	t, err := h.target(r)
+	t, err := h.target(c, r)
 	if err != nil {
 		return nil, err
 	}
@@ -369,7 +369,7 @@ func (h *Handler) deleteMessage(c *call, r *request) (any, error) {
 }
 
 func (h *Handler) changeMessageVisibility(c *call, r *request) (any, error) {
-	t, err := h.target(r)
+	t, err := h.target(c, r)
 	if err != nil {
 		return nil, err
 	}
@@ -391,7 +391,7 @@ func (h *Handler) changeMessageVisibility(c *call, r *request) (any, error) {
 }
 
 func (h *Handler) deleteMessageBatch(c *call, r *request) (any, error) {
-	t, err := h.target(r)
+	t, err := h.target(c, r)
 	if err != nil {
 		return nil, err
 	}
@@ -437,7 +437,7 @@ func settled(ok []idEntry, failed []entryError, res interface {
 }
 
 func (h *Handler) changeMessageVisibilityBatch(c *call, r *request) (any, error) {
-	t, err := h.target(r)
+	t, err := h.target(c, r)
 	if err != nil {
 		return nil, err
 	}

@@ -2,11 +2,13 @@ package sqs
 
 import (
 	"encoding/base64"
+	"slices"
 	"strconv"
 	"strings"
 
 	"google.golang.org/protobuf/types/known/fieldmaskpb"
 
+	"github.com/tagq/tagq/access"
 	tagqv1 "github.com/tagq/tagq/gen/tagq/v1"
 )
 
@@ -14,12 +16,46 @@ import (
 // GetQueueAttributes, SetQueueAttributes, PurgeQueue, TagQueue,
 // UntagQueue, ListQueueTags, ListDeadLetterSourceQueues.
 
-// target reads the request's QueueUrl.
-func (h *Handler) target(r *request) (target, error) {
+// target reads the request's QueueUrl. A URL whose .fifo suffix says
+// otherwise than its queue (remembered: defaultTags) names no queue, to a
+// caller with a permission on the queue; to another, the action's own
+// call answers (it needs a permission it does not have), so that the
+// check tells no stranger a queue exists.
+func (h *Handler) target(c *call, r *request) (target, error) {
 	if r.QueueURL == "" {
 		return target{}, missing("QueueUrl")
 	}
-	return h.parseURL("QueueUrl", r.QueueURL)
+	t, err := h.parseURL("QueueUrl", r.QueueURL)
+	if err != nil {
+		return t, err
+	}
+	q, err := h.defaults.get(c.ctx, t.queue)
+	if err != nil || q.fifo == t.fifo {
+		return t, nil // a queue not found is the action's call's to answer
+	}
+	if known, err := h.mayKnow(c, t); err != nil || known {
+		return target{}, queueNotFound(t.sqsName())
+	}
+	return t, nil
+}
+
+// mayKnow reports whether c's principal may learn that t exists and
+// whether it is FIFO: any permission but NONE on its queue (when that
+// permission names tags, a tag's URL must be one of them). With
+// authentication off, anyone may.
+func (h *Handler) mayKnow(c *call, t target) (bool, error) {
+	if h.acc == nil {
+		return true, nil
+	}
+	snap, err := h.acc.Current(c.ctx)
+	if err != nil {
+		return false, err
+	}
+	perm, tagsOnly, _ := snap.Effective(snap.Principal(c.principal), t.queue)
+	if perm == access.None {
+		return false, nil
+	}
+	return t.tag == "" || tagsOnly == nil || slices.Contains(tagsOnly, t.tag), nil
 }
 
 func (h *Handler) createQueue(c *call, r *request) (any, error) {
@@ -159,7 +195,7 @@ func (h *Handler) checkFifo(c *call, t target) error {
 }
 
 func (h *Handler) deleteQueue(c *call, r *request) (any, error) {
-	t, err := h.target(r)
+	t, err := h.target(c, r)
 	if err != nil {
 		return nil, err
 	}
@@ -184,11 +220,25 @@ func (h *Handler) getQueueURL(c *call, r *request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := h.checkFifo(c, t); err != nil {
+	// Any permission on the queue will do (producers call GetQueueUrl
+	// first: boto3's get_queue_by_name, Celery, JMS): it tells only that
+	// the queue exists and whether it is FIFO, so it reads the engine
+	// itself rather than GetQueue, which needs GET_QUEUE_INFO.
+	if known, err := h.mayKnow(c, t); err != nil {
+		return nil, err
+	} else if !known {
+		return nil, errAccessDenied("GetQueueUrl of %s needs a permission on queue %s (any but NONE; on a tag's URL, one that may "+
+			"name the tag)", t.sqsName(), t.queue)
+	}
+	q, err := h.engine.GetQueue(c.ctx, t.queue)
+	if err != nil {
 		return nil, err
 	}
+	if q.TopicQueue != t.fifo {
+		return nil, queueNotFound(t.sqsName())
+	}
 	if t.tag != "" {
-		if _, err := h.q.GetTag(c.ctx, &tagqv1.GetTagRequest{Queue: t.queue, Name: t.tag}); err != nil {
+		if _, err := h.engine.GetTag(c.ctx, t.queue, t.tag); err != nil {
 			return nil, err
 		}
 	}
@@ -272,7 +322,7 @@ func (h *Handler) listTagURLs(c *call, queue, tagPrefix string, max int32, token
 }
 
 func (h *Handler) getQueueAttributes(c *call, r *request) (any, error) {
-	t, err := h.target(r)
+	t, err := h.target(c, r)
 	if err != nil {
 		return nil, err
 	}
@@ -304,7 +354,7 @@ func (h *Handler) getQueueAttributes(c *call, r *request) (any, error) {
 }
 
 func (h *Handler) setQueueAttributes(c *call, r *request) (any, error) {
-	t, err := h.target(r)
+	t, err := h.target(c, r)
 	if err != nil {
 		return nil, err
 	}
@@ -349,7 +399,7 @@ func (h *Handler) setQueueAttributes(c *call, r *request) (any, error) {
 }
 
 func (h *Handler) purgeQueue(c *call, r *request) (any, error) {
-	t, err := h.target(r)
+	t, err := h.target(c, r)
 	if err != nil {
 		return nil, err
 	}
@@ -364,7 +414,7 @@ func (h *Handler) purgeQueue(c *call, r *request) (any, error) {
 // on a tag's URL the tag's (fixed when the tag is made).
 
 func (h *Handler) listQueueTags(c *call, r *request) (any, error) {
-	t, err := h.target(r)
+	t, err := h.target(c, r)
 	if err != nil {
 		return nil, err
 	}
@@ -406,7 +456,7 @@ func (h *Handler) untagQueue(c *call, r *request) (any, error) {
 
 // relabel changes a queue's user attributes (read, change, write back).
 func (h *Handler) relabel(c *call, r *request, change func(map[string]string)) error {
-	t, err := h.target(r)
+	t, err := h.target(c, r)
 	if err != nil {
 		return err
 	}
@@ -430,7 +480,7 @@ func (h *Handler) relabel(c *call, r *request, change func(map[string]string)) e
 // listDeadLetterSourceQueues lists the queues whose redrive policy names
 // the queue, paged by an offset token.
 func (h *Handler) listDeadLetterSourceQueues(c *call, r *request) (any, error) {
-	t, err := h.target(r)
+	t, err := h.target(c, r)
 	if err != nil {
 		return nil, err
 	}

@@ -28,11 +28,14 @@ import (
 //
 // Trade-off: whoever holds both the signing key and the key hashes can
 // make every key's SigV4 secret (and so call the SQS endpoint as any
-// principal); the hashes alone (a copy of Redis without the signing key)
-// are not enough when the signing key lives in a file (tagqd
-// --sqs-signing-key-file). Kept in Redis (the default) it is as safe as
-// Redis is, like the receipt-handle key. The bearer keys themselves
-// cannot be recovered from either.
+// principal, admins included); the hashes alone (a copy of Redis without
+// the signing key) are not enough when the signing key lives in a file
+// (tagqd --sqs-signing-key-file). Kept in Redis (the default), it sits
+// beside the hashes: read access to Redis (a replica, a backup, a
+// read-only user) is then enough to act through the SQS endpoint as
+// anyone, which is why tagqd warns when it keeps the key there and, with
+// --auth, serves the endpoint only when asked for. The bearer keys
+// themselves cannot be recovered from either.
 
 // CredentialsPath serves a key's SigV4 credentials.
 const CredentialsPath = "/tagq/sigv4-credentials"

@@ -5,14 +5,18 @@
 // tagq's queues and tags. README.md's "SQS compatibility" is the user's
 // guide; this is the map of the code.
 //
-//   - handler.go: Handler (an http.Handler) and its Config. A request is
-//     read (at most MaxRequestBytes, counted in tagqd's request bytes in
-//     flight until answered: Config.InFlight), its signature checked, parsed by
-//     its protocol into one request shape, run by its action, and
-//     answered in its protocol. Every action calls tagqd's own gRPC
-//     methods in process (Config.Conn: server.Server.InProcess, which
-//     runs a method through the gRPC server's own interceptor chain and
-//     stats handlers, without gRPC's wire), so authentication,
+//   - handler.go: Handler (an http.Handler) and its Config. What a
+//     request's headers say is checked first (its signature's form, date
+//     and scope; with authentication on, that its access key id names a
+//     key), then its body is held in tagqd's request bytes in flight
+//     (Config.InFlight: the server's one count, server.InFlight) until it
+//     is answered, and read (at most MaxRequestBytes), its hash and
+//     signature checked, parsed by its protocol into one request shape,
+//     run by its action, and answered in its protocol. authfailures.go
+//     counts and logs the refused signatures. Every action calls tagqd's
+//     own gRPC methods in process (Config.Conn: server.Server.InProcess,
+//     which runs a method through the gRPC server's own interceptor chain
+//     and stats handlers, without gRPC's wire), so authentication,
 //     permissions, limits, metrics, the access log and spans are those of
 //     any other call; with authentication on, the call names the
 //     principal the signature authenticated (server.AsPrincipal).
@@ -28,7 +32,8 @@
 //   - actions*.go: the actions (queue, message, move tasks);
 //     attributes.go queue attributes; messages.go message attributes,
 //     system attributes and bodies; checksums.go SQS's MD5s; cache.go the
-//     receive attempts of FIFO retries and default tag names; errors.go
+//     receive attempts of FIFO retries (bounded by bytes) and what is
+//     remembered of queues (default tag names, FIFO or not); errors.go
 //     SQS's errors and tagq's statuses onto them.
 //
 // # Mapping

@@ -24,6 +24,8 @@ type Error struct {
 	Status  int
 	Server  bool // the fault is the service's (Receiver), not the caller's (Sender)
 	Message string
+	// RetryAfter, when set, is the answer's Retry-After header (seconds).
+	RetryAfter string
 }
 
 func (e *Error) Error() string { return e.Code + ": " + e.Message }
@@ -123,6 +125,9 @@ func fromStatus(err error) *Error {
 	}
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return errUnavailable("the request ended before it was answered: %v", err)
+	}
+	if te, ok := tags.AsError(err); ok { // the engine's own (GetQueueUrl), its Cause left out
+		return byReason(codes.Unknown, te.Reason)("%s", te.Text())
 	}
 	st := status.Convert(err)
 	reason, field := "", ""

@@ -16,6 +16,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/metadata"
 
@@ -27,12 +28,15 @@ import (
 
 // Engine is what the endpoint asks of the storage engine directly, none
 // of it data: which queue and tag a receipt handle names (tagq's handles
-// are signed; this reads one, as the server's permission checks do), and
-// a queue's default tag's name. Every action itself is a call of tagqd's
-// gRPC methods (Config.Conn). *redisstore.Store implements it.
+// are signed; this reads one, as the server's permission checks do), a
+// queue's default tag's name and whether it is FIFO, and (GetQueueUrl,
+// which any permission on a queue allows) whether a queue or tag exists.
+// Every other action is a call of tagqd's gRPC methods (Config.Conn).
+// *redisstore.Store implements it.
 type Engine interface {
 	HandleTarget(raw string) (queue, tag string, ok bool)
 	GetQueue(ctx context.Context, name string) (*tags.Queue, error)
+	GetTag(ctx context.Context, queue, tag string) (*tags.Tag, error)
 }
 
 // Config configures a Handler.
@@ -60,23 +64,27 @@ type Config struct {
 	// 413) before it is parsed or its signature checked. Default
 	// DefaultMaxRequestBytes.
 	MaxRequestBytes int64
-	// InFlight, when set, counts each request's body in the process's
-	// request bytes in flight (tagqd's --max-request-bytes-in-flight, one
-	// count over every protocol: server.Server.HoldBody) until it is
-	// answered; one that does not fit is refused unread, with
-	// RequestThrottled (retryable). Default nil: not counted.
-	InFlight BodyHolder
-	// Logger gets a line per request the endpoint refuses itself (debug)
-	// and per failure of its own (warn). The actions it forwards are in
-	// the gRPC server's access log. Default slog.Default().
+	// InFlight, when set, is the count of request bytes in flight the
+	// endpoint's bodies are held in (the gRPC server's: Server.InFlight,
+	// --max-request-bytes-in-flight, one count over every protocol): a
+	// body is counted from before it is read (as it is read, without a
+	// Content-Length) until its request is answered, and one that does
+	// not fit is refused unread with RequestThrottled and Retry-After.
+	// Default nil: not counted.
+	InFlight *server.InFlight
+	// Registerer, when set, gets the endpoint's metrics: requests refused
+	// for their signature or credentials, by error code
+	// (tagq_sqs_auth_failures_total). Default nil: not exported.
+	Registerer prometheus.Registerer
+	// Logger gets a line per request the endpoint refuses itself (debug),
+	// per failure of its own (warn), and about requests refused for their
+	// signature or credentials (info, at most one line per
+	// authLogInterval, with the count since the last). The actions it
+	// forwards are in the gRPC server's access log. Default
+	// slog.Default().
 	Logger *slog.Logger
 	// Now is the clock signatures are dated against. Default time.Now.
 	Now func() time.Time
-}
-
-// BodyHolder counts request bodies in flight: *server.Server.
-type BodyHolder interface {
-	HoldBody(r *http.Request, protocol string) (*server.HeldBody, error)
 }
 
 // DefaultAccountID is the account of queue URLs and ARNs, as SQS
@@ -98,11 +106,12 @@ type Handler struct {
 	key      []byte
 	account  string
 	maxBytes int64
-	inFlight BodyHolder
 	log      *slog.Logger
 	now      func() time.Time
 	attempts *attemptCache
 	defaults *defaultTags
+	inflight *server.InFlight // nil: bodies not counted
+	authFail *authFailures
 }
 
 // New makes a Handler.
@@ -125,10 +134,17 @@ func New(cfg Config) (*Handler, error) {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
+	authFail := newAuthFailures(cfg.Logger, cfg.Now)
+	if cfg.Registerer != nil {
+		if err := cfg.Registerer.Register(authFail.count); err != nil {
+			return nil, err
+		}
+	}
 	return &Handler{q: tagqv1.NewQueueServiceClient(cfg.Conn), m: tagqv1.NewMessageServiceClient(cfg.Conn),
 		rd: tagqv1.NewRedriveServiceClient(cfg.Conn), engine: cfg.Engine, acc: cfg.Access, key: cfg.SigningKey,
-		account: cfg.AccountID, maxBytes: cfg.MaxRequestBytes, inFlight: cfg.InFlight, log: cfg.Logger, now: cfg.Now,
-		attempts: newAttemptCache(cfg.Now), defaults: newDefaultTags(cfg.Engine, cfg.Now)}, nil
+		account: cfg.AccountID, maxBytes: cfg.MaxRequestBytes, log: cfg.Logger, now: cfg.Now,
+		attempts: newAttemptCache(cfg.Now), defaults: newDefaultTags(cfg.Engine, cfg.Now),
+		inflight: cfg.InFlight, authFail: authFail}, nil
 }
 
 // call is one request being served.
@@ -138,7 +154,7 @@ type call struct {
 	base      string // scheme://host the client reached, for queue URLs
 	region    string // the signature's, for ARNs
 	principal string // "" with authentication off
-	held      *server.HeldBody
+	held      int64  // request bytes it holds in flight (Config.InFlight)
 }
 
 // ServeHTTP answers one SQS request in the protocol it came in.
@@ -153,15 +169,14 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	target := r.Header.Get("X-Amz-Target")
 	isJSON := target != "" || strings.HasPrefix(r.Header.Get("Content-Type"), "application/x-amz-json")
 	c := &call{action: jsonAction(target)}
-	defer func() {
-		if c.held != nil {
-			c.held.Release() // once answered
-		}
-	}()
+	defer h.release(c) // once answered
 	res, err := h.serve(w, r, c, isJSON)
 	if err != nil {
 		e := fromStatus(err)
 		h.logRefusal(r, c, e, start)
+		if e.RetryAfter != "" {
+			w.Header().Set("Retry-After", e.RetryAfter)
+		}
 		if isJSON {
 			writeJSONError(w, e)
 		} else {
@@ -203,29 +218,38 @@ var answerBuffers = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 
 const maxPooledAnswer = 256 << 10
 
-// serve reads, authenticates and runs a request.
+// serve authenticates, reads and runs a request. Everything its headers
+// say is checked before a byte of its body is read (the signature's form,
+// date and scope; with authentication on, that its access key id names a
+// key), and the body is held in flight (Config.InFlight) before it is
+// read; then the body's hash and the signature itself are checked.
 func (h *Handler) serve(w http.ResponseWriter, r *http.Request, c *call, isJSON bool) (any, error) {
 	if r.Method != http.MethodPost && (isJSON || r.Method != http.MethodGet) {
 		return nil, errMethodNotAllowed("%s is not allowed: SQS requests are POSTs (or, in the query protocol, GETs)", clip(r.Method))
 	}
-	if h.inFlight != nil {
+	sig, e := parseSignature(r, h.now(), isJSON)
+	if e != nil {
+		return nil, h.authFail.refused(r, "", e)
+	}
+	var key *access.Key
+	if h.acc != nil {
 		var err error
-		if c.held, err = h.inFlight.HoldBody(r, "sqs"); err != nil {
+		if key, err = h.keyOf(r, sig); err != nil {
 			return nil, err
 		}
 	}
-	body, err := h.readBody(w, r, c.held)
+	body, err := h.readBody(w, r, c)
 	if err != nil {
 		return nil, err
 	}
-	sig, e := parseSignature(r, body, h.now(), isJSON)
-	if e != nil {
-		return nil, e
+	if e := sig.checkBody(r, body); e != nil {
+		return nil, h.authFail.refused(r, sig.accessKey, e)
 	}
-	if h.acc != nil {
-		if c.principal, err = h.authenticate(r.Context(), sig, r, body); err != nil {
-			return nil, err
+	if key != nil {
+		if e := sig.verify(r, body, DeriveSecret(h.key, key.ID, key.Hash)); e != nil {
+			return nil, h.authFail.refused(r, sig.accessKey, e)
 		}
+		c.principal = key.Principal
 	}
 	var req *request
 	if isJSON {
@@ -254,6 +278,11 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request, c *call, isJSON 
 		c.base = "https://" + r.Host
 	}
 	c.ctx = h.outgoing(r, c.principal)
+	if c.action == "SendMessage" || c.action == "SendMessageBatch" {
+		// Its messages may carry the attributes reserved for this endpoint
+		// (data types, trace headers: messages.go).
+		c.ctx = server.AsSQSEndpoint(c.ctx)
+	}
 	run, ok := actions[c.action]
 	if !ok {
 		return nil, errInvalidAction("The action %s is not valid for this endpoint.", clip(c.action))
@@ -261,41 +290,95 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request, c *call, isJSON 
 	return run(h, c, req)
 }
 
-// readBody reads the whole body, at most maxBytes of it, and lifts the
+// readBody reads the whole body, at most maxBytes of it, held in flight
+// first (its length; as it is read without one), and lifts the
 // connection's read deadline afterwards (a long poll may outlast it; Go's
-// server would cancel the request when it passes). held (may be nil)
-// counts it in flight.
-func (h *Handler) readBody(w http.ResponseWriter, r *http.Request, held *server.HeldBody) ([]byte, error) {
+// server would cancel the request when it passes). No memory is taken for
+// a body before it is held.
+func (h *Handler) readBody(w http.ResponseWriter, r *http.Request, c *call) ([]byte, error) {
 	if r.ContentLength > h.maxBytes {
 		return nil, errTooLarge("the request body of %d bytes is over the limit of %d", r.ContentLength, h.maxBytes)
 	}
 	var body []byte
 	var err error
 	if r.ContentLength > 0 {
+		if !h.hold(c, r.ContentLength) {
+			return nil, h.throttled()
+		}
 		body = make([]byte, r.ContentLength)
 		_, err = io.ReadFull(r.Body, body)
 	} else {
-		body, err = io.ReadAll(http.MaxBytesReader(w, r.Body, h.maxBytes))
+		body, err = io.ReadAll(&heldReader{r: http.MaxBytesReader(w, r.Body, h.maxBytes), h: h, c: c})
 	}
 	var mbe *http.MaxBytesError
-	if errors.As(err, &mbe) {
+	switch {
+	case errors.Is(err, errNotHeld):
+		return nil, h.throttled()
+	case errors.As(err, &mbe):
 		return nil, errTooLarge("the request body is over the limit of %d bytes", h.maxBytes)
-	}
-	if held != nil && err != nil {
-		if refused := held.Refused(); refused != nil {
-			return nil, refused
-		}
-	}
-	if err != nil {
+	case err != nil:
 		return nil, errInvalidParameter("the request body could not be read whole: %v", err)
 	}
 	_ = http.NewResponseController(w).SetReadDeadline(time.Time{})
 	return body, nil
 }
 
+// hold takes n more bytes in flight for c's body; false: they do not fit
+// (nothing taken).
+func (h *Handler) hold(c *call, n int64) bool {
+	if h.inflight == nil {
+		return true
+	}
+	if !h.inflight.Grow(c.held, n) {
+		return false
+	}
+	c.held += n
+	return true
+}
+
+// release gives back what c holds in flight.
+func (h *Handler) release(c *call) {
+	if c.held > 0 {
+		h.inflight.Release(c.held)
+		c.held = 0
+	}
+}
+
+// throttled is the refusal of a body that does not fit in flight.
+func (h *Handler) throttled() *Error {
+	h.inflight.Refused("sqs")
+	limit := h.inflight.Limit()
+	e := errThrottled("this server holds %d bytes of requests in flight, its most: retry in %d ms, or on another replica (tagq: %s)",
+		limit, server.RequestBytesRetryAfter.Milliseconds(), server.ReasonTooManyRequestBytes)
+	e.RetryAfter = server.RetryAfterHeader
+	return e
+}
+
+// heldReader reads a body without a length, holding each read in flight
+// before it is kept; errNotHeld once one does not fit.
+type heldReader struct {
+	r io.Reader
+	h *Handler
+	c *call
+}
+
+var errNotHeld = errors.New("request bytes in flight at their most")
+
+func (b *heldReader) Read(p []byte) (int, error) {
+	n, err := b.r.Read(p)
+	if n > 0 && !b.h.hold(b.c, int64(n)) {
+		return 0, errNotHeld
+	}
+	return n, err
+}
+
 // queryForm is a query-protocol request's parameters: the form body of a
 // POST, then the URL's query string.
 func queryForm(r *http.Request, body []byte) (url.Values, error) {
+	// Counted before they are parsed: url.ParseQuery keeps every one.
+	if strings.Count(r.URL.RawQuery, "&")+bytes.Count(body, []byte("&")) >= maxQueryParams {
+		return nil, tooManyParams()
+	}
 	form, err := url.ParseQuery(r.URL.RawQuery)
 	if err != nil {
 		return nil, errInvalidParameter("the query string is not URL-encoded: %s", clip(err.Error()))
@@ -318,21 +401,19 @@ func queryForm(r *http.Request, body []byte) (url.Values, error) {
 	return form, nil
 }
 
-// authenticate checks the signature with the SigV4 secret of the API key
-// its access key id names, and returns that key's principal.
-func (h *Handler) authenticate(ctx context.Context, sig *signature, r *http.Request, body []byte) (string, error) {
-	snap, err := h.acc.Current(ctx)
+// keyOf is the API key a signature's access key id names (of a principal
+// that exists): the key whose SigV4 secret must have made it.
+func (h *Handler) keyOf(r *http.Request, sig *signature) (*access.Key, error) {
+	snap, err := h.acc.Current(r.Context())
 	if err != nil {
-		return "", err
+		return nil, err
 	}
 	k := snap.Key(sig.accessKey)
 	if k == nil || snap.Principal(k.Principal) == nil {
-		return "", errInvalidClientKey("The security token included in the request is invalid: access key id %q names no tagq API key", clip(sig.accessKey))
+		return nil, h.authFail.refused(r, sig.accessKey, errInvalidClientKey(
+			"The security token included in the request is invalid: access key id %q names no tagq API key", clip(sig.accessKey)))
 	}
-	if e := sig.verify(r, body, DeriveSecret(h.key, k.ID, k.Hash)); e != nil {
-		return "", e
-	}
-	return k.Principal, nil
+	return k, nil
 }
 
 // forwardedHeaders are the request headers passed on to the gRPC server:

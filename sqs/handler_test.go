@@ -10,8 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/alicebob/miniredis/v2"
-	"github.com/redis/go-redis/v9"
+	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/stretchr/testify/require"
 
 	"github.com/tagq/tagq/access"
@@ -390,6 +389,80 @@ func TestHandler_Auth(t *testing.T) {
 	require.Equal(t, 401, resp.StatusCode, "a revoked key gets no credentials")
 }
 
+// GetQueueUrl takes any permission but NONE on the queue (a producer
+// with SEND, as boto3's get_queue_by_name, Celery and JMS call it first);
+// a permission limited to tags finds those tags' URLs; no permission is
+// AccessDenied whether the queue exists or not.
+func TestHandler_GetQueueUrlWithAnyPermission(t *testing.T) {
+	t.Parallel()
+	b := setup(t, true)
+	b.ok("CreateQueue", obj{"QueueName": "q"})
+	b.ok("CreateQueue", obj{"QueueName": "q~x"})
+	b.ok("CreateQueue", obj{"QueueName": "q~y"})
+	b.ok("CreateQueue", obj{"QueueName": "f.fifo", "Attributes": obj{"FifoQueue": "true"}})
+	userCreds := func(name string, grants ...access.Grant) aws.Credentials {
+		return b.credsOf(b.principal(name, grants...))
+	}
+	b.creds = userCreds("producer", access.Grant{Queue: "q", Permission: access.Send}, access.Grant{Queue: "f", Permission: access.Send},
+		access.Grant{Queue: "n*", Permission: access.Send})
+	require.Equal(t, b.url("q"), b.ok("GetQueueUrl", obj{"QueueName": "q"})["QueueUrl"])
+	require.Equal(t, b.url("q~x"), b.ok("GetQueueUrl", obj{"QueueName": "q~x"})["QueueUrl"])
+	require.Equal(t, b.url("f.fifo"), b.ok("GetQueueUrl", obj{"QueueName": "f.fifo"})["QueueUrl"])
+	require.Equal(t, "AWS.SimpleQueueService.NonExistentQueue", b.call("GetQueueUrl", obj{"QueueName": "f"}).code(), "FIFO-ness")
+	require.Equal(t, "AWS.SimpleQueueService.NonExistentQueue", b.call("GetQueueUrl", obj{"QueueName": "q~z"}).code())
+	require.Equal(t, "AWS.SimpleQueueService.NonExistentQueue", b.call("GetQueueUrl", obj{"QueueName": "nope"}).code(),
+		"a queue its prefix grant covers")
+	r := b.call("GetQueueUrl", obj{"QueueName": "other"})
+	require.Equal(t, "AccessDenied", r.code(), r.body)
+	b.ok("SendMessage", obj{"QueueUrl": b.url("q"), "MessageBody": "x"})
+	require.Equal(t, "AccessDenied", b.call("GetQueueAttributes", obj{"QueueUrl": b.url("q")}).code(), "still GET_QUEUE_INFO's")
+
+	b.creds = userCreds("xreader", access.Grant{Queue: "q", Permission: access.Handle, Tags: []string{"x"}})
+	require.Equal(t, b.url("q~x"), b.ok("GetQueueUrl", obj{"QueueName": "q~x"})["QueueUrl"])
+	require.Equal(t, b.url("q"), b.ok("GetQueueUrl", obj{"QueueName": "q"})["QueueUrl"])
+	require.Equal(t, "AccessDenied", b.call("GetQueueUrl", obj{"QueueName": "q~y"}).code(), "not a tag it may name")
+
+	b.creds = userCreds("nobody")
+	require.Equal(t, "AccessDenied", b.call("GetQueueUrl", obj{"QueueName": "q"}).code())
+	require.Equal(t, "AccessDenied", b.call("GetQueueUrl", obj{"QueueName": "missing"}).code(), "no word of existence")
+}
+
+// A URL's .fifo must say what its queue is: on a plain queue's .fifo URL
+// (or a FIFO queue's plain one) every action answers QueueDoesNotExist and
+// does nothing; to a principal without a permission on the queue, the
+// action's own refusal answers instead (no word of the queue).
+func TestHandler_FifoSuffixMustMatch(t *testing.T) {
+	t.Parallel()
+	b := setup(t, false)
+	b.ok("CreateQueue", obj{"QueueName": "qa"})
+	b.ok("CreateQueue", obj{"QueueName": "f.fifo", "Attributes": obj{"FifoQueue": "true"}})
+	b.ok("SendMessage", obj{"QueueUrl": b.url("qa"), "MessageBody": "x"})
+	for _, c := range []struct {
+		action string
+		req    obj
+	}{
+		{"ReceiveMessage", obj{"QueueUrl": b.url("qa.fifo")}},
+		{"SendMessage", obj{"QueueUrl": b.url("qa.fifo"), "MessageBody": "x", "MessageGroupId": "g"}},
+		{"SendMessage", obj{"QueueUrl": b.url("f"), "MessageBody": "x"}},
+		{"ReceiveMessage", obj{"QueueUrl": b.url("f")}},
+		{"PurgeQueue", obj{"QueueUrl": b.url("qa.fifo")}},
+		{"DeleteQueue", obj{"QueueUrl": b.url("qa.fifo")}},
+		{"TagQueue", obj{"QueueUrl": b.url("qa.fifo"), "Tags": obj{"a": "b"}}},
+		{"ListQueueTags", obj{"QueueUrl": b.url("f")}},
+	} {
+		r := b.call(c.action, c.req)
+		require.Equal(t, "AWS.SimpleQueueService.NonExistentQueue", r.code(), "%s %v: %s", c.action, c.req, r.body)
+	}
+	got := msgs(b.ok("ReceiveMessage", obj{"QueueUrl": b.url("qa")}))
+	require.Len(t, got, 1, "qa kept its message and exists")
+
+	a := setup(t, true)
+	a.ok("CreateQueue", obj{"QueueName": "qa"})
+	a.creds = a.credsOf(a.principal("stranger"))
+	r := a.call("ReceiveMessage", obj{"QueueUrl": a.url("qa.fifo")})
+	require.Equal(t, "AccessDenied", r.code(), r.body)
+}
+
 // Each action is a call of tagq's own API through the server's
 // interceptors: the server's gRPC metrics count it, by method and code
 // (and so does its access log: server's TestInProcess_AsAGRPCCall).
@@ -432,10 +505,7 @@ func TestHandler_BodiesAsDelivered(t *testing.T) {
 // they are served.
 func TestHandler_RequestBytesInFlight(t *testing.T) {
 	t.Parallel()
-	mr := miniredis.RunT(t)
-	rdb := redis.NewClient(&redis.Options{Addr: mr.Addr(), MaxRetries: -1})
-	t.Cleanup(func() { _ = rdb.Close() })
-	b := setupOn(t, false, rdb, "", func(c *server.Config) { c.MaxRequestBytesInFlight = 10 })
+	b := setup(t, false, func(c *server.Config, _ *Config) { c.MaxRequestBytesInFlight = 10 })
 	b.ok("CreateQueue", obj{"QueueName": "q"})
 
 	ctx, cancel := context.WithCancel(context.Background())
@@ -462,34 +532,4 @@ func TestHandler_RequestBytesInFlight(t *testing.T) {
 	cancel()
 	<-done
 	b.ok("ListQueues", obj{})
-}
-
-// metric is the value of the server's gauge or counter name, of the
-// series whose label values include labels (none: its first series).
-func metric(t *testing.T, b *bundle, name string, labels ...string) float64 {
-	t.Helper()
-	mfs, err := b.reg.Gather()
-	require.NoError(t, err)
-	for _, mf := range mfs {
-		if mf.GetName() != name {
-			continue
-		}
-	series:
-		for _, m := range mf.GetMetric() {
-			values := map[string]bool{}
-			for _, l := range m.GetLabel() {
-				values[l.GetValue()] = true
-			}
-			for _, l := range labels {
-				if !values[l] {
-					continue series
-				}
-			}
-			if m.GetGauge() != nil {
-				return m.GetGauge().GetValue()
-			}
-			return m.GetCounter().GetValue()
-		}
-	}
-	return 0
 }

@@ -11,6 +11,7 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"strings"
+	"testing"
 	"time"
 
 	"github.com/alicebob/miniredis/v2"
@@ -28,8 +29,8 @@ import (
 )
 
 // bundle is an SQS endpoint in front of a whole tagq server in process (on
-// miniredis): the server's gRPC API reached over a GatewayListener, as
-// tagqd wires it.
+// miniredis): the server's methods called in process (Server.InProcess),
+// as tagqd wires it.
 type bundle struct {
 	t     tb
 	h     *Handler
@@ -39,7 +40,7 @@ type bundle struct {
 	q     tagqv1.QueueServiceClient
 	m     tagqv1.MessageServiceClient
 	acc   *access.Access       // nil: authentication off
-	reg   *prometheus.Registry // the server's metrics
+	reg   *prometheus.Registry // the server's metrics and the endpoint's
 	key   []byte
 	// creds sign requests (any, with authentication off).
 	creds aws.Credentials
@@ -59,19 +60,21 @@ type tb interface {
 const testAdminKey = "admin-key-for-the-sqs-tests-0123456789"
 
 // setup starts the bundle; with auth, authentication is on and creds are
-// the bootstrap admin key's SigV4 credentials.
-func setup(t tb, auth bool) *bundle {
+// the bootstrap admin key's SigV4 credentials. opts change the server's
+// and the endpoint's configurations before they start.
+func setup(t tb, auth bool, opts ...func(*server.Config, *Config)) *bundle {
 	t.Helper()
 	mr := miniredis.RunT(t)
 	rdb := redis.NewClient(&redis.Options{Addr: mr.Addr(), MaxRetries: -1})
 	t.Cleanup(func() { _ = rdb.Close() })
-	return setupOn(t, auth, rdb, "")
+	return setupOn(t, auth, rdb, "", opts...)
 }
 
 // setupOn starts the bundle on rdb, its keys under prefix ("": the
-// engine's default); opts change the server's Config (its Logger too is
-// the endpoint's).
-func setupOn(t tb, auth bool, rdb redis.UniversalClient, prefix string, opts ...func(*server.Config)) *bundle {
+// engine's default); opts change the server's and the endpoint's
+// configurations before they start (the server's Logger is the
+// endpoint's unless an option sets one).
+func setupOn(t tb, auth bool, rdb redis.UniversalClient, prefix string, opts ...func(*server.Config, *Config)) *bundle {
 	t.Helper()
 	ctx := context.Background()
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -93,14 +96,19 @@ func setupOn(t tb, auth bool, rdb redis.UniversalClient, prefix string, opts ...
 		b.key, err = LoadSigningKey(ctx, rdb, kp, "")
 		require.NoError(t, err)
 	}
+	var ecfg Config
 	for _, o := range opts {
-		o(&cfg)
+		o(&cfg, &ecfg)
 	}
 	srv, err := server.New(cfg)
 	require.NoError(t, err)
 	t.Cleanup(srv.GRPC().Stop)
 	conn := srv.InProcess()
-	b.h, err = New(Config{Conn: conn, Engine: store, Access: b.acc, SigningKey: b.key, InFlight: srv, Logger: cfg.Logger})
+	ecfg.Conn, ecfg.Engine, ecfg.Access, ecfg.SigningKey, ecfg.InFlight, ecfg.Registerer = conn, store, b.acc, b.key, srv.InFlight(), srv.Registerer()
+	if ecfg.Logger == nil {
+		ecfg.Logger = cfg.Logger
+	}
+	b.h, err = New(ecfg)
 	require.NoError(t, err)
 	b.srv = httptest.NewServer(b.h)
 	t.Cleanup(b.srv.Close)
@@ -124,6 +132,22 @@ func (b *bundle) credsOf(apiKey string) aws.Credentials {
 	var c credentials
 	require.NoError(b.t, json.NewDecoder(resp.Body).Decode(&c))
 	return aws.Credentials{AccessKeyID: c.AccessKeyID, SecretAccessKey: c.SecretAccessKey}
+}
+
+// principal makes a principal with grants (their Principal set to it) and
+// returns an API key of its.
+func (b *bundle) principal(name string, grants ...access.Grant) string {
+	b.t.Helper()
+	ctx := context.Background()
+	_, err := b.acc.CreatePrincipal(ctx, access.Principal{Name: name})
+	require.NoError(b.t, err)
+	for _, g := range grants {
+		g.Principal = name
+		require.NoError(b.t, b.acc.SetGrant(ctx, g))
+	}
+	_, key, err := b.acc.IssueKey(ctx, name)
+	require.NoError(b.t, err)
+	return key
 }
 
 // reply is an answer: its status and body, decoded as JSON when it is.
@@ -215,3 +239,50 @@ func (b *bundle) background() {
 func (b *bundle) url(name string) string { return b.srv.URL + "/" + DefaultAccountID + "/" + name }
 
 type obj = map[string]any
+
+// series is a gauge's or counter's series on the server's /metrics (the
+// endpoint's too), by its labels' values joined with ",".
+func (b *bundle) series(t *testing.T, name string) map[string]float64 {
+	t.Helper()
+	mfs, err := b.reg.Gather()
+	require.NoError(t, err)
+	out := map[string]float64{}
+	for _, mf := range mfs {
+		if mf.GetName() != name {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			var labels []string
+			for _, l := range m.GetLabel() {
+				labels = append(labels, l.GetValue())
+			}
+			v := m.GetCounter().GetValue()
+			if m.GetGauge() != nil {
+				v = m.GetGauge().GetValue()
+			}
+			out[strings.Join(labels, ",")] = v
+		}
+	}
+	return out
+}
+
+// metric is the value of the server's gauge or counter name, of the
+// series whose label values include labels (none: a metric of one
+// series).
+func metric(t *testing.T, b *bundle, name string, labels ...string) float64 {
+	t.Helper()
+series:
+	for key, v := range b.series(t, name) {
+		values := map[string]bool{}
+		for _, l := range strings.Split(key, ",") {
+			values[l] = true
+		}
+		for _, l := range labels {
+			if !values[l] {
+				continue series
+			}
+		}
+		return v
+	}
+	return 0
+}

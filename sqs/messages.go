@@ -8,6 +8,7 @@ import (
 	"unicode/utf8"
 
 	tagqv1 "github.com/tagq/tagq/gen/tagq/v1"
+	"github.com/tagq/tagq/tags"
 	"github.com/tagq/tagq/tags/streamid"
 )
 
@@ -20,12 +21,15 @@ import (
 // the types it was sent with, and its MD5OfMessageAttributes matches.
 // SQS refuses attribute names starting with "AWS." from senders, so the
 // hidden attributes cannot collide with an SQS sender's; tagq's own APIs
-// see them.
+// see them, but may not send them (tags.SQSAttributePrefix: the engine
+// refuses them with RESERVED_ATTRIBUTE on any send but this endpoint's,
+// server.AsSQSEndpoint), so a type or trace header read back is one this
+// endpoint wrote.
 
 const (
 	typesAttr = "AWS.SQS.DataTypes"   // data types other than String/Binary
 	traceAttr = "AWS.SQS.TraceHeader" // the AWSTraceHeader system attribute
-	hiddenPfx = "AWS.SQS."
+	hiddenPfx = tags.SQSAttributePrefix
 
 	maxMessageAttributes = 10 // SQS's limit per message
 )

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"reflect"
 	"slices"
@@ -12,6 +13,8 @@ import (
 	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 	jsonv1 "github.com/go-json-experiment/json/v1"
+
+	"github.com/tagq/tagq/internal/jsonlimit"
 )
 
 // The AWS JSON 1.0 protocol (current aws-sdk-go-v2, AWS SDK for
@@ -37,6 +40,45 @@ func jsonAction(target string) string {
 	return a
 }
 
+// Bounds on a JSON request's lists and maps, checked before it is decoded
+// (a decoder builds an element per item: 8 MiB of empty Entries, [{},…],
+// took 1.2 GB): Entries at SQS's most, 10 (more is
+// TooManyEntriesInBatchRequest, as SQS answers), and every other list or
+// map, at any depth, at maxJSONItems (SQS's longest, a queue's tags, hold
+// 50).
+const maxJSONItems = 100
+
+var jsonShape = func() *jsonlimit.Shape {
+	any := &jsonlimit.Shape{Max: maxJSONItems}
+	any.Elem, any.Other = any, any
+	entry := &jsonlimit.Shape{Fields: map[string]*jsonlimit.Shape{}, Other: any}
+	entries := &jsonlimit.Shape{Name: "Entries", Max: maxBatchEntries, Elem: entry}
+	root := &jsonlimit.Shape{Fields: map[string]*jsonlimit.Shape{"Entries": entries}, Other: any}
+	for _, f := range []*jsonlimit.Shape{root, entry} { // named, for the error
+		for _, name := range []string{"Attributes", "AttributeNames", "MessageAttributeNames", "MessageSystemAttributeNames",
+			"MessageAttributes", "MessageSystemAttributes", "Tags", "tags", "TagKeys"} {
+			f.Fields[name] = &jsonlimit.Shape{Name: name, Max: maxJSONItems, Elem: any, Other: any}
+		}
+	}
+	return root
+}()
+
+// checkJSONSize refuses a body with a list or map over its bound.
+func checkJSONSize(body []byte) *Error {
+	v := jsonlimit.Check(body, jsonShape)
+	switch {
+	case v == nil:
+		return nil
+	case v.Path == "Entries":
+		return errTooManyEntries("Maximum number of entries per request are %d. You have sent more.", maxBatchEntries)
+	}
+	name := v.Path
+	if name == "" {
+		name = "the request"
+	}
+	return invalidValue(clip(name), "", fmt.Sprintf("a list or map holds at most %d items", maxJSONItems))
+}
+
 // parseJSON reads a JSON request body. An empty body is an empty request.
 //
 // It is decoded as encoding/json would (the same names, case folded, an
@@ -49,10 +91,16 @@ func jsonAction(target string) string {
 // tagqd's CPU on the SQS row. Only errors are reported as v2 reports
 // them: in one pass, without validating the whole body first (which
 // costs a third of the time), the request being dropped on any error.
+// Before it, checkJSONSize walks the bytes once, building nothing
+// (internal/jsonlimit), so that a list or map over its bound is refused
+// before the decoder makes an element per item.
 func parseJSON(body []byte) (*request, error) {
 	r := &request{}
 	if len(bytes.TrimSpace(body)) == 0 {
 		return r, nil
+	}
+	if e := checkJSONSize(body); e != nil {
+		return nil, e
 	}
 	if err := jsonv2.Unmarshal(body, r, jsonOptions); err != nil {
 		var se *jsonv2.SemanticError

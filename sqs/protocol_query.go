@@ -3,6 +3,7 @@ package sqs
 import (
 	"encoding/base64"
 	"encoding/xml"
+	"fmt"
 	"io"
 	"net/url"
 	"sort"
@@ -36,20 +37,48 @@ func (n *qnode) child(k string) *qnode {
 	return n.kids[k]
 }
 
-// maxQueryParams bounds the parameters of one request (a batch of 10
-// entries with 10 attributes each has about 500).
-const maxQueryParams = 5000
+// Bounds on a form, checked before anything is built from it: the
+// parameters of one request (a batch of 10 entries with 10 attributes each
+// has about 500), and each parameter's name, in bytes and in dot-separated
+// parts (SQS's longest,
+// SendMessageBatchRequestEntry.1.MessageAttribute.1.Value.StringListValue.1,
+// has 7 parts and 70 bytes). A name of many dots would otherwise build a
+// tree level for each.
+const (
+	maxQueryParams    = 5000
+	maxParamNameBytes = 256
+	maxParamNameParts = 8
+)
+
+// tooManyParams refuses a form of more than maxQueryParams parameters.
+func tooManyParams() *Error {
+	return errInvalidParameter("a request takes at most %d parameters", maxQueryParams)
+}
+
+// checkParamName refuses a parameter name over maxParamNameBytes or of
+// more than maxParamNameParts parts.
+func checkParamName(k string) *Error {
+	if len(k) > maxParamNameBytes || strings.Count(k, ".") >= maxParamNameParts {
+		return invalidValue(clip(k), "", fmt.Sprintf("parameter names are at most %d bytes of at most %d parts separated by dots",
+			maxParamNameBytes, maxParamNameParts))
+	}
+	return nil
+}
 
 // parseQuery reads a query-protocol form into its action and request.
 func parseQuery(form url.Values) (string, *request, error) {
 	action := form.Get("Action")
 	n := 0
+	for k, vs := range form {
+		if n += len(vs); n > maxQueryParams {
+			return action, nil, tooManyParams()
+		}
+		if e := checkParamName(k); e != nil {
+			return action, nil, e
+		}
+	}
 	root := &qnode{}
 	for k, vs := range form {
-		n += len(vs)
-		if n > maxQueryParams {
-			return action, nil, errInvalidParameter("a request takes at most %d parameters", maxQueryParams)
-		}
 		cur := root
 		for _, seg := range strings.Split(k, ".") {
 			if cur.kids == nil {

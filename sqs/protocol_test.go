@@ -3,7 +3,10 @@ package sqs
 import (
 	"bytes"
 	"math/rand/v2"
+	"net/http/httptest"
 	"net/url"
+	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -67,6 +70,80 @@ func TestParseQuery_Refusals(t *testing.T) {
 		require.Error(t, err, q)
 		require.Equal(t, code, fromStatus(err).Code, q)
 	}
+}
+
+// A parameter name of many dots (2 MiB of them) is refused before a tree
+// level is built for each: with InvalidParameterValue naming it (clipped),
+// at a cost of the form itself; so are names over 256 bytes or 8 parts,
+// and forms of more than 5,000 parameters, counted before they are parsed.
+func TestParseQuery_NamesAndCountsBounded(t *testing.T) {
+	dots := strings.Repeat(".", 2<<20)
+	form := url.Values{"Action": {"ListQueues"}, dots: {"x"}}
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	_, _, err := parseQuery(form)
+	runtime.ReadMemStats(&after)
+	require.Error(t, err)
+	e := fromStatus(err)
+	require.Equal(t, "InvalidParameterValue", e.Code)
+	require.Contains(t, e.Message, "parameter names are at most 256 bytes")
+	require.Less(t, len(e.Message), 1000, "the name is clipped")
+	require.Less(t, after.TotalAlloc-before.TotalAlloc, uint64(1<<20), "nothing built from the name")
+
+	for _, name := range []string{strings.Repeat("a", 257), "A.1.B.1.C.1.D.1.E"} {
+		_, _, err := parseQuery(url.Values{"Action": {"ListQueues"}, name: {"x"}})
+		require.Equal(t, "InvalidParameterValue", fromStatus(err).Code, name)
+	}
+	deepest := url.Values{"Action": {"SendMessageBatch"},
+		"SendMessageBatchRequestEntry.1.MessageAttribute.1.Value.StringListValue.1": {"x"}}
+	_, _, err = parseQuery(deepest)
+	require.NoError(t, err, "SQS's longest names are taken")
+
+	r := httptest.NewRequest("POST", "/", nil)
+	_, err = queryForm(r, []byte("Action=ListQueues"+strings.Repeat("&a", maxQueryParams)))
+	require.Equal(t, "InvalidParameterValue", fromStatus(err).Code)
+	require.Contains(t, fromStatus(err).Message, "at most 5000 parameters")
+}
+
+// A JSON request's lists and maps are bounded before it is decoded: 8 MiB
+// of empty Entries (1.2 GB once decoded) is TooManyEntriesInBatchRequest
+// at no cost; any other list or map over 100 items is
+// InvalidParameterValue naming it. Ten entries, and 100 items, are taken.
+func TestParseJSON_ListsBounded(t *testing.T) {
+	body := []byte(`{"QueueUrl":"q","Entries":[` + strings.Repeat(`{},`, 4<<20) + `{}]}`)
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	_, err := parseJSON(body)
+	runtime.ReadMemStats(&after)
+	require.Equal(t, "AWS.SimpleQueueService.TooManyEntriesInBatchRequest", fromStatus(err).Code)
+	require.Less(t, after.TotalAlloc-before.TotalAlloc, uint64(1<<20))
+
+	items := func(n int, item string) string { return strings.TrimSuffix(strings.Repeat(item+",", n), ",") }
+	keys := func(n int) string {
+		var b strings.Builder
+		for i := range n {
+			if i > 0 {
+				b.WriteString(",")
+			}
+			b.WriteString(`"k` + strconv.Itoa(i) + `":{}`)
+		}
+		return b.String()
+	}
+	for doc, param := range map[string]string{
+		`{"AttributeNames":[` + items(101, `"All"`) + `]}`:                            "AttributeNames",
+		`{"Entries":[{},{"MessageAttributes":{` + keys(101) + `}}]}`:                  "Entries[1].MessageAttributes",
+		`{"MessageAttributes":{"a":{"StringListValues":[` + items(101, `""`) + `]}}}`: "MessageAttributes",
+		`{"entries":[` + items(101, `{}`) + `]}`:                                      "the request", // matched case-insensitively by encoding/json
+	} {
+		_, err := parseJSON([]byte(doc))
+		e := fromStatus(err)
+		require.Equal(t, "InvalidParameterValue", e.Code, doc[:40])
+		require.Contains(t, e.Message, "parameter "+param+" ", doc[:40])
+	}
+	r, err := parseJSON([]byte(`{"Entries":[` + items(10, `{"Id":"a"}`) + `],"AttributeNames":[` + items(100, `"All"`) + `]}`))
+	require.NoError(t, err)
+	require.Len(t, r.Entries, 10)
+	require.Len(t, r.AttributeNames, 100)
 }
 
 func TestParseJSON(t *testing.T) {

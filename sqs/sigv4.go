@@ -51,9 +51,9 @@ type signature struct {
 }
 
 // parseSignature reads and checks the form of a request's signature: all
-// that can be checked without the secret, body hash included (body is
-// what was received, after the size cap).
-func parseSignature(r *http.Request, body []byte, now time.Time, jsonProtocol bool) (*signature, *Error) {
+// that can be checked on its headers, before its body is read, without
+// the secret (the body's hash is checkBody's).
+func parseSignature(r *http.Request, now time.Time, jsonProtocol bool) (*signature, *Error) {
 	auth := r.Header.Get("Authorization")
 	if auth == "" {
 		if q := r.URL.Query(); q.Get("X-Amz-Signature") != "" || q.Get("X-Amz-Credential") != "" {
@@ -134,13 +134,19 @@ func parseSignature(r *http.Request, body []byte, now time.Time, jsonProtocol bo
 		return nil, errSignatureMismatch("Date in Credential scope does not match YYYYMMDD from ISO-8601 version of date from HTTP: %q != %q",
 			clip(s.date), s.amzDate[:8])
 	}
+	return &s, nil
+}
+
+// checkBody checks the body received (after the size cap) against the
+// SHA-256 the request declares (X-Amz-Content-Sha256, when sent).
+func (s *signature) checkBody(r *http.Request, body []byte) *Error {
 	if declared := r.Header.Get("X-Amz-Content-Sha256"); declared != "" {
 		sum := sha256.Sum256(body)
 		if declared != hex.EncodeToString(sum[:]) {
-			return nil, errSignatureMismatch("The provided 'x-amz-content-sha256' header does not match what was computed")
+			return errSignatureMismatch("The provided 'x-amz-content-sha256' header does not match what was computed")
 		}
 	}
-	return &s, nil
+	return nil
 }
 
 func signs(signed []string, h string) bool {

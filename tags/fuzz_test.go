@@ -1,6 +1,7 @@
 package tags
 
 import (
+	"context"
 	"regexp"
 	"strings"
 	"testing"
@@ -68,8 +69,8 @@ func FuzzNamesAndAttributes(f *testing.F) {
 		if binary {
 			a = Attribute{Binary: true, Bytes: []byte(value)}
 		}
-		size, e := CheckMessageAttributes(map[string]Attribute{name: a})
-		reserved := strings.HasPrefix(name, ReservedAttributePrefix)
+		size, e := CheckMessageAttributes(context.Background(), map[string]Attribute{name: a})
+		reserved := strings.HasPrefix(name, ReservedAttributePrefix) || strings.HasPrefix(name, SQSAttributePrefix)
 		ok := !reserved && fuzzAttrNameOK(name) && (binary || utf8.ValidString(value))
 		switch {
 		case (e == nil) != ok:

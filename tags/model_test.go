@@ -1,6 +1,7 @@
 package tags
 
 import (
+	"context"
 	"testing"
 	"time"
 
@@ -46,6 +47,37 @@ func TestCheckQueueConfig_ResolvesDefaultsAndNamesTheField(t *testing.T) {
 	}
 	require.Equal(t, "max_message_bytes", CheckQueueUpdate("q", QueueUpdate{MaxMessageBytes: ptr(int32(1))}).Field)
 	require.Equal(t, "filter.conditions", CheckTagConfig("q", TagConfig{Name: "t", Filter: &Filter{}}).Field)
+}
+
+// The reserved attribute prefixes, in the model any storage's send
+// calls: DLQ. is tagq's alone; AWS.SQS. is the SQS endpoint's, taken only
+// with a context from WithSQSAttributes; either refused naming the field.
+func TestCheckMessageAttributes_ReservedPrefixes(t *testing.T) {
+	ctx := context.Background()
+	sqsCtx := WithSQSAttributes(ctx)
+	for _, c := range []struct {
+		ctx  context.Context
+		name string
+		ok   bool
+	}{
+		{ctx, "DLQ.sourceQueue", false},
+		{sqsCtx, "DLQ.sourceQueue", false},
+		{ctx, "AWS.SQS.DataTypes", false},
+		{ctx, "AWS.SQS.", false},
+		{sqsCtx, "AWS.SQS.DataTypes", true},
+		{ctx, "AWS.SQSx", true},
+		{ctx, "aws.sqs.DataTypes", true},
+	} {
+		size, e := CheckMessageAttributes(c.ctx, map[string]Attribute{c.name: {String: "v"}})
+		if c.ok {
+			require.Nil(t, e, c.name)
+			require.Equal(t, len(c.name)+1, size)
+			continue
+		}
+		require.NotNil(t, e, c.name)
+		require.Equal(t, ReasonReservedAttribute, e.Reason, c.name)
+		require.Equal(t, "attributes["+c.name+"]", e.Field)
+	}
 }
 
 func ptr[T any](v T) *T { return &v }

@@ -10,13 +10,13 @@ const (
 	ReasonInvalidArgumentRange = "INVALID_ARGUMENT_RANGE"
 	// ReasonInvalidAttribute: A message or queue attribute has a bad name or value, or there are too many. (INVALID_ARGUMENT)
 	ReasonInvalidAttribute = "INVALID_ATTRIBUTE"
-	// ReasonReservedAttribute: A message attribute name starts with the reserved prefix. (INVALID_ARGUMENT)
+	// ReasonReservedAttribute: A message attribute name starts with a reserved prefix: DLQ. (tagq's) or AWS.SQS. (the SQS endpoint's). (INVALID_ARGUMENT)
 	ReasonReservedAttribute = "RESERVED_ATTRIBUTE"
 	// ReasonInvalidFilter: A tag's filter has a bad condition. (INVALID_ARGUMENT)
 	ReasonInvalidFilter = "INVALID_FILTER"
 	// ReasonMessageTooLarge: A message (body plus attribute names and values) is over the queue's max_message_bytes (metadata size, limit). (INVALID_ARGUMENT)
 	ReasonMessageTooLarge = "MESSAGE_TOO_LARGE"
-	// ReasonBatchTooLarge: A batch has no entries or more than 100. (INVALID_ARGUMENT)
+	// ReasonBatchTooLarge: A batch has no entries or more than 100 (counted before the request is decoded; PeekMessage: message ids; a Consume request: more than 10000 settlements of a kind). (INVALID_ARGUMENT)
 	ReasonBatchTooLarge = "BATCH_TOO_LARGE"
 	// ReasonDuplicateBatchEntryID: Two entries of a batch have the same id. (INVALID_ARGUMENT)
 	ReasonDuplicateBatchEntryID = "DUPLICATE_BATCH_ENTRY_ID"
@@ -82,7 +82,7 @@ const (
 	ReasonQuotaExceeded = "QUOTA_EXCEEDED"
 	// ReasonTooManyStreams: The server has the most Publish and Consume streams open it may have (metadata limit). (RESOURCE_EXHAUSTED)
 	ReasonTooManyStreams = "TOO_MANY_STREAMS"
-	// ReasonTooManyRequestBytes: The server holds the most request bytes in flight it may (tagqd --max-request-bytes-in-flight): retry after retry_after_ms, or on another replica (metadata limit, retry_after_ms). (RESOURCE_EXHAUSTED)
+	// ReasonTooManyRequestBytes: The server holds the most request bytes in flight it may (tagqd --max-request-bytes-in-flight): retry after retry_after_ms, or on another replica (metadata limit, retry_after_ms; a google.rpc.RetryInfo on gRPC, Retry-After on REST and Connect). (RESOURCE_EXHAUSTED)
 	ReasonTooManyRequestBytes = "TOO_MANY_REQUEST_BYTES"
 	// ReasonUnauthenticated: No credentials, or an API key or client certificate tagq does not know. (UNAUTHENTICATED)
 	ReasonUnauthenticated = "UNAUTHENTICATED"
@@ -126,10 +126,10 @@ var Reasons = []ReasonInfo{
 	{Reason: ReasonInvalidName, Codes: []string{"INVALID_ARGUMENT"}, HTTP: 0, Description: "A queue, tag or principal name is not 1-80 characters of A-Z a-z 0-9 _ -, or a queue name starts with the reserved DLQ. prefix."},
 	{Reason: ReasonInvalidArgumentRange, Codes: []string{"INVALID_ARGUMENT"}, HTTP: 0, Description: "A number, duration, id or token is out of its range or not one tagq issued (metadata field names it)."},
 	{Reason: ReasonInvalidAttribute, Codes: []string{"INVALID_ARGUMENT"}, HTTP: 0, Description: "A message or queue attribute has a bad name or value, or there are too many."},
-	{Reason: ReasonReservedAttribute, Codes: []string{"INVALID_ARGUMENT"}, HTTP: 0, Description: "A message attribute name starts with the reserved prefix."},
+	{Reason: ReasonReservedAttribute, Codes: []string{"INVALID_ARGUMENT"}, HTTP: 0, Description: "A message attribute name starts with a reserved prefix: DLQ. (tagq's) or AWS.SQS. (the SQS endpoint's)."},
 	{Reason: ReasonInvalidFilter, Codes: []string{"INVALID_ARGUMENT"}, HTTP: 0, Description: "A tag's filter has a bad condition."},
 	{Reason: ReasonMessageTooLarge, Codes: []string{"INVALID_ARGUMENT"}, HTTP: 0, Description: "A message (body plus attribute names and values) is over the queue's max_message_bytes (metadata size, limit)."},
-	{Reason: ReasonBatchTooLarge, Codes: []string{"INVALID_ARGUMENT"}, HTTP: 0, Description: "A batch has no entries or more than 100."},
+	{Reason: ReasonBatchTooLarge, Codes: []string{"INVALID_ARGUMENT"}, HTTP: 0, Description: "A batch has no entries or more than 100 (counted before the request is decoded; PeekMessage: message ids; a Consume request: more than 10000 settlements of a kind)."},
 	{Reason: ReasonDuplicateBatchEntryID, Codes: []string{"INVALID_ARGUMENT"}, HTTP: 0, Description: "Two entries of a batch have the same id."},
 	{Reason: ReasonImmutableField, Codes: []string{"INVALID_ARGUMENT"}, HTTP: 0, Description: "An update names a field fixed at creation (name, dead_letter_queue, topic_queue, priority_queue, ...)."},
 	{Reason: ReasonInvalidReceiptHandle, Codes: []string{"INVALID_ARGUMENT"}, HTTP: 0, Description: "A receipt handle is not one tagq issued, or not of the queue the request names (or, on a stream, a delivery id no longer outstanding)."},
@@ -162,7 +162,7 @@ var Reasons = []ReasonInfo{
 	{Reason: ReasonStorageFull, Codes: []string{"RESOURCE_EXHAUSTED"}, HTTP: 0, Description: "Redis is near its memory limit: sends are refused until it is not."},
 	{Reason: ReasonQuotaExceeded, Codes: []string{"RESOURCE_EXHAUSTED"}, HTTP: 0, Description: "A rate quota (write or read, metadata quota, limit, retry_after_ms) is spent for this second, or a principal's max_queues is reached."},
 	{Reason: ReasonTooManyStreams, Codes: []string{"RESOURCE_EXHAUSTED"}, HTTP: 0, Description: "The server has the most Publish and Consume streams open it may have (metadata limit)."},
-	{Reason: ReasonTooManyRequestBytes, Codes: []string{"RESOURCE_EXHAUSTED"}, HTTP: 0, Description: "The server holds the most request bytes in flight it may (tagqd --max-request-bytes-in-flight): retry after retry_after_ms, or on another replica (metadata limit, retry_after_ms)."},
+	{Reason: ReasonTooManyRequestBytes, Codes: []string{"RESOURCE_EXHAUSTED"}, HTTP: 0, Description: "The server holds the most request bytes in flight it may (tagqd --max-request-bytes-in-flight): retry after retry_after_ms, or on another replica (metadata limit, retry_after_ms; a google.rpc.RetryInfo on gRPC, Retry-After on REST and Connect)."},
 	{Reason: ReasonUnauthenticated, Codes: []string{"UNAUTHENTICATED"}, HTTP: 0, Description: "No credentials, or an API key or client certificate tagq does not know."},
 	{Reason: ReasonPermissionDenied, Codes: []string{"PERMISSION_DENIED"}, HTTP: 0, Description: "The principal lacks the permission the call needs (metadata permission, queue)."},
 	{Reason: ReasonBackendUnavailable, Codes: []string{"UNAVAILABLE"}, HTTP: 0, Description: "Redis could not be reached or cannot serve now: retry."},

@@ -1,6 +1,7 @@
 package tags
 
 import (
+	"context"
 	"regexp"
 	"strconv"
 	"strings"
@@ -28,6 +29,27 @@ func ValidName(s string) bool {
 // ReservedAttributePrefix starts attribute names only tagq may set (e.g.
 // DLQ.sourceQueue on dead letters).
 const ReservedAttributePrefix = "DLQ."
+
+// SQSAttributePrefix starts attribute names only tagq's SQS endpoint may
+// set: it keeps there what SQS carries besides a message's attributes
+// (their data types, the AWSTraceHeader system attribute) and reads them
+// back as such, so a sender of tagq's own APIs may not forge them. A send
+// may carry them only with a context from WithSQSAttributes.
+const SQSAttributePrefix = "AWS.SQS."
+
+type sqsAttributesKey struct{}
+
+// WithSQSAttributes is ctx for a send of the SQS endpoint's, which may
+// carry attributes named with SQSAttributePrefix.
+func WithSQSAttributes(ctx context.Context) context.Context {
+	return context.WithValue(ctx, sqsAttributesKey{}, true)
+}
+
+// sqsAttributesAllowed reports whether ctx is WithSQSAttributes'.
+func sqsAttributesAllowed(ctx context.Context) bool {
+	ok, _ := ctx.Value(sqsAttributesKey{}).(bool)
+	return ok
+}
 
 // CheckName checks name, a queue's or tag's (kind) given as field.
 func CheckName(field, kind, name string) *Error {
@@ -69,9 +91,10 @@ func checkUserAttributes(field string, m map[string]string) *Error {
 // binary value has empty, non-nil Bytes.
 var MissingValue = Attribute{Binary: true}
 
-// CheckMessageAttributes validates a message's attributes and returns their
-// size (names plus values: AttributesSize) counted against max_message_bytes.
-func CheckMessageAttributes(attrs map[string]Attribute) (int, *Error) {
+// CheckMessageAttributes validates a message's attributes (of a send with
+// ctx: see SQSAttributePrefix) and returns their size (names plus values:
+// AttributesSize) counted against max_message_bytes.
+func CheckMessageAttributes(ctx context.Context, attrs map[string]Attribute) (int, *Error) {
 	if len(attrs) > MaxAttributes {
 		return 0, Invalid(ReasonInvalidAttribute, "attributes", "at most %d attributes, got %d", MaxAttributes, len(attrs))
 	}
@@ -81,6 +104,11 @@ func CheckMessageAttributes(attrs map[string]Attribute) (int, *Error) {
 		if strings.HasPrefix(name, ReservedAttributePrefix) {
 			return 0, Invalid(ReasonReservedAttribute, field,
 				"attribute names starting with %q are reserved for tagq", ReservedAttributePrefix)
+		}
+		if strings.HasPrefix(name, SQSAttributePrefix) && !sqsAttributesAllowed(ctx) {
+			return 0, Invalid(ReasonReservedAttribute, field,
+				"attribute names starting with %q are reserved for tagq's SQS endpoint (its data types and trace headers)",
+				SQSAttributePrefix)
 		}
 		if !attrNameRE.MatchString(name) {
 			return 0, Invalid(ReasonInvalidAttribute, field,

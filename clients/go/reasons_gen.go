@@ -10,13 +10,13 @@ const (
 	ReasonInvalidArgumentRange = "INVALID_ARGUMENT_RANGE"
 	// ReasonInvalidAttribute: A message or queue attribute has a bad name or value, or there are too many. (INVALID_ARGUMENT)
 	ReasonInvalidAttribute = "INVALID_ATTRIBUTE"
-	// ReasonReservedAttribute: A message attribute name starts with the reserved prefix. (INVALID_ARGUMENT)
+	// ReasonReservedAttribute: A message attribute name starts with a reserved prefix: DLQ. (tagq's) or AWS.SQS. (the SQS endpoint's). (INVALID_ARGUMENT)
 	ReasonReservedAttribute = "RESERVED_ATTRIBUTE"
 	// ReasonInvalidFilter: A tag's filter has a bad condition. (INVALID_ARGUMENT)
 	ReasonInvalidFilter = "INVALID_FILTER"
 	// ReasonMessageTooLarge: A message (body plus attribute names and values) is over the queue's max_message_bytes (metadata size, limit). (INVALID_ARGUMENT)
 	ReasonMessageTooLarge = "MESSAGE_TOO_LARGE"
-	// ReasonBatchTooLarge: A batch has no entries or more than 100. (INVALID_ARGUMENT)
+	// ReasonBatchTooLarge: A batch has no entries or more than 100 (counted before the request is decoded; PeekMessage: message ids; a Consume request: more than 10000 settlements of a kind). (INVALID_ARGUMENT)
 	ReasonBatchTooLarge = "BATCH_TOO_LARGE"
 	// ReasonDuplicateBatchEntryID: Two entries of a batch have the same id. (INVALID_ARGUMENT)
 	ReasonDuplicateBatchEntryID = "DUPLICATE_BATCH_ENTRY_ID"
@@ -82,7 +82,7 @@ const (
 	ReasonQuotaExceeded = "QUOTA_EXCEEDED"
 	// ReasonTooManyStreams: The server has the most Publish and Consume streams open it may have (metadata limit). (RESOURCE_EXHAUSTED)
 	ReasonTooManyStreams = "TOO_MANY_STREAMS"
-	// ReasonTooManyRequestBytes: The server holds the most request bytes in flight it may (tagqd --max-request-bytes-in-flight): retry after retry_after_ms, or on another replica (metadata limit, retry_after_ms). (RESOURCE_EXHAUSTED)
+	// ReasonTooManyRequestBytes: The server holds the most request bytes in flight it may (tagqd --max-request-bytes-in-flight): retry after retry_after_ms, or on another replica (metadata limit, retry_after_ms; a google.rpc.RetryInfo on gRPC, Retry-After on REST and Connect). (RESOURCE_EXHAUSTED)
 	ReasonTooManyRequestBytes = "TOO_MANY_REQUEST_BYTES"
 	// ReasonUnauthenticated: No credentials, or an API key or client certificate tagq does not know. (UNAUTHENTICATED)
 	ReasonUnauthenticated = "UNAUTHENTICATED"

@@ -246,6 +246,43 @@ func TestNewLogger_JSONDurationsAndGoRedis(t *testing.T) {
 	require.Equal(t, "WARN", line["level"])
 }
 
+// With --auth the SQS endpoint is off unless --sqs-addr is given: on the
+// command line, as TAGQ_SQS_ADDR or in the config file. Without --auth it
+// is on at its default address.
+func TestParseFlags_SQSWithAuthOnlyWhenGiven(t *testing.T) {
+	clearEnv(t)
+	c, err := parseFlags(nil)
+	require.NoError(t, err)
+	require.Equal(t, "127.0.0.1:9324", c.sqsAddr)
+	require.False(t, c.sqsOffForAuth)
+
+	c, err = parseFlags([]string{"--auth"})
+	require.NoError(t, err)
+	require.Empty(t, c.sqsAddr)
+	require.True(t, c.sqsOffForAuth)
+	_, err = parseFlags([]string{"--auth", "--sqs-signing-key-file", "/k"})
+	require.ErrorContains(t, err, "--sqs-signing-key-file needs --auth and --sqs-addr")
+
+	c, err = parseFlags([]string{"--auth", "--sqs-addr", "127.0.0.1:9324"})
+	require.NoError(t, err)
+	require.Equal(t, "127.0.0.1:9324", c.sqsAddr, "given, even at its default")
+	c, err = parseFlags([]string{"--auth", "--sqs-addr", ""})
+	require.NoError(t, err)
+	require.Empty(t, c.sqsAddr)
+	require.False(t, c.sqsOffForAuth, "turned off by the flag itself")
+
+	file := filepath.Join(t.TempDir(), "tagqd.yaml")
+	require.NoError(t, os.WriteFile(file, []byte("auth: true\nsqs-addr: 127.0.0.1:9400\n"), 0o600))
+	c, err = parseFlags([]string{"--config", file})
+	require.NoError(t, err)
+	require.Equal(t, "127.0.0.1:9400", c.sqsAddr, "from the config file")
+
+	t.Setenv("TAGQ_SQS_ADDR", "127.0.0.1:9401")
+	c, err = parseFlags([]string{"--auth"})
+	require.NoError(t, err)
+	require.Equal(t, "127.0.0.1:9401", c.sqsAddr, "from the environment")
+}
+
 // A non-loopback address needs --auth, or --insecure to go without.
 func TestParseFlags_LoopbackUnlessAuthOrInsecure(t *testing.T) {
 	clearEnv(t)

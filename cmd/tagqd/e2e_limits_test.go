@@ -18,6 +18,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/status"
 
 	tagqv1 "github.com/tagq/tagq/gen/tagq/v1"
@@ -174,4 +175,53 @@ func TestE2E_MaxConnections(t *testing.T) {
 	require.Equal(t, 200, resp.StatusCode)
 	closedAtOnce(dial(d.http))
 	require.Equal(t, 1.0, metric("tagq_connections_refused_total", "http"))
+}
+
+// Health Watch streams need no credentials, so they are bounded: 8
+// connections each opening 1,000 (as the review's probe did: 8,000 open
+// took 77 MB and showed in no metric) get 8 each, the others ending at
+// once with RESOURCE_EXHAUSTED (TOO_MANY_STREAMS); tagq_health_watches_open
+// shows them and tagqd's RSS grows by little. (The bound of 1,000 in all
+// is server.TestLimits_HealthWatches'.)
+func TestE2E_HealthWatchesBounded(t *testing.T) {
+	t.Setenv("GOGC", "100") // the RSS of what tagqd keeps, less of its garbage
+	d := startAuth(t, backend{name: "embedded"})
+	base := vmHWM(t, d.proc.PID())
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	const conns, per = 8, 1000
+	type result struct{ err error }
+	results := make(chan result, conns*per)
+	for range conns {
+		cc, err := grpc.NewClient(d.grpc, grpc.WithTransportCredentials(insecure.NewCredentials()))
+		require.NoError(t, err)
+		t.Cleanup(func() { _ = cc.Close() })
+		h := healthpb.NewHealthClient(cc)
+		for range per {
+			go func() {
+				st, err := h.Watch(ctx, &healthpb.HealthCheckRequest{})
+				if err == nil {
+					_, err = st.Recv()
+				}
+				results <- result{err}
+			}()
+		}
+	}
+	open, refused := 0, 0
+	for range conns * per {
+		r := <-results
+		if r.err == nil {
+			open++
+			continue
+		}
+		st := status.Convert(r.err)
+		require.Equal(t, codes.ResourceExhausted, st.Code(), "%v", r.err)
+		refused++
+	}
+	peak := vmHWM(t, d.proc.PID())
+	t.Logf("%d health Watch streams open, %d refused; tagqd peak RSS %d MiB -> %d MiB", open, refused, base>>20, peak>>20)
+	require.Equal(t, conns*8, open)
+	require.Equal(t, conns*per-conns*8, refused)
+	require.Equal(t, "64", scrape(t, d.http, e2eAdminKey, "tagq_health_watches_open"))
+	require.Less(t, peak-base, int64(40<<20), "8,000 open took 77 MB")
 }

@@ -23,6 +23,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	tagqv1 "github.com/tagq/tagq/gen/tagq/v1"
+	tagqsqs "github.com/tagq/tagq/sqs"
 )
 
 // The memory bars of hostile and large input (issue 23, E), measured on a
@@ -30,7 +31,8 @@ import (
 // /proc/<pid>/status):
 //
 //   - 10 concurrent unauthenticated bodies of 130 MB on each of REST,
-//     Connect and gRPC at once keep tagqd under 300 MB;
+//     Connect and gRPC, and 32 of the SQS endpoint's largest (8 MiB, signed
+//     by no key), at once keep tagqd under 300 MB;
 //   - one authenticated 130 MB body (a SendMessageBatch of 100 messages of
 //     about 1 MB, as JSON over REST and Connect; as protobuf, 97 MB, over
 //     Connect and gRPC) costs under 3× its size, on each protocol.
@@ -147,7 +149,20 @@ func TestE2E_MemoryBars_UnauthenticatedBodies(t *testing.T) {
 	t.Cleanup(func() { _ = conn.Close() })
 
 	var wg sync.WaitGroup
-	errs := make(chan error, 30)
+	errs := make(chan error, 30+32)
+	sqsBody := bytes.Repeat([]byte(" "), tagqsqs.DefaultMaxRequestBytes-1)
+	sqsHeader := map[string]string{"Content-Type": "application/x-amz-json-1.0"}
+	for _, h := range sqsHeaders(t, d.proc.SQS, "SendMessage", anyCreds) {
+		k, v, _ := strings.Cut(h, ": ")
+		sqsHeader[k] = v
+	}
+	for range 32 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs <- postWant(403, "http://"+d.proc.SQS+"/", sqsBody, sqsHeader)
+		}()
+	}
 	for range 10 {
 		wg.Add(3)
 		for _, path := range []string{"/v1/queues/mb/messages:batchSend", "/tagq.v1.MessageService/SendMessageBatch"} {
@@ -170,7 +185,8 @@ func TestE2E_MemoryBars_UnauthenticatedBodies(t *testing.T) {
 	wg.Wait()
 	close(errs)
 	peak := vmHWM(t, d.proc.PID())
-	t.Logf("tagqd peak RSS: %d MiB at start, %d MiB after 10 unauthenticated bodies on each of REST and Connect (130 MB) and gRPC (100 MB) at once",
+	t.Logf("tagqd peak RSS: %d MiB at start, %d MiB after 10 unauthenticated bodies on each of REST and Connect (130 MB) and gRPC (100 MB) "+
+		"and 32 on SQS (8 MiB) at once",
 		base>>20, peak>>20)
 	for err := range errs {
 		// A client may see its connection closed while it still writes a

@@ -22,8 +22,10 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 	"github.com/aws/smithy-go"
 	"github.com/stretchr/testify/require"
+	"google.golang.org/grpc/metadata"
 
 	tagqv1 "github.com/tagq/tagq/gen/tagq/v1"
+	"github.com/tagq/tagq/internal/tagqdtest"
 )
 
 // The SQS endpoint driven by unmodified aws-sdk-go-v2 (the JSON protocol)
@@ -439,10 +441,135 @@ func TestE2E_SQS_SDKChecksMD5(t *testing.T) {
 	require.ErrorContains(t, err, "checksum")
 }
 
+// With --auth the endpoint runs only when --sqs-addr is given (it says so
+// at start); given, it warns that its signing key is kept in Redis.
+func TestE2E_SQS_WithAuthOnlyWhenAsked(t *testing.T) {
+	t.Parallel()
+	proc, err := tagqdtest.StartExactly(tagqdBin, "--grpc-addr", "127.0.0.1:0", "--http-addr", "127.0.0.1:0",
+		"--auth", "--admin-key-file", adminKeyFile(t))
+	require.NoError(t, err)
+	t.Cleanup(func() { _, _ = proc.Stop() })
+	require.Empty(t, proc.SQS, "no SQS listener")
+	require.Eventually(t, func() bool { return strings.Contains(proc.Stderr(), "grpc listening") }, 10*time.Second, 10*time.Millisecond)
+	require.Contains(t, proc.Stderr(), "SQS endpoint off: with --auth it runs only when --sqs-addr")
+	require.NotContains(t, proc.Stderr(), "sqs listening")
+	_, err = proc.Stop()
+	require.NoError(t, err)
+
+	d := startAuth(t, backend{name: "embedded"}) // the harness gives --sqs-addr
+	require.NotEmpty(t, d.proc.SQS)
+	require.Eventually(t, func() bool { return strings.Contains(d.proc.Stderr(), "SigV4 signing key is kept in Redis") },
+		10*time.Second, 10*time.Millisecond)
+	require.Contains(t, d.proc.Stderr(), "--sqs-signing-key-file")
+}
+
 // --sqs-addr "" turns the endpoint off.
 func TestE2E_SQS_Off(t *testing.T) {
 	t.Parallel()
 	d := start(t, backend{name: "embedded"}, "--sqs-addr", "")
 	require.Empty(t, d.proc.SQS)
 	require.NotContains(t, d.proc.Stderr(), "sqs listening")
+}
+
+// The FIFO receive attempts a tagqd keeps for retries are bounded by
+// bytes: 30 receives of ten 1 MB messages, each with its own
+// ReceiveRequestAttemptId (on 30 tags, so each gets all ten), keep at most
+// 16 MiB for their principal, not 300 MB (the cache was bounded by count
+// only and kept ended entries: tagqd's RSS reached 1 GB). tagqd runs with
+// a memory limit of 160 MiB (and GOGC 100), so that its peak RSS follows
+// what it keeps rather than its garbage: it stays under 250 MiB, where 240
+// answers of 1 MB kept would take it past 300.
+func TestE2E_SQS_AttemptCacheBounded(t *testing.T) {
+	t.Setenv("GOMEMLIMIT", "160MiB")
+	t.Setenv("GOGC", "100")
+	d := start(t, backend{name: "embedded"})
+	c := sqsClient(d.proc.SQS, anyCreds)
+	ctx := context.Background()
+	q, err := c.CreateQueue(ctx, &sqs.CreateQueueInput{QueueName: aws.String("big.fifo"),
+		Attributes: map[string]string{"FifoQueue": "true", "MaximumMessageSize": "1048576"}})
+	require.NoError(t, err)
+	const tagCount = 30
+	for i := range tagCount {
+		_, err := c.CreateQueue(ctx, &sqs.CreateQueueInput{QueueName: aws.String(fmt.Sprintf("big~t%d.fifo", i))})
+		require.NoError(t, err)
+	}
+	body := strings.Repeat("z", 1_000_000)
+	for i := range 10 {
+		_, err := c.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: q.QueueUrl, MessageBody: aws.String(body),
+			MessageGroupId: aws.String(fmt.Sprint("g", i)), MessageDeduplicationId: aws.String(fmt.Sprint("d", i))})
+		require.NoError(t, err)
+	}
+	base := vmHWM(t, d.proc.PID())
+	ids := func(r *sqs.ReceiveMessageOutput) []string {
+		var out []string
+		for _, m := range r.Messages {
+			out = append(out, aws.ToString(m.MessageId))
+		}
+		return out
+	}
+	var first []string
+	received := 0
+	for i := range tagCount {
+		u := fmt.Sprintf("http://%s/000000000000/big~t%d.fifo", d.proc.SQS, i)
+		r, err := c.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: aws.String(u), MaxNumberOfMessages: 10,
+			ReceiveRequestAttemptId: aws.String(fmt.Sprint("a", i))})
+		require.NoError(t, err)
+		require.NotEmpty(t, r.Messages)
+		received += len(r.Messages)
+		if i == 0 {
+			first = ids(r)
+		}
+	}
+	peak := vmHWM(t, d.proc.PID())
+	t.Logf("tagqd peak RSS %d MiB -> %d MiB over 30 receives of 1 MB messages (%d in all) with attempt ids", base>>20, peak>>20, received)
+	require.Less(t, peak, int64(250<<20), "%d MB of answers kept would take it past", received)
+	// The first receive's answer is still kept for its retry.
+	u := fmt.Sprintf("http://%s/000000000000/big~t0.fifo", d.proc.SQS)
+	r, err := c.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: aws.String(u), MaxNumberOfMessages: 10,
+		ReceiveRequestAttemptId: aws.String("a0")})
+	require.NoError(t, err)
+	require.Equal(t, first, ids(r), "the retry gets the same messages")
+}
+
+// The attributes in which the SQS endpoint keeps data types and trace
+// headers (AWS.SQS.) are its own: a sender of tagq's gRPC or REST API may
+// not set them, not even claiming to be the endpoint (its metadata key in
+// a header), so a type read back through SQS is one SQS sent.
+func TestE2E_SQS_HiddenAttributesReserved(t *testing.T) {
+	t.Parallel()
+	d := start(t, backend{name: "embedded"})
+	ctx := context.Background()
+	c := sqsClient(d.proc.SQS, anyCreds)
+	q, err := c.CreateQueue(ctx, &sqs.CreateQueueInput{QueueName: aws.String("typed")})
+	require.NoError(t, err)
+	_, err = c.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: q.QueueUrl, MessageBody: aws.String("x"),
+		MessageAttributes: map[string]types.MessageAttributeValue{"n": {DataType: aws.String("Number.int"), StringValue: aws.String("7")}}})
+	require.NoError(t, err, "the endpoint's own sends carry them")
+	r, err := c.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: q.QueueUrl, MessageAttributeNames: []string{"All"}})
+	require.NoError(t, err)
+	require.Len(t, r.Messages, 1)
+	require.Equal(t, "Number.int", aws.ToString(r.Messages[0].MessageAttributes["n"].DataType))
+
+	forged := map[string]*tagqv1.MessageAttribute{"AWS.SQS.DataTypes": {Value: &tagqv1.MessageAttribute_StringValue{StringValue: "n=Binary"}}}
+	_, err = d.m.SendMessage(metadata.AppendToOutgoingContext(ctx, "x-tagq-gateway-sqs", "1"),
+		&tagqv1.SendMessageRequest{Queue: "typed", Body: []byte("y"), Attributes: forged})
+	_, ei := errInfo(t, err)
+	require.Equal(t, "RESERVED_ATTRIBUTE", ei.GetReason())
+	require.Equal(t, "attributes[AWS.SQS.DataTypes]", ei.GetMetadata()["field"])
+	res, err := d.m.SendMessageBatch(ctx, &tagqv1.SendMessageBatchRequest{Queue: "typed", Entries: []*tagqv1.SendMessageBatchEntry{
+		{Id: "a", Body: []byte("y"), Attributes: map[string]*tagqv1.MessageAttribute{
+			"AWS.SQS.TraceHeader": {Value: &tagqv1.MessageAttribute_StringValue{StringValue: "Root=1-forged"}}}}}})
+	require.NoError(t, err)
+	require.Len(t, res.GetFailed(), 1)
+	require.Equal(t, "RESERVED_ATTRIBUTE", res.GetFailed()[0].GetReason())
+
+	req, err := http.NewRequest("POST", "http://"+d.http+"/v1/queues/typed/messages",
+		strings.NewReader(`{"body": "eA==", "attributes": {"AWS.SQS.DataTypes": {"string_value": "n=Binary"}}}`))
+	require.NoError(t, err)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Grpc-Metadata-X-Tagq-Gateway-Sqs", "1")
+	code, body := doJSON(t, http.DefaultClient, req)
+	require.Equal(t, 400, code, body)
+	reasonOf, _ := reason(body)
+	require.Equal(t, "RESERVED_ATTRIBUTE", reasonOf)
 }

@@ -21,9 +21,12 @@
 // All listen on loopback by default (127.0.0.1:9090, 127.0.0.1:8080,
 // 127.0.0.1:9324). The SQS endpoint has the HTTP listener's TLS, limits
 // and timeouts, and forwards each action to the gRPC server in process, as
-// REST calls are; with --auth it checks AWS Signature V4 against API keys
-// (--sqs-signing-key-file names the key their SigV4 secrets are derived
-// from; default: one kept in Redis).
+// REST calls are; with --auth it runs only when --sqs-addr (or
+// TAGQ_SQS_ADDR, or the config file) names its address, and checks AWS
+// Signature V4 against API keys (--sqs-signing-key-file names the key
+// their SigV4 secrets are derived from; default: one kept in Redis, with a
+// warning at start: whoever reads Redis can then derive any key's SigV4
+// secret).
 // --auth requires credentials and permissions on every call (the access
 // package; README "Security"): a bearer API key, or a client certificate
 // mapped to a principal. --admin-key-file (or the key itself in
@@ -115,6 +118,7 @@ import (
 type config struct {
 	grpcAddr, httpAddr     string
 	sqsAddr                string // "": no SQS endpoint
+	sqsOffForAuth          bool   // --auth turned the default SQS endpoint off (no --sqs-addr given)
 	sqsSigningKeyFile      string
 	redisURL, redisCluster string
 	keyPrefix              string
@@ -168,7 +172,7 @@ func parseFlagsInto(fs *flag.FlagSet, args []string) (config, error) {
 	var c config
 	fs.StringVar(&c.grpcAddr, "grpc-addr", env("TAGQ_GRPC_ADDR", "127.0.0.1:9090"), "gRPC listen address (TAGQ_GRPC_ADDR)")
 	fs.StringVar(&c.httpAddr, "http-addr", env("TAGQ_HTTP_ADDR", "127.0.0.1:8080"), "REST listen address (TAGQ_HTTP_ADDR)")
-	fs.StringVar(&c.sqsAddr, "sqs-addr", env("TAGQ_SQS_ADDR", "127.0.0.1:9324"), "SQS-compatible endpoint's listen address; empty: none (TAGQ_SQS_ADDR)")
+	fs.StringVar(&c.sqsAddr, "sqs-addr", env("TAGQ_SQS_ADDR", "127.0.0.1:9324"), "SQS-compatible endpoint's listen address; empty: none; with --auth the endpoint runs only when this is given (TAGQ_SQS_ADDR)")
 	fs.StringVar(&c.sqsSigningKeyFile, "sqs-signing-key-file", env("TAGQ_SQS_SIGNING_KEY_FILE", ""), "file holding the key (base64, 16+ bytes) that API keys' SigV4 secrets are derived from, with --auth; default: a key kept in Redis (TAGQ_SQS_SIGNING_KEY_FILE)")
 	fs.StringVar(&c.redisURL, "redis-url", env("TAGQ_REDIS_URL", ""), "Redis URL, e.g. redis://127.0.0.1:6379/0 (TAGQ_REDIS_URL); empty: embedded in-memory store")
 	fs.StringVar(&c.redisCluster, "redis-cluster", env("TAGQ_REDIS_CLUSTER", ""), "Redis Cluster seed addresses host:port,... (TAGQ_REDIS_CLUSTER)")
@@ -197,7 +201,7 @@ func parseFlagsInto(fs *flag.FlagSet, args []string) (config, error) {
 	maxStreams := env("TAGQ_MAX_STREAMS", strconv.Itoa(server.DefaultMaxStreams))
 	typedVar(fs, &maxStreams, "max-streams", "most Publish and Consume streams (an `int`) open in this process; one beyond ends at once with RESOURCE_EXHAUSTED (TOO_MANY_STREAMS); 0: no limit (TAGQ_MAX_STREAMS)")
 	inFlight := env("TAGQ_MAX_REQUEST_BYTES_IN_FLIGHT", "256mb")
-	typedVar(fs, &inFlight, "max-request-bytes-in-flight", "most `bytes` of requests held at once, over gRPC, REST and Connect (suffixes kb, mb, gb); beyond it calls are refused with RESOURCE_EXHAUSTED (TOO_MANY_REQUEST_BYTES, retry_after_ms); 0: no limit (TAGQ_MAX_REQUEST_BYTES_IN_FLIGHT)")
+	typedVar(fs, &inFlight, "max-request-bytes-in-flight", "most `bytes` of requests held at once, over gRPC, REST, Connect and SQS (suffixes kb, mb, gb); beyond it calls are refused with RESOURCE_EXHAUSTED (TOO_MANY_REQUEST_BYTES, retry_after_ms; SQS: RequestThrottled); 0: no limit (TAGQ_MAX_REQUEST_BYTES_IN_FLIGHT)")
 	perConn := env("TAGQ_MAX_STREAMS_PER_CONNECTION", strconv.Itoa(server.DefaultMaxStreamsPerConnection))
 	typedVar(fs, &perConn, "max-streams-per-connection", "most concurrent calls (an `int`: streams, long polls, unary calls) on one gRPC connection; the client waits beyond it (TAGQ_MAX_STREAMS_PER_CONNECTION)")
 	fs.BoolVar(&c.version, "version", false, "print the version and exit")
@@ -291,10 +295,26 @@ func parseFlagsInto(fs *flag.FlagSet, args []string) (config, error) {
 	if c.adminKeyFile != "" && !c.auth {
 		return c, errAdminKeyWithoutAuth
 	}
+	// With --auth the SQS endpoint runs only when asked for: its SigV4
+	// secrets are derived from a signing key that is kept in Redis unless
+	// --sqs-signing-key-file gives it, so a default listener would make
+	// whoever reads Redis able to call it as any principal.
+	if c.auth && !sqsAddrGiven(fs) && c.sqsAddr != "" {
+		c.sqsAddr, c.sqsOffForAuth = "", true
+	}
 	if c.sqsSigningKeyFile != "" && (!c.auth || c.sqsAddr == "") {
 		return c, errors.New("--sqs-signing-key-file needs --auth and --sqs-addr")
 	}
 	return c, checkExposure(c)
+}
+
+// sqsAddrGiven reports whether --sqs-addr was given: on the command
+// line, in the config file, or as TAGQ_SQS_ADDR.
+func sqsAddrGiven(fs *flag.FlagSet) bool {
+	given := false
+	fs.Visit(func(f *flag.Flag) { given = given || f.Name == "sqs-addr" })
+	_, env := os.LookupEnv("TAGQ_SQS_ADDR")
+	return given || env
 }
 
 // parseAckFlags reads --ack-replicas and --ack-timeout.

@@ -112,6 +112,9 @@ func run(ctx context.Context, c config, log *slog.Logger, stdout io.Writer) erro
 	defer hlis.Close()
 	hlis = srv.LimitListener(hlis, "http", c.maxConnections)
 	var slis net.Listener
+	if c.sqsOffForAuth {
+		log.Info("SQS endpoint off: with --auth it runs only when --sqs-addr (TAGQ_SQS_ADDR) is given")
+	}
 	if c.sqsAddr != "" {
 		if slis, err = net.Listen("tcp", c.sqsAddr); err != nil {
 			return fmt.Errorf("--sqs-addr: %w", err)

@@ -32,7 +32,10 @@ type sqsListener struct {
 // key (--sqs-signing-key-file, else the one kept in Redis).
 func newSQSListener(ctx context.Context, c config, rc *redisClients, lis net.Listener, srv *server.Server,
 	store *redisstore.Store, acc *access.Access, tlsConf *tls.Config, log *slog.Logger) (*sqsListener, error) {
-	cfg := sqs.Config{Conn: srv.InProcess(), Engine: store, Access: acc, InFlight: srv, Logger: log.With("component", "sqs")}
+	// Bodies count in the process's request bytes in flight, as REST's and
+	// Connect's do; the endpoint's metrics are on /metrics.
+	cfg := sqs.Config{Conn: srv.InProcess(), Engine: store, Access: acc, Logger: log.With("component", "sqs"),
+		InFlight: srv.InFlight(), Registerer: srv.Registerer()}
 	if acc != nil {
 		kctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 		key, err := sqs.LoadSigningKey(kctx, rc.cmd, c.keyPrefix, c.sqsSigningKeyFile)
@@ -44,6 +47,12 @@ func newSQSListener(ctx context.Context, c config, rc *redisClients, lis net.Lis
 			return nil, fmt.Errorf("SQS signing key: %w", err)
 		}
 		cfg.SigningKey = key
+		if c.sqsSigningKeyFile == "" {
+			log.Warn("the SQS endpoint's SigV4 signing key is kept in Redis: whoever can read Redis (a replica, a backup, "+
+				"a read-only user) can derive every API key's SigV4 secret from it and the key hashes stored beside it, and call "+
+				"the SQS endpoint as any principal, admins included; set --sqs-signing-key-file to keep it out of Redis",
+				"redis_key", c.keyPrefix+":"+sqs.SigningKeyName)
+		}
 	}
 	h, err := sqs.New(cfg)
 	if err != nil {

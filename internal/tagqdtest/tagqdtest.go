@@ -73,8 +73,14 @@ func (d *Daemon) Stderr() string { return d.stderr.String() }
 // Start runs bin on 127.0.0.1 ports chosen by the system (embedded store
 // unless args say otherwise) and waits until it serves.
 func Start(bin string, args ...string) (*Daemon, error) {
-	all := append([]string{"--grpc-addr", "127.0.0.1:0", "--http-addr", "127.0.0.1:0", "--sqs-addr", "127.0.0.1:0", "--log-level", "warn"}, args...)
-	cmd := exec.Command(bin, all...)
+	return StartExactly(bin, append([]string{"--grpc-addr", "127.0.0.1:0", "--http-addr", "127.0.0.1:0", "--sqs-addr", "127.0.0.1:0",
+		"--log-level", "warn"}, args...)...)
+}
+
+// StartExactly is Start with args alone: no addresses or log level of
+// Start's own (for a test of tagqd's defaults).
+func StartExactly(bin string, args ...string) (*Daemon, error) {
+	cmd := exec.Command(bin, args...)
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		return nil, err

@@ -109,5 +109,14 @@ func TestS14_BadInputIsRefusedAndNothingIsWritten(t *testing.T) {
 		requireInvalid(t, err, tags.ReasonInvalidArgumentRange, "message_ids")
 		_, _, err = b.s.ListQueues(b.ctx, "", 1001, "")
 		requireInvalid(t, err, tags.ReasonInvalidArgumentRange, "page_size")
+
+		// AWS.SQS. is the SQS endpoint's: refused but on its sends.
+		sqsAttr := []tags.OutMessage{{Body: []byte("x"), Attributes: map[string]tags.Attribute{"AWS.SQS.DataTypes": {String: "n=Number"}}}}
+		res, err = b.s.Send(b.ctx, "q", sqsAttr)
+		require.NoError(t, err)
+		requireInvalid(t, res[0].Err, tags.ReasonReservedAttribute, "attributes[AWS.SQS.DataTypes]")
+		res, err = b.s.Send(tags.WithSQSAttributes(b.ctx), "q", sqsAttr)
+		require.NoError(t, err)
+		require.NoError(t, res[0].Err)
 	})
 }

@@ -59,7 +59,7 @@ func (s *Store) send(ctx context.Context, queue string, msgs []tags.OutMessage) 
 	var lim sendLimits
 	limKnown, limLoaded := false, false // the queue's send limits, read once (for the topic and priority checks)
 	for i, m := range msgs {
-		size, e := tags.CheckMessageAttributes(m.Attributes)
+		size, e := tags.CheckMessageAttributes(ctx, m.Attributes)
 		if e == nil {
 			e = tags.CheckRange("delay_seconds", m.DelaySeconds, 0, tags.MaxDelaySeconds)
 		}

@@ -776,7 +776,8 @@ export interface components {
         MessageServiceSendMessageBody: {
             /**
              * @description Names: 1-256 characters of [A-Za-z0-9_.-], not starting with "DLQ."
-             *     (reserved); at most 32.
+             *     (reserved for tagq) or "AWS.SQS." (reserved for the SQS endpoint,
+             *     which keeps SQS data types and trace headers there); at most 32.
              */
             attributes?: {
                 [key: string]: components["schemas"]["v1MessageAttribute"];
@@ -1515,6 +1516,7 @@ export interface components {
             tag?: components["schemas"]["v1Tag"] | null;
         };
         v1SendMessageBatchEntry: {
+            /** @description As SendMessageRequest.attributes. */
             attributes?: {
                 [key: string]: components["schemas"]["v1MessageAttribute"];
             };

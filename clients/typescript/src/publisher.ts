@@ -35,7 +35,7 @@ export interface PublisherOptions {
 
 /** Options of {@link Publisher.publish}. */
 export interface PublishOptions {
-  /** Up to 32 attributes; names of [A-Za-z0-9_.-], not starting with "DLQ.". */
+  /** Up to 32 attributes; names of [A-Za-z0-9_.-], not starting with "DLQ." or "AWS.SQS." (reserved). */
   attributes?: Attributes;
   /** 0-900 s; unset: the queue's delay. */
   delaySeconds?: number;

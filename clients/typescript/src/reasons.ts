@@ -8,13 +8,13 @@ export const Reasons = {
   INVALID_ARGUMENT_RANGE: "INVALID_ARGUMENT_RANGE",
   /** A message or queue attribute has a bad name or value, or there are too many. (INVALID_ARGUMENT) */
   INVALID_ATTRIBUTE: "INVALID_ATTRIBUTE",
-  /** A message attribute name starts with the reserved prefix. (INVALID_ARGUMENT) */
+  /** A message attribute name starts with a reserved prefix: DLQ. (tagq's) or AWS.SQS. (the SQS endpoint's). (INVALID_ARGUMENT) */
   RESERVED_ATTRIBUTE: "RESERVED_ATTRIBUTE",
   /** A tag's filter has a bad condition. (INVALID_ARGUMENT) */
   INVALID_FILTER: "INVALID_FILTER",
   /** A message (body plus attribute names and values) is over the queue's max_message_bytes (metadata size, limit). (INVALID_ARGUMENT) */
   MESSAGE_TOO_LARGE: "MESSAGE_TOO_LARGE",
-  /** A batch has no entries or more than 100. (INVALID_ARGUMENT) */
+  /** A batch has no entries or more than 100 (counted before the request is decoded; PeekMessage: message ids; a Consume request: more than 10000 settlements of a kind). (INVALID_ARGUMENT) */
   BATCH_TOO_LARGE: "BATCH_TOO_LARGE",
   /** Two entries of a batch have the same id. (INVALID_ARGUMENT) */
   DUPLICATE_BATCH_ENTRY_ID: "DUPLICATE_BATCH_ENTRY_ID",
@@ -80,7 +80,7 @@ export const Reasons = {
   QUOTA_EXCEEDED: "QUOTA_EXCEEDED",
   /** The server has the most Publish and Consume streams open it may have (metadata limit). (RESOURCE_EXHAUSTED) */
   TOO_MANY_STREAMS: "TOO_MANY_STREAMS",
-  /** The server holds the most request bytes in flight it may (tagqd --max-request-bytes-in-flight): retry after retry_after_ms, or on another replica (metadata limit, retry_after_ms). (RESOURCE_EXHAUSTED) */
+  /** The server holds the most request bytes in flight it may (tagqd --max-request-bytes-in-flight): retry after retry_after_ms, or on another replica (metadata limit, retry_after_ms; a google.rpc.RetryInfo on gRPC, Retry-After on REST and Connect). (RESOURCE_EXHAUSTED) */
   TOO_MANY_REQUEST_BYTES: "TOO_MANY_REQUEST_BYTES",
   /** No credentials, or an API key or client certificate tagq does not know. (UNAUTHENTICATED) */
   UNAUTHENTICATED: "UNAUTHENTICATED",

@@ -409,7 +409,8 @@ type SendMessageRequest struct {
 	Queue string                 `protobuf:"bytes,1,opt,name=queue,proto3" json:"queue,omitempty"`
 	Body  []byte                 `protobuf:"bytes,2,opt,name=body,proto3" json:"body,omitempty"`
 	// Names: 1-256 characters of [A-Za-z0-9_.-], not starting with "DLQ."
-	// (reserved); at most 32.
+	// (reserved for tagq) or "AWS.SQS." (reserved for the SQS endpoint,
+	// which keeps SQS data types and trace headers there); at most 32.
 	Attributes map[string]*MessageAttribute `protobuf:"bytes,3,rep,name=attributes,proto3" json:"attributes,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
 	// 0-900 s; unset: the queue's delay_seconds.
 	DelaySeconds *int32 `protobuf:"varint,4,opt,name=delay_seconds,json=delaySeconds,proto3,oneof" json:"delay_seconds,omitempty"`
@@ -567,8 +568,9 @@ func (x *SendMessageResponse) GetSendTime() *timestamppb.Timestamp {
 type SendMessageBatchEntry struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Unique within the batch: [A-Za-z0-9_-]{1,80}.
-	Id           string                       `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
-	Body         []byte                       `protobuf:"bytes,2,opt,name=body,proto3" json:"body,omitempty"`
+	Id   string `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	Body []byte `protobuf:"bytes,2,opt,name=body,proto3" json:"body,omitempty"`
+	// As SendMessageRequest.attributes.
 	Attributes   map[string]*MessageAttribute `protobuf:"bytes,3,rep,name=attributes,proto3" json:"attributes,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
 	DelaySeconds *int32                       `protobuf:"varint,4,opt,name=delay_seconds,json=delaySeconds,proto3,oneof" json:"delay_seconds,omitempty"`
 	// As in SendMessageRequest. An entry with the id of an earlier entry of

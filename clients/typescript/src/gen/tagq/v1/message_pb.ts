@@ -214,7 +214,8 @@ export type SendMessageRequest = Message$1<"tagq.v1.SendMessageRequest"> & {
 
   /**
    * Names: 1-256 characters of [A-Za-z0-9_.-], not starting with "DLQ."
-   * (reserved); at most 32.
+   * (reserved for tagq) or "AWS.SQS." (reserved for the SQS endpoint,
+   * which keeps SQS data types and trace headers there); at most 32.
    *
    * @generated from field: map<string, tagq.v1.MessageAttribute> attributes = 3;
    */
@@ -305,6 +306,8 @@ export type SendMessageBatchEntry = Message$1<"tagq.v1.SendMessageBatchEntry"> &
   body: Uint8Array;
 
   /**
+   * As SendMessageRequest.attributes.
+   *
    * @generated from field: map<string, tagq.v1.MessageAttribute> attributes = 3;
    */
   attributes: { [key: string]: MessageAttribute };

@@ -145,6 +145,10 @@ private static final long serialVersionUID = 0L;
     return internalGetAttributes().getMap().size();
   }
   /**
+   * <pre>
+   * As SendMessageRequest.attributes.
+   * </pre>
+   *
    * <code>map&lt;string, .tagq.v1.MessageAttribute&gt; attributes = 3 [json_name = "attributes"];</code>
    */
   @java.lang.Override
@@ -162,6 +166,10 @@ private static final long serialVersionUID = 0L;
     return getAttributesMap();
   }
   /**
+   * <pre>
+   * As SendMessageRequest.attributes.
+   * </pre>
+   *
    * <code>map&lt;string, .tagq.v1.MessageAttribute&gt; attributes = 3 [json_name = "attributes"];</code>
    */
   @java.lang.Override
@@ -169,6 +177,10 @@ private static final long serialVersionUID = 0L;
     return internalGetAttributes().getMap();
   }
   /**
+   * <pre>
+   * As SendMessageRequest.attributes.
+   * </pre>
+   *
    * <code>map&lt;string, .tagq.v1.MessageAttribute&gt; attributes = 3 [json_name = "attributes"];</code>
    */
   @java.lang.Override
@@ -183,6 +195,10 @@ com.tagq.v1.MessageAttribute defaultValue) {
     return map.containsKey(key) ? map.get(key) : defaultValue;
   }
   /**
+   * <pre>
+   * As SendMessageRequest.attributes.
+   * </pre>
+   *
    * <code>map&lt;string, .tagq.v1.MessageAttribute&gt; attributes = 3 [json_name = "attributes"];</code>
    */
   @java.lang.Override
@@ -1007,6 +1023,10 @@ com.tagq.v1.MessageAttribute defaultValue) {
       return internalGetAttributes().getMap().size();
     }
     /**
+     * <pre>
+     * As SendMessageRequest.attributes.
+     * </pre>
+     *
      * <code>map&lt;string, .tagq.v1.MessageAttribute&gt; attributes = 3 [json_name = "attributes"];</code>
      */
     @java.lang.Override
@@ -1024,6 +1044,10 @@ com.tagq.v1.MessageAttribute defaultValue) {
       return getAttributesMap();
     }
     /**
+     * <pre>
+     * As SendMessageRequest.attributes.
+     * </pre>
+     *
      * <code>map&lt;string, .tagq.v1.MessageAttribute&gt; attributes = 3 [json_name = "attributes"];</code>
      */
     @java.lang.Override
@@ -1031,6 +1055,10 @@ com.tagq.v1.MessageAttribute defaultValue) {
       return internalGetAttributes().getMap();
     }
     /**
+     * <pre>
+     * As SendMessageRequest.attributes.
+     * </pre>
+     *
      * <code>map&lt;string, .tagq.v1.MessageAttribute&gt; attributes = 3 [json_name = "attributes"];</code>
      */
     @java.lang.Override
@@ -1045,6 +1073,10 @@ com.tagq.v1.MessageAttribute defaultValue) {
       return map.containsKey(key) ? map.get(key) : defaultValue;
     }
     /**
+     * <pre>
+     * As SendMessageRequest.attributes.
+     * </pre>
+     *
      * <code>map&lt;string, .tagq.v1.MessageAttribute&gt; attributes = 3 [json_name = "attributes"];</code>
      */
     @java.lang.Override
@@ -1065,6 +1097,10 @@ com.tagq.v1.MessageAttribute defaultValue) {
       return this;
     }
     /**
+     * <pre>
+     * As SendMessageRequest.attributes.
+     * </pre>
+     *
      * <code>map&lt;string, .tagq.v1.MessageAttribute&gt; attributes = 3 [json_name = "attributes"];</code>
      */
     public Builder removeAttributes(
@@ -1084,6 +1120,10 @@ com.tagq.v1.MessageAttribute defaultValue) {
       return internalGetMutableAttributes().getMutableMap();
     }
     /**
+     * <pre>
+     * As SendMessageRequest.attributes.
+     * </pre>
+     *
      * <code>map&lt;string, .tagq.v1.MessageAttribute&gt; attributes = 3 [json_name = "attributes"];</code>
      */
     public Builder putAttributes(
@@ -1097,6 +1137,10 @@ com.tagq.v1.MessageAttribute defaultValue) {
       return this;
     }
     /**
+     * <pre>
+     * As SendMessageRequest.attributes.
+     * </pre>
+     *
      * <code>map&lt;string, .tagq.v1.MessageAttribute&gt; attributes = 3 [json_name = "attributes"];</code>
      */
     public Builder putAllAttributes(

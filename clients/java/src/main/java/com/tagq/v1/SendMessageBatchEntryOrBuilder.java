@@ -34,10 +34,18 @@ public interface SendMessageBatchEntryOrBuilder extends
   com.google.protobuf.ByteString getBody();
 
   /**
+   * <pre>
+   * As SendMessageRequest.attributes.
+   * </pre>
+   *
    * <code>map&lt;string, .tagq.v1.MessageAttribute&gt; attributes = 3 [json_name = "attributes"];</code>
    */
   int getAttributesCount();
   /**
+   * <pre>
+   * As SendMessageRequest.attributes.
+   * </pre>
+   *
    * <code>map&lt;string, .tagq.v1.MessageAttribute&gt; attributes = 3 [json_name = "attributes"];</code>
    */
   boolean containsAttributes(
@@ -49,11 +57,19 @@ public interface SendMessageBatchEntryOrBuilder extends
   java.util.Map<java.lang.String, com.tagq.v1.MessageAttribute>
   getAttributes();
   /**
+   * <pre>
+   * As SendMessageRequest.attributes.
+   * </pre>
+   *
    * <code>map&lt;string, .tagq.v1.MessageAttribute&gt; attributes = 3 [json_name = "attributes"];</code>
    */
   java.util.Map<java.lang.String, com.tagq.v1.MessageAttribute>
   getAttributesMap();
   /**
+   * <pre>
+   * As SendMessageRequest.attributes.
+   * </pre>
+   *
    * <code>map&lt;string, .tagq.v1.MessageAttribute&gt; attributes = 3 [json_name = "attributes"];</code>
    */
   /* nullable */
@@ -62,6 +78,10 @@ com.tagq.v1.MessageAttribute getAttributesOrDefault(
       /* nullable */
 com.tagq.v1.MessageAttribute defaultValue);
   /**
+   * <pre>
+   * As SendMessageRequest.attributes.
+   * </pre>
+   *
    * <code>map&lt;string, .tagq.v1.MessageAttribute&gt; attributes = 3 [json_name = "attributes"];</code>
    */
   com.tagq.v1.MessageAttribute getAttributesOrThrow(

@@ -139,7 +139,8 @@ private static final long serialVersionUID = 0L;
   /**
    * <pre>
    * Names: 1-256 characters of [A-Za-z0-9_.-], not starting with "DLQ."
-   * (reserved); at most 32.
+   * (reserved for tagq) or "AWS.SQS." (reserved for the SQS endpoint,
+   * which keeps SQS data types and trace headers there); at most 32.
    * </pre>
    *
    * <code>map&lt;string, .tagq.v1.MessageAttribute&gt; attributes = 3 [json_name = "attributes"];</code>
@@ -161,7 +162,8 @@ private static final long serialVersionUID = 0L;
   /**
    * <pre>
    * Names: 1-256 characters of [A-Za-z0-9_.-], not starting with "DLQ."
-   * (reserved); at most 32.
+   * (reserved for tagq) or "AWS.SQS." (reserved for the SQS endpoint,
+   * which keeps SQS data types and trace headers there); at most 32.
    * </pre>
    *
    * <code>map&lt;string, .tagq.v1.MessageAttribute&gt; attributes = 3 [json_name = "attributes"];</code>
@@ -173,7 +175,8 @@ private static final long serialVersionUID = 0L;
   /**
    * <pre>
    * Names: 1-256 characters of [A-Za-z0-9_.-], not starting with "DLQ."
-   * (reserved); at most 32.
+   * (reserved for tagq) or "AWS.SQS." (reserved for the SQS endpoint,
+   * which keeps SQS data types and trace headers there); at most 32.
    * </pre>
    *
    * <code>map&lt;string, .tagq.v1.MessageAttribute&gt; attributes = 3 [json_name = "attributes"];</code>
@@ -192,7 +195,8 @@ com.tagq.v1.MessageAttribute defaultValue) {
   /**
    * <pre>
    * Names: 1-256 characters of [A-Za-z0-9_.-], not starting with "DLQ."
-   * (reserved); at most 32.
+   * (reserved for tagq) or "AWS.SQS." (reserved for the SQS endpoint,
+   * which keeps SQS data types and trace headers there); at most 32.
    * </pre>
    *
    * <code>map&lt;string, .tagq.v1.MessageAttribute&gt; attributes = 3 [json_name = "attributes"];</code>
@@ -1027,7 +1031,8 @@ com.tagq.v1.MessageAttribute defaultValue) {
     /**
      * <pre>
      * Names: 1-256 characters of [A-Za-z0-9_.-], not starting with "DLQ."
-     * (reserved); at most 32.
+     * (reserved for tagq) or "AWS.SQS." (reserved for the SQS endpoint,
+     * which keeps SQS data types and trace headers there); at most 32.
      * </pre>
      *
      * <code>map&lt;string, .tagq.v1.MessageAttribute&gt; attributes = 3 [json_name = "attributes"];</code>
@@ -1049,7 +1054,8 @@ com.tagq.v1.MessageAttribute defaultValue) {
     /**
      * <pre>
      * Names: 1-256 characters of [A-Za-z0-9_.-], not starting with "DLQ."
-     * (reserved); at most 32.
+     * (reserved for tagq) or "AWS.SQS." (reserved for the SQS endpoint,
+     * which keeps SQS data types and trace headers there); at most 32.
      * </pre>
      *
      * <code>map&lt;string, .tagq.v1.MessageAttribute&gt; attributes = 3 [json_name = "attributes"];</code>
@@ -1061,7 +1067,8 @@ com.tagq.v1.MessageAttribute defaultValue) {
     /**
      * <pre>
      * Names: 1-256 characters of [A-Za-z0-9_.-], not starting with "DLQ."
-     * (reserved); at most 32.
+     * (reserved for tagq) or "AWS.SQS." (reserved for the SQS endpoint,
+     * which keeps SQS data types and trace headers there); at most 32.
      * </pre>
      *
      * <code>map&lt;string, .tagq.v1.MessageAttribute&gt; attributes = 3 [json_name = "attributes"];</code>
@@ -1080,7 +1087,8 @@ com.tagq.v1.MessageAttribute defaultValue) {
     /**
      * <pre>
      * Names: 1-256 characters of [A-Za-z0-9_.-], not starting with "DLQ."
-     * (reserved); at most 32.
+     * (reserved for tagq) or "AWS.SQS." (reserved for the SQS endpoint,
+     * which keeps SQS data types and trace headers there); at most 32.
      * </pre>
      *
      * <code>map&lt;string, .tagq.v1.MessageAttribute&gt; attributes = 3 [json_name = "attributes"];</code>
@@ -1105,7 +1113,8 @@ com.tagq.v1.MessageAttribute defaultValue) {
     /**
      * <pre>
      * Names: 1-256 characters of [A-Za-z0-9_.-], not starting with "DLQ."
-     * (reserved); at most 32.
+     * (reserved for tagq) or "AWS.SQS." (reserved for the SQS endpoint,
+     * which keeps SQS data types and trace headers there); at most 32.
      * </pre>
      *
      * <code>map&lt;string, .tagq.v1.MessageAttribute&gt; attributes = 3 [json_name = "attributes"];</code>
@@ -1129,7 +1138,8 @@ com.tagq.v1.MessageAttribute defaultValue) {
     /**
      * <pre>
      * Names: 1-256 characters of [A-Za-z0-9_.-], not starting with "DLQ."
-     * (reserved); at most 32.
+     * (reserved for tagq) or "AWS.SQS." (reserved for the SQS endpoint,
+     * which keeps SQS data types and trace headers there); at most 32.
      * </pre>
      *
      * <code>map&lt;string, .tagq.v1.MessageAttribute&gt; attributes = 3 [json_name = "attributes"];</code>
@@ -1147,7 +1157,8 @@ com.tagq.v1.MessageAttribute defaultValue) {
     /**
      * <pre>
      * Names: 1-256 characters of [A-Za-z0-9_.-], not starting with "DLQ."
-     * (reserved); at most 32.
+     * (reserved for tagq) or "AWS.SQS." (reserved for the SQS endpoint,
+     * which keeps SQS data types and trace headers there); at most 32.
      * </pre>
      *
      * <code>map&lt;string, .tagq.v1.MessageAttribute&gt; attributes = 3 [json_name = "attributes"];</code>

@@ -28,7 +28,8 @@ public interface SendMessageRequestOrBuilder extends
   /**
    * <pre>
    * Names: 1-256 characters of [A-Za-z0-9_.-], not starting with "DLQ."
-   * (reserved); at most 32.
+   * (reserved for tagq) or "AWS.SQS." (reserved for the SQS endpoint,
+   * which keeps SQS data types and trace headers there); at most 32.
    * </pre>
    *
    * <code>map&lt;string, .tagq.v1.MessageAttribute&gt; attributes = 3 [json_name = "attributes"];</code>
@@ -37,7 +38,8 @@ public interface SendMessageRequestOrBuilder extends
   /**
    * <pre>
    * Names: 1-256 characters of [A-Za-z0-9_.-], not starting with "DLQ."
-   * (reserved); at most 32.
+   * (reserved for tagq) or "AWS.SQS." (reserved for the SQS endpoint,
+   * which keeps SQS data types and trace headers there); at most 32.
    * </pre>
    *
    * <code>map&lt;string, .tagq.v1.MessageAttribute&gt; attributes = 3 [json_name = "attributes"];</code>
@@ -53,7 +55,8 @@ public interface SendMessageRequestOrBuilder extends
   /**
    * <pre>
    * Names: 1-256 characters of [A-Za-z0-9_.-], not starting with "DLQ."
-   * (reserved); at most 32.
+   * (reserved for tagq) or "AWS.SQS." (reserved for the SQS endpoint,
+   * which keeps SQS data types and trace headers there); at most 32.
    * </pre>
    *
    * <code>map&lt;string, .tagq.v1.MessageAttribute&gt; attributes = 3 [json_name = "attributes"];</code>
@@ -63,7 +66,8 @@ public interface SendMessageRequestOrBuilder extends
   /**
    * <pre>
    * Names: 1-256 characters of [A-Za-z0-9_.-], not starting with "DLQ."
-   * (reserved); at most 32.
+   * (reserved for tagq) or "AWS.SQS." (reserved for the SQS endpoint,
+   * which keeps SQS data types and trace headers there); at most 32.
    * </pre>
    *
    * <code>map&lt;string, .tagq.v1.MessageAttribute&gt; attributes = 3 [json_name = "attributes"];</code>
@@ -76,7 +80,8 @@ com.tagq.v1.MessageAttribute defaultValue);
   /**
    * <pre>
    * Names: 1-256 characters of [A-Za-z0-9_.-], not starting with "DLQ."
-   * (reserved); at most 32.
+   * (reserved for tagq) or "AWS.SQS." (reserved for the SQS endpoint,
+   * which keeps SQS data types and trace headers there); at most 32.
    * </pre>
    *
    * <code>map&lt;string, .tagq.v1.MessageAttribute&gt; attributes = 3 [json_name = "attributes"];</code>
