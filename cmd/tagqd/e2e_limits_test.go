@@ -155,6 +155,9 @@ func TestE2E_MaxConnections(t *testing.T) {
 	defer cancel()
 	_, err = tagqv1.NewQueueServiceClient(conn).ListQueues(ctx, &tagqv1.ListQueuesRequest{})
 	require.Equal(t, codes.Unavailable, status.Code(err), "a third client is refused: %v", err)
+	// Closed now: grpc-go would dial it again in the background, and that
+	// dial could take the slot freed below before conn2 does.
+	require.NoError(t, conn.Close())
 
 	// One held connection goes: a client gets in.
 	require.NoError(t, held[0].Close())

@@ -486,7 +486,10 @@ func TestE2E_SQS_AttemptCacheBounded(t *testing.T) {
 	c := sqsClient(d.proc.SQS, anyCreds)
 	ctx := context.Background()
 	q, err := c.CreateQueue(ctx, &sqs.CreateQueueInput{QueueName: aws.String("big.fifo"),
-		Attributes: map[string]string{"FifoQueue": "true", "MaximumMessageSize": "1048576"}})
+		Attributes: map[string]string{"FifoQueue": "true", "MaximumMessageSize": "1048576",
+			// An attempt's answer is kept for its retry only while its messages stay
+			// invisible: an hour, so a slow machine cannot see them come back first.
+			"VisibilityTimeout": "3600"}})
 	require.NoError(t, err)
 	const tagCount = 30
 	for i := range tagCount {
