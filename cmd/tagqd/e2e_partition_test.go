@@ -108,6 +108,15 @@ func TestE2E_PartitionedQueue(t *testing.T) {
 			names = append(names, x.GetName())
 		}
 		require.Equal(t, []string{"parts"}, names)
+		require.Equal(t, int32(4), lq.GetQueues()[0].GetPartitions())
+		require.Equal(t, int64(40), lq.GetQueues()[0].GetState().GetRetainedMessages(), "a sum over the partitions")
+		lqt, err := d.q.ListQueues(ctx, &tagqv1.ListQueuesRequest{View: tagqv1.QueueView_QUEUE_VIEW_TAGS, OrderBy: "available desc"})
+		require.NoError(t, err)
+		require.Len(t, lqt.GetQueues(), 1)
+		require.Len(t, lqt.GetQueues()[0].GetTags(), 2)
+		for _, tg := range lqt.GetQueues()[0].GetTags() {
+			require.Equal(t, int64(40), tg.GetState().GetAvailable(), tg.GetName())
+		}
 		require.NotContains(t, fmt.Sprint(d.restOK("GET", "/v1/queues", "")), "parts#")
 
 		// The default tag: gRPC receives, deleted over REST by handle alone.
