@@ -624,6 +624,44 @@ func TestBrowser_AuthOff(t *testing.T) {
 	b.open("#/queue/urgent/peek")
 	b.until("the message with its priority", `document.querySelector('#peeked .msg [data-field="priority"]')?.innerText === 'priority 2'`)
 
+	// A partitioned queue: Partitions is 1-64, not offered for a dead-letter
+	// or priority queue; the queue page shows the count and sums.
+	b.open("#/new-queue")
+	b.until("the new queue form", `!!document.querySelector('#new-queue-form') && document.querySelector('#f-name').value === ''`)
+	require.True(t, b.shown("#f-partitions"), "Partitions is offered")
+	require.Equal(t, "1-64", b.eval(`(e => e.min + '-' + e.max)(document.querySelector('#f-partitions'))`))
+	for _, single := range []string{"#f-priority_queue", "#f-dead_letter_queue"} {
+		b.do(chromedp.Click(chromedp.CSS(single)))
+		require.False(t, b.shown("#f-partitions"), "no partitions with %s", single)
+		require.Equal(t, "true", b.eval(`String(document.querySelector('#f-partitions').disabled)`))
+		b.do(chromedp.Click(chromedp.CSS(single)))
+		require.True(t, b.shown("#f-partitions"), "partitions again without %s", single)
+	}
+	// Typed, then hidden by the DLQ choice: not sent, the DLQ is made.
+	b.do(chromedp.SendKeys(chromedp.CSS("#f-name"), "spread-dlq"), setValue("#f-partitions", "4"),
+		chromedp.Click(chromedp.CSS("#f-dead_letter_queue")), submit("#new-queue-form"))
+	b.until("the DLQ's page", `location.hash === '#/queue/spread-dlq' && !!document.querySelector('#queue-attributes')`)
+	require.Equal(t, float64(1), e.admin.call("GET", "/v1/queues/spread-dlq", nil)["queue"].(map[string]any)["partitions"])
+	require.False(t, b.shown("#partitions"), "no partition badge for one")
+	b.open("#/new-queue")
+	b.until("the new queue form", `!!document.querySelector('#new-queue-form') && document.querySelector('#f-name').value === ''`)
+	b.do(chromedp.SendKeys(chromedp.CSS("#f-name"), "spread"), setValue("#f-partitions", "4"), submit("#new-queue-form"))
+	b.until("the partitioned queue's page", `location.hash === '#/queue/spread' && !!document.querySelector('#queue-attributes')`)
+	require.Equal(t, float64(4), e.admin.call("GET", "/v1/queues/spread", nil)["queue"].(map[string]any)["partitions"])
+	require.Equal(t, "4 partitions", b.eval(seenText("#partitions")))
+	require.Contains(t, b.eval(seenText("#queue-attributes")), "Partitions\n4")
+	b.do(chromedp.Evaluate[chromedp.Void](`document.querySelector('#edit-queue').open = true`))
+	b.until("the edit form", `!!document.querySelector('#edit-queue #f-visibility_timeout_seconds')`)
+	require.Equal(t, "true", b.eval(`String(!document.querySelector('#edit-queue #f-partitions'))`),
+		"the edit form does not offer partitions (fixed at creation)")
+	for i := range 4 { // four batches: one to each partition
+		e.admin.call("POST", "/v1/queues/spread/messages:batchSend", map[string]any{"entries": []map[string]any{
+			{"id": "a", "body": "YQ=="}, {"id": "b", "body": "Yg=="}, {"id": fmt.Sprint("c", i), "body": "Yw=="}}})
+	}
+	b.until("the sums", `document.querySelector('#tag-table [data-tag="default"] [data-col="available"]')?.textContent === '12' &&
+		document.querySelector('#queue-state [data-state="retained_messages"] .v')?.textContent === '12'`)
+	b.noConsoleErrors("creating a partitioned queue")
+
 	// A queue without a default tag says so.
 	b.open("#/new-queue")
 	b.until("the new queue form", `!!document.querySelector('#new-queue-form') && document.querySelector('#f-name').value === ''`)

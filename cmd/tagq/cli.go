@@ -195,8 +195,11 @@ func (c *cli) queueCmd() *cobra.Command {
 		Use: "create NAME", Short: "Create a queue (with its default tag unless --no-default-tag)", Args: exactArgs(1, "NAME"),
 		Example: "  tagq queue create orders-dlq --dead-letter-queue\n  tagq queue create orders --redrive-to orders-dlq --max-receives 5\n" +
 			"  tagq queue create clicks --no-default-tag --max-retained-bytes 1073741824 --drop-oldest\n" +
-			"  tagq queue create events --write-quota 1000 --read-quota 500",
+			"  tagq queue create events --write-quota 1000 --read-quota 500\n  tagq queue create clicks --partitions 12",
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if o.Partitions == 0 { // the client's "unset": refuse it here
+				return usageError{fmt.Errorf("--partitions: 1-64, got 0")}
+			}
 			q, err := c.client.CreateQueue(cmd.Context(), args[0], o)
 			if err != nil {
 				return err
@@ -222,6 +225,8 @@ func (c *cli) queueCmd() *cobra.Command {
 	create.Flags().BoolVar(&o.DropOldest, "drop-oldest", false, "beyond a cap, drop the oldest messages (default: refuse sends with QUEUE_FULL)")
 	create.Flags().Int32Var(&o.WriteQuotaPerSecond, "write-quota", 0, "most messages stored per second (0: no quota)")
 	create.Flags().Int32Var(&o.ReadQuotaPerSecond, "read-quota", 0, "most messages each tag receives per second (0: no quota)")
+	create.Flags().Int32Var(&o.Partitions, "partitions", 1,
+		"streams the queue is split into, 1-64, each in a Redis Cluster hash slot of its own (fixed at creation; not with --dead-letter-queue or --priority-queue)")
 
 	var prefix, contains, sortBy string
 	list := &cobra.Command{
@@ -264,6 +269,11 @@ func (c *cli) queueCmd() *cobra.Command {
 			fmt.Fprintf(w, "name\t%s\n", q.GetName())
 			fmt.Fprintf(w, "visibility\t%s\ndelay\t%s\nretention\t%s\nmax message bytes\t%d\n", dur(q.GetVisibilityTimeoutSeconds()),
 				dur(q.GetDelaySeconds()), dur(q.GetMessageRetentionSeconds()), q.GetMaxMessageBytes())
+			if n := q.GetPartitions(); n > 1 {
+				fmt.Fprintf(w, "partitions\t%d: every tag reads each; order per topic per tag, none across partitions\n", n)
+			} else {
+				fmt.Fprintf(w, "partitions\t1\n")
+			}
 			if p := q.GetRedrivePolicy(); p != nil {
 				fmt.Fprintf(w, "redrive\tto %s after %d receives\n", p.GetDeadLetterQueue(), p.GetMaxReceiveCount())
 			}
@@ -393,7 +403,7 @@ func (c *cli) printQueueWithTags(ctx context.Context, q *tagqv1.Queue) error {
 // behind; a sum would count a message once per tag), IN FLIGHT the sum.
 func (c *cli) printQueues(qs ...*tagqv1.Queue) error {
 	return printAll(c, qs, func(w *tabwriter.Writer) {
-		fmt.Fprintln(w, "QUEUE\tTAGS\tMESSAGES\tAVAILABLE (MAX TAG)\tIN FLIGHT (ALL TAGS)\tDLQ")
+		fmt.Fprintln(w, "QUEUE\tTAGS\tMESSAGES\tAVAILABLE (MAX TAG)\tIN FLIGHT (ALL TAGS)\tPARTITIONS\tDLQ")
 		for _, q := range qs {
 			st := q.GetState()
 			dlq := q.GetRedrivePolicy().GetDeadLetterQueue()
@@ -405,7 +415,8 @@ func (c *cli) printQueues(qs ...*tagqv1.Queue) error {
 				avail = max(avail, t.GetState().GetAvailable())
 				inFlight += t.GetState().GetInFlight()
 			}
-			fmt.Fprintf(w, "%s\t%d\t%d\t%d\t%d\t%s\n", q.GetName(), st.GetTagCount(), st.GetRetainedMessages(), avail, inFlight, dlq)
+			fmt.Fprintf(w, "%s\t%d\t%d\t%d\t%d\t%d\t%s\n", q.GetName(), st.GetTagCount(), st.GetRetainedMessages(), avail, inFlight,
+				max(q.GetPartitions(), 1), dlq)
 		}
 	})
 }

@@ -263,8 +263,8 @@ func TestCLI_QueueListCountsEveryTag(t *testing.T) {
 	ok(t, "receive", "cli-listed", "--tag", "slow", "--max", "1")
 	ok(t, "receive", "cli-listed", "--tag", "fast", "--max", "1") // nothing left for fast
 	out := ok(t, "queue", "list", "--contains", "li-liste")
-	require.Regexp(t, `(?m)^QUEUE\s+TAGS\s+MESSAGES\s+AVAILABLE \(MAX TAG\)\s+IN FLIGHT \(ALL TAGS\)\s+DLQ$`, out)
-	require.Regexp(t, `(?m)^cli-listed\s+2\s+3\s+2\s+1\s*$`, out, "slow has 2 available and 1 in flight; fast none")
+	require.Regexp(t, `(?m)^QUEUE\s+TAGS\s+MESSAGES\s+AVAILABLE \(MAX TAG\)\s+IN FLIGHT \(ALL TAGS\)\s+PARTITIONS\s+DLQ$`, out)
+	require.Regexp(t, `(?m)^cli-listed\s+2\s+3\s+2\s+1\s+1\s*$`, out, "slow has 2 available and 1 in flight; fast none")
 	got := jsonLines(t, ok(t, "queue", "list", "--prefix", "cli-listed", "-o", "json"))
 	require.Len(t, got, 1)
 	require.Len(t, got[0]["tags"], 2, "JSON carries the tags")

@@ -36,7 +36,8 @@ export async function queuePage(main, page) {
     can.admin ? h('button', { type: 'button', class: 'danger', id: 'delete-queue', onclick: () => deleteQueue(name, queue) }, 'Delete queue') : null);
   add(main, [
     crumbs(),
-    h('h1', {}, name, queue.dead_letter_queue ? h('span', { class: 'badge dlq' }, 'dead-letter queue') : null),
+    h('h1', {}, name, queue.dead_letter_queue ? h('span', { class: 'badge dlq' }, 'dead-letter queue') : null,
+      queue.partitions > 1 ? h('span', { class: 'badge', id: 'partitions', title: 'Every tag reads every partition; the counters are sums over them' }, `${queue.partitions} partitions`) : null),
     actions,
   ]);
   const stateBox = h('div', { class: 'counters', id: 'queue-state' });

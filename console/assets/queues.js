@@ -253,6 +253,7 @@ export async function newQueuePage(main, page) {
     clear(errors);
     const q = { name: name.value.trim() };
     for (const f of fields) {
+      if (form.elements[f.name]?.disabled) continue;
       const v = readField(form, f);
       if (v !== undefined && !(f.kind === 'enum' && v.endsWith('_UNSPECIFIED'))) q[f.name] = v;
     }
@@ -266,6 +267,23 @@ export async function newQueuePage(main, page) {
       errors.append(errorBox(err));
     }
   });
+  // Partitions: 1-64, and only one for a dead-letter or priority queue
+  // (tagqd refuses more): the field is hidden and disabled while either is
+  // chosen, so its value is not sent.
+  const parts = form.elements.partitions;
+  if (parts) {
+    parts.setAttribute('min', '1');
+    parts.setAttribute('max', '64');
+    parts.setAttribute('placeholder', '1');
+    const single = ['dead_letter_queue', 'priority_queue'].map((n) => form.elements[n]).filter(Boolean);
+    const sync = () => {
+      const one = single.some((c) => c.checked);
+      parts.disabled = one;
+      parts.closest('label').hidden = one;
+    };
+    single.forEach((c) => c.addEventListener('change', sync));
+    sync();
+  }
   add(main, [crumbs(), h('h1', {}, 'New queue'), form]);
   name.focus();
   await check();

@@ -17,7 +17,7 @@ function resolve(d, prop) {
 // own controls (redrive_policy, user_attributes).
 const SKIP = new Set(['name', 'state', 'source_queues', 'create_time', 'update_time', 'redrive_policy', 'user_attributes']);
 // Fixed at creation.
-export const IMMUTABLE = new Set(['dead_letter_queue', 'default_tag_name', 'topic_queue', 'priority_queue']);
+export const IMMUTABLE = new Set(['dead_letter_queue', 'default_tag_name', 'topic_queue', 'priority_queue', 'partitions']);
 
 // queueFields: [{name, kind: 'int'|'bool'|'enum'|'string', help, values}]
 // for the settable fields of Queue.

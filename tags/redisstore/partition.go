@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"strconv"
 	"strings"
 	"sync"
@@ -231,6 +232,13 @@ func (s *Store) createPartitions(ctx context.Context, q *tags.Queue, tagCfg []by
 	n := int(q.Partitions)
 	if n <= 1 {
 		return nil
+	}
+	// A queue of that name exists (with fewer partitions, or partition 1
+	// would be found below): refuse before making partitions it does not have.
+	if ok, err := s.rdb.Exists(ctx, s.qkeys(q.Name).meta).Result(); err != nil {
+		return rediserr.StorageError(err)
+	} else if ok > 0 {
+		return errors.New(tags.ReasonQueueAlreadyExists) // mapped by the caller
 	}
 	args := append([]any{q.DefaultTagName, tagCfg}, encodeMeta(q)...)
 	for k := 1; k < n; k++ {

@@ -31,7 +31,7 @@ StartTime = Union[datetime.datetime, int, float, None]
 FilterSpec = Union[queue_pb2.TagFilter, Mapping[str, Optional[str]], None]
 
 # Queue fields a caller may set; the last group can be changed by update_queue.
-_FIXED_QUEUE_ATTRS = frozenset({"dead_letter_queue", "topic_queue", "priority_queue", "default_tag_name"})
+_FIXED_QUEUE_ATTRS = frozenset({"dead_letter_queue", "topic_queue", "priority_queue", "default_tag_name", "partitions"})
 _UPDATABLE_QUEUE_ATTRS = frozenset({
     "delay_seconds", "visibility_timeout_seconds", "receive_wait_seconds", "message_retention_seconds",
     "max_message_bytes", "retain_acked_messages", "user_attributes", "redrive_policy",
@@ -183,7 +183,11 @@ class Client:
         ``dead_letter_queue``, ``topic_queue``, ``priority_queue`` (each tag
         receives priority 1 first, 16 last, FIFO within one, every 10th
         message being its oldest waiting one; not with ``topic_queue``),
-        ``default_tag_name`` and
+        ``default_tag_name``, ``partitions`` (1-64, default 1: streams the
+        queue is split into, each in a Redis Cluster hash slot of its own;
+        every tag reads every partition, order holds per topic per tag and
+        not across partitions; not with ``dead_letter_queue`` or
+        ``priority_queue``; read back as ``Queue.partitions``) and
         ``redrive_policy``: a ``RedrivePolicy``, a dict
         ``{"dead_letter_queue": ..., "max_receive_count": ...}`` or a tuple
         ``(dead_letter_queue, max_receive_count)``. The dead-letter queue must

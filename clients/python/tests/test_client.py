@@ -432,6 +432,41 @@ class FeatureTest(ServerTest):
                          [(1, b"high"), (8, b"default"), (16, b"low-1"), (16, b"low-2")])
         c.delete_queue(q)
 
+    def test_partitioned_queue(self) -> None:
+        """A queue of 4 partitions reports them; batches rotate over them and
+        each tag receives every message once; bad counts name the field."""
+        c = self.c
+        q = self.name("parts")
+        self.assertEqual(c.create_queue(q, partitions=4).partitions, 4)
+        self.addCleanup(lambda: self.c.delete_queue(q))
+        self.assertEqual(c.get_queue(q).partitions, 4)
+        c.create_tag(q, "audit")
+        want = []
+        for b in range(4):
+            batch = [f"m{b}-{i}" for i in range(3)]
+            ids = c.send_batch(q, batch)
+            self.assertEqual(len(set(ids)), 3)
+            want += batch
+        self.assertEqual(c.get_queue(q).state.retained_messages, 12, "a sum over the partitions")
+        for tag in ("default", "audit"):
+            got = []
+            for _ in range(10):
+                msgs = c.receive(q, tag, max_messages=10)
+                for m in msgs:
+                    c.delete(m.receipt_handle)
+                got += [m.body.decode() for m in msgs]
+                if len(got) >= len(want):
+                    break
+            self.assertEqual(sorted(got), sorted(want), tag)
+            self.assertEqual(c.get_tag(q, tag).state.deleted_total, 12, tag)
+        for attrs in ({"partitions": 65}, {"partitions": 0}, {"partitions": 2, "dead_letter_queue": True},
+                      {"partitions": 2, "priority_queue": True}):
+            with self.assertRaises(TagqError) as e:
+                c.create_queue(self.name("parts-bad"), **attrs)
+            self.assertEqual((e.exception.reason, e.exception.field), ("INVALID_ARGUMENT_RANGE", "queue.partitions"), attrs)
+        with self.assertRaises(TypeError):
+            c.update_queue(q, partitions=8)
+
     def test_batch_start_filter_peek_and_delay(self) -> None:
         c = self.c
         q = self.name("batch")

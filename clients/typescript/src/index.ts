@@ -146,6 +146,13 @@ export interface QueueAttributes {
    * waiting one; redeliveries come first. Fixed at creation; not with topicQueue.
    */
   priorityQueue?: boolean;
+  /**
+   * Streams the queue is split into, 1-64 (default 1), each in a Redis
+   * Cluster hash slot of its own. Every tag reads every partition; order
+   * holds per topic per tag, none across partitions. Fixed at creation; not
+   * with deadLetterQueue or priorityQueue. Read back as Queue.partitions.
+   */
+  partitions?: number;
   /** Keep messages for the whole retention even once every tag deleted them. */
   retainAckedMessages?: boolean;
   /** Free-form labels. */

@@ -452,3 +452,30 @@ describe("topic queues", () => {
     await c.deleteQueue(q);
   });
 });
+
+describe("partitioned queues", () => {
+  test("partitions set at creation; each tag receives every message once; bad counts name the field", async () => {
+    const q = "ts-parts";
+    assert.equal((await c.createQueue(q, { partitions: 4 })).partitions, 4);
+    assert.equal((await c.getQueue(q)).partitions, 4);
+    await c.createTag(q, "audit");
+    const want: string[] = [];
+    for (let b = 0; b < 4; b++) { // batches rotate over the partitions
+      const bodies = [0, 1, 2].map((i) => `m${b}-${i}`);
+      const r = await c.sendBatch(q, bodies.map((body) => ({ body })));
+      assert.equal(new Set(r.messageIds).size, 3);
+      want.push(...bodies);
+    }
+    assert.equal((await c.getQueue(q)).state?.retainedMessages, 12n, "a sum over the partitions");
+    for (const tag of ["default", "audit"]) {
+      const got = await receiveN(q, tag, want.length);
+      for (const m of got) await c.delete(m.receiptHandle);
+      assert.deepEqual(got.map(textOf).sort(), [...want].sort(), tag);
+      assert.equal((await c.getTag(q, tag)).state?.deletedTotal, 12n, tag);
+    }
+    for (const bad of [{ partitions: 65 }, { partitions: 0 }, { partitions: 2, deadLetterQueue: true }, { partitions: 2, priorityQueue: true }]) {
+      await rejectsWith(c.createQueue("ts-parts-bad", bad), "INVALID_ARGUMENT_RANGE", { field: "queue.partitions", code: Code.InvalidArgument });
+    }
+    await c.deleteQueue(q);
+  });
+});
