@@ -49,7 +49,10 @@ func TestHealth_AnswersAtOnceFromTheBackgroundReading(t *testing.T) {
 
 	hs.hang.Store(true)
 	check := func() healthpb.HealthCheckResponse_ServingStatus {
-		ctx, cancel := context.WithTimeout(b.ctx, 200*time.Millisecond)
+		// The store hangs until told not to: a Check that waited for a ping
+		// would not answer in any time. 2 s leaves room for a loaded machine
+		// under the race detector (200 ms did not).
+		ctx, cancel := context.WithTimeout(b.ctx, 2*time.Second)
 		defer cancel()
 		r, err := hc.Check(ctx, &healthpb.HealthCheckRequest{})
 		require.NoError(t, err, "Check waits for no ping")
