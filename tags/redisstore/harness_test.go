@@ -41,7 +41,10 @@ type backend struct {
 func backends(t *testing.T) []backend {
 	bs := []backend{{name: "miniredis", open: func(t *testing.T) redis.UniversalClient {
 		m := miniredis.RunT(t)
-		c := redis.NewClient(&redis.Options{Addr: m.Addr(), ContextTimeoutEnabled: true})
+		// miniredis runs scripts in gopher-lua: under the race detector on a
+		// loaded machine one full script call took over go-redis's default 3 s
+		// read timeout (TestSettleTakesBatchesBeyondOneScriptCall in CI).
+		c := redis.NewClient(&redis.Options{Addr: m.Addr(), ContextTimeoutEnabled: true, ReadTimeout: 30 * time.Second})
 		t.Cleanup(func() { _ = c.Close() })
 		return c
 	}}}
