@@ -170,15 +170,15 @@ func (e *env) keySpread(w io.Writer, queue string) {
 }
 
 // writeNodes prints, for the rows measured on more than one Redis node,
-// each master's share of the masters' Redis CPU, the replicas' CPU, and
-// the CPU of all processes per 1,000 messages (server + every node +
-// client).
+// each master's share of the masters' Redis CPU, the replicas' CPU, the
+// CPU of all processes per 1,000 messages (server + every node + client)
+// and the bytes the Redis nodes received and sent per message.
 func writeNodes(w io.Writer, nodes []redisNode, rs []result) {
 	if len(nodes) < 2 {
 		return
 	}
-	fmt.Fprintln(w, "| workload | system | partitions | each master's share of masters' Redis CPU | max share | masters' Redis CPU s/1000 msg | replicas' CPU s/1000 msg | all processes CPU s/1000 msg |")
-	fmt.Fprintln(w, "|---|---|---:|---|---:|---:|---:|---:|")
+	fmt.Fprintln(w, "| workload | system | partitions | each master's share of masters' Redis CPU | max share | masters' Redis CPU s/1000 msg | replicas' CPU s/1000 msg | all processes CPU s/1000 msg | Redis network bytes/msg |")
+	fmt.Fprintln(w, "|---|---|---:|---|---:|---:|---:|---:|---:|")
 	for _, r := range rs {
 		if len(r.nodeCPU) != len(nodes) || r.msgs == 0 {
 			continue
@@ -203,9 +203,9 @@ func writeNodes(w io.Writer, nodes []redisNode, rs []result) {
 			top = max(top, s)
 			shares = append(shares, fmt.Sprintf("%s %.0f %%", n.addr, s))
 		}
-		fmt.Fprintf(w, "| %s | %s | %d | %s | %.0f %% | %s | %s (%s) | %s |\n", r.workload, r.system, max(r.partitions, 1),
+		fmt.Fprintf(w, "| %s | %s | %d | %s | %.0f %% | %s | %s (%s) | %s | %d |\n", r.workload, r.system, max(r.partitions, 1),
 			strings.Join(shares, ", "), top, per1000(masters, r.msgs), per1000(replicas, r.msgs), strings.Join(reps, ", "),
-			per1000(r.cpuTagqd+r.cpuRedis+r.cpuClient, r.msgs))
+			per1000(r.cpuTagqd+r.cpuRedis+r.cpuClient, r.msgs), r.redisNet/r.msgs)
 	}
 	fmt.Fprintln(w)
 }

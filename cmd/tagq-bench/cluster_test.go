@@ -74,10 +74,10 @@ func TestWriteNodesShares(t *testing.T) {
 	nodes := []redisNode{{addr: "a:1"}, {addr: "b:2"}, {addr: "c:3", replica: true}}
 	r := result{workload: "W1 batch 10", system: "tagq-stream", msgs: 1000, partitions: 12,
 		nodeCPU:  []time.Duration{300 * time.Millisecond, 100 * time.Millisecond, 50 * time.Millisecond},
-		cpuRedis: 450 * time.Millisecond, cpuTagqd: time.Second, cpuClient: 550 * time.Millisecond}
+		cpuRedis: 450 * time.Millisecond, cpuTagqd: time.Second, cpuClient: 550 * time.Millisecond, redisNet: 5_000_000}
 	var b strings.Builder
 	writeNodes(&b, nodes, []result{r})
-	require.Contains(t, b.String(), fmt.Sprintf("| W1 batch 10 | tagq-stream | 12 | a:1 75 %%, b:2 25 %% | 75 %% | 0.400 | 0.050 (c:3 0.050) | 2.000 |"), b.String())
+	require.Contains(t, b.String(), fmt.Sprintf("| W1 batch 10 | tagq-stream | 12 | a:1 75 %%, b:2 25 %% | 75 %% | 0.400 | 0.050 (c:3 0.050) | 2.000 | 5000 |"), b.String())
 	b.Reset()
 	writeNodes(&b, nodes[:1], []result{r})
 	require.Empty(t, b.String(), "one node: no table")

@@ -85,6 +85,7 @@ type result struct {
 	cpuTagqd         time.Duration   // the server's (tagqd, the floor, a peer's); zero for raw Redis
 	cpuRedis         time.Duration   // every Redis node's: nodeCPU's sum
 	nodeCPU          []time.Duration // each of the meter's Redis nodes', in their order (env.nodes)
+	redisNet         int64           // bytes the Redis nodes received and sent (INFO stats), summed
 	cpuClient        time.Duration   // this process: the producers and consumers
 	scripts          scriptStats     // EVALSHA calls in Redis: tagqd's, shown on tagq rows only
 	note             string
@@ -106,6 +107,7 @@ type meter struct {
 	t0        time.Time
 	cpu0, cc0 time.Duration
 	rc0       []time.Duration // each node's
+	net0      int64
 	sc0       scriptStats
 }
 
@@ -145,7 +147,7 @@ func startMeter(ctx context.Context, nodes []redisNode, pid int) *meter {
 
 // startMeterPIDs measures with the server's CPU summed over processes.
 func startMeterPIDs(ctx context.Context, nodes []redisNode, pids []int) *meter {
-	return &meter{ctx: ctx, nodes: nodes, pids: pids, t0: time.Now(), rc0: nodesCPU(ctx, nodes), cc0: cpuOf(os.Getpid()),
+	return &meter{ctx: ctx, nodes: nodes, pids: pids, t0: time.Now(), rc0: nodesCPU(ctx, nodes), net0: nodesNet(ctx, nodes), cc0: cpuOf(os.Getpid()),
 		sc0: scriptsOf(ctx, nodes), cpu0: cpuOfAll(pids)}
 }
 
@@ -156,6 +158,17 @@ func nodesCPU(ctx context.Context, nodes []redisNode) []time.Duration {
 		out[i] = redisCPU(ctx, n.c)
 	}
 	return out
+}
+
+// nodesNet is the bytes the nodes received and sent (INFO stats
+// total_net_input_bytes + total_net_output_bytes; a master's output
+// includes what it replicates).
+func nodesNet(ctx context.Context, nodes []redisNode) int64 {
+	var b float64
+	for _, n := range nodes {
+		b += redisInfo(ctx, n.c, "stats", "total_net_input_bytes") + redisInfo(ctx, n.c, "stats", "total_net_output_bytes")
+	}
+	return int64(b)
 }
 
 // scriptsOf is the EVALSHA stats summed over the masters (a replica runs
@@ -181,7 +194,7 @@ func cpuOfAll(pids []int) time.Duration {
 
 func (m *meter) stop(r *result) {
 	r.elapsed = time.Since(m.t0)
-	r.cpuRedis, r.nodeCPU = 0, nodesCPU(m.ctx, m.nodes)
+	r.cpuRedis, r.nodeCPU, r.redisNet = 0, nodesCPU(m.ctx, m.nodes), nodesNet(m.ctx, m.nodes)-m.net0
 	for i := range r.nodeCPU {
 		r.nodeCPU[i] -= m.rc0[i]
 		r.cpuRedis += r.nodeCPU[i]
