@@ -169,7 +169,7 @@ func scrapeEvery(ctx context.Context, addr string, d, first time.Duration) {
 }
 
 // commandStats is INFO commandstats' calls per command.
-func commandStats(ctx context.Context, rdb *redis.Client) map[string]int64 {
+func commandStats(ctx context.Context, rdb redis.UniversalClient) map[string]int64 {
 	out := map[string]int64{}
 	s, err := rdb.Info(ctx, "commandstats").Result()
 	if err != nil {

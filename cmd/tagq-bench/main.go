@@ -30,6 +30,15 @@
 // It starts its own tagqd (built from this repository) on that Redis under
 // the key prefix tagqbench, and removes its keys afterwards. Every run is
 // bounded by --duration; W5 by --backlog messages.
+//
+// --partitions N creates W1's and W2's tagq queues (unary, streaming and
+// SQS rows) with N partitions (issue 25; 1, the default, sends no
+// partitions field). --redis-cluster host:port,... runs W1 and W2 on a
+// Redis Cluster instead of --redis-url (cluster.go): tagqd gets the seeds,
+// the raw rows go through a cluster client, the floor rows are left out,
+// and each table is followed by each master's share of the Redis CPU, the
+// replicas' CPU and the CPU of all processes per 1,000 messages; a
+// queue's keys are counted on each master once it is created.
 package main
 
 import (
@@ -53,6 +62,8 @@ import (
 
 func main() {
 	url := flag.String("redis-url", "redis://127.0.0.1:6379/0", "Redis both systems use")
+	seeds := flag.String("redis-cluster", "", "a Redis Cluster to use instead of --redis-url: seed addresses host:port,... (as tagqd's); W1 and W2 only, no floor rows")
+	partitions := flag.Int("partitions", 1, "partitions of W1's and W2's tagq queues (1-64; 1: today's queue, no partitions field sent)")
 	dur := flag.Duration("duration", 10*time.Second, "length of each throughput/latency run")
 	only := flag.String("workloads", "W1,W2,W3,W4,W5", "workloads to run (W6, idle queues, W7, recovery, and WT, topic queues, run only when named)")
 	backlog := flag.Int("backlog", 1_000_000, "W5 backlog size (messages)")
@@ -89,6 +100,24 @@ func main() {
 			os.Exit(1)
 		}
 		return
+	}
+	if *partitions < 1 || *partitions > 64 {
+		fmt.Fprintln(os.Stderr, "tagq-bench: --partitions must be from 1 to 64")
+		os.Exit(2)
+	}
+	if *seeds != "" {
+		flag.Visit(func(f *flag.Flag) {
+			if f.Name == "redis-url" {
+				fmt.Fprintln(os.Stderr, "tagq-bench: give --redis-url or --redis-cluster, not both")
+				os.Exit(2)
+			}
+		})
+		for _, w := range strings.Split(*only, ",") {
+			if w = strings.TrimSpace(w); w != "W1" && w != "W2" {
+				fmt.Fprintf(os.Stderr, "tagq-bench: --redis-cluster runs W1 and W2 only, not %q\n", w)
+				os.Exit(2)
+			}
+		}
 	}
 	if *rounds < 1 {
 		fmt.Fprintln(os.Stderr, "tagq-bench: --rounds must be at least 1")
@@ -144,26 +173,60 @@ func main() {
 		fmt.Fprintln(os.Stderr, "tagq-bench: --w7-inflight must be from 1 to --w7-messages, --w7-visibility at least 1s")
 		os.Exit(2)
 	}
-	if err := run(*url, *dur, *only, *backlog, *inflight, *size, *rounds, *credit, w6, w7, *tagqd, strings.Fields(*tagqdArgs), peers, w1, batches,
+	if err := run(*url, *seeds, *partitions, *dur, *only, *backlog, *inflight, *size, *rounds, *credit, w6, w7, *tagqd, strings.Fields(*tagqdArgs), peers, w1, batches,
 		wtConfig{topics: *topics, batch: *wtBatch}); err != nil {
 		fmt.Fprintln(os.Stderr, "tagq-bench:", err)
 		os.Exit(1)
 	}
 }
 
-func run(url string, dur time.Duration, only string, backlog, inflight, size, rounds, credit int, w6 w6Config, w7 w7Config, bin string, extra []string, pc peerConfig,
+func run(url, seeds string, partitions int, dur time.Duration, only string, backlog, inflight, size, rounds, credit int, w6 w6Config, w7 w7Config, bin string, extra []string, pc peerConfig,
 	w1 map[string]bool, w1Batches []int, wtc wtConfig) error {
 	ctx := context.Background()
-	opt, err := redis.ParseURL(url)
-	if err != nil {
-		return err
+	var rdb redis.UniversalClient
+	var nodes []redisNode
+	store := []string{"--redis-url", url} // tagqd's
+	where := ""
+	if seeds != "" {
+		cc := redis.NewClusterClient(&redis.ClusterOptions{Addrs: strings.Split(seeds, ","), PoolSize: 256})
+		defer cc.Close()
+		if err := cc.Ping(ctx).Err(); err != nil {
+			return fmt.Errorf("redis cluster at %s: %w", seeds, err)
+		}
+		var err error
+		if nodes, err = clusterNodes(ctx, cc); err != nil {
+			return err
+		}
+		rdb, store = cc, []string{"--redis-cluster", seeds}
+		var ms, rs []string
+		for _, n := range nodes {
+			if n.replica {
+				rs = append(rs, n.addr)
+			} else {
+				ms = append(ms, n.addr)
+			}
+		}
+		where = fmt.Sprintf("Redis Cluster: masters %s, replicas %s", strings.Join(ms, " "), strings.Join(rs, " "))
+	} else {
+		opt, err := redis.ParseURL(url)
+		if err != nil {
+			return err
+		}
+		opt.PoolSize = 256
+		c := redis.NewClient(opt)
+		defer c.Close()
+		if err := c.Ping(ctx).Err(); err != nil {
+			return fmt.Errorf("redis at %s: %w", url, err)
+		}
+		rdb, nodes, where = c, singleNode(c), "at "+opt.Addr
 	}
-	opt.PoolSize = 256
-	rdb := redis.NewClient(opt)
-	defer rdb.Close()
-	if err := rdb.Ping(ctx).Err(); err != nil {
-		return fmt.Errorf("redis at %s: %w", url, err)
-	}
+	defer func() {
+		if seeds != "" {
+			for _, n := range nodes {
+				_ = n.c.Close()
+			}
+		}
+	}()
 	dir, err := os.MkdirTemp("", "tagq-bench")
 	if err != nil {
 		return err
@@ -175,26 +238,30 @@ func run(url string, dur time.Duration, only string, backlog, inflight, size, ro
 		}
 	}
 	const prefix = "tagqbench"
-	tagqdArgs := append([]string{"--redis-url", url, "--key-prefix", prefix, "--log-level", "error", "--pprof"}, extra...)
+	tagqdArgs := append(append(store, "--key-prefix", prefix, "--log-level", "error", "--pprof"), extra...)
 	d, err := tagqdtest.Start(bin, tagqdArgs...)
 	if err != nil {
 		return err
 	}
-	defer func() { _, _ = d.Stop(); cleanup(ctx, rdb, prefix) }()
+	defer func() { _, _ = d.Stop(); cleanup(ctx, nodes, prefix) }()
 	c, err := tagq.Dial(d.GRPC)
 	if err != nil {
 		return err
 	}
 	defer c.Close()
-	e := &env{ctx: ctx, rdb: rdb, m: c.Messages, q: c.Queues, pid: d.PID(), dur: dur, body: make([]byte, size),
+	e := &env{ctx: ctx, rdb: rdb, nodes: nodes, cluster: seeds != "", prefix: prefix, partitions: partitions, spreadShown: map[string]bool{},
+		m: c.Messages, q: c.Queues, pid: d.PID(), dur: dur, body: make([]byte, size),
 		rawKey: func(n string) string { return prefix + "-raw:{" + n + "}" }, maxAhead: 20_000, streamCredit: credit, w1Systems: w1}
-	defer cleanup(ctx, rdb, prefix+"-raw")
+	defer cleanup(ctx, nodes, prefix+"-raw")
 
 	fmt.Fprintf(os.Stderr, "tagqd profiles: http://%s/debug/pprof/\n", d.HTTP)
-	ver, _ := rdb.Info(ctx, "server").Result()
+	ver, _ := nodes[0].c.Info(ctx, "server").Result()
 	fmt.Printf("# tagq-bench %s\n\n", time.Now().UTC().Format(time.RFC3339))
-	fmt.Printf("machine: %d CPUs (GOMAXPROCS %d), %s; Redis %s at %s; %d-byte bodies; %s per run\n\n",
-		runtime.NumCPU(), runtime.GOMAXPROCS(0), runtime.Version(), field(ver, "redis_version"), opt.Addr, size, dur)
+	fmt.Printf("machine: %d CPUs (GOMAXPROCS %d), %s; Redis %s %s; %d-byte bodies; %s per run\n\n",
+		runtime.NumCPU(), runtime.GOMAXPROCS(0), runtime.Version(), field(ver, "redis_version"), where, size, dur)
+	if partitions > 1 {
+		fmt.Printf("W1's and W2's tagq queues: %d partitions\n\n", partitions)
+	}
 	want := func(w string) bool { return strings.Contains(only, w) }
 	if want("W1") || want("W2") || want("W3") || want("W4") || want("WT") {
 		if e.streaming, err = streamsServed(ctx, e.m); err != nil {
@@ -225,7 +292,10 @@ func run(url string, dur time.Duration, only string, backlog, inflight, size, ro
 			fmt.Printf("peer %s: %s, server processes %v\n\n", p.name(), p.version(), p.pids())
 		}
 	}
-	if want("W1") || want("W3") || want("W4") {
+	if seeds != "" && want("W1") && e.w1Runs("floor") {
+		fmt.Printf("floor: skipped on a Redis Cluster (the floor server takes --redis-url only)\n\n")
+	}
+	if (want("W1") || want("W3") || want("W4")) && seeds == "" {
 		fp, err := startFloor(url, prefix+"-raw")
 		if err != nil {
 			return err
@@ -243,17 +313,17 @@ func run(url string, dur time.Duration, only string, backlog, inflight, size, ro
 		for _, b := range w1Batches {
 			rs = append(rs, e.w1(b)...)
 		}
-		table("W1: one queue, 4 producers x 4 consumers, send+receive+delete", rs)
+		e.table("W1: one queue, 4 producers x 4 consumers, send+receive+delete", rs)
 	}
 	if want("W2") {
 		var rs []result
 		for _, n := range []int{1, 4, 16, 64} {
 			rs = append(rs, e.w2(n)...)
 		}
-		table("W2: fan-out (send-only msg/s; deliveries/s = messages received and deleted over all tags)", rs)
+		e.table("W2: fan-out (send-only msg/s; deliveries/s = messages received and deleted over all tags)", rs)
 	}
 	if want("W3") {
-		table("W3: end-to-end latency, 1 producer at a fixed rate, 4 long-polling consumers", e.w3(1000))
+		e.table("W3: end-to-end latency, 1 producer at a fixed rate, 4 long-polling consumers", e.w3(1000))
 	}
 	if want("W4") {
 		// The cost of poison is a difference of a few percent between runs
@@ -283,7 +353,7 @@ func run(url string, dur time.Duration, only string, backlog, inflight, size, ro
 			if nack {
 				title = "W4: redrive with poison messages (max receive count 3; the consumer nacks poison at once)"
 			}
-			table(fmt.Sprintf("%s, median of %d rounds", title, rounds), rs)
+			e.table(fmt.Sprintf("%s, median of %d rounds", title, rounds), rs)
 			for _, p := range []int{1, 10} {
 				for _, sys := range []string{"tagq", "tagq-stream", "floor", "raw"} {
 					if (sys == "tagq-stream" && !e.streaming) || (sys == "floor" && !nack) {
@@ -306,7 +376,7 @@ func run(url string, dur time.Duration, only string, backlog, inflight, size, ro
 	if want("W7") {
 		w7.bin, w7.redisArgs = bin, []string{"--redis-url", url, "--key-prefix", prefix + "-w7"}
 		e.w7(w7)
-		cleanup(ctx, rdb, prefix+"-w7")
+		cleanup(ctx, nodes, prefix+"-w7")
 	}
 	if want("W5") {
 		var ms []memResult
@@ -398,8 +468,9 @@ func median(xs []float64) float64 {
 	return s[len(s)/2]
 }
 
-func table(title string, rs []result) {
+func (e *env) table(title string, rs []result) {
 	writeTable(os.Stdout, title, rs)
+	writeNodes(os.Stdout, e.nodes, rs)
 	printLoad()
 }
 
@@ -440,6 +511,9 @@ func writeTable(w io.Writer, title string, rs []result) {
 			note = strings.TrimPrefix(fmt.Sprintf("%s; p99 %.2f x NATS's", note, float64(r.p99)/float64(b.p99)), "; ")
 		}
 		if strings.HasPrefix(r.system, "tagq") {
+			if r.partitions > 1 {
+				note = strings.TrimPrefix(fmt.Sprintf("%s; %d partitions", note, r.partitions), "; ")
+			}
 			r.note = note
 			note = scriptNote(r)
 		}
@@ -480,18 +554,22 @@ func memTable(ms []memResult) {
 	fmt.Println()
 }
 
-// cleanup deletes every key with the prefix.
-func cleanup(ctx context.Context, rdb *redis.Client, prefix string) {
-	iter := rdb.Scan(ctx, 0, prefix+"*", 1000).Iterator()
-	var keys []string
-	for iter.Next(ctx) {
-		keys = append(keys, iter.Val())
-		if len(keys) == 500 {
-			rdb.Del(ctx, keys...)
-			keys = keys[:0]
+// cleanup deletes every key with the prefix, on each master: a DEL per
+// key (a cluster node refuses one DEL of keys in different slots),
+// pipelined.
+func cleanup(ctx context.Context, nodes []redisNode, prefix string) {
+	for _, n := range nodes {
+		if n.replica {
+			continue
 		}
-	}
-	if len(keys) > 0 {
-		rdb.Del(ctx, keys...)
+		iter := n.c.Scan(ctx, 0, prefix+"*", 1000).Iterator()
+		p := n.c.Pipeline()
+		for iter.Next(ctx) {
+			p.Del(ctx, iter.Val())
+			if p.Len() == 500 {
+				_, _ = p.Exec(ctx)
+			}
+		}
+		_, _ = p.Exec(ctx)
 	}
 }

@@ -52,7 +52,7 @@ func cpuOf(pid int) time.Duration {
 }
 
 // redisInfo reads a numeric field of INFO section.
-func redisInfo(ctx context.Context, rdb *redis.Client, section, field string) float64 {
+func redisInfo(ctx context.Context, rdb redis.UniversalClient, section, field string) float64 {
 	s, err := rdb.Info(ctx, section).Result()
 	if err != nil {
 		return 0
@@ -66,12 +66,12 @@ func redisInfo(ctx context.Context, rdb *redis.Client, section, field string) fl
 	return 0
 }
 
-func redisCPU(ctx context.Context, rdb *redis.Client) time.Duration {
+func redisCPU(ctx context.Context, rdb redis.UniversalClient) time.Duration {
 	s := redisInfo(ctx, rdb, "cpu", "used_cpu_sys") + redisInfo(ctx, rdb, "cpu", "used_cpu_user")
 	return time.Duration(s * float64(time.Second))
 }
 
-func redisMem(ctx context.Context, rdb *redis.Client) float64 {
+func redisMem(ctx context.Context, rdb redis.UniversalClient) float64 {
 	return redisInfo(ctx, rdb, "memory", "used_memory")
 }
 
@@ -82,11 +82,14 @@ type result struct {
 	sent             int64 // messages the server answered as stored (runUnary, runStream)
 	elapsed          time.Duration
 	p50, p99, max    time.Duration
-	cpuTagqd         time.Duration // the server's (tagqd, the floor, a peer's); zero for raw Redis
-	cpuRedis         time.Duration
-	cpuClient        time.Duration // this process: the producers and consumers
-	scripts          scriptStats   // EVALSHA calls in Redis: tagqd's, shown on tagq rows only
+	cpuTagqd         time.Duration   // the server's (tagqd, the floor, a peer's); zero for raw Redis
+	cpuRedis         time.Duration   // every Redis node's: nodeCPU's sum
+	nodeCPU          []time.Duration // each of the meter's Redis nodes', in their order (env.nodes)
+	redisNet         int64           // bytes the Redis nodes received and sent (INFO stats), summed
+	cpuClient        time.Duration   // this process: the producers and consumers
+	scripts          scriptStats     // EVALSHA calls in Redis: tagqd's, shown on tagq rows only
 	note             string
+	partitions       int // the tagq queue's partitions (--partitions) where more than 1
 }
 
 func (r result) rate() float64 {
@@ -98,19 +101,21 @@ func (r result) rate() float64 {
 
 // meter measures CPU around a run.
 type meter struct {
-	ctx            context.Context
-	rdb            *redis.Client
-	pids           []int // the server's processes
-	t0             time.Time
-	cpu0, rc0, cc0 time.Duration
-	sc0            scriptStats
+	ctx       context.Context
+	nodes     []redisNode // the Redis processes: one, or a cluster's masters and replicas
+	pids      []int       // the server's processes
+	t0        time.Time
+	cpu0, cc0 time.Duration
+	rc0       []time.Duration // each node's
+	net0      int64
+	sc0       scriptStats
 }
 
 // scriptStats is INFO commandstats' line for EVALSHA: calls and the
 // microseconds Redis spent in them.
 type scriptStats struct{ calls, usec int64 }
 
-func evalshaStats(ctx context.Context, rdb *redis.Client) scriptStats {
+func evalshaStats(ctx context.Context, rdb redis.UniversalClient) scriptStats {
 	s, err := rdb.Info(ctx, "commandstats").Result()
 	if err != nil {
 		return scriptStats{}
@@ -132,18 +137,51 @@ func evalshaStats(ctx context.Context, rdb *redis.Client) scriptStats {
 	return st
 }
 
-func startMeter(ctx context.Context, rdb *redis.Client, pid int) *meter {
+func startMeter(ctx context.Context, nodes []redisNode, pid int) *meter {
 	var pids []int
 	if pid > 0 {
 		pids = []int{pid}
 	}
-	return startMeterPIDs(ctx, rdb, pids)
+	return startMeterPIDs(ctx, nodes, pids)
 }
 
 // startMeterPIDs measures with the server's CPU summed over processes.
-func startMeterPIDs(ctx context.Context, rdb *redis.Client, pids []int) *meter {
-	return &meter{ctx: ctx, rdb: rdb, pids: pids, t0: time.Now(), rc0: redisCPU(ctx, rdb), cc0: cpuOf(os.Getpid()),
-		sc0: evalshaStats(ctx, rdb), cpu0: cpuOfAll(pids)}
+func startMeterPIDs(ctx context.Context, nodes []redisNode, pids []int) *meter {
+	return &meter{ctx: ctx, nodes: nodes, pids: pids, t0: time.Now(), rc0: nodesCPU(ctx, nodes), net0: nodesNet(ctx, nodes), cc0: cpuOf(os.Getpid()),
+		sc0: scriptsOf(ctx, nodes), cpu0: cpuOfAll(pids)}
+}
+
+// nodesCPU is each node's CPU time (INFO cpu).
+func nodesCPU(ctx context.Context, nodes []redisNode) []time.Duration {
+	out := make([]time.Duration, len(nodes))
+	for i, n := range nodes {
+		out[i] = redisCPU(ctx, n.c)
+	}
+	return out
+}
+
+// nodesNet is the bytes the nodes received and sent (INFO stats
+// total_net_input_bytes + total_net_output_bytes; a master's output
+// includes what it replicates).
+func nodesNet(ctx context.Context, nodes []redisNode) int64 {
+	var b float64
+	for _, n := range nodes {
+		b += redisInfo(ctx, n.c, "stats", "total_net_input_bytes") + redisInfo(ctx, n.c, "stats", "total_net_output_bytes")
+	}
+	return int64(b)
+}
+
+// scriptsOf is the EVALSHA stats summed over the masters (a replica runs
+// what its master's scripts wrote, not the scripts).
+func scriptsOf(ctx context.Context, nodes []redisNode) scriptStats {
+	var st scriptStats
+	for _, n := range nodes {
+		if !n.replica {
+			s := evalshaStats(ctx, n.c)
+			st.calls, st.usec = st.calls+s.calls, st.usec+s.usec
+		}
+	}
+	return st
 }
 
 func cpuOfAll(pids []int) time.Duration {
@@ -156,9 +194,13 @@ func cpuOfAll(pids []int) time.Duration {
 
 func (m *meter) stop(r *result) {
 	r.elapsed = time.Since(m.t0)
-	r.cpuRedis = redisCPU(m.ctx, m.rdb) - m.rc0
+	r.cpuRedis, r.nodeCPU, r.redisNet = 0, nodesCPU(m.ctx, m.nodes), nodesNet(m.ctx, m.nodes)-m.net0
+	for i := range r.nodeCPU {
+		r.nodeCPU[i] -= m.rc0[i]
+		r.cpuRedis += r.nodeCPU[i]
+	}
 	r.cpuClient = cpuOf(os.Getpid()) - m.cc0
-	sc := evalshaStats(m.ctx, m.rdb)
+	sc := scriptsOf(m.ctx, m.nodes)
 	r.scripts = scriptStats{calls: sc.calls - m.sc0.calls, usec: sc.usec - m.sc0.usec}
 	if len(m.pids) > 0 {
 		r.cpuTagqd = cpuOfAll(m.pids) - m.cpu0

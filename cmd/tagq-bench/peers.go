@@ -299,7 +299,7 @@ func (e *env) runPeer(p peer, pl peerLoad) (r result) {
 		}
 	}
 	var delivered atomic.Int64
-	mt := startMeterPIDs(e.ctx, e.rdb, p.pids())
+	mt := startMeterPIDs(e.ctx, e.nodes, p.pids())
 	l, el := e.runIdx(pl.producers, pl.consumers, func(l *loop, i int) error {
 		return pl.produce(l, prods[i])
 	}, func(l *loop, i int) error {

@@ -253,17 +253,22 @@ func (e *env) sqsW1(name string, batch int, unary *result) []result {
 	var out []result
 	if e.sqsAddr != "" {
 		q := "http://" + e.sqsAddr + "/000000000000/w1"
-		e.tagqQueue("w1", 1, nil)
-		out = append(out, e.runSQS(newSDKSQS("http://"+e.sqsAddr), name, "tagq-sqs", q, bodies, startMeter(e.ctx, e.rdb, e.pid)))
-		e.tagqQueue("w1", 1, nil)
-		out = append(out, e.runSQS(newQuerySQS("http://"+e.sqsAddr), name, "tagq-sqs-query", q, bodies, startMeter(e.ctx, e.rdb, e.pid)))
+		for _, c := range []struct {
+			api    sqsAPI
+			system string
+		}{{newSDKSQS("http://" + e.sqsAddr), "tagq-sqs"}, {newQuerySQS("http://" + e.sqsAddr), "tagq-sqs-query"}} {
+			e.tagqQueue("w1", 1, e.partitioned())
+			r := e.runSQS(c.api, name, c.system, q, bodies, startMeter(e.ctx, e.nodes, e.pid))
+			r.partitions = e.partitions
+			out = append(out, r)
+		}
 	}
 	if e.goawsURL != "" {
 		g := newQuerySQS(strings.TrimSuffix(e.goawsURL, "/"))
 		if q, err := g.createQueue(e.ctx, peerName("w1")); err != nil {
 			out = append(out, result{workload: name, system: "goaws", note: "error: " + err.Error()})
 		} else {
-			mt := startMeterPIDs(e.ctx, e.rdb, localPIDs(e.goawsURL, "goaws"))
+			mt := startMeterPIDs(e.ctx, e.nodes, localPIDs(e.goawsURL, "goaws"))
 			r := e.runSQS(g, name, "goaws", q, bodies, mt)
 			r.cpuRedis, r.scripts = 0, scriptStats{}
 			out = append(out, r)

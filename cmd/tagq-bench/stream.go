@@ -14,6 +14,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -356,7 +357,7 @@ func (e *env) runStream(sl streamLoad) (r result) {
 		}
 	}
 	var delivered atomic.Int64
-	mt := startMeter(e.ctx, e.rdb, pid)
+	mt := startMeter(e.ctx, e.nodes, pid)
 	l, el := e.runIdxThen(sl.producers, sl.consumers, func(l *loop, i int) error {
 		return steps[i](l)
 	}, func(l *loop, i int) error {
@@ -398,10 +399,17 @@ func (e *env) streamW1(name string, batch int) []result {
 	if !e.streaming {
 		return nil
 	}
-	e.tagqQueue("w1s", 1, nil)
+	e.tagqQueue("w1s", 1, e.partitioned())
+	e.keySpread(os.Stdout, "w1s")
 	defer func() { _, _ = e.q.DeleteQueue(e.ctx, &tagqv1.DeleteQueueRequest{Name: "w1s", Force: true}) }()
-	return []result{e.runStream(streamLoad{workload: name, queue: "w1s", tags: tagNames(1), producers: 4, consumers: 4,
-		batch: batch, entries: batchEntries(e.body, batch)})}
+	sl := streamLoad{workload: name, queue: "w1s", tags: tagNames(1), producers: 4, consumers: 4,
+		batch: batch, entries: batchEntries(e.body, batch)}
+	if e.got != nil {
+		sl.got = func(m *tagqv1.Message) { e.got("w1s", m) }
+	}
+	r := e.runStream(sl)
+	r.partitions = e.partitions
+	return []result{r}
 }
 
 // streamW2 is W2's deliveries through the streaming API: 4 producers
@@ -410,10 +418,12 @@ func (e *env) streamW2(name string, tags int) []result {
 	if !e.streaming {
 		return nil
 	}
-	e.tagqQueue("w2s", tags, nil)
+	e.tagqQueue("w2s", tags, e.partitioned())
 	defer func() { _, _ = e.q.DeleteQueue(e.ctx, &tagqv1.DeleteQueueRequest{Name: "w2s", Force: true}) }()
-	return []result{e.runStream(streamLoad{workload: name, queue: "w2s", tags: tagNames(tags), producers: 4, consumers: tags,
-		batch: 10, entries: batchEntries(e.body, 10)})}
+	r := e.runStream(streamLoad{workload: name, queue: "w2s", tags: tagNames(tags), producers: 4, consumers: tags,
+		batch: 10, entries: batchEntries(e.body, 10)})
+	r.partitions = e.partitions
+	return []result{r}
 }
 
 // streamW3 is W3 through the streaming API: one producer sending one

@@ -66,7 +66,7 @@ func streamEnv(t *testing.T) *env {
 	// only keeps the meter working.
 	rdb := redis.NewClient(&redis.Options{Addr: miniredis.RunT(t).Addr()})
 	t.Cleanup(func() { _ = rdb.Close() })
-	return &env{ctx: ctx, rdb: rdb, m: c.Messages, q: c.Queues, pid: d.PID(), body: make([]byte, 64),
+	return &env{ctx: ctx, rdb: rdb, nodes: singleNode(rdb), m: c.Messages, q: c.Queues, pid: d.PID(), body: make([]byte, 64),
 		maxAhead: 20_000, streamCredit: 100, streaming: true}
 }
 

@@ -66,7 +66,7 @@ func (e *env) w5(tags, backlog, inflight int) []memResult {
 	// backlog is gone (the in-flight ones are given back first).
 	tr := result{workload: fmt.Sprintf("W5 drain, %d tags", tags), system: "tagq"}
 	var done atomic.Int64
-	mt := startMeter(e.ctx, e.rdb, e.pid)
+	mt := startMeter(e.ctx, e.nodes, e.pid)
 	var wg sync.WaitGroup
 	stopAt := time.Now().Add(4 * e.dur)
 	for range 4 {
@@ -109,7 +109,7 @@ func (e *env) w5(tags, backlog, inflight int) []memResult {
 	m2 = redisMem(e.ctx, e.rdb)
 	rr := result{workload: fmt.Sprintf("W5 drain, %d tags", tags), system: "raw"}
 	done.Store(0)
-	mt = startMeter(e.ctx, e.rdb, 0)
+	mt = startMeter(e.ctx, e.nodes, 0)
 	stopAt = time.Now().Add(4 * e.dur)
 	for i := range 4 {
 		wg.Add(1)

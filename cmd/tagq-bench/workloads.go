@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
+	"os"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -20,13 +21,25 @@ type env struct {
 	// runs (nil: all); see w1Runs.
 	w1Systems map[string]bool
 	ctx       context.Context
-	rdb       *redis.Client // the Redis both systems use
-	m         tagqv1.MessageServiceClient
-	q         tagqv1.QueueServiceClient
-	pid       int                         // tagqd's
-	floor     tagqv1.MessageServiceClient // the floor server (floor.go), for W1
-	floorPID  int
-	peers     []peer // the peer systems that answered (peers.go)
+	rdb       redis.UniversalClient // the Redis both systems use: a client, or a cluster's
+	// nodes are the Redis processes the meter reads: rdb, or every node of
+	// the cluster (cluster.go).
+	nodes   []redisNode
+	cluster bool
+	prefix  string // tagqd's key prefix
+	// partitions is the partitions of W1's and W2's tagq queues
+	// (--partitions; 1: today's queue).
+	partitions  int
+	spreadShown map[string]bool
+	// got, when set, sees every message W1's tagq and tagq-stream rows
+	// receive, with the queue's name (tests).
+	got      func(queue string, m *tagqv1.Message)
+	m        tagqv1.MessageServiceClient
+	q        tagqv1.QueueServiceClient
+	pid      int                         // tagqd's
+	floor    tagqv1.MessageServiceClient // the floor server (floor.go), for W1
+	floorPID int
+	peers    []peer // the peer systems that answered (peers.go)
 	// streaming: tagqd serves Publish and Consume (stream.go); each
 	// Consume stream keeps streamCredit messages outstanding.
 	streaming    bool
@@ -242,11 +255,13 @@ func (e *env) rawAck(key, group string, msgs []redis.XMessage) error {
 
 func (e *env) w1(batch int) []result {
 	name := fmt.Sprintf("W1 batch %d", batch)
-	e.tagqQueue("w1", 1, nil)
+	e.tagqQueue("w1", 1, e.partitioned())
+	e.keySpread(os.Stdout, "w1")
 	var out []result
 	var unary *result
 	if e.w1Runs("tagq") {
 		r := e.w1via(e.m, e.pid, "tagq", name, batch)
+		r.partitions = e.partitions
 		unary = &r
 		out = append(out, r)
 	}
@@ -255,7 +270,7 @@ func (e *env) w1(batch int) []result {
 	}
 	if e.w1Runs("tagq-sqs") || e.goawsURL != "" {
 		out = append(out, e.sqsW1(name, batch, unary)...)
-		e.tagqQueue("w1", 1, nil)
+		e.tagqQueue("w1", 1, e.partitioned())
 	}
 
 	key := e.rawStream("w1", 1)
@@ -269,7 +284,7 @@ func (e *env) w1(batch int) []result {
 	}
 
 	body := func() []byte { return e.body }
-	mt := startMeter(e.ctx, e.rdb, 0)
+	mt := startMeter(e.ctx, e.nodes, 0)
 	l, el := e.run(4, 4, func(l *loop) error {
 		err := e.rawSend(key, batch, body)
 		l.produced.Add(int64(batch))
@@ -300,8 +315,12 @@ func (e *env) w1Runs(system string) bool { return e.w1Systems == nil || e.w1Syst
 // the floor server (on the raw stream, as the raw run).
 func (e *env) w1via(m tagqv1.MessageServiceClient, pid int, system, name string, batch int) result {
 	body := func() []byte { return e.body }
-	return e.runUnary(m, pid, system, streamLoad{workload: name, queue: "w1", producers: 4, consumers: 4,
-		batch: batch, entries: func() []*tagqv1.SendMessageBatchEntry { return bodyEntries(batch, body) }})
+	sl := streamLoad{workload: name, queue: "w1", producers: 4, consumers: 4,
+		batch: batch, entries: func() []*tagqv1.SendMessageBatchEntry { return bodyEntries(batch, body) }}
+	if e.got != nil && system == "tagq" {
+		sl.got = func(m *tagqv1.Message) { e.got("w1", m) }
+	}
+	return e.runUnary(m, pid, system, sl)
 }
 
 // runUnary runs a load through the unary API of a server (tagqd, or the
@@ -316,7 +335,7 @@ func (e *env) runUnary(m tagqv1.MessageServiceClient, pid int, system string, sl
 		panic("runUnary: pace and poison are runStream's only")
 	}
 	var delivered atomic.Int64
-	mt := startMeter(e.ctx, e.rdb, pid)
+	mt := startMeter(e.ctx, e.nodes, pid)
 	l, el := e.run(sl.producers, sl.consumers, func(l *loop) error {
 		if err := sendEntries(e.ctx, m, sl.queue, sl.entries()); err != nil {
 			return err
@@ -367,22 +386,22 @@ func (e *env) w2(tags int) []result {
 	var out []result
 	// Send only (no consumers): 4 producers, batch 10.
 	name := fmt.Sprintf("W2 send-only, %d tags", tags)
-	e.tagqQueue("w2", tags, nil)
-	mt := startMeter(e.ctx, e.rdb, e.pid)
+	e.tagqQueue("w2", tags, e.partitioned())
+	mt := startMeter(e.ctx, e.nodes, e.pid)
 	l, el := e.run(4, 0, func(l *loop) error {
 		err := e.tagqSend("w2", 10, body)
 		l.produced.Add(10)
 		l.consumed.Add(10) // no consumers: never throttle
 		return err
 	}, nil)
-	r := result{workload: name, system: "tagq", msgs: l.produced.Load()}
+	r := result{workload: name, system: "tagq", msgs: l.produced.Load(), partitions: e.partitions}
 	mt.stop(&r)
 	r.elapsed = el
 	out = append(out, check(r, l))
 	_, _ = e.q.DeleteQueue(e.ctx, &tagqv1.DeleteQueueRequest{Name: "w2", Force: true})
 
 	key := e.rawStream("w2", tags)
-	mt = startMeter(e.ctx, e.rdb, 0)
+	mt = startMeter(e.ctx, e.nodes, 0)
 	l, el = e.run(4, 0, func(l *loop) error {
 		err := e.rawSend(key, 10, body)
 		l.produced.Add(10)
@@ -397,10 +416,10 @@ func (e *env) w2(tags int) []result {
 
 	// Deliveries: 4 producers (batch 10), one consumer per tag (batch 10).
 	name = fmt.Sprintf("W2 deliveries, %d tags", tags)
-	e.tagqQueue("w2", tags, nil)
+	e.tagqQueue("w2", tags, e.partitioned())
 	names := tagNames(tags)
 	var delivered atomic.Int64
-	mt = startMeter(e.ctx, e.rdb, e.pid)
+	mt = startMeter(e.ctx, e.nodes, e.pid)
 	l, el = e.run(4, tags, func(l *loop) error {
 		err := e.tagqSend("w2", 10, body)
 		l.produced.Add(10)
@@ -419,7 +438,7 @@ func (e *env) w2(tags int) []result {
 		}
 		return nil
 	})
-	r = result{workload: name, system: "tagq", msgs: delivered.Load()}
+	r = result{workload: name, system: "tagq", msgs: delivered.Load(), partitions: e.partitions}
 	mt.stop(&r)
 	r.elapsed = el
 	out = append(out, check(r, l))
@@ -430,7 +449,7 @@ func (e *env) w2(tags int) []result {
 
 	key = e.rawStream("w2", tags)
 	delivered.Store(0)
-	mt = startMeter(e.ctx, e.rdb, 0)
+	mt = startMeter(e.ctx, e.nodes, 0)
 	l, el = e.run(4, tags, func(l *loop) error {
 		err := e.rawSend(key, 10, body)
 		l.produced.Add(10)
@@ -511,7 +530,7 @@ func (e *env) w3(rate int) []result {
 
 	key := e.rawStream("w3", 1)
 	lat := &latencies{}
-	mt := startMeter(e.ctx, e.rdb, 0)
+	mt := startMeter(e.ctx, e.nodes, 0)
 	l, el := e.run(1, 4, pace(func() error {
 		return e.rdb.XAdd(e.ctx, &redis.XAddArgs{Stream: key, Values: []any{"b", stamped(len(e.body))}}).Err()
 	}), func(l *loop, i int) error {
@@ -544,7 +563,7 @@ func (e *env) w3(rate int) []result {
 // work.
 func (e *env) unaryW3(m tagqv1.MessageServiceClient, pid int, system, name string, pace func(send func() error) func(l *loop) error) result {
 	lat := &latencies{}
-	mt := startMeter(e.ctx, e.rdb, pid)
+	mt := startMeter(e.ctx, e.nodes, pid)
 	l, el := e.run(1, 4, pace(func() error {
 		_, err := m.SendMessage(e.ctx, &tagqv1.SendMessageRequest{Queue: "w3", Body: stamped(len(e.body))})
 		return err
@@ -572,7 +591,7 @@ func (e *env) unaryW3(m tagqv1.MessageServiceClient, pid int, system, name strin
 // nack) and delete the rest in one call.
 func (e *env) unaryW4(m tagqv1.MessageServiceClient, pid int, system, name string, body func() []byte, nack bool) result {
 	var good atomic.Int64
-	mt := startMeter(e.ctx, e.rdb, pid)
+	mt := startMeter(e.ctx, e.nodes, pid)
 	l, el := e.run(4, 4, func(l *loop) error {
 		err := sendEntries(e.ctx, m, "w4", bodyEntries(10, body))
 		l.produced.Add(10)
@@ -657,7 +676,7 @@ func (e *env) w4(poisonPct int, nack bool) []result {
 	// count; at the third attempt it goes to a DLQ stream.
 	key, dkey := e.rawStream("w4", 1), e.rawKey("w4-dlq")
 	var good atomic.Int64
-	mt := startMeter(e.ctx, e.rdb, 0)
+	mt := startMeter(e.ctx, e.nodes, 0)
 	l, el := e.run(4, 4, func(l *loop) error {
 		err := e.rawSend(key, 10, body)
 		l.produced.Add(10)
