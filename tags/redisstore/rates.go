@@ -3,6 +3,7 @@ package redisstore
 import (
 	"context"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -200,7 +201,7 @@ func (s *Store) queueRates(ctx context.Context, queue, tag string, window time.D
 	names := tagNames.Val()
 	sort.Strings(names)
 	if tag != "" {
-		if !containsString(names, tag) {
+		if !slices.Contains(names, tag) {
 			return nil, tags.TagNotFound(queue, tag)
 		}
 		names = []string{tag}
@@ -213,15 +214,6 @@ func (s *Store) queueRates(ctx context.Context, queue, tag string, window time.D
 		now = clock.Val()
 	}
 	return ratesOf(samples, names, now, window), nil
-}
-
-func containsString(list []string, s string) bool {
-	for _, v := range list {
-		if v == s {
-			return true
-		}
-	}
-	return false
 }
 
 // ratesOf spreads each sample's differences over the intervals of the
