@@ -56,9 +56,10 @@ func (s *Store) ratesLoop() {
 	}()
 	res := tags.RatesResolution
 	var failing bool
+	var skew time.Duration // Redis's clock minus this one's, as last read
 	for {
-		// Just past the next tick on this clock (Redis's decides the tick).
-		wait := res - time.Duration(time.Now().UnixNano())%res + 100*time.Millisecond
+		// Just past the next tick on Redis's clock, which decides the tick.
+		wait := res - time.Duration(time.Now().Add(skew).UnixNano())%res + 100*time.Millisecond
 		select {
 		case <-s.stop:
 			return // Close gives the lease up
@@ -66,6 +67,7 @@ func (s *Store) ratesLoop() {
 		}
 		now, err := s.rdb.Time(ctx).Result()
 		if err == nil {
+			skew = time.Until(now)
 			_, err = s.SampleRates(ctx, now)
 		}
 		if err != nil && ctx.Err() == nil && !failing {

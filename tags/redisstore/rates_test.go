@@ -3,6 +3,7 @@ package redisstore
 import (
 	"fmt"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/stretchr/testify/require"
@@ -258,5 +259,46 @@ func TestRates_BadInput(t *testing.T) {
 		require.NoError(t, err)
 		require.Len(t, r.Queue, 360)
 		require.Len(t, r.Tags, 1)
+	})
+}
+
+// The sampling loop on two started stores, on a fake clock (synctest):
+// both wake on every tick, one holds the lease and samples; when it
+// stops, the other continues the series at its next tick.
+func TestRates_LoopOneSamplerThenTheOther(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		b := syncBundle(t)
+		stores := []*Store{b.s, otherReplica(t, b)}
+		stores[0].Start()
+		stores[1].Start()
+		b.queue("q")
+		time.Sleep(tags.RatesResolution + time.Second) // the tick at 10 s recorded q's counters
+		b.send("q", "1", "2", "3", "4", "5", "6", "7", "8", "9", "10")
+		time.Sleep(tags.RatesResolution)
+		holder, err := b.rdb.HGet(b.ctx, b.s.ratesKey(), "o").Result()
+		require.NoError(t, err)
+		if holder != stores[0].owner {
+			stores[0], stores[1] = stores[1], stores[0]
+		}
+		h, o := stores[0], stores[1]
+		require.Equal(t, h.owner, holder)
+		r, err := o.QueueRates(b.ctx, "q", "", time.Minute)
+		require.NoError(t, err)
+		require.Equal(t, 1.0, r.Queue[len(r.Queue)-1].In, "%+v", r.Queue)
+		n, err := b.rdb.LLen(b.ctx, b.s.qkeys("q").rates).Result()
+		require.NoError(t, err)
+		require.EqualValues(t, 1, n, "one sample for the tick, not one per store")
+
+		require.NoError(t, h.Close())
+		b.send("q", "1", "2", "3", "4", "5")
+		time.Sleep(tags.RatesResolution)
+		holder, err = b.rdb.HGet(b.ctx, b.s.ratesKey(), "o").Result()
+		require.NoError(t, err)
+		require.Equal(t, o.owner, holder, "the other took over at its next tick")
+		r, err = o.QueueRates(b.ctx, "q", "", time.Minute)
+		require.NoError(t, err)
+		require.Equal(t, 0.5, r.Queue[len(r.Queue)-1].In, "%+v", r.Queue)
+		require.Equal(t, 1.0, r.Queue[len(r.Queue)-2].In)
+		require.NoError(t, o.Close())
 	})
 }
