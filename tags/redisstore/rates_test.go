@@ -302,3 +302,69 @@ func TestRates_LoopOneSamplerThenTheOther(t *testing.T) {
 		require.NoError(t, o.Close())
 	})
 }
+
+// Idle queues are visited once a minute, each at its own tick; one that
+// moves again shows at its visit, spread over the minute, and is visited
+// every tick from then on.
+func TestRates_IdleQueuesVisitedOnceAMinute(t *testing.T) {
+	eachBackend(t, func(t *testing.T, b *bundle) {
+		const n = 24
+		for i := 0; i < n; i++ {
+			b.queue(fmt.Sprint("q", i))
+		}
+		t0 := ratesTick0()
+		at := func(i int) time.Time { return t0.Add(time.Duration(i) * tags.RatesResolution) }
+		require.True(t, sample(t, b, b.s, at(0)))
+		require.Equal(t, n, b.s.ratesMemo.visits, "the first tick visits every queue")
+		for i := 1; i <= ratesIdleEvery; i++ {
+			require.True(t, sample(t, b, b.s, at(i)))
+			require.Equal(t, n, b.s.ratesMemo.visits, "new queues are visited every tick for a minute")
+		}
+		total := 0
+		for i := ratesIdleEvery + 1; i <= 2*ratesIdleEvery; i++ {
+			require.True(t, sample(t, b, b.s, at(i)))
+			want := 0
+			for q := 0; q < n; q++ {
+				if ratesSlot(fmt.Sprint("q", q)) == ratesTickIndex(at(i).UnixMilli())%ratesIdleEvery {
+					want++
+				}
+			}
+			require.Equal(t, want, b.s.ratesMemo.visits, "tick %d visits the idle queues of its slot", i)
+			total += b.s.ratesMemo.visits
+		}
+		require.Equal(t, n, total, "each idle queue once in the minute")
+
+		// q0 moves: seen at its own tick, spread since its visit before.
+		b.send("q0", "1", "2", "3", "4", "5", "6")
+		slot := ratesSlot("q0")
+		i := 2*ratesIdleEvery + 1
+		for ratesTickIndex(at(i).UnixMilli())%ratesIdleEvery != slot {
+			require.True(t, sample(t, b, b.s, at(i)))
+			i++
+		}
+		require.True(t, sample(t, b, b.s, at(i)))
+		r := rates(t, b, "q0", "", at(i), 2*time.Minute)
+		for j := 0; j < ratesIdleEvery; j++ {
+			require.Equal(t, 0.1, pointAt(t, r.Queue, at(i-j)).In, "spread over the minute: %+v", r.Queue)
+		}
+		require.Equal(t, 0.0, pointAt(t, r.Queue, at(i-ratesIdleEvery)).In)
+		// Visited every tick again.
+		b.send("q0", "1")
+		require.True(t, sample(t, b, b.s, at(i+1)))
+		r = rates(t, b, "q0", "", at(i+1), time.Minute)
+		require.Equal(t, 0.1, pointAt(t, r.Queue, at(i+1)).In)
+	})
+}
+
+func TestRates_SlotTick(t *testing.T) {
+	res := tags.RatesResolution.Milliseconds()
+	for slot := int64(0); slot < ratesIdleEvery; slot++ {
+		for idx := int64(100); idx < 112; idx++ {
+			got := ratesSlotTick(idx*res, slot)
+			require.Equal(t, slot, ratesTickIndex(got)%ratesIdleEvery)
+			require.LessOrEqual(t, got, idx*res)
+			require.Greater(t, got, (idx-ratesIdleEvery)*res)
+		}
+	}
+	require.Zero(t, ratesSlotTick(0, 3))
+}

@@ -141,6 +141,7 @@ type Store struct {
 	zsetInFlight bool
 	noRates      bool
 	ratesHeld    atomic.Bool // this process took the rates lease (rates.go)
+	ratesMemo    ratesMemo
 	stopOnce     sync.Once
 	stop         chan struct{}
 	done         sync.WaitGroup

@@ -5,20 +5,20 @@
 -- the series (r, newest first, at most ARGV[3] samples, expiring ARGV[4]
 -- ms after the last push) and keeps the counters in rs; when none moved
 -- it writes nothing (a gap in the series is a zero rate). A sample covers
--- (max(last sample, previous tick), tick]. A counter lower than before,
+-- (max(last sample, previous visit), tick]. A counter lower than before,
 -- or a tag made anew (another create time), counts from 0, so a
 -- difference is never negative. A queue without rs (new, or sampled for
 -- the first time) only records its counters, but one created since the
--- previous tick counts from 0. A tick not after the last sample writes
+-- previous visit counts from 0. A tick not after the last sample writes
 -- nothing (a second sampler on the same tick, or a late one).
 -- Every key of the tags is named here from ARGV[5], in the queue's slot.
 -- KEYS: 1 meta, 2 tags, 3 fa, 4 r, 5 rs
--- ARGV: 1 tick ms, 2 previous tick ms (0: unknown), 3 max samples,
+-- ARGV: 1 tick ms, 2 the queue's previous visit, the tick ms (0: unknown), 3 max samples,
 --       4 series ttl ms, 5 key base ("<prefix>:{Q}:")
--- Returns: the queue's partitions (1 when not partitioned), 0 when the
---          queue does not exist.
+-- Returns: {partitions (1 when not partitioned; 0 when the queue does not
+--          exist), 1 when it wrote (rs or r), else 0}.
 local meta = redis.call('HMGET', KEYS[1], 'ct', 'added', 'np')
-if not meta[1] then return 0 end
+if not meta[1] then return {0, 0} end
 local tick, prev = tonumber(ARGV[1]), tonumber(ARGV[2])
 local parts = tonumber(meta[3]) or 1
 local added = tonumber(meta[2]) or 0
@@ -42,8 +42,8 @@ end
 local now = table.concat(sig, ';')
 local last = redis.call('HMGET', KEYS[5], 't', 's')
 local lastt = tonumber(last[1])
-if lastt and lastt >= tick then return parts end
-if last[2] == now then return parts end
+if lastt and lastt >= tick then return {parts, 0} end
+if last[2] == now then return {parts, 0} end
 local was, wasadded, from = {}, 0, nil
 if last[2] then
   local first = true
@@ -64,7 +64,7 @@ else
   end
 end
 redis.call('HSET', KEYS[5], 't', tick, 's', now)
-if not from then return parts end
+if not from then return {parts, 1} end
 if prev > from then from = prev end
 local function diff(new, old)
   old = tonumber(old) or 0
@@ -89,4 +89,4 @@ if moved then
   redis.call('LTRIM', KEYS[4], 0, tonumber(ARGV[3]) - 1)
   redis.call('PEXPIRE', KEYS[4], ARGV[4])
 end
-return parts
+return {parts, 1}
