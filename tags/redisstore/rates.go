@@ -18,26 +18,26 @@ import (
 )
 
 // Rates over time (tags.RateStorage). One process at a time, whichever
-// holds the rates lease (in <prefix>:rates, renewed every tick, passed
-// on within ratesLeaseTTL when its holder dies, at once when it stops), samples every queue's
-// counters every tags.RatesResolution, on ticks aligned to it on Redis's
-// clock: one script per queue (scripts/rates.lua), pipelined 200 queues a
-// round trip. A queue whose counters moved gets a sample, the differences
-// since the last, pushed onto its series (<prefix>:{Q}:r, a list capped at
-// ratesSamples, expiring an hour after its last push); an idle queue gets
-// no write. The last counters stay in <prefix>:{Q}:rs, so a replica taking
-// the lease over continues the series; <prefix>:rates also holds the last
-// tick sampled in full, so a sample after a gap covers the gap (its rate is its
-// mean over it). Both keys are the queue's, in its slot, deleted with it.
+// holds the rates lease (in <prefix>:rates, renewed every tick, passed on
+// within ratesLeaseTTL when its holder dies, at once when it stops),
+// samples the queues' counters every tags.RatesResolution, on ticks
+// aligned to it on Redis's clock: one script per queue visited
+// (scripts/rates.lua), pipelined 200 queues a round trip; a queue idle for
+// a minute is visited once a minute (see ratesIdleEvery). A queue whose
+// counters moved gets a sample, the differences since the last, pushed
+// onto its series (<prefix>:{Q}:r, a list capped at ratesSamples,
+// expiring an hour after its last push); an idle queue gets no write. The
+// last counters stay in <prefix>:{Q}:rs, so a replica taking the lease
+// over continues the series; a sample covers the time since the queue's
+// previous visit (its rate is its mean over it). Both keys are the
+// queue's, in its slot, deleted with it.
 //
-// Memory: an idle queue costs its rs hash only (about 90 bytes plus 40 per
-// tag); a busy one adds at most ratesSamples samples of about 20 bytes
-// plus 10 and its name per tag that moved (with two tags named "default"
-// and "audit", about 70 bytes a sample: at most 25 KB a queue).
+// Memory (Redis 7.0, MEMORY USAGE): an idle queue with two tags costs its
+// rs hash, 200-350 bytes; a busy one adds at most ratesSamples samples of
+// about 20 bytes plus 10 and its name per tag that moved (two tags
+// "default" and "audit": 55 bytes a sample, 20 KB a queue busy all hour).
 //
-// Cost: a tick costs Redis one script per queue (a few hash reads, ~10
-// µs), pipelined: with 5,000 idle queues about 0.5 % of a core at 10 s
-// (see README, "Rates over time", for the measured figures).
+// Cost: see README, "Rates over time", for W6's figures.
 
 const (
 	ratesSamples  = int(tags.MaxRatesWindow / tags.RatesResolution)

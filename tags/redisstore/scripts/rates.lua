@@ -16,7 +16,7 @@
 -- ARGV: 1 tick ms, 2 the queue's previous visit, the tick ms (0: unknown), 3 max samples,
 --       4 series ttl ms, 5 key base ("<prefix>:{Q}:")
 -- Returns: {partitions (1 when not partitioned; 0 when the queue does not
---          exist), 1 when it wrote (rs or r), else 0}.
+--          exist), 1 when it pushed a sample (the counters moved), else 0}.
 local meta = redis.call('HMGET', KEYS[1], 'ct', 'added', 'np')
 if not meta[1] then return {0, 0} end
 local tick, prev = tonumber(ARGV[1]), tonumber(ARGV[2])
@@ -64,7 +64,7 @@ else
   end
 end
 redis.call('HSET', KEYS[5], 't', tick, 's', now)
-if not from then return {parts, 1} end
+if not from then return {parts, 0} end
 if prev > from then from = prev end
 local function diff(new, old)
   old = tonumber(old) or 0
@@ -88,5 +88,6 @@ if moved then
   redis.call('LPUSH', KEYS[4], table.concat(out, ';'))
   redis.call('LTRIM', KEYS[4], 0, tonumber(ARGV[3]) - 1)
   redis.call('PEXPIRE', KEYS[4], ARGV[4])
+  return {parts, 1}
 end
-return {parts, 1}
+return {parts, 0}
