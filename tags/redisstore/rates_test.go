@@ -177,6 +177,7 @@ func TestRates_ResetsNeverGoNegative(t *testing.T) {
 		require.Equal(t, 0.2, pointAt(t, tagSeries(t, r, "default"), t2).Deleted, "counted from the new tag's 0")
 		require.Equal(t, 0.3, pointAt(t, tagSeries(t, r, "f"), t2).In, "counted from the purge's 0")
 
+		require.NotEmpty(t, b.keys(b.prefix+":{q}:r*"), "the pattern finds the series")
 		require.NoError(t, b.s.DeleteQueue(b.ctx, "q", true))
 		require.Empty(t, b.keys(b.prefix+":{q}:r*"), "the series goes with the queue")
 		_, err = b.s.queueRates(b.ctx, "q", "", time.Hour, t2)
@@ -380,4 +381,39 @@ func TestRates_SlotTick(t *testing.T) {
 		}
 	}
 	require.Zero(t, ratesSlotTick(0, 3))
+}
+
+// A partitioned queue's rates add up its partitions' (each sampled in its
+// own slot, on the same ticks); its series go with it.
+func TestRates_PartitionedQueue(t *testing.T) {
+	eachBackend(t, func(t *testing.T, b *bundle) {
+		b.queue("p", func(c *tags.QueueConfig) { c.Partitions = i32(3) })
+		t0 := ratesTickBefore("p")
+		require.True(t, sample(t, b, b.s, t0))
+		for i := 0; i < 30; i++ {
+			b.send("p", fmt.Sprint("m", i))
+		}
+		var got []tags.Message
+		for len(got) < 10 {
+			got = append(got, b.receive("p", "default", 10-len(got))...)
+		}
+		b.del("p", got...)
+		t1 := t0.Add(tags.RatesResolution)
+		require.True(t, sample(t, b, b.s, t1))
+		r := rates(t, b, "p", "", t1, time.Minute)
+		require.Equal(t, tags.RatePoint{Time: t1.UTC(), In: 3, Received: 1, Deleted: 1}, pointAt(t, r.Queue, t1))
+		require.Equal(t, tags.RatePoint{Time: t1.UTC(), In: 3, Received: 1, Deleted: 1}, pointAt(t, tagSeries(t, r, "default"), t1))
+		written := 0
+		for k := 0; k < 3; k++ {
+			n, err := b.rdb.LLen(b.ctx, b.s.qkeys(partName("p", k)).rates).Result()
+			require.NoError(t, err)
+			written += int(n)
+		}
+		require.Greater(t, written, 1, "the partitions keep their own series")
+		require.NotEmpty(t, b.keys(b.prefix+":{p}:r*"), "the pattern finds the series")
+		require.NoError(t, b.s.DeleteQueue(b.ctx, "p", true))
+		for k := 0; k < 3; k++ {
+			require.Empty(t, b.keys(b.prefix+":{"+partName("p", k)+"}:r*"))
+		}
+	})
 }
