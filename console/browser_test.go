@@ -230,6 +230,9 @@ type env struct {
 	browser     context.Context
 	admin       api
 	tagqd       *tagqdtest.Daemon
+	// redisURL and prefix: where tagqd keeps its data, on a shared Redis
+	// (TAGQ_TEST_REDIS_URL; empty: the embedded store).
+	redisURL, prefix string
 }
 
 // start runs tagqd with args (on TAGQ_TEST_REDIS_URL's Redis when set,
@@ -253,10 +256,11 @@ func start(t *testing.T, args ...string) env {
 	})
 	require.NoError(t, buildErr)
 
-	if url := os.Getenv("TAGQ_TEST_REDIS_URL"); url != "" {
+	url, prefix := os.Getenv("TAGQ_TEST_REDIS_URL"), ""
+	if url != "" {
 		var b [6]byte
 		_, _ = rand.Read(b[:])
-		prefix := "tagqconsole-" + hex.EncodeToString(b[:])
+		prefix = "tagqconsole-" + hex.EncodeToString(b[:])
 		args = append(args, "--redis-url", url, "--key-prefix", prefix)
 		t.Cleanup(func() { dropPrefix(t, url, prefix) })
 	}
@@ -272,7 +276,8 @@ func start(t *testing.T, args ...string) env {
 	browser, cancelBrowser := chromedp.NewContext(alloc)
 	t.Cleanup(cancelBrowser)
 	require.NoError(t, chromedp.Do(browser)) // start it
-	return env{base: base, shots: shots, browser: browser, admin: api{t: t, base: base, key: adminKey}, tagqd: d}
+	return env{base: base, shots: shots, browser: browser, admin: api{t: t, base: base, key: adminKey}, tagqd: d,
+		redisURL: url, prefix: prefix}
 }
 
 func TestBrowser_ConsoleScenario(t *testing.T) {

@@ -31,12 +31,13 @@ var methodRules = map[string]rule{
 		}
 		return needs
 	}},
-	"/tagq.v1.QueueService/DeleteQueue": {needs: on(access.ActAdmin, (*tagqv1.DeleteQueueRequest).GetName)},
-	"/tagq.v1.QueueService/PurgeQueue":  {needs: on(access.ActAdmin, (*tagqv1.PurgeQueueRequest).GetName)},
-	"/tagq.v1.QueueService/CreateTag":   {needs: on(access.ActAdmin, (*tagqv1.CreateTagRequest).GetQueue)},
-	"/tagq.v1.QueueService/GetTag":      {needs: on(access.ActInfo, (*tagqv1.GetTagRequest).GetQueue)},
-	"/tagq.v1.QueueService/ListTags":    {needs: on(access.ActInfo, (*tagqv1.ListTagsRequest).GetQueue)},
-	"/tagq.v1.QueueService/DeleteTag":   {needs: on(access.ActAdmin, (*tagqv1.DeleteTagRequest).GetQueue)},
+	"/tagq.v1.QueueService/DeleteQueue":   {needs: on(access.ActAdmin, (*tagqv1.DeleteQueueRequest).GetName)},
+	"/tagq.v1.QueueService/PurgeQueue":    {needs: on(access.ActAdmin, (*tagqv1.PurgeQueueRequest).GetName)},
+	"/tagq.v1.QueueService/CreateTag":     {needs: on(access.ActAdmin, (*tagqv1.CreateTagRequest).GetQueue)},
+	"/tagq.v1.QueueService/GetTag":        {needs: on(access.ActInfo, (*tagqv1.GetTagRequest).GetQueue)},
+	"/tagq.v1.QueueService/ListTags":      {needs: on(access.ActInfo, (*tagqv1.ListTagsRequest).GetQueue)},
+	"/tagq.v1.QueueService/GetQueueRates": {needs: on(access.ActInfo, (*tagqv1.GetQueueRatesRequest).GetQueue)},
+	"/tagq.v1.QueueService/DeleteTag":     {needs: on(access.ActAdmin, (*tagqv1.DeleteTagRequest).GetQueue)},
 	// A seek is a consumer's replay (Pub/Sub's Seek is a subscriber's):
 	// back, it receives again; forward, it settles what it skips. So
 	// RECEIVE and HANDLE on the queue (the HANDLE level), for the tag when

@@ -384,6 +384,10 @@ func (f *forwarder) SeekTag(ctx context.Context, r *connect.Request[tagqv1.SeekT
 	return forward(ctx, f.s, r, f.q.SeekTag)
 }
 
+func (f *forwarder) GetQueueRates(ctx context.Context, r *connect.Request[tagqv1.GetQueueRatesRequest]) (*connect.Response[tagqv1.GetQueueRatesResponse], error) {
+	return forward(ctx, f.s, r, f.q.GetQueueRates)
+}
+
 // MessageService.
 
 func (f *forwarder) SendMessage(ctx context.Context, r *connect.Request[tagqv1.SendMessageRequest]) (*connect.Response[tagqv1.SendMessageResponse], error) {

@@ -126,6 +126,7 @@ type config struct {
 	shutdownTimeout        time.Duration
 	pprof                  bool
 	testClock              bool
+	noRates                bool
 	version                bool
 	stalledRead            time.Duration
 
@@ -180,6 +181,7 @@ func parseFlagsInto(fs *flag.FlagSet, args []string) (config, error) {
 	fs.StringVar(&c.logLevel, "log-level", env("TAGQ_LOG_LEVEL", "info"), "debug, info, warn or error (TAGQ_LOG_LEVEL)")
 	fs.StringVar(&c.logFormat, "log-format", env("TAGQ_LOG_FORMAT", "text"), "text or json (TAGQ_LOG_FORMAT)")
 	fs.BoolVar(&c.pprof, "pprof", env("TAGQ_PPROF", "") == "true", "serve Go profiles at /debug/pprof/ on the HTTP address (TAGQ_PPROF=true)")
+	fs.BoolVar(&c.noRates, "no-rates", env("TAGQ_NO_RATES", "") == "true", "take no part in sampling the rates over time (GetQueueRates still serves what other replicas sample) (TAGQ_NO_RATES=true)")
 	fs.BoolVar(&c.testClock, "test-clock", env("TAGQ_TEST_CLOCK", "") == "true", "tests only: a queue's clock is its test_clock_ms field when set, which costs a read per script call (TAGQ_TEST_CLOCK=true)")
 	fs.StringVar(&c.tlsCert, "tls-cert", env("TAGQ_TLS_CERT", ""), "PEM certificate (chain) to serve TLS with on both listeners, reloaded when it changes (TAGQ_TLS_CERT)")
 	fs.StringVar(&c.tlsKey, "tls-key", env("TAGQ_TLS_KEY", ""), "PEM private key of --tls-cert (TAGQ_TLS_KEY)")

@@ -54,7 +54,8 @@ func run(ctx context.Context, c config, log *slog.Logger, stdout io.Writer) erro
 	// scripts avoid what it does slowly (redisstore.Config.Embedded).
 	store, err := redisstore.New(startCtx, redisstore.Config{Client: rc.cmd, Blocking: rc.blocking, Prefix: c.keyPrefix, Logger: log, TestClock: c.testClock,
 		StalledRead: c.stalledRead, HandleKeyFile: c.handleKeyFile, Embedded: rc.embedded, InFlightZset: rc.embedded, Acks: acks,
-		MemoryLimitRatio: c.memoryRatio(), MemoryLimitBytes: c.memLimit, MemoryCheckInterval: c.memInterval})
+		MemoryLimitRatio: c.memoryRatio(), MemoryLimitBytes: c.memLimit, MemoryCheckInterval: c.memInterval,
+		NoRates: c.noRates})
 	cancel()
 	if err != nil {
 		return fmt.Errorf("storage: %w", err)

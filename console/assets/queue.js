@@ -3,6 +3,7 @@
 import { auth, call, enc, get, may, mayAll, permission, post } from './api.js';
 import { add, age, chart, clear, confirm, errorBox, h, legend, num, rate, tagCounters, time, toast, sparkline } from './dom.js';
 import { crumbs, href, q as qe, queueHref, tagHref } from './nav.js';
+import { historySection } from './history.js';
 import { fieldInput, rates, readField } from './queues.js';
 import { IMMUTABLE, label, queueFields } from './schema.js';
 
@@ -43,7 +44,7 @@ export async function queuePage(main, page) {
   const stateBox = h('div', { class: 'counters', id: 'queue-state' });
   const attrs = h('div', { class: 'panel', id: 'queue-attributes' });
   const tagsBox = h('div', { id: 'tags' });
-  add(main, [h('h2', {}, 'State'), stateBox, h('h2', {}, 'Tags'), tagsBox, h('h2', {}, 'Attributes'), attrs]);
+  add(main, [h('h2', {}, 'State'), stateBox, historySection(page, name), h('h2', {}, 'Tags'), tagsBox, h('h2', {}, 'Attributes'), attrs]);
 
   const drawAttrs = () => {
     clear(attrs);
@@ -277,7 +278,7 @@ export async function tagPage(main, page) {
   const counters = h('div', { class: 'counters', id: 'tag-counters' });
   const info = h('div', { class: 'panel', id: 'tag-info' });
   const plot = h('div', { id: 'tag-chart' });
-  add(main, [h('h2', {}, 'Counters'), counters, h('h2', {}, 'Rates'), plot, h('h2', {}, 'Settings'), info]);
+  add(main, [h('h2', {}, 'Counters'), counters, h('h2', {}, 'Rates'), plot, historySection(page, queue, name), h('h2', {}, 'Settings'), info]);
   const key = `t:${queue}/${name}`;
   const names = [['in', 'in (sent to it, moved back, replayed)'], ['received', 'received'], ['deleted', 'deleted'], ['dead', 'dead-lettered']];
   await page.every(3000, async () => {

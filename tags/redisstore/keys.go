@@ -57,15 +57,23 @@ package redisstore
 //	<prefix>:{Q}:sd      hash    send deduplication id -> id of the message first stored under it (see scripts/send.lua)
 //	<prefix>:{Q}:sdx     zset    send deduplication id -> ms its window ends (first store + DeduplicationWindow); the
 //	                             ids of sd, pruned once past (send.lua, janitor.lua); purge keeps both, as SQS does
+//	<prefix>:{Q}:r       list    rates over time (rates.go, scripts/rates.lua): one sample per tick in which Q's
+//	                             counters moved, newest first, at most an hour's: "tick-ms span-ms added;T admitted
+//	                             received deleted dead;…" (differences; tags that did not move left out); expires
+//	                             an hour after its last push
+//	<prefix>:{Q}:rs      hash    the counters of Q's last rates sample: t (tick ms), s ("added;T ct admitted
+//	                             received deleted dead;…")
 //	<prefix>:queues      zset    every queue name, score 0 (lexicographic index for ListQueues)
 //	<prefix>:handlekey   string  the key that signs receipt handles, without a key file (see handlekeys.go)
 //	<prefix>:workers     zset    live background workers: owner -> expiry ms (workers.go)
 //	<prefix>:work        string  the work epoch: bumped when a queue gets a redrive policy or a move (workers.go)
 //	<prefix>:stats       string  the per-queue figures last read for metrics, shared by replicas (statsshare.go)
 //	<prefix>:stats:lease string  the process reading them now (statsshare.go)
+//	<prefix>:rates       hash    the rates sampler: o the lease holder, x its expiry ms, t the last tick sampled
+//	                             in full (rates.go)
 type queueKeys struct {
 	meta, tags, stream, filters, delayed, wake, sources, outbox, dedupe, moves string
-	sizes, holes, sendDedup, sendDedupExp                                      string
+	sizes, holes, sendDedup, sendDedupExp, rates, ratesLast                    string
 	base                                                                       string
 }
 
@@ -95,19 +103,21 @@ const maxCachedQueueKeys = 10000
 func (s *Store) makeQKeys(q string) queueKeys {
 	b := s.prefix + ":{" + q + "}:"
 	return queueKeys{
-		meta:    b + "m",
-		tags:    b + "tags",
-		stream:  b + "s",
-		filters: b + "fa",
-		delayed: b + "dl",
-		wake:    b + "wk",
-		sources: b + "src",
-		outbox:  b + "dlo",
-		dedupe:  b + "dd",
-		moves:   b + "mv",
-		sizes:   b + "z",
-		holes:   b + "zh",
-		base:    b,
+		meta:      b + "m",
+		tags:      b + "tags",
+		stream:    b + "s",
+		filters:   b + "fa",
+		delayed:   b + "dl",
+		wake:      b + "wk",
+		sources:   b + "src",
+		outbox:    b + "dlo",
+		dedupe:    b + "dd",
+		moves:     b + "mv",
+		sizes:     b + "z",
+		holes:     b + "zh",
+		rates:     b + "r",
+		ratesLast: b + "rs",
+		base:      b,
 
 		sendDedup:    b + "sd",
 		sendDedupExp: b + "sdx",

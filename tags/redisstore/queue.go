@@ -575,7 +575,7 @@ func (s *Store) removeQueue(ctx context.Context, name string) error {
 	k := s.qkeys(name)
 	return s.withTags(ctx, name, func(names, tagKeys []string) error {
 		keys := append([]string{k.meta, k.stream, k.tags, k.filters, k.delayed, k.wake, k.sources, k.outbox, k.dedupe, k.moves,
-			k.sizes, k.holes, k.sendDedup, k.sendDedupExp}, tagKeys...)
+			k.sizes, k.holes, k.sendDedup, k.sendDedupExp, k.rates, k.ratesLast}, tagKeys...)
 		return mapErr(scriptDeleteQueue.Run(ctx, s.rdb, keys, toAny(names)...).Err(), name, "")
 	})
 }

@@ -41,12 +41,15 @@ var (
 	scriptSendPost    = mustScript("sendpost")
 	scriptWorkers     = mustScript("workers")
 	scriptUnlease     = mustScript("unlease")
+	scriptRates       = mustScript("rates")
+	scriptRatesLease  = mustScript("rateslease")
 	scriptSeek        = mustScript("seek")
 
 	allScripts = []*luaScript{scriptCreateQueue, scriptUpdateQueue, scriptDeleteQueue, scriptPurge,
 		scriptCreateTag, scriptDeleteTag, scriptTagState, scriptSend, scriptReceive,
 		scriptPeek, scriptJanitor, scriptSweep, scriptDLQAdd,
-		scriptMoveAdd, scriptMoveStep, scriptMoveTask, scriptMoveNeeded, scriptSettle, scriptSendPost, scriptWorkers, scriptUnlease, scriptSeek}
+		scriptMoveAdd, scriptMoveStep, scriptMoveTask, scriptMoveNeeded, scriptSettle, scriptSendPost, scriptWorkers, scriptUnlease, scriptSeek,
+		scriptRates, scriptRatesLease}
 )
 
 // luaScript is one script in its builds: prod (lib.lua + the script)

@@ -73,6 +73,10 @@ type Config struct {
 	// MemoryCheckInterval is how often Start's watch reads Redis's memory.
 	// Default 1s.
 	MemoryCheckInterval time.Duration
+	// NoRates turns off this process's part in sampling the rates over
+	// time (rates.go): it never takes the sampler's lease. QueueRates
+	// still serves what other processes sampled.
+	NoRates bool
 	// MemoryReader replaces reading INFO memory from every master (tests
 	// inject readings with it).
 	MemoryReader func(ctx context.Context) ([]MemoryReading, error)
@@ -135,6 +139,9 @@ type Store struct {
 	mem          *memWatch     // nil: no memory watch
 	stalledRead  time.Duration
 	zsetInFlight bool
+	noRates      bool
+	ratesHeld    atomic.Bool // this process took the rates lease (rates.go)
+	ratesMemo    ratesMemo
 	stopOnce     sync.Once
 	stop         chan struct{}
 	done         sync.WaitGroup
@@ -153,6 +160,7 @@ func New(ctx context.Context, cfg Config) (*Store, error) {
 		log:          cfg.Logger,
 		stalledRead:  cfg.StalledRead,
 		zsetInFlight: cfg.InFlightZset,
+		noRates:      cfg.NoRates,
 		acks:         cfg.Acks,
 		stop:         make(chan struct{}),
 		owner:        newTaskID(),
@@ -195,6 +203,10 @@ func (s *Store) Start() {
 		s.done.Add(1)
 		go s.memLoop()
 	}
+	if !s.noRates {
+		s.done.Add(1)
+		go s.ratesLoop()
+	}
 }
 
 // Close wakes every waiting receive (they return empty) and stops the
@@ -207,6 +219,7 @@ func (s *Store) Close() error {
 		s.waiters.Close()
 	})
 	s.done.Wait()
+	s.leaveRates()
 	return nil
 }
 

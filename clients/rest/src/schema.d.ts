@@ -610,6 +610,31 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/queues/{queue}/rates": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * GetQueueRates is a queue's message rates over time, per second, for
+         *     the queue and each tag (or one tag): one point per 10 s over the last
+         *     hour at most (RabbitMQ's management rates), kept by tagqd in Redis, so
+         *     every replica serves the same history and a restart keeps it. Needs
+         *     GET_QUEUE_INFO on the queue. Errors: INVALID_ARGUMENT
+         *     (INVALID_NAME, INVALID_ARGUMENT_RANGE: window_seconds), NOT_FOUND
+         *     (QUEUE_NOT_FOUND, TAG_NOT_FOUND).
+         */
+        get: operations["QueueService_GetQueueRates"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/queues/{queue}/tags": {
         parameters: {
             query?: never;
@@ -1083,6 +1108,27 @@ export interface components {
             /** @description Principal is an identity that calls tagq. */
             principal?: components["schemas"]["v1Principal"] | null;
         };
+        v1GetQueueRatesResponse: {
+            /**
+             * Format: date-time
+             * @description The end of the last point (a multiple of the resolution, on Redis's
+             *     clock): the series cover (end_time - window, end_time].
+             */
+            end_time?: string | null;
+            /**
+             * @description The queue's rates: in counts the messages added to it (sends, dead
+             *     letters arriving, moves back), received, deleted and dead add up its
+             *     tags'.
+             */
+            points?: components["schemas"]["v1RatePoint"][];
+            /**
+             * Format: int32
+             * @description The time each point covers: 10.
+             */
+            resolution_seconds?: number;
+            /** @description Each tag's (or the one asked for), in name order. */
+            tags?: components["schemas"]["v1TagRates"][];
+        };
         v1GetQueueResponse: {
             /** @description Queue is a stream of messages read by one or more tags. */
             queue?: components["schemas"]["v1Queue"] | null;
@@ -1485,6 +1531,23 @@ export interface components {
          * @enum {string}
          */
         v1QueueView: "QUEUE_VIEW_UNSPECIFIED" | "QUEUE_VIEW_BASIC" | "QUEUE_VIEW_TAGS";
+        /**
+         * @description RatePoint is the mean rates per second over resolution_seconds ending at
+         *     time, oldest first. An interval in which nothing moved (or that nothing
+         *     sampled) is zero.
+         */
+        v1RatePoint: {
+            /** Format: double */
+            dead_per_second?: number;
+            /** Format: double */
+            deleted_per_second?: number;
+            /** Format: double */
+            in_per_second?: number;
+            /** Format: double */
+            received_per_second?: number;
+            /** Format: date-time */
+            time?: string | null;
+        };
         v1ReceiveMessageResponse: {
             messages?: components["schemas"]["v1Message"][];
         };
@@ -1609,6 +1672,14 @@ export interface components {
             /** @description 1-10 conditions. */
             conditions?: components["schemas"]["v1AttributeCondition"][];
             operator?: components["schemas"]["TagFilterOperator"];
+        };
+        /**
+         * @description TagRates is one tag's rates: in counts the messages admitted to it (its
+         *     filter's), received its deliveries (redeliveries included).
+         */
+        v1TagRates: {
+            points?: components["schemas"]["v1RatePoint"][];
+            tag?: string;
         };
         /**
          * @description TagState counts a tag's messages. The first three are exact at the time of
@@ -2860,6 +2931,35 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["v1ReceiveMessageResponse"];
+                };
+            };
+            "4XX": components["responses"]["Error"];
+            "5XX": components["responses"]["Error"];
+        };
+    };
+    QueueService_GetQueueRates: {
+        parameters: {
+            query?: {
+                /** @description One tag's series only (empty: every tag's). */
+                tag?: string;
+                /** @description How far back, 60 to 3600 (0: 3600). */
+                window_seconds?: number;
+            };
+            header?: never;
+            path: {
+                queue: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A successful response. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["v1GetQueueRatesResponse"];
                 };
             };
             "4XX": components["responses"]["Error"];

@@ -2161,6 +2161,276 @@ func (x *SeekTagResponse) GetTag() *Tag {
 	return nil
 }
 
+type GetQueueRatesRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Queue string                 `protobuf:"bytes,1,opt,name=queue,proto3" json:"queue,omitempty"`
+	// One tag's series only (empty: every tag's).
+	Tag string `protobuf:"bytes,2,opt,name=tag,proto3" json:"tag,omitempty"`
+	// How far back, 60 to 3600 (0: 3600).
+	WindowSeconds int32 `protobuf:"varint,3,opt,name=window_seconds,json=windowSeconds,proto3" json:"window_seconds,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetQueueRatesRequest) Reset() {
+	*x = GetQueueRatesRequest{}
+	mi := &file_tagq_v1_queue_proto_msgTypes[29]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetQueueRatesRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetQueueRatesRequest) ProtoMessage() {}
+
+func (x *GetQueueRatesRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_tagq_v1_queue_proto_msgTypes[29]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetQueueRatesRequest.ProtoReflect.Descriptor instead.
+func (*GetQueueRatesRequest) Descriptor() ([]byte, []int) {
+	return file_tagq_v1_queue_proto_rawDescGZIP(), []int{29}
+}
+
+func (x *GetQueueRatesRequest) GetQueue() string {
+	if x != nil {
+		return x.Queue
+	}
+	return ""
+}
+
+func (x *GetQueueRatesRequest) GetTag() string {
+	if x != nil {
+		return x.Tag
+	}
+	return ""
+}
+
+func (x *GetQueueRatesRequest) GetWindowSeconds() int32 {
+	if x != nil {
+		return x.WindowSeconds
+	}
+	return 0
+}
+
+type GetQueueRatesResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The time each point covers: 10.
+	ResolutionSeconds int32 `protobuf:"varint,1,opt,name=resolution_seconds,json=resolutionSeconds,proto3" json:"resolution_seconds,omitempty"`
+	// The end of the last point (a multiple of the resolution, on Redis's
+	// clock): the series cover (end_time - window, end_time].
+	EndTime *timestamppb.Timestamp `protobuf:"bytes,2,opt,name=end_time,json=endTime,proto3" json:"end_time,omitempty"`
+	// The queue's rates: in counts the messages added to it (sends, dead
+	// letters arriving, moves back), received, deleted and dead add up its
+	// tags'.
+	Points []*RatePoint `protobuf:"bytes,3,rep,name=points,proto3" json:"points,omitempty"`
+	// Each tag's (or the one asked for), in name order.
+	Tags          []*TagRates `protobuf:"bytes,4,rep,name=tags,proto3" json:"tags,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetQueueRatesResponse) Reset() {
+	*x = GetQueueRatesResponse{}
+	mi := &file_tagq_v1_queue_proto_msgTypes[30]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetQueueRatesResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetQueueRatesResponse) ProtoMessage() {}
+
+func (x *GetQueueRatesResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_tagq_v1_queue_proto_msgTypes[30]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetQueueRatesResponse.ProtoReflect.Descriptor instead.
+func (*GetQueueRatesResponse) Descriptor() ([]byte, []int) {
+	return file_tagq_v1_queue_proto_rawDescGZIP(), []int{30}
+}
+
+func (x *GetQueueRatesResponse) GetResolutionSeconds() int32 {
+	if x != nil {
+		return x.ResolutionSeconds
+	}
+	return 0
+}
+
+func (x *GetQueueRatesResponse) GetEndTime() *timestamppb.Timestamp {
+	if x != nil {
+		return x.EndTime
+	}
+	return nil
+}
+
+func (x *GetQueueRatesResponse) GetPoints() []*RatePoint {
+	if x != nil {
+		return x.Points
+	}
+	return nil
+}
+
+func (x *GetQueueRatesResponse) GetTags() []*TagRates {
+	if x != nil {
+		return x.Tags
+	}
+	return nil
+}
+
+// TagRates is one tag's rates: in counts the messages admitted to it (its
+// filter's), received its deliveries (redeliveries included).
+type TagRates struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Tag           string                 `protobuf:"bytes,1,opt,name=tag,proto3" json:"tag,omitempty"`
+	Points        []*RatePoint           `protobuf:"bytes,2,rep,name=points,proto3" json:"points,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TagRates) Reset() {
+	*x = TagRates{}
+	mi := &file_tagq_v1_queue_proto_msgTypes[31]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TagRates) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TagRates) ProtoMessage() {}
+
+func (x *TagRates) ProtoReflect() protoreflect.Message {
+	mi := &file_tagq_v1_queue_proto_msgTypes[31]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TagRates.ProtoReflect.Descriptor instead.
+func (*TagRates) Descriptor() ([]byte, []int) {
+	return file_tagq_v1_queue_proto_rawDescGZIP(), []int{31}
+}
+
+func (x *TagRates) GetTag() string {
+	if x != nil {
+		return x.Tag
+	}
+	return ""
+}
+
+func (x *TagRates) GetPoints() []*RatePoint {
+	if x != nil {
+		return x.Points
+	}
+	return nil
+}
+
+// RatePoint is the mean rates per second over resolution_seconds ending at
+// time, oldest first. An interval in which nothing moved (or that nothing
+// sampled) is zero.
+type RatePoint struct {
+	state             protoimpl.MessageState `protogen:"open.v1"`
+	Time              *timestamppb.Timestamp `protobuf:"bytes,1,opt,name=time,proto3" json:"time,omitempty"`
+	InPerSecond       float64                `protobuf:"fixed64,2,opt,name=in_per_second,json=inPerSecond,proto3" json:"in_per_second,omitempty"`
+	ReceivedPerSecond float64                `protobuf:"fixed64,3,opt,name=received_per_second,json=receivedPerSecond,proto3" json:"received_per_second,omitempty"`
+	DeletedPerSecond  float64                `protobuf:"fixed64,4,opt,name=deleted_per_second,json=deletedPerSecond,proto3" json:"deleted_per_second,omitempty"`
+	DeadPerSecond     float64                `protobuf:"fixed64,5,opt,name=dead_per_second,json=deadPerSecond,proto3" json:"dead_per_second,omitempty"`
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
+}
+
+func (x *RatePoint) Reset() {
+	*x = RatePoint{}
+	mi := &file_tagq_v1_queue_proto_msgTypes[32]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RatePoint) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RatePoint) ProtoMessage() {}
+
+func (x *RatePoint) ProtoReflect() protoreflect.Message {
+	mi := &file_tagq_v1_queue_proto_msgTypes[32]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RatePoint.ProtoReflect.Descriptor instead.
+func (*RatePoint) Descriptor() ([]byte, []int) {
+	return file_tagq_v1_queue_proto_rawDescGZIP(), []int{32}
+}
+
+func (x *RatePoint) GetTime() *timestamppb.Timestamp {
+	if x != nil {
+		return x.Time
+	}
+	return nil
+}
+
+func (x *RatePoint) GetInPerSecond() float64 {
+	if x != nil {
+		return x.InPerSecond
+	}
+	return 0
+}
+
+func (x *RatePoint) GetReceivedPerSecond() float64 {
+	if x != nil {
+		return x.ReceivedPerSecond
+	}
+	return 0
+}
+
+func (x *RatePoint) GetDeletedPerSecond() float64 {
+	if x != nil {
+		return x.DeletedPerSecond
+	}
+	return 0
+}
+
+func (x *RatePoint) GetDeadPerSecond() float64 {
+	if x != nil {
+		return x.DeadPerSecond
+	}
+	return 0
+}
+
 var File_tagq_v1_queue_proto protoreflect.FileDescriptor
 
 const file_tagq_v1_queue_proto_rawDesc = "" +
@@ -2329,7 +2599,25 @@ const file_tagq_v1_queue_proto_rawDesc = "" +
 	"message_id\x18\x04 \x01(\tH\x00R\tmessageIdB\b\n" +
 	"\x06target\"1\n" +
 	"\x0fSeekTagResponse\x12\x1e\n" +
-	"\x03tag\x18\x01 \x01(\v2\f.tagq.v1.TagR\x03tag*r\n" +
+	"\x03tag\x18\x01 \x01(\v2\f.tagq.v1.TagR\x03tag\"e\n" +
+	"\x14GetQueueRatesRequest\x12\x14\n" +
+	"\x05queue\x18\x01 \x01(\tR\x05queue\x12\x10\n" +
+	"\x03tag\x18\x02 \x01(\tR\x03tag\x12%\n" +
+	"\x0ewindow_seconds\x18\x03 \x01(\x05R\rwindowSeconds\"\xd0\x01\n" +
+	"\x15GetQueueRatesResponse\x12-\n" +
+	"\x12resolution_seconds\x18\x01 \x01(\x05R\x11resolutionSeconds\x125\n" +
+	"\bend_time\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampR\aendTime\x12*\n" +
+	"\x06points\x18\x03 \x03(\v2\x12.tagq.v1.RatePointR\x06points\x12%\n" +
+	"\x04tags\x18\x04 \x03(\v2\x11.tagq.v1.TagRatesR\x04tags\"H\n" +
+	"\bTagRates\x12\x10\n" +
+	"\x03tag\x18\x01 \x01(\tR\x03tag\x12*\n" +
+	"\x06points\x18\x02 \x03(\v2\x12.tagq.v1.RatePointR\x06points\"\xe5\x01\n" +
+	"\tRatePoint\x12.\n" +
+	"\x04time\x18\x01 \x01(\v2\x1a.google.protobuf.TimestampR\x04time\x12\"\n" +
+	"\rin_per_second\x18\x02 \x01(\x01R\vinPerSecond\x12.\n" +
+	"\x13received_per_second\x18\x03 \x01(\x01R\x11receivedPerSecond\x12,\n" +
+	"\x12deleted_per_second\x18\x04 \x01(\x01R\x10deletedPerSecond\x12&\n" +
+	"\x0fdead_per_second\x18\x05 \x01(\x01R\rdeadPerSecond*r\n" +
 	"\x0eOverflowPolicy\x12\x1f\n" +
 	"\x1bOVERFLOW_POLICY_UNSPECIFIED\x10\x00\x12\x1e\n" +
 	"\x1aOVERFLOW_POLICY_REJECT_NEW\x10\x01\x12\x1f\n" +
@@ -2337,7 +2625,7 @@ const file_tagq_v1_queue_proto_rawDesc = "" +
 	"\tQueueView\x12\x1a\n" +
 	"\x16QUEUE_VIEW_UNSPECIFIED\x10\x00\x12\x14\n" +
 	"\x10QUEUE_VIEW_BASIC\x10\x01\x12\x13\n" +
-	"\x0fQUEUE_VIEW_TAGS\x10\x022\xfd\x05\n" +
+	"\x0fQUEUE_VIEW_TAGS\x10\x022\xcd\x06\n" +
 	"\fQueueService\x12H\n" +
 	"\vCreateQueue\x12\x1b.tagq.v1.CreateQueueRequest\x1a\x1c.tagq.v1.CreateQueueResponse\x12?\n" +
 	"\bGetQueue\x12\x18.tagq.v1.GetQueueRequest\x1a\x19.tagq.v1.GetQueueResponse\x12E\n" +
@@ -2351,7 +2639,8 @@ const file_tagq_v1_queue_proto_rawDesc = "" +
 	"\x06GetTag\x12\x16.tagq.v1.GetTagRequest\x1a\x17.tagq.v1.GetTagResponse\x12?\n" +
 	"\bListTags\x12\x18.tagq.v1.ListTagsRequest\x1a\x19.tagq.v1.ListTagsResponse\x12B\n" +
 	"\tDeleteTag\x12\x19.tagq.v1.DeleteTagRequest\x1a\x1a.tagq.v1.DeleteTagResponse\x12<\n" +
-	"\aSeekTag\x12\x17.tagq.v1.SeekTagRequest\x1a\x18.tagq.v1.SeekTagResponseB\x7f\n" +
+	"\aSeekTag\x12\x17.tagq.v1.SeekTagRequest\x1a\x18.tagq.v1.SeekTagResponse\x12N\n" +
+	"\rGetQueueRates\x12\x1d.tagq.v1.GetQueueRatesRequest\x1a\x1e.tagq.v1.GetQueueRatesResponseB\x7f\n" +
 	"\vcom.tagq.v1B\n" +
 	"QueueProtoP\x01Z'github.com/tagq/tagq/gen/tagq/v1;tagqv1\xa2\x02\x03TXX\xaa\x02\aTagq.V1\xca\x02\aTagq\\V1\xe2\x02\x13Tagq\\V1\\GPBMetadata\xea\x02\bTagq::V1b\x06proto3"
 
@@ -2368,7 +2657,7 @@ func file_tagq_v1_queue_proto_rawDescGZIP() []byte {
 }
 
 var file_tagq_v1_queue_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
-var file_tagq_v1_queue_proto_msgTypes = make([]protoimpl.MessageInfo, 31)
+var file_tagq_v1_queue_proto_msgTypes = make([]protoimpl.MessageInfo, 35)
 var file_tagq_v1_queue_proto_goTypes = []any{
 	(OverflowPolicy)(0),           // 0: tagq.v1.OverflowPolicy
 	(QueueView)(0),                // 1: tagq.v1.QueueView
@@ -2402,24 +2691,28 @@ var file_tagq_v1_queue_proto_goTypes = []any{
 	(*DeleteTagResponse)(nil),     // 29: tagq.v1.DeleteTagResponse
 	(*SeekTagRequest)(nil),        // 30: tagq.v1.SeekTagRequest
 	(*SeekTagResponse)(nil),       // 31: tagq.v1.SeekTagResponse
-	nil,                           // 32: tagq.v1.Queue.UserAttributesEntry
-	nil,                           // 33: tagq.v1.Tag.UserAttributesEntry
-	(*timestamppb.Timestamp)(nil), // 34: google.protobuf.Timestamp
-	(*fieldmaskpb.FieldMask)(nil), // 35: google.protobuf.FieldMask
+	(*GetQueueRatesRequest)(nil),  // 32: tagq.v1.GetQueueRatesRequest
+	(*GetQueueRatesResponse)(nil), // 33: tagq.v1.GetQueueRatesResponse
+	(*TagRates)(nil),              // 34: tagq.v1.TagRates
+	(*RatePoint)(nil),             // 35: tagq.v1.RatePoint
+	nil,                           // 36: tagq.v1.Queue.UserAttributesEntry
+	nil,                           // 37: tagq.v1.Tag.UserAttributesEntry
+	(*timestamppb.Timestamp)(nil), // 38: google.protobuf.Timestamp
+	(*fieldmaskpb.FieldMask)(nil), // 39: google.protobuf.FieldMask
 }
 var file_tagq_v1_queue_proto_depIdxs = []int32{
 	4,  // 0: tagq.v1.Queue.redrive_policy:type_name -> tagq.v1.RedrivePolicy
-	32, // 1: tagq.v1.Queue.user_attributes:type_name -> tagq.v1.Queue.UserAttributesEntry
-	34, // 2: tagq.v1.Queue.create_time:type_name -> google.protobuf.Timestamp
-	34, // 3: tagq.v1.Queue.update_time:type_name -> google.protobuf.Timestamp
+	36, // 1: tagq.v1.Queue.user_attributes:type_name -> tagq.v1.Queue.UserAttributesEntry
+	38, // 2: tagq.v1.Queue.create_time:type_name -> google.protobuf.Timestamp
+	38, // 3: tagq.v1.Queue.update_time:type_name -> google.protobuf.Timestamp
 	5,  // 4: tagq.v1.Queue.state:type_name -> tagq.v1.QueueState
 	0,  // 5: tagq.v1.Queue.overflow_policy:type_name -> tagq.v1.OverflowPolicy
 	6,  // 6: tagq.v1.Queue.tags:type_name -> tagq.v1.Tag
 	9,  // 7: tagq.v1.QueueState.default_tag:type_name -> tagq.v1.TagState
-	34, // 8: tagq.v1.Tag.start_time:type_name -> google.protobuf.Timestamp
+	38, // 8: tagq.v1.Tag.start_time:type_name -> google.protobuf.Timestamp
 	7,  // 9: tagq.v1.Tag.filter:type_name -> tagq.v1.TagFilter
-	33, // 10: tagq.v1.Tag.user_attributes:type_name -> tagq.v1.Tag.UserAttributesEntry
-	34, // 11: tagq.v1.Tag.create_time:type_name -> google.protobuf.Timestamp
+	37, // 10: tagq.v1.Tag.user_attributes:type_name -> tagq.v1.Tag.UserAttributesEntry
+	38, // 11: tagq.v1.Tag.create_time:type_name -> google.protobuf.Timestamp
 	9,  // 12: tagq.v1.Tag.state:type_name -> tagq.v1.TagState
 	2,  // 13: tagq.v1.TagFilter.operator:type_name -> tagq.v1.TagFilter.Operator
 	8,  // 14: tagq.v1.TagFilter.conditions:type_name -> tagq.v1.AttributeCondition
@@ -2429,41 +2722,48 @@ var file_tagq_v1_queue_proto_depIdxs = []int32{
 	1,  // 18: tagq.v1.ListQueuesRequest.view:type_name -> tagq.v1.QueueView
 	3,  // 19: tagq.v1.ListQueuesResponse.queues:type_name -> tagq.v1.Queue
 	3,  // 20: tagq.v1.UpdateQueueRequest.queue:type_name -> tagq.v1.Queue
-	35, // 21: tagq.v1.UpdateQueueRequest.update_mask:type_name -> google.protobuf.FieldMask
+	39, // 21: tagq.v1.UpdateQueueRequest.update_mask:type_name -> google.protobuf.FieldMask
 	3,  // 22: tagq.v1.UpdateQueueResponse.queue:type_name -> tagq.v1.Queue
 	6,  // 23: tagq.v1.CreateTagRequest.tag:type_name -> tagq.v1.Tag
 	6,  // 24: tagq.v1.CreateTagResponse.tag:type_name -> tagq.v1.Tag
 	6,  // 25: tagq.v1.GetTagResponse.tag:type_name -> tagq.v1.Tag
 	6,  // 26: tagq.v1.ListTagsResponse.tags:type_name -> tagq.v1.Tag
-	34, // 27: tagq.v1.SeekTagRequest.time:type_name -> google.protobuf.Timestamp
+	38, // 27: tagq.v1.SeekTagRequest.time:type_name -> google.protobuf.Timestamp
 	6,  // 28: tagq.v1.SeekTagResponse.tag:type_name -> tagq.v1.Tag
-	10, // 29: tagq.v1.QueueService.CreateQueue:input_type -> tagq.v1.CreateQueueRequest
-	12, // 30: tagq.v1.QueueService.GetQueue:input_type -> tagq.v1.GetQueueRequest
-	14, // 31: tagq.v1.QueueService.ListQueues:input_type -> tagq.v1.ListQueuesRequest
-	16, // 32: tagq.v1.QueueService.UpdateQueue:input_type -> tagq.v1.UpdateQueueRequest
-	18, // 33: tagq.v1.QueueService.DeleteQueue:input_type -> tagq.v1.DeleteQueueRequest
-	20, // 34: tagq.v1.QueueService.PurgeQueue:input_type -> tagq.v1.PurgeQueueRequest
-	22, // 35: tagq.v1.QueueService.CreateTag:input_type -> tagq.v1.CreateTagRequest
-	24, // 36: tagq.v1.QueueService.GetTag:input_type -> tagq.v1.GetTagRequest
-	26, // 37: tagq.v1.QueueService.ListTags:input_type -> tagq.v1.ListTagsRequest
-	28, // 38: tagq.v1.QueueService.DeleteTag:input_type -> tagq.v1.DeleteTagRequest
-	30, // 39: tagq.v1.QueueService.SeekTag:input_type -> tagq.v1.SeekTagRequest
-	11, // 40: tagq.v1.QueueService.CreateQueue:output_type -> tagq.v1.CreateQueueResponse
-	13, // 41: tagq.v1.QueueService.GetQueue:output_type -> tagq.v1.GetQueueResponse
-	15, // 42: tagq.v1.QueueService.ListQueues:output_type -> tagq.v1.ListQueuesResponse
-	17, // 43: tagq.v1.QueueService.UpdateQueue:output_type -> tagq.v1.UpdateQueueResponse
-	19, // 44: tagq.v1.QueueService.DeleteQueue:output_type -> tagq.v1.DeleteQueueResponse
-	21, // 45: tagq.v1.QueueService.PurgeQueue:output_type -> tagq.v1.PurgeQueueResponse
-	23, // 46: tagq.v1.QueueService.CreateTag:output_type -> tagq.v1.CreateTagResponse
-	25, // 47: tagq.v1.QueueService.GetTag:output_type -> tagq.v1.GetTagResponse
-	27, // 48: tagq.v1.QueueService.ListTags:output_type -> tagq.v1.ListTagsResponse
-	29, // 49: tagq.v1.QueueService.DeleteTag:output_type -> tagq.v1.DeleteTagResponse
-	31, // 50: tagq.v1.QueueService.SeekTag:output_type -> tagq.v1.SeekTagResponse
-	40, // [40:51] is the sub-list for method output_type
-	29, // [29:40] is the sub-list for method input_type
-	29, // [29:29] is the sub-list for extension type_name
-	29, // [29:29] is the sub-list for extension extendee
-	0,  // [0:29] is the sub-list for field type_name
+	38, // 29: tagq.v1.GetQueueRatesResponse.end_time:type_name -> google.protobuf.Timestamp
+	35, // 30: tagq.v1.GetQueueRatesResponse.points:type_name -> tagq.v1.RatePoint
+	34, // 31: tagq.v1.GetQueueRatesResponse.tags:type_name -> tagq.v1.TagRates
+	35, // 32: tagq.v1.TagRates.points:type_name -> tagq.v1.RatePoint
+	38, // 33: tagq.v1.RatePoint.time:type_name -> google.protobuf.Timestamp
+	10, // 34: tagq.v1.QueueService.CreateQueue:input_type -> tagq.v1.CreateQueueRequest
+	12, // 35: tagq.v1.QueueService.GetQueue:input_type -> tagq.v1.GetQueueRequest
+	14, // 36: tagq.v1.QueueService.ListQueues:input_type -> tagq.v1.ListQueuesRequest
+	16, // 37: tagq.v1.QueueService.UpdateQueue:input_type -> tagq.v1.UpdateQueueRequest
+	18, // 38: tagq.v1.QueueService.DeleteQueue:input_type -> tagq.v1.DeleteQueueRequest
+	20, // 39: tagq.v1.QueueService.PurgeQueue:input_type -> tagq.v1.PurgeQueueRequest
+	22, // 40: tagq.v1.QueueService.CreateTag:input_type -> tagq.v1.CreateTagRequest
+	24, // 41: tagq.v1.QueueService.GetTag:input_type -> tagq.v1.GetTagRequest
+	26, // 42: tagq.v1.QueueService.ListTags:input_type -> tagq.v1.ListTagsRequest
+	28, // 43: tagq.v1.QueueService.DeleteTag:input_type -> tagq.v1.DeleteTagRequest
+	30, // 44: tagq.v1.QueueService.SeekTag:input_type -> tagq.v1.SeekTagRequest
+	32, // 45: tagq.v1.QueueService.GetQueueRates:input_type -> tagq.v1.GetQueueRatesRequest
+	11, // 46: tagq.v1.QueueService.CreateQueue:output_type -> tagq.v1.CreateQueueResponse
+	13, // 47: tagq.v1.QueueService.GetQueue:output_type -> tagq.v1.GetQueueResponse
+	15, // 48: tagq.v1.QueueService.ListQueues:output_type -> tagq.v1.ListQueuesResponse
+	17, // 49: tagq.v1.QueueService.UpdateQueue:output_type -> tagq.v1.UpdateQueueResponse
+	19, // 50: tagq.v1.QueueService.DeleteQueue:output_type -> tagq.v1.DeleteQueueResponse
+	21, // 51: tagq.v1.QueueService.PurgeQueue:output_type -> tagq.v1.PurgeQueueResponse
+	23, // 52: tagq.v1.QueueService.CreateTag:output_type -> tagq.v1.CreateTagResponse
+	25, // 53: tagq.v1.QueueService.GetTag:output_type -> tagq.v1.GetTagResponse
+	27, // 54: tagq.v1.QueueService.ListTags:output_type -> tagq.v1.ListTagsResponse
+	29, // 55: tagq.v1.QueueService.DeleteTag:output_type -> tagq.v1.DeleteTagResponse
+	31, // 56: tagq.v1.QueueService.SeekTag:output_type -> tagq.v1.SeekTagResponse
+	33, // 57: tagq.v1.QueueService.GetQueueRates:output_type -> tagq.v1.GetQueueRatesResponse
+	46, // [46:58] is the sub-list for method output_type
+	34, // [34:46] is the sub-list for method input_type
+	34, // [34:34] is the sub-list for extension type_name
+	34, // [34:34] is the sub-list for extension extendee
+	0,  // [0:34] is the sub-list for field type_name
 }
 
 func init() { file_tagq_v1_queue_proto_init() }
@@ -2484,7 +2784,7 @@ func file_tagq_v1_queue_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_tagq_v1_queue_proto_rawDesc), len(file_tagq_v1_queue_proto_rawDesc)),
 			NumEnums:      3,
-			NumMessages:   31,
+			NumMessages:   35,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

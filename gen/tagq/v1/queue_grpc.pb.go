@@ -19,17 +19,18 @@ import (
 const _ = grpc.SupportPackageIsVersion9
 
 const (
-	QueueService_CreateQueue_FullMethodName = "/tagq.v1.QueueService/CreateQueue"
-	QueueService_GetQueue_FullMethodName    = "/tagq.v1.QueueService/GetQueue"
-	QueueService_ListQueues_FullMethodName  = "/tagq.v1.QueueService/ListQueues"
-	QueueService_UpdateQueue_FullMethodName = "/tagq.v1.QueueService/UpdateQueue"
-	QueueService_DeleteQueue_FullMethodName = "/tagq.v1.QueueService/DeleteQueue"
-	QueueService_PurgeQueue_FullMethodName  = "/tagq.v1.QueueService/PurgeQueue"
-	QueueService_CreateTag_FullMethodName   = "/tagq.v1.QueueService/CreateTag"
-	QueueService_GetTag_FullMethodName      = "/tagq.v1.QueueService/GetTag"
-	QueueService_ListTags_FullMethodName    = "/tagq.v1.QueueService/ListTags"
-	QueueService_DeleteTag_FullMethodName   = "/tagq.v1.QueueService/DeleteTag"
-	QueueService_SeekTag_FullMethodName     = "/tagq.v1.QueueService/SeekTag"
+	QueueService_CreateQueue_FullMethodName   = "/tagq.v1.QueueService/CreateQueue"
+	QueueService_GetQueue_FullMethodName      = "/tagq.v1.QueueService/GetQueue"
+	QueueService_ListQueues_FullMethodName    = "/tagq.v1.QueueService/ListQueues"
+	QueueService_UpdateQueue_FullMethodName   = "/tagq.v1.QueueService/UpdateQueue"
+	QueueService_DeleteQueue_FullMethodName   = "/tagq.v1.QueueService/DeleteQueue"
+	QueueService_PurgeQueue_FullMethodName    = "/tagq.v1.QueueService/PurgeQueue"
+	QueueService_CreateTag_FullMethodName     = "/tagq.v1.QueueService/CreateTag"
+	QueueService_GetTag_FullMethodName        = "/tagq.v1.QueueService/GetTag"
+	QueueService_ListTags_FullMethodName      = "/tagq.v1.QueueService/ListTags"
+	QueueService_DeleteTag_FullMethodName     = "/tagq.v1.QueueService/DeleteTag"
+	QueueService_SeekTag_FullMethodName       = "/tagq.v1.QueueService/SeekTag"
+	QueueService_GetQueueRates_FullMethodName = "/tagq.v1.QueueService/GetQueueRates"
 )
 
 // QueueServiceClient is the client API for QueueService service.
@@ -87,6 +88,14 @@ type QueueServiceClient interface {
 	// no target, or a malformed message_id), NOT_FOUND (QUEUE_NOT_FOUND,
 	// TAG_NOT_FOUND, MESSAGE_NOT_FOUND: the id is not retained).
 	SeekTag(ctx context.Context, in *SeekTagRequest, opts ...grpc.CallOption) (*SeekTagResponse, error)
+	// GetQueueRates is a queue's message rates over time, per second, for
+	// the queue and each tag (or one tag): one point per 10 s over the last
+	// hour at most (RabbitMQ's management rates), kept by tagqd in Redis, so
+	// every replica serves the same history and a restart keeps it. Needs
+	// GET_QUEUE_INFO on the queue. Errors: INVALID_ARGUMENT
+	// (INVALID_NAME, INVALID_ARGUMENT_RANGE: window_seconds), NOT_FOUND
+	// (QUEUE_NOT_FOUND, TAG_NOT_FOUND).
+	GetQueueRates(ctx context.Context, in *GetQueueRatesRequest, opts ...grpc.CallOption) (*GetQueueRatesResponse, error)
 }
 
 type queueServiceClient struct {
@@ -207,6 +216,16 @@ func (c *queueServiceClient) SeekTag(ctx context.Context, in *SeekTagRequest, op
 	return out, nil
 }
 
+func (c *queueServiceClient) GetQueueRates(ctx context.Context, in *GetQueueRatesRequest, opts ...grpc.CallOption) (*GetQueueRatesResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(GetQueueRatesResponse)
+	err := c.cc.Invoke(ctx, QueueService_GetQueueRates_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // QueueServiceServer is the server API for QueueService service.
 // All implementations must embed UnimplementedQueueServiceServer
 // for forward compatibility.
@@ -262,6 +281,14 @@ type QueueServiceServer interface {
 	// no target, or a malformed message_id), NOT_FOUND (QUEUE_NOT_FOUND,
 	// TAG_NOT_FOUND, MESSAGE_NOT_FOUND: the id is not retained).
 	SeekTag(context.Context, *SeekTagRequest) (*SeekTagResponse, error)
+	// GetQueueRates is a queue's message rates over time, per second, for
+	// the queue and each tag (or one tag): one point per 10 s over the last
+	// hour at most (RabbitMQ's management rates), kept by tagqd in Redis, so
+	// every replica serves the same history and a restart keeps it. Needs
+	// GET_QUEUE_INFO on the queue. Errors: INVALID_ARGUMENT
+	// (INVALID_NAME, INVALID_ARGUMENT_RANGE: window_seconds), NOT_FOUND
+	// (QUEUE_NOT_FOUND, TAG_NOT_FOUND).
+	GetQueueRates(context.Context, *GetQueueRatesRequest) (*GetQueueRatesResponse, error)
 	mustEmbedUnimplementedQueueServiceServer()
 }
 
@@ -304,6 +331,9 @@ func (UnimplementedQueueServiceServer) DeleteTag(context.Context, *DeleteTagRequ
 }
 func (UnimplementedQueueServiceServer) SeekTag(context.Context, *SeekTagRequest) (*SeekTagResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method SeekTag not implemented")
+}
+func (UnimplementedQueueServiceServer) GetQueueRates(context.Context, *GetQueueRatesRequest) (*GetQueueRatesResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method GetQueueRates not implemented")
 }
 func (UnimplementedQueueServiceServer) mustEmbedUnimplementedQueueServiceServer() {}
 func (UnimplementedQueueServiceServer) testEmbeddedByValue()                      {}
@@ -524,6 +554,24 @@ func _QueueService_SeekTag_Handler(srv interface{}, ctx context.Context, dec fun
 	return interceptor(ctx, in, info, handler)
 }
 
+func _QueueService_GetQueueRates_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(GetQueueRatesRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(QueueServiceServer).GetQueueRates(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: QueueService_GetQueueRates_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(QueueServiceServer).GetQueueRates(ctx, req.(*GetQueueRatesRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // QueueService_ServiceDesc is the grpc.ServiceDesc for QueueService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -574,6 +622,10 @@ var QueueService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "SeekTag",
 			Handler:    _QueueService_SeekTag_Handler,
+		},
+		{
+			MethodName: "GetQueueRates",
+			Handler:    _QueueService_GetQueueRates_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

@@ -599,6 +599,59 @@ func local_request_QueueService_SeekTag_0(ctx context.Context, marshaler runtime
 	return msg, metadata, err
 }
 
+var filter_QueueService_GetQueueRates_0 = &utilities.DoubleArray{Encoding: map[string]int{"queue": 0}, Base: []int{1, 1, 0}, Check: []int{0, 1, 2}}
+
+func request_QueueService_GetQueueRates_0(ctx context.Context, marshaler runtime.Marshaler, client extTagqv1.QueueServiceClient, req *http.Request, pathParams map[string]string) (proto.Message, runtime.ServerMetadata, error) {
+	var (
+		protoReq extTagqv1.GetQueueRatesRequest
+		metadata runtime.ServerMetadata
+		err      error
+	)
+	val, ok := pathParams["queue"]
+	if !ok {
+		return nil, metadata, status.Errorf(codes.InvalidArgument, "missing parameter %s", "queue")
+	}
+	protoReq.Queue, err = runtime.String(val)
+	if err != nil {
+		return nil, metadata, status.Errorf(codes.InvalidArgument, "type mismatch, parameter: %s, error: %v", "queue", err)
+	}
+	if err := req.ParseForm(); err != nil {
+		return nil, metadata, status.Errorf(codes.InvalidArgument, "%v", err)
+	}
+	if err := runtime.PopulateQueryParameters(&protoReq, req.Form, filter_QueueService_GetQueueRates_0); err != nil {
+		return nil, metadata, status.Errorf(codes.InvalidArgument, "%v", err)
+	}
+	if req.Body != nil {
+		_, _ = io.Copy(io.Discard, req.Body)
+	}
+	msg, err := client.GetQueueRates(ctx, &protoReq, grpc.Header(&metadata.HeaderMD), grpc.Trailer(&metadata.TrailerMD))
+	return msg, metadata, err
+}
+
+func local_request_QueueService_GetQueueRates_0(ctx context.Context, marshaler runtime.Marshaler, server extTagqv1.QueueServiceServer, req *http.Request, pathParams map[string]string) (proto.Message, runtime.ServerMetadata, error) {
+	var (
+		protoReq extTagqv1.GetQueueRatesRequest
+		metadata runtime.ServerMetadata
+		err      error
+	)
+	val, ok := pathParams["queue"]
+	if !ok {
+		return nil, metadata, status.Errorf(codes.InvalidArgument, "missing parameter %s", "queue")
+	}
+	protoReq.Queue, err = runtime.String(val)
+	if err != nil {
+		return nil, metadata, status.Errorf(codes.InvalidArgument, "type mismatch, parameter: %s, error: %v", "queue", err)
+	}
+	if err := req.ParseForm(); err != nil {
+		return nil, metadata, status.Errorf(codes.InvalidArgument, "%v", err)
+	}
+	if err := runtime.PopulateQueryParameters(&protoReq, req.Form, filter_QueueService_GetQueueRates_0); err != nil {
+		return nil, metadata, status.Errorf(codes.InvalidArgument, "%v", err)
+	}
+	msg, err := server.GetQueueRates(ctx, &protoReq)
+	return msg, metadata, err
+}
+
 // RegisterQueueServiceHandlerServer registers the http handlers for service QueueService to "mux".
 // UnaryRPC     :call QueueServiceServer directly.
 // StreamingRPC :currently unsupported pending https://github.com/grpc/grpc-go/issues/906.
@@ -824,6 +877,26 @@ func RegisterQueueServiceHandlerServer(ctx context.Context, mux *runtime.ServeMu
 			return
 		}
 		forward_QueueService_SeekTag_0(annotatedContext, mux, outboundMarshaler, w, req, resp, mux.GetForwardResponseOptions()...)
+	})
+	mux.Handle(http.MethodGet, pattern_QueueService_GetQueueRates_0, func(w http.ResponseWriter, req *http.Request, pathParams map[string]string) {
+		ctx, cancel := context.WithCancel(req.Context())
+		defer cancel()
+		var stream runtime.ServerTransportStream
+		ctx = grpc.NewContextWithServerTransportStream(ctx, &stream)
+		inboundMarshaler, outboundMarshaler := runtime.MarshalerForRequest(mux, req)
+		annotatedContext, err := runtime.AnnotateIncomingContext(ctx, mux, req, "/tagq.v1.QueueService/GetQueueRates", runtime.WithHTTPPathPattern("/v1/queues/{queue}/rates"))
+		if err != nil {
+			runtime.HTTPError(ctx, mux, outboundMarshaler, w, req, err)
+			return
+		}
+		resp, md, err := local_request_QueueService_GetQueueRates_0(annotatedContext, inboundMarshaler, server, req, pathParams)
+		md.HeaderMD, md.TrailerMD = metadata.Join(md.HeaderMD, stream.Header()), metadata.Join(md.TrailerMD, stream.Trailer())
+		annotatedContext = runtime.NewServerMetadataContext(annotatedContext, md)
+		if err != nil {
+			runtime.HTTPError(annotatedContext, mux, outboundMarshaler, w, req, err)
+			return
+		}
+		forward_QueueService_GetQueueRates_0(annotatedContext, mux, outboundMarshaler, w, req, resp, mux.GetForwardResponseOptions()...)
 	})
 
 	return nil
@@ -1052,33 +1125,52 @@ func RegisterQueueServiceHandlerClient(ctx context.Context, mux *runtime.ServeMu
 		}
 		forward_QueueService_SeekTag_0(annotatedContext, mux, outboundMarshaler, w, req, resp, mux.GetForwardResponseOptions()...)
 	})
+	mux.Handle(http.MethodGet, pattern_QueueService_GetQueueRates_0, func(w http.ResponseWriter, req *http.Request, pathParams map[string]string) {
+		ctx, cancel := context.WithCancel(req.Context())
+		defer cancel()
+		inboundMarshaler, outboundMarshaler := runtime.MarshalerForRequest(mux, req)
+		annotatedContext, err := runtime.AnnotateContext(ctx, mux, req, "/tagq.v1.QueueService/GetQueueRates", runtime.WithHTTPPathPattern("/v1/queues/{queue}/rates"))
+		if err != nil {
+			runtime.HTTPError(ctx, mux, outboundMarshaler, w, req, err)
+			return
+		}
+		resp, md, err := request_QueueService_GetQueueRates_0(annotatedContext, inboundMarshaler, client, req, pathParams)
+		annotatedContext = runtime.NewServerMetadataContext(annotatedContext, md)
+		if err != nil {
+			runtime.HTTPError(annotatedContext, mux, outboundMarshaler, w, req, err)
+			return
+		}
+		forward_QueueService_GetQueueRates_0(annotatedContext, mux, outboundMarshaler, w, req, resp, mux.GetForwardResponseOptions()...)
+	})
 	return nil
 }
 
 var (
-	pattern_QueueService_CreateQueue_0 = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1}, []string{"v1", "queues"}, ""))
-	pattern_QueueService_GetQueue_0    = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2}, []string{"v1", "queues", "name"}, ""))
-	pattern_QueueService_ListQueues_0  = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1}, []string{"v1", "queues"}, ""))
-	pattern_QueueService_UpdateQueue_0 = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2}, []string{"v1", "queues", "queue.name"}, ""))
-	pattern_QueueService_DeleteQueue_0 = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2}, []string{"v1", "queues", "name"}, ""))
-	pattern_QueueService_PurgeQueue_0  = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2}, []string{"v1", "queues", "name"}, "purge"))
-	pattern_QueueService_CreateTag_0   = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2, 2, 3}, []string{"v1", "queues", "queue", "tags"}, ""))
-	pattern_QueueService_GetTag_0      = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2, 2, 3, 1, 0, 4, 1, 5, 4}, []string{"v1", "queues", "queue", "tags", "name"}, ""))
-	pattern_QueueService_ListTags_0    = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2, 2, 3}, []string{"v1", "queues", "queue", "tags"}, ""))
-	pattern_QueueService_DeleteTag_0   = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2, 2, 3, 1, 0, 4, 1, 5, 4}, []string{"v1", "queues", "queue", "tags", "name"}, ""))
-	pattern_QueueService_SeekTag_0     = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2, 2, 3, 1, 0, 4, 1, 5, 4}, []string{"v1", "queues", "queue", "tags", "name"}, "seek"))
+	pattern_QueueService_CreateQueue_0   = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1}, []string{"v1", "queues"}, ""))
+	pattern_QueueService_GetQueue_0      = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2}, []string{"v1", "queues", "name"}, ""))
+	pattern_QueueService_ListQueues_0    = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1}, []string{"v1", "queues"}, ""))
+	pattern_QueueService_UpdateQueue_0   = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2}, []string{"v1", "queues", "queue.name"}, ""))
+	pattern_QueueService_DeleteQueue_0   = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2}, []string{"v1", "queues", "name"}, ""))
+	pattern_QueueService_PurgeQueue_0    = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2}, []string{"v1", "queues", "name"}, "purge"))
+	pattern_QueueService_CreateTag_0     = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2, 2, 3}, []string{"v1", "queues", "queue", "tags"}, ""))
+	pattern_QueueService_GetTag_0        = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2, 2, 3, 1, 0, 4, 1, 5, 4}, []string{"v1", "queues", "queue", "tags", "name"}, ""))
+	pattern_QueueService_ListTags_0      = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2, 2, 3}, []string{"v1", "queues", "queue", "tags"}, ""))
+	pattern_QueueService_DeleteTag_0     = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2, 2, 3, 1, 0, 4, 1, 5, 4}, []string{"v1", "queues", "queue", "tags", "name"}, ""))
+	pattern_QueueService_SeekTag_0       = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2, 2, 3, 1, 0, 4, 1, 5, 4}, []string{"v1", "queues", "queue", "tags", "name"}, "seek"))
+	pattern_QueueService_GetQueueRates_0 = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2, 2, 3}, []string{"v1", "queues", "queue", "rates"}, ""))
 )
 
 var (
-	forward_QueueService_CreateQueue_0 = runtime.ForwardResponseMessage
-	forward_QueueService_GetQueue_0    = runtime.ForwardResponseMessage
-	forward_QueueService_ListQueues_0  = runtime.ForwardResponseMessage
-	forward_QueueService_UpdateQueue_0 = runtime.ForwardResponseMessage
-	forward_QueueService_DeleteQueue_0 = runtime.ForwardResponseMessage
-	forward_QueueService_PurgeQueue_0  = runtime.ForwardResponseMessage
-	forward_QueueService_CreateTag_0   = runtime.ForwardResponseMessage
-	forward_QueueService_GetTag_0      = runtime.ForwardResponseMessage
-	forward_QueueService_ListTags_0    = runtime.ForwardResponseMessage
-	forward_QueueService_DeleteTag_0   = runtime.ForwardResponseMessage
-	forward_QueueService_SeekTag_0     = runtime.ForwardResponseMessage
+	forward_QueueService_CreateQueue_0   = runtime.ForwardResponseMessage
+	forward_QueueService_GetQueue_0      = runtime.ForwardResponseMessage
+	forward_QueueService_ListQueues_0    = runtime.ForwardResponseMessage
+	forward_QueueService_UpdateQueue_0   = runtime.ForwardResponseMessage
+	forward_QueueService_DeleteQueue_0   = runtime.ForwardResponseMessage
+	forward_QueueService_PurgeQueue_0    = runtime.ForwardResponseMessage
+	forward_QueueService_CreateTag_0     = runtime.ForwardResponseMessage
+	forward_QueueService_GetTag_0        = runtime.ForwardResponseMessage
+	forward_QueueService_ListTags_0      = runtime.ForwardResponseMessage
+	forward_QueueService_DeleteTag_0     = runtime.ForwardResponseMessage
+	forward_QueueService_SeekTag_0       = runtime.ForwardResponseMessage
+	forward_QueueService_GetQueueRates_0 = runtime.ForwardResponseMessage
 )

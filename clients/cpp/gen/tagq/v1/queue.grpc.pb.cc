@@ -34,6 +34,7 @@ static const char* QueueService_method_names[] = {
   "/tagq.v1.QueueService/ListTags",
   "/tagq.v1.QueueService/DeleteTag",
   "/tagq.v1.QueueService/SeekTag",
+  "/tagq.v1.QueueService/GetQueueRates",
 };
 
 std::unique_ptr< QueueService::Stub> QueueService::NewStub(const std::shared_ptr< ::grpc::ChannelInterface>& channel, const ::grpc::StubOptions& options) {
@@ -54,6 +55,7 @@ QueueService::Stub::Stub(const std::shared_ptr< ::grpc::ChannelInterface>& chann
   , rpcmethod_ListTags_(QueueService_method_names[8], options.suffix_for_stats(),::grpc::internal::RpcMethod::NORMAL_RPC, channel)
   , rpcmethod_DeleteTag_(QueueService_method_names[9], options.suffix_for_stats(),::grpc::internal::RpcMethod::NORMAL_RPC, channel)
   , rpcmethod_SeekTag_(QueueService_method_names[10], options.suffix_for_stats(),::grpc::internal::RpcMethod::NORMAL_RPC, channel)
+  , rpcmethod_GetQueueRates_(QueueService_method_names[11], options.suffix_for_stats(),::grpc::internal::RpcMethod::NORMAL_RPC, channel)
   {}
 
 ::grpc::Status QueueService::Stub::CreateQueue(::grpc::ClientContext* context, const ::tagq::v1::CreateQueueRequest& request, ::tagq::v1::CreateQueueResponse* response) {
@@ -309,6 +311,29 @@ void QueueService::Stub::async::SeekTag(::grpc::ClientContext* context, const ::
   return result;
 }
 
+::grpc::Status QueueService::Stub::GetQueueRates(::grpc::ClientContext* context, const ::tagq::v1::GetQueueRatesRequest& request, ::tagq::v1::GetQueueRatesResponse* response) {
+  return ::grpc::internal::BlockingUnaryCall< ::tagq::v1::GetQueueRatesRequest, ::tagq::v1::GetQueueRatesResponse, ::grpc::protobuf::MessageLite, ::grpc::protobuf::MessageLite>(channel_.get(), rpcmethod_GetQueueRates_, context, request, response);
+}
+
+void QueueService::Stub::async::GetQueueRates(::grpc::ClientContext* context, const ::tagq::v1::GetQueueRatesRequest* request, ::tagq::v1::GetQueueRatesResponse* response, std::function<void(::grpc::Status)> f) {
+  ::grpc::internal::CallbackUnaryCall< ::tagq::v1::GetQueueRatesRequest, ::tagq::v1::GetQueueRatesResponse, ::grpc::protobuf::MessageLite, ::grpc::protobuf::MessageLite>(stub_->channel_.get(), stub_->rpcmethod_GetQueueRates_, context, request, response, std::move(f));
+}
+
+void QueueService::Stub::async::GetQueueRates(::grpc::ClientContext* context, const ::tagq::v1::GetQueueRatesRequest* request, ::tagq::v1::GetQueueRatesResponse* response, ::grpc::ClientUnaryReactor* reactor) {
+  ::grpc::internal::ClientCallbackUnaryFactory::Create< ::grpc::protobuf::MessageLite, ::grpc::protobuf::MessageLite>(stub_->channel_.get(), stub_->rpcmethod_GetQueueRates_, context, request, response, reactor);
+}
+
+::grpc::ClientAsyncResponseReader< ::tagq::v1::GetQueueRatesResponse>* QueueService::Stub::PrepareAsyncGetQueueRatesRaw(::grpc::ClientContext* context, const ::tagq::v1::GetQueueRatesRequest& request, ::grpc::CompletionQueue* cq) {
+  return ::grpc::internal::ClientAsyncResponseReaderHelper::Create< ::tagq::v1::GetQueueRatesResponse, ::tagq::v1::GetQueueRatesRequest, ::grpc::protobuf::MessageLite, ::grpc::protobuf::MessageLite>(channel_.get(), cq, rpcmethod_GetQueueRates_, context, request);
+}
+
+::grpc::ClientAsyncResponseReader< ::tagq::v1::GetQueueRatesResponse>* QueueService::Stub::AsyncGetQueueRatesRaw(::grpc::ClientContext* context, const ::tagq::v1::GetQueueRatesRequest& request, ::grpc::CompletionQueue* cq) {
+  auto* result =
+    this->PrepareAsyncGetQueueRatesRaw(context, request, cq);
+  result->StartCall();
+  return result;
+}
+
 QueueService::Service::Service() {
   AddMethod(new ::grpc::internal::RpcServiceMethod(
       QueueService_method_names[0],
@@ -420,6 +445,16 @@ QueueService::Service::Service() {
              ::tagq::v1::SeekTagResponse* resp) {
                return service->SeekTag(ctx, req, resp);
              }, this)));
+  AddMethod(new ::grpc::internal::RpcServiceMethod(
+      QueueService_method_names[11],
+      ::grpc::internal::RpcMethod::NORMAL_RPC,
+      new ::grpc::internal::RpcMethodHandler< QueueService::Service, ::tagq::v1::GetQueueRatesRequest, ::tagq::v1::GetQueueRatesResponse, ::grpc::protobuf::MessageLite, ::grpc::protobuf::MessageLite>(
+          [](QueueService::Service* service,
+             ::grpc::ServerContext* ctx,
+             const ::tagq::v1::GetQueueRatesRequest* req,
+             ::tagq::v1::GetQueueRatesResponse* resp) {
+               return service->GetQueueRates(ctx, req, resp);
+             }, this)));
 }
 
 QueueService::Service::~Service() {
@@ -496,6 +531,13 @@ QueueService::Service::~Service() {
 }
 
 ::grpc::Status QueueService::Service::SeekTag(::grpc::ServerContext* context, const ::tagq::v1::SeekTagRequest* request, ::tagq::v1::SeekTagResponse* response) {
+  (void) context;
+  (void) request;
+  (void) response;
+  return ::grpc::Status(::grpc::StatusCode::UNIMPLEMENTED, "");
+}
+
+::grpc::Status QueueService::Service::GetQueueRates(::grpc::ServerContext* context, const ::tagq::v1::GetQueueRatesRequest* request, ::tagq::v1::GetQueueRatesResponse* response) {
   (void) context;
   (void) request;
   (void) response;

@@ -152,6 +152,20 @@ class QueueService final {
     std::unique_ptr< ::grpc::ClientAsyncResponseReaderInterface< ::tagq::v1::SeekTagResponse>> PrepareAsyncSeekTag(::grpc::ClientContext* context, const ::tagq::v1::SeekTagRequest& request, ::grpc::CompletionQueue* cq) {
       return std::unique_ptr< ::grpc::ClientAsyncResponseReaderInterface< ::tagq::v1::SeekTagResponse>>(PrepareAsyncSeekTagRaw(context, request, cq));
     }
+    // GetQueueRates is a queue's message rates over time, per second, for
+    // the queue and each tag (or one tag): one point per 10 s over the last
+    // hour at most (RabbitMQ's management rates), kept by tagqd in Redis, so
+    // every replica serves the same history and a restart keeps it. Needs
+    // GET_QUEUE_INFO on the queue. Errors: INVALID_ARGUMENT
+    // (INVALID_NAME, INVALID_ARGUMENT_RANGE: window_seconds), NOT_FOUND
+    // (QUEUE_NOT_FOUND, TAG_NOT_FOUND).
+    virtual ::grpc::Status GetQueueRates(::grpc::ClientContext* context, const ::tagq::v1::GetQueueRatesRequest& request, ::tagq::v1::GetQueueRatesResponse* response) = 0;
+    std::unique_ptr< ::grpc::ClientAsyncResponseReaderInterface< ::tagq::v1::GetQueueRatesResponse>> AsyncGetQueueRates(::grpc::ClientContext* context, const ::tagq::v1::GetQueueRatesRequest& request, ::grpc::CompletionQueue* cq) {
+      return std::unique_ptr< ::grpc::ClientAsyncResponseReaderInterface< ::tagq::v1::GetQueueRatesResponse>>(AsyncGetQueueRatesRaw(context, request, cq));
+    }
+    std::unique_ptr< ::grpc::ClientAsyncResponseReaderInterface< ::tagq::v1::GetQueueRatesResponse>> PrepareAsyncGetQueueRates(::grpc::ClientContext* context, const ::tagq::v1::GetQueueRatesRequest& request, ::grpc::CompletionQueue* cq) {
+      return std::unique_ptr< ::grpc::ClientAsyncResponseReaderInterface< ::tagq::v1::GetQueueRatesResponse>>(PrepareAsyncGetQueueRatesRaw(context, request, cq));
+    }
     class async_interface {
      public:
       virtual ~async_interface() {}
@@ -211,6 +225,15 @@ class QueueService final {
       // TAG_NOT_FOUND, MESSAGE_NOT_FOUND: the id is not retained).
       virtual void SeekTag(::grpc::ClientContext* context, const ::tagq::v1::SeekTagRequest* request, ::tagq::v1::SeekTagResponse* response, std::function<void(::grpc::Status)>) = 0;
       virtual void SeekTag(::grpc::ClientContext* context, const ::tagq::v1::SeekTagRequest* request, ::tagq::v1::SeekTagResponse* response, ::grpc::ClientUnaryReactor* reactor) = 0;
+      // GetQueueRates is a queue's message rates over time, per second, for
+      // the queue and each tag (or one tag): one point per 10 s over the last
+      // hour at most (RabbitMQ's management rates), kept by tagqd in Redis, so
+      // every replica serves the same history and a restart keeps it. Needs
+      // GET_QUEUE_INFO on the queue. Errors: INVALID_ARGUMENT
+      // (INVALID_NAME, INVALID_ARGUMENT_RANGE: window_seconds), NOT_FOUND
+      // (QUEUE_NOT_FOUND, TAG_NOT_FOUND).
+      virtual void GetQueueRates(::grpc::ClientContext* context, const ::tagq::v1::GetQueueRatesRequest* request, ::tagq::v1::GetQueueRatesResponse* response, std::function<void(::grpc::Status)>) = 0;
+      virtual void GetQueueRates(::grpc::ClientContext* context, const ::tagq::v1::GetQueueRatesRequest* request, ::tagq::v1::GetQueueRatesResponse* response, ::grpc::ClientUnaryReactor* reactor) = 0;
     };
     typedef class async_interface experimental_async_interface;
     virtual class async_interface* async() { return nullptr; }
@@ -238,6 +261,8 @@ class QueueService final {
     virtual ::grpc::ClientAsyncResponseReaderInterface< ::tagq::v1::DeleteTagResponse>* PrepareAsyncDeleteTagRaw(::grpc::ClientContext* context, const ::tagq::v1::DeleteTagRequest& request, ::grpc::CompletionQueue* cq) = 0;
     virtual ::grpc::ClientAsyncResponseReaderInterface< ::tagq::v1::SeekTagResponse>* AsyncSeekTagRaw(::grpc::ClientContext* context, const ::tagq::v1::SeekTagRequest& request, ::grpc::CompletionQueue* cq) = 0;
     virtual ::grpc::ClientAsyncResponseReaderInterface< ::tagq::v1::SeekTagResponse>* PrepareAsyncSeekTagRaw(::grpc::ClientContext* context, const ::tagq::v1::SeekTagRequest& request, ::grpc::CompletionQueue* cq) = 0;
+    virtual ::grpc::ClientAsyncResponseReaderInterface< ::tagq::v1::GetQueueRatesResponse>* AsyncGetQueueRatesRaw(::grpc::ClientContext* context, const ::tagq::v1::GetQueueRatesRequest& request, ::grpc::CompletionQueue* cq) = 0;
+    virtual ::grpc::ClientAsyncResponseReaderInterface< ::tagq::v1::GetQueueRatesResponse>* PrepareAsyncGetQueueRatesRaw(::grpc::ClientContext* context, const ::tagq::v1::GetQueueRatesRequest& request, ::grpc::CompletionQueue* cq) = 0;
   };
   class Stub final : public StubInterface {
    public:
@@ -319,6 +344,13 @@ class QueueService final {
     std::unique_ptr< ::grpc::ClientAsyncResponseReader< ::tagq::v1::SeekTagResponse>> PrepareAsyncSeekTag(::grpc::ClientContext* context, const ::tagq::v1::SeekTagRequest& request, ::grpc::CompletionQueue* cq) {
       return std::unique_ptr< ::grpc::ClientAsyncResponseReader< ::tagq::v1::SeekTagResponse>>(PrepareAsyncSeekTagRaw(context, request, cq));
     }
+    ::grpc::Status GetQueueRates(::grpc::ClientContext* context, const ::tagq::v1::GetQueueRatesRequest& request, ::tagq::v1::GetQueueRatesResponse* response) override;
+    std::unique_ptr< ::grpc::ClientAsyncResponseReader< ::tagq::v1::GetQueueRatesResponse>> AsyncGetQueueRates(::grpc::ClientContext* context, const ::tagq::v1::GetQueueRatesRequest& request, ::grpc::CompletionQueue* cq) {
+      return std::unique_ptr< ::grpc::ClientAsyncResponseReader< ::tagq::v1::GetQueueRatesResponse>>(AsyncGetQueueRatesRaw(context, request, cq));
+    }
+    std::unique_ptr< ::grpc::ClientAsyncResponseReader< ::tagq::v1::GetQueueRatesResponse>> PrepareAsyncGetQueueRates(::grpc::ClientContext* context, const ::tagq::v1::GetQueueRatesRequest& request, ::grpc::CompletionQueue* cq) {
+      return std::unique_ptr< ::grpc::ClientAsyncResponseReader< ::tagq::v1::GetQueueRatesResponse>>(PrepareAsyncGetQueueRatesRaw(context, request, cq));
+    }
     class async final :
       public StubInterface::async_interface {
      public:
@@ -344,6 +376,8 @@ class QueueService final {
       void DeleteTag(::grpc::ClientContext* context, const ::tagq::v1::DeleteTagRequest* request, ::tagq::v1::DeleteTagResponse* response, ::grpc::ClientUnaryReactor* reactor) override;
       void SeekTag(::grpc::ClientContext* context, const ::tagq::v1::SeekTagRequest* request, ::tagq::v1::SeekTagResponse* response, std::function<void(::grpc::Status)>) override;
       void SeekTag(::grpc::ClientContext* context, const ::tagq::v1::SeekTagRequest* request, ::tagq::v1::SeekTagResponse* response, ::grpc::ClientUnaryReactor* reactor) override;
+      void GetQueueRates(::grpc::ClientContext* context, const ::tagq::v1::GetQueueRatesRequest* request, ::tagq::v1::GetQueueRatesResponse* response, std::function<void(::grpc::Status)>) override;
+      void GetQueueRates(::grpc::ClientContext* context, const ::tagq::v1::GetQueueRatesRequest* request, ::tagq::v1::GetQueueRatesResponse* response, ::grpc::ClientUnaryReactor* reactor) override;
      private:
       friend class Stub;
       explicit async(Stub* stub): stub_(stub) { }
@@ -377,6 +411,8 @@ class QueueService final {
     ::grpc::ClientAsyncResponseReader< ::tagq::v1::DeleteTagResponse>* PrepareAsyncDeleteTagRaw(::grpc::ClientContext* context, const ::tagq::v1::DeleteTagRequest& request, ::grpc::CompletionQueue* cq) override;
     ::grpc::ClientAsyncResponseReader< ::tagq::v1::SeekTagResponse>* AsyncSeekTagRaw(::grpc::ClientContext* context, const ::tagq::v1::SeekTagRequest& request, ::grpc::CompletionQueue* cq) override;
     ::grpc::ClientAsyncResponseReader< ::tagq::v1::SeekTagResponse>* PrepareAsyncSeekTagRaw(::grpc::ClientContext* context, const ::tagq::v1::SeekTagRequest& request, ::grpc::CompletionQueue* cq) override;
+    ::grpc::ClientAsyncResponseReader< ::tagq::v1::GetQueueRatesResponse>* AsyncGetQueueRatesRaw(::grpc::ClientContext* context, const ::tagq::v1::GetQueueRatesRequest& request, ::grpc::CompletionQueue* cq) override;
+    ::grpc::ClientAsyncResponseReader< ::tagq::v1::GetQueueRatesResponse>* PrepareAsyncGetQueueRatesRaw(::grpc::ClientContext* context, const ::tagq::v1::GetQueueRatesRequest& request, ::grpc::CompletionQueue* cq) override;
     const ::grpc::internal::RpcMethod rpcmethod_CreateQueue_;
     const ::grpc::internal::RpcMethod rpcmethod_GetQueue_;
     const ::grpc::internal::RpcMethod rpcmethod_ListQueues_;
@@ -388,6 +424,7 @@ class QueueService final {
     const ::grpc::internal::RpcMethod rpcmethod_ListTags_;
     const ::grpc::internal::RpcMethod rpcmethod_DeleteTag_;
     const ::grpc::internal::RpcMethod rpcmethod_SeekTag_;
+    const ::grpc::internal::RpcMethod rpcmethod_GetQueueRates_;
   };
   static std::unique_ptr<Stub> NewStub(const std::shared_ptr< ::grpc::ChannelInterface>& channel, const ::grpc::StubOptions& options = ::grpc::StubOptions());
 
@@ -440,6 +477,14 @@ class QueueService final {
     // no target, or a malformed message_id), NOT_FOUND (QUEUE_NOT_FOUND,
     // TAG_NOT_FOUND, MESSAGE_NOT_FOUND: the id is not retained).
     virtual ::grpc::Status SeekTag(::grpc::ServerContext* context, const ::tagq::v1::SeekTagRequest* request, ::tagq::v1::SeekTagResponse* response);
+    // GetQueueRates is a queue's message rates over time, per second, for
+    // the queue and each tag (or one tag): one point per 10 s over the last
+    // hour at most (RabbitMQ's management rates), kept by tagqd in Redis, so
+    // every replica serves the same history and a restart keeps it. Needs
+    // GET_QUEUE_INFO on the queue. Errors: INVALID_ARGUMENT
+    // (INVALID_NAME, INVALID_ARGUMENT_RANGE: window_seconds), NOT_FOUND
+    // (QUEUE_NOT_FOUND, TAG_NOT_FOUND).
+    virtual ::grpc::Status GetQueueRates(::grpc::ServerContext* context, const ::tagq::v1::GetQueueRatesRequest* request, ::tagq::v1::GetQueueRatesResponse* response);
   };
   template <class BaseClass>
   class WithAsyncMethod_CreateQueue : public BaseClass {
@@ -661,7 +706,27 @@ class QueueService final {
       ::grpc::Service::RequestAsyncUnary(10, context, request, response, new_call_cq, notification_cq, tag);
     }
   };
-  typedef WithAsyncMethod_CreateQueue<WithAsyncMethod_GetQueue<WithAsyncMethod_ListQueues<WithAsyncMethod_UpdateQueue<WithAsyncMethod_DeleteQueue<WithAsyncMethod_PurgeQueue<WithAsyncMethod_CreateTag<WithAsyncMethod_GetTag<WithAsyncMethod_ListTags<WithAsyncMethod_DeleteTag<WithAsyncMethod_SeekTag<Service > > > > > > > > > > > AsyncService;
+  template <class BaseClass>
+  class WithAsyncMethod_GetQueueRates : public BaseClass {
+   private:
+    void BaseClassMustBeDerivedFromService(const Service* /*service*/) {}
+   public:
+    WithAsyncMethod_GetQueueRates() {
+      ::grpc::Service::MarkMethodAsync(11);
+    }
+    ~WithAsyncMethod_GetQueueRates() override {
+      BaseClassMustBeDerivedFromService(this);
+    }
+    // disable synchronous version of this method
+    ::grpc::Status GetQueueRates(::grpc::ServerContext* /*context*/, const ::tagq::v1::GetQueueRatesRequest* /*request*/, ::tagq::v1::GetQueueRatesResponse* /*response*/) override {
+      abort();
+      return ::grpc::Status(::grpc::StatusCode::UNIMPLEMENTED, "");
+    }
+    void RequestGetQueueRates(::grpc::ServerContext* context, ::tagq::v1::GetQueueRatesRequest* request, ::grpc::ServerAsyncResponseWriter< ::tagq::v1::GetQueueRatesResponse>* response, ::grpc::CompletionQueue* new_call_cq, ::grpc::ServerCompletionQueue* notification_cq, void *tag) {
+      ::grpc::Service::RequestAsyncUnary(11, context, request, response, new_call_cq, notification_cq, tag);
+    }
+  };
+  typedef WithAsyncMethod_CreateQueue<WithAsyncMethod_GetQueue<WithAsyncMethod_ListQueues<WithAsyncMethod_UpdateQueue<WithAsyncMethod_DeleteQueue<WithAsyncMethod_PurgeQueue<WithAsyncMethod_CreateTag<WithAsyncMethod_GetTag<WithAsyncMethod_ListTags<WithAsyncMethod_DeleteTag<WithAsyncMethod_SeekTag<WithAsyncMethod_GetQueueRates<Service > > > > > > > > > > > > AsyncService;
   template <class BaseClass>
   class WithCallbackMethod_CreateQueue : public BaseClass {
    private:
@@ -959,7 +1024,34 @@ class QueueService final {
     virtual ::grpc::ServerUnaryReactor* SeekTag(
       ::grpc::CallbackServerContext* /*context*/, const ::tagq::v1::SeekTagRequest* /*request*/, ::tagq::v1::SeekTagResponse* /*response*/)  { return nullptr; }
   };
-  typedef WithCallbackMethod_CreateQueue<WithCallbackMethod_GetQueue<WithCallbackMethod_ListQueues<WithCallbackMethod_UpdateQueue<WithCallbackMethod_DeleteQueue<WithCallbackMethod_PurgeQueue<WithCallbackMethod_CreateTag<WithCallbackMethod_GetTag<WithCallbackMethod_ListTags<WithCallbackMethod_DeleteTag<WithCallbackMethod_SeekTag<Service > > > > > > > > > > > CallbackService;
+  template <class BaseClass>
+  class WithCallbackMethod_GetQueueRates : public BaseClass {
+   private:
+    void BaseClassMustBeDerivedFromService(const Service* /*service*/) {}
+   public:
+    WithCallbackMethod_GetQueueRates() {
+      ::grpc::Service::MarkMethodCallback(11,
+          new ::grpc::internal::CallbackUnaryHandler< ::tagq::v1::GetQueueRatesRequest, ::tagq::v1::GetQueueRatesResponse>(
+            [this](
+                   ::grpc::CallbackServerContext* context, const ::tagq::v1::GetQueueRatesRequest* request, ::tagq::v1::GetQueueRatesResponse* response) { return this->GetQueueRates(context, request, response); }));}
+    void SetMessageAllocatorFor_GetQueueRates(
+        ::grpc::MessageAllocator< ::tagq::v1::GetQueueRatesRequest, ::tagq::v1::GetQueueRatesResponse>* allocator) {
+      ::grpc::internal::MethodHandler* const handler = ::grpc::Service::GetHandler(11);
+      static_cast<::grpc::internal::CallbackUnaryHandler< ::tagq::v1::GetQueueRatesRequest, ::tagq::v1::GetQueueRatesResponse>*>(handler)
+              ->SetMessageAllocator(allocator);
+    }
+    ~WithCallbackMethod_GetQueueRates() override {
+      BaseClassMustBeDerivedFromService(this);
+    }
+    // disable synchronous version of this method
+    ::grpc::Status GetQueueRates(::grpc::ServerContext* /*context*/, const ::tagq::v1::GetQueueRatesRequest* /*request*/, ::tagq::v1::GetQueueRatesResponse* /*response*/) override {
+      abort();
+      return ::grpc::Status(::grpc::StatusCode::UNIMPLEMENTED, "");
+    }
+    virtual ::grpc::ServerUnaryReactor* GetQueueRates(
+      ::grpc::CallbackServerContext* /*context*/, const ::tagq::v1::GetQueueRatesRequest* /*request*/, ::tagq::v1::GetQueueRatesResponse* /*response*/)  { return nullptr; }
+  };
+  typedef WithCallbackMethod_CreateQueue<WithCallbackMethod_GetQueue<WithCallbackMethod_ListQueues<WithCallbackMethod_UpdateQueue<WithCallbackMethod_DeleteQueue<WithCallbackMethod_PurgeQueue<WithCallbackMethod_CreateTag<WithCallbackMethod_GetTag<WithCallbackMethod_ListTags<WithCallbackMethod_DeleteTag<WithCallbackMethod_SeekTag<WithCallbackMethod_GetQueueRates<Service > > > > > > > > > > > > CallbackService;
   typedef CallbackService ExperimentalCallbackService;
   template <class BaseClass>
   class WithGenericMethod_CreateQueue : public BaseClass {
@@ -1144,6 +1236,23 @@ class QueueService final {
     }
     // disable synchronous version of this method
     ::grpc::Status SeekTag(::grpc::ServerContext* /*context*/, const ::tagq::v1::SeekTagRequest* /*request*/, ::tagq::v1::SeekTagResponse* /*response*/) override {
+      abort();
+      return ::grpc::Status(::grpc::StatusCode::UNIMPLEMENTED, "");
+    }
+  };
+  template <class BaseClass>
+  class WithGenericMethod_GetQueueRates : public BaseClass {
+   private:
+    void BaseClassMustBeDerivedFromService(const Service* /*service*/) {}
+   public:
+    WithGenericMethod_GetQueueRates() {
+      ::grpc::Service::MarkMethodGeneric(11);
+    }
+    ~WithGenericMethod_GetQueueRates() override {
+      BaseClassMustBeDerivedFromService(this);
+    }
+    // disable synchronous version of this method
+    ::grpc::Status GetQueueRates(::grpc::ServerContext* /*context*/, const ::tagq::v1::GetQueueRatesRequest* /*request*/, ::tagq::v1::GetQueueRatesResponse* /*response*/) override {
       abort();
       return ::grpc::Status(::grpc::StatusCode::UNIMPLEMENTED, "");
     }
@@ -1366,6 +1475,26 @@ class QueueService final {
     }
     void RequestSeekTag(::grpc::ServerContext* context, ::grpc::ByteBuffer* request, ::grpc::ServerAsyncResponseWriter< ::grpc::ByteBuffer>* response, ::grpc::CompletionQueue* new_call_cq, ::grpc::ServerCompletionQueue* notification_cq, void *tag) {
       ::grpc::Service::RequestAsyncUnary(10, context, request, response, new_call_cq, notification_cq, tag);
+    }
+  };
+  template <class BaseClass>
+  class WithRawMethod_GetQueueRates : public BaseClass {
+   private:
+    void BaseClassMustBeDerivedFromService(const Service* /*service*/) {}
+   public:
+    WithRawMethod_GetQueueRates() {
+      ::grpc::Service::MarkMethodRaw(11);
+    }
+    ~WithRawMethod_GetQueueRates() override {
+      BaseClassMustBeDerivedFromService(this);
+    }
+    // disable synchronous version of this method
+    ::grpc::Status GetQueueRates(::grpc::ServerContext* /*context*/, const ::tagq::v1::GetQueueRatesRequest* /*request*/, ::tagq::v1::GetQueueRatesResponse* /*response*/) override {
+      abort();
+      return ::grpc::Status(::grpc::StatusCode::UNIMPLEMENTED, "");
+    }
+    void RequestGetQueueRates(::grpc::ServerContext* context, ::grpc::ByteBuffer* request, ::grpc::ServerAsyncResponseWriter< ::grpc::ByteBuffer>* response, ::grpc::CompletionQueue* new_call_cq, ::grpc::ServerCompletionQueue* notification_cq, void *tag) {
+      ::grpc::Service::RequestAsyncUnary(11, context, request, response, new_call_cq, notification_cq, tag);
     }
   };
   template <class BaseClass>
@@ -1608,6 +1737,28 @@ class QueueService final {
       return ::grpc::Status(::grpc::StatusCode::UNIMPLEMENTED, "");
     }
     virtual ::grpc::ServerUnaryReactor* SeekTag(
+      ::grpc::CallbackServerContext* /*context*/, const ::grpc::ByteBuffer* /*request*/, ::grpc::ByteBuffer* /*response*/)  { return nullptr; }
+  };
+  template <class BaseClass>
+  class WithRawCallbackMethod_GetQueueRates : public BaseClass {
+   private:
+    void BaseClassMustBeDerivedFromService(const Service* /*service*/) {}
+   public:
+    WithRawCallbackMethod_GetQueueRates() {
+      ::grpc::Service::MarkMethodRawCallback(11,
+          new ::grpc::internal::CallbackUnaryHandler< ::grpc::ByteBuffer, ::grpc::ByteBuffer>(
+            [this](
+                   ::grpc::CallbackServerContext* context, const ::grpc::ByteBuffer* request, ::grpc::ByteBuffer* response) { return this->GetQueueRates(context, request, response); }));
+    }
+    ~WithRawCallbackMethod_GetQueueRates() override {
+      BaseClassMustBeDerivedFromService(this);
+    }
+    // disable synchronous version of this method
+    ::grpc::Status GetQueueRates(::grpc::ServerContext* /*context*/, const ::tagq::v1::GetQueueRatesRequest* /*request*/, ::tagq::v1::GetQueueRatesResponse* /*response*/) override {
+      abort();
+      return ::grpc::Status(::grpc::StatusCode::UNIMPLEMENTED, "");
+    }
+    virtual ::grpc::ServerUnaryReactor* GetQueueRates(
       ::grpc::CallbackServerContext* /*context*/, const ::grpc::ByteBuffer* /*request*/, ::grpc::ByteBuffer* /*response*/)  { return nullptr; }
   };
   template <class BaseClass>
@@ -1907,9 +2058,36 @@ class QueueService final {
     // replace default version of method with streamed unary
     virtual ::grpc::Status StreamedSeekTag(::grpc::ServerContext* context, ::grpc::ServerUnaryStreamer< ::tagq::v1::SeekTagRequest,::tagq::v1::SeekTagResponse>* server_unary_streamer) = 0;
   };
-  typedef WithStreamedUnaryMethod_CreateQueue<WithStreamedUnaryMethod_GetQueue<WithStreamedUnaryMethod_ListQueues<WithStreamedUnaryMethod_UpdateQueue<WithStreamedUnaryMethod_DeleteQueue<WithStreamedUnaryMethod_PurgeQueue<WithStreamedUnaryMethod_CreateTag<WithStreamedUnaryMethod_GetTag<WithStreamedUnaryMethod_ListTags<WithStreamedUnaryMethod_DeleteTag<WithStreamedUnaryMethod_SeekTag<Service > > > > > > > > > > > StreamedUnaryService;
+  template <class BaseClass>
+  class WithStreamedUnaryMethod_GetQueueRates : public BaseClass {
+   private:
+    void BaseClassMustBeDerivedFromService(const Service* /*service*/) {}
+   public:
+    WithStreamedUnaryMethod_GetQueueRates() {
+      ::grpc::Service::MarkMethodStreamed(11,
+        new ::grpc::internal::StreamedUnaryHandler<
+          ::tagq::v1::GetQueueRatesRequest, ::tagq::v1::GetQueueRatesResponse>(
+            [this](::grpc::ServerContext* context,
+                   ::grpc::ServerUnaryStreamer<
+                     ::tagq::v1::GetQueueRatesRequest, ::tagq::v1::GetQueueRatesResponse>* streamer) {
+                       return this->StreamedGetQueueRates(context,
+                         streamer);
+                  }));
+    }
+    ~WithStreamedUnaryMethod_GetQueueRates() override {
+      BaseClassMustBeDerivedFromService(this);
+    }
+    // disable regular version of this method
+    ::grpc::Status GetQueueRates(::grpc::ServerContext* /*context*/, const ::tagq::v1::GetQueueRatesRequest* /*request*/, ::tagq::v1::GetQueueRatesResponse* /*response*/) override {
+      abort();
+      return ::grpc::Status(::grpc::StatusCode::UNIMPLEMENTED, "");
+    }
+    // replace default version of method with streamed unary
+    virtual ::grpc::Status StreamedGetQueueRates(::grpc::ServerContext* context, ::grpc::ServerUnaryStreamer< ::tagq::v1::GetQueueRatesRequest,::tagq::v1::GetQueueRatesResponse>* server_unary_streamer) = 0;
+  };
+  typedef WithStreamedUnaryMethod_CreateQueue<WithStreamedUnaryMethod_GetQueue<WithStreamedUnaryMethod_ListQueues<WithStreamedUnaryMethod_UpdateQueue<WithStreamedUnaryMethod_DeleteQueue<WithStreamedUnaryMethod_PurgeQueue<WithStreamedUnaryMethod_CreateTag<WithStreamedUnaryMethod_GetTag<WithStreamedUnaryMethod_ListTags<WithStreamedUnaryMethod_DeleteTag<WithStreamedUnaryMethod_SeekTag<WithStreamedUnaryMethod_GetQueueRates<Service > > > > > > > > > > > > StreamedUnaryService;
   typedef Service SplitStreamedService;
-  typedef WithStreamedUnaryMethod_CreateQueue<WithStreamedUnaryMethod_GetQueue<WithStreamedUnaryMethod_ListQueues<WithStreamedUnaryMethod_UpdateQueue<WithStreamedUnaryMethod_DeleteQueue<WithStreamedUnaryMethod_PurgeQueue<WithStreamedUnaryMethod_CreateTag<WithStreamedUnaryMethod_GetTag<WithStreamedUnaryMethod_ListTags<WithStreamedUnaryMethod_DeleteTag<WithStreamedUnaryMethod_SeekTag<Service > > > > > > > > > > > StreamedService;
+  typedef WithStreamedUnaryMethod_CreateQueue<WithStreamedUnaryMethod_GetQueue<WithStreamedUnaryMethod_ListQueues<WithStreamedUnaryMethod_UpdateQueue<WithStreamedUnaryMethod_DeleteQueue<WithStreamedUnaryMethod_PurgeQueue<WithStreamedUnaryMethod_CreateTag<WithStreamedUnaryMethod_GetTag<WithStreamedUnaryMethod_ListTags<WithStreamedUnaryMethod_DeleteTag<WithStreamedUnaryMethod_SeekTag<WithStreamedUnaryMethod_GetQueueRates<Service > > > > > > > > > > > > StreamedService;
 };
 
 }  // namespace v1

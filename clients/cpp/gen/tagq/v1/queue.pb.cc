@@ -486,9 +486,71 @@ struct SeekTagResponseDefaultTypeInternal {
   };
 };
 PROTOBUF_ATTRIBUTE_NO_DESTROY PROTOBUF_CONSTINIT PROTOBUF_ATTRIBUTE_INIT_PRIORITY1 SeekTagResponseDefaultTypeInternal _SeekTagResponse_default_instance_;
+PROTOBUF_CONSTEXPR GetQueueRatesRequest::GetQueueRatesRequest(
+    ::_pbi::ConstantInitialized): _impl_{
+    /*decltype(_impl_.queue_)*/{&::_pbi::fixed_address_empty_string, ::_pbi::ConstantInitialized{}}
+  , /*decltype(_impl_.tag_)*/{&::_pbi::fixed_address_empty_string, ::_pbi::ConstantInitialized{}}
+  , /*decltype(_impl_.window_seconds_)*/0
+  , /*decltype(_impl_._cached_size_)*/{}} {}
+struct GetQueueRatesRequestDefaultTypeInternal {
+  PROTOBUF_CONSTEXPR GetQueueRatesRequestDefaultTypeInternal()
+      : _instance(::_pbi::ConstantInitialized{}) {}
+  ~GetQueueRatesRequestDefaultTypeInternal() {}
+  union {
+    GetQueueRatesRequest _instance;
+  };
+};
+PROTOBUF_ATTRIBUTE_NO_DESTROY PROTOBUF_CONSTINIT PROTOBUF_ATTRIBUTE_INIT_PRIORITY1 GetQueueRatesRequestDefaultTypeInternal _GetQueueRatesRequest_default_instance_;
+PROTOBUF_CONSTEXPR GetQueueRatesResponse::GetQueueRatesResponse(
+    ::_pbi::ConstantInitialized): _impl_{
+    /*decltype(_impl_.points_)*/{}
+  , /*decltype(_impl_.tags_)*/{}
+  , /*decltype(_impl_.end_time_)*/nullptr
+  , /*decltype(_impl_.resolution_seconds_)*/0
+  , /*decltype(_impl_._cached_size_)*/{}} {}
+struct GetQueueRatesResponseDefaultTypeInternal {
+  PROTOBUF_CONSTEXPR GetQueueRatesResponseDefaultTypeInternal()
+      : _instance(::_pbi::ConstantInitialized{}) {}
+  ~GetQueueRatesResponseDefaultTypeInternal() {}
+  union {
+    GetQueueRatesResponse _instance;
+  };
+};
+PROTOBUF_ATTRIBUTE_NO_DESTROY PROTOBUF_CONSTINIT PROTOBUF_ATTRIBUTE_INIT_PRIORITY1 GetQueueRatesResponseDefaultTypeInternal _GetQueueRatesResponse_default_instance_;
+PROTOBUF_CONSTEXPR TagRates::TagRates(
+    ::_pbi::ConstantInitialized): _impl_{
+    /*decltype(_impl_.points_)*/{}
+  , /*decltype(_impl_.tag_)*/{&::_pbi::fixed_address_empty_string, ::_pbi::ConstantInitialized{}}
+  , /*decltype(_impl_._cached_size_)*/{}} {}
+struct TagRatesDefaultTypeInternal {
+  PROTOBUF_CONSTEXPR TagRatesDefaultTypeInternal()
+      : _instance(::_pbi::ConstantInitialized{}) {}
+  ~TagRatesDefaultTypeInternal() {}
+  union {
+    TagRates _instance;
+  };
+};
+PROTOBUF_ATTRIBUTE_NO_DESTROY PROTOBUF_CONSTINIT PROTOBUF_ATTRIBUTE_INIT_PRIORITY1 TagRatesDefaultTypeInternal _TagRates_default_instance_;
+PROTOBUF_CONSTEXPR RatePoint::RatePoint(
+    ::_pbi::ConstantInitialized): _impl_{
+    /*decltype(_impl_.time_)*/nullptr
+  , /*decltype(_impl_.in_per_second_)*/0
+  , /*decltype(_impl_.received_per_second_)*/0
+  , /*decltype(_impl_.deleted_per_second_)*/0
+  , /*decltype(_impl_.dead_per_second_)*/0
+  , /*decltype(_impl_._cached_size_)*/{}} {}
+struct RatePointDefaultTypeInternal {
+  PROTOBUF_CONSTEXPR RatePointDefaultTypeInternal()
+      : _instance(::_pbi::ConstantInitialized{}) {}
+  ~RatePointDefaultTypeInternal() {}
+  union {
+    RatePoint _instance;
+  };
+};
+PROTOBUF_ATTRIBUTE_NO_DESTROY PROTOBUF_CONSTINIT PROTOBUF_ATTRIBUTE_INIT_PRIORITY1 RatePointDefaultTypeInternal _RatePoint_default_instance_;
 }  // namespace v1
 }  // namespace tagq
-static ::_pb::Metadata file_level_metadata_tagq_2fv1_2fqueue_2eproto[31];
+static ::_pb::Metadata file_level_metadata_tagq_2fv1_2fqueue_2eproto[35];
 static const ::_pb::EnumDescriptor* file_level_enum_descriptors_tagq_2fv1_2fqueue_2eproto[3];
 static constexpr ::_pb::ServiceDescriptor const** file_level_service_descriptors_tagq_2fv1_2fqueue_2eproto = nullptr;
 
@@ -816,6 +878,44 @@ const uint32_t TableStruct_tagq_2fv1_2fqueue_2eproto::offsets[] PROTOBUF_SECTION
   ~0u,  // no _weak_field_map_
   ~0u,  // no _inlined_string_donated_
   PROTOBUF_FIELD_OFFSET(::tagq::v1::SeekTagResponse, _impl_.tag_),
+  ~0u,  // no _has_bits_
+  PROTOBUF_FIELD_OFFSET(::tagq::v1::GetQueueRatesRequest, _internal_metadata_),
+  ~0u,  // no _extensions_
+  ~0u,  // no _oneof_case_
+  ~0u,  // no _weak_field_map_
+  ~0u,  // no _inlined_string_donated_
+  PROTOBUF_FIELD_OFFSET(::tagq::v1::GetQueueRatesRequest, _impl_.queue_),
+  PROTOBUF_FIELD_OFFSET(::tagq::v1::GetQueueRatesRequest, _impl_.tag_),
+  PROTOBUF_FIELD_OFFSET(::tagq::v1::GetQueueRatesRequest, _impl_.window_seconds_),
+  ~0u,  // no _has_bits_
+  PROTOBUF_FIELD_OFFSET(::tagq::v1::GetQueueRatesResponse, _internal_metadata_),
+  ~0u,  // no _extensions_
+  ~0u,  // no _oneof_case_
+  ~0u,  // no _weak_field_map_
+  ~0u,  // no _inlined_string_donated_
+  PROTOBUF_FIELD_OFFSET(::tagq::v1::GetQueueRatesResponse, _impl_.resolution_seconds_),
+  PROTOBUF_FIELD_OFFSET(::tagq::v1::GetQueueRatesResponse, _impl_.end_time_),
+  PROTOBUF_FIELD_OFFSET(::tagq::v1::GetQueueRatesResponse, _impl_.points_),
+  PROTOBUF_FIELD_OFFSET(::tagq::v1::GetQueueRatesResponse, _impl_.tags_),
+  ~0u,  // no _has_bits_
+  PROTOBUF_FIELD_OFFSET(::tagq::v1::TagRates, _internal_metadata_),
+  ~0u,  // no _extensions_
+  ~0u,  // no _oneof_case_
+  ~0u,  // no _weak_field_map_
+  ~0u,  // no _inlined_string_donated_
+  PROTOBUF_FIELD_OFFSET(::tagq::v1::TagRates, _impl_.tag_),
+  PROTOBUF_FIELD_OFFSET(::tagq::v1::TagRates, _impl_.points_),
+  ~0u,  // no _has_bits_
+  PROTOBUF_FIELD_OFFSET(::tagq::v1::RatePoint, _internal_metadata_),
+  ~0u,  // no _extensions_
+  ~0u,  // no _oneof_case_
+  ~0u,  // no _weak_field_map_
+  ~0u,  // no _inlined_string_donated_
+  PROTOBUF_FIELD_OFFSET(::tagq::v1::RatePoint, _impl_.time_),
+  PROTOBUF_FIELD_OFFSET(::tagq::v1::RatePoint, _impl_.in_per_second_),
+  PROTOBUF_FIELD_OFFSET(::tagq::v1::RatePoint, _impl_.received_per_second_),
+  PROTOBUF_FIELD_OFFSET(::tagq::v1::RatePoint, _impl_.deleted_per_second_),
+  PROTOBUF_FIELD_OFFSET(::tagq::v1::RatePoint, _impl_.dead_per_second_),
 };
 static const ::_pbi::MigrationSchema schemas[] PROTOBUF_SECTION_VARIABLE(protodesc_cold) = {
   { 0, 8, -1, sizeof(::tagq::v1::Queue_UserAttributesEntry_DoNotUse)},
@@ -849,6 +949,10 @@ static const ::_pbi::MigrationSchema schemas[] PROTOBUF_SECTION_VARIABLE(protode
   { 299, -1, -1, sizeof(::tagq::v1::DeleteTagResponse)},
   { 305, -1, -1, sizeof(::tagq::v1::SeekTagRequest)},
   { 316, -1, -1, sizeof(::tagq::v1::SeekTagResponse)},
+  { 323, -1, -1, sizeof(::tagq::v1::GetQueueRatesRequest)},
+  { 332, -1, -1, sizeof(::tagq::v1::GetQueueRatesResponse)},
+  { 342, -1, -1, sizeof(::tagq::v1::TagRates)},
+  { 350, -1, -1, sizeof(::tagq::v1::RatePoint)},
 };
 
 static const ::_pb::Message* const file_default_instances[] = {
@@ -883,6 +987,10 @@ static const ::_pb::Message* const file_default_instances[] = {
   &::tagq::v1::_DeleteTagResponse_default_instance_._instance,
   &::tagq::v1::_SeekTagRequest_default_instance_._instance,
   &::tagq::v1::_SeekTagResponse_default_instance_._instance,
+  &::tagq::v1::_GetQueueRatesRequest_default_instance_._instance,
+  &::tagq::v1::_GetQueueRatesResponse_default_instance_._instance,
+  &::tagq::v1::_TagRates_default_instance_._instance,
+  &::tagq::v1::_RatePoint_default_instance_._instance,
 };
 
 const char descriptor_table_protodef_tagq_2fv1_2fqueue_2eproto[] PROTOBUF_SECTION_VARIABLE(protodesc_cold) =
@@ -1009,34 +1117,51 @@ const char descriptor_table_protodef_tagq_2fv1_2fqueue_2eproto[] PROTOBUF_SECTIO
   "e\030\003 \001(\0132\032.google.protobuf.TimestampH\000R\004t"
   "ime\022\037\n\nmessage_id\030\004 \001(\tH\000R\tmessageIdB\010\n\006"
   "target\"1\n\017SeekTagResponse\022\036\n\003tag\030\001 \001(\0132\014"
-  ".tagq.v1.TagR\003tag*r\n\016OverflowPolicy\022\037\n\033O"
-  "VERFLOW_POLICY_UNSPECIFIED\020\000\022\036\n\032OVERFLOW"
-  "_POLICY_REJECT_NEW\020\001\022\037\n\033OVERFLOW_POLICY_"
-  "DROP_OLDEST\020\002*R\n\tQueueView\022\032\n\026QUEUE_VIEW"
-  "_UNSPECIFIED\020\000\022\024\n\020QUEUE_VIEW_BASIC\020\001\022\023\n\017"
-  "QUEUE_VIEW_TAGS\020\0022\375\005\n\014QueueService\022H\n\013Cr"
-  "eateQueue\022\033.tagq.v1.CreateQueueRequest\032\034"
-  ".tagq.v1.CreateQueueResponse\022\?\n\010GetQueue"
-  "\022\030.tagq.v1.GetQueueRequest\032\031.tagq.v1.Get"
-  "QueueResponse\022E\n\nListQueues\022\032.tagq.v1.Li"
-  "stQueuesRequest\032\033.tagq.v1.ListQueuesResp"
-  "onse\022H\n\013UpdateQueue\022\033.tagq.v1.UpdateQueu"
-  "eRequest\032\034.tagq.v1.UpdateQueueResponse\022H"
-  "\n\013DeleteQueue\022\033.tagq.v1.DeleteQueueReque"
-  "st\032\034.tagq.v1.DeleteQueueResponse\022E\n\nPurg"
-  "eQueue\022\032.tagq.v1.PurgeQueueRequest\032\033.tag"
-  "q.v1.PurgeQueueResponse\022B\n\tCreateTag\022\031.t"
-  "agq.v1.CreateTagRequest\032\032.tagq.v1.Create"
-  "TagResponse\0229\n\006GetTag\022\026.tagq.v1.GetTagRe"
-  "quest\032\027.tagq.v1.GetTagResponse\022\?\n\010ListTa"
-  "gs\022\030.tagq.v1.ListTagsRequest\032\031.tagq.v1.L"
-  "istTagsResponse\022B\n\tDeleteTag\022\031.tagq.v1.D"
-  "eleteTagRequest\032\032.tagq.v1.DeleteTagRespo"
-  "nse\022<\n\007SeekTag\022\027.tagq.v1.SeekTagRequest\032"
-  "\030.tagq.v1.SeekTagResponseBV\n\013com.tagq.v1"
-  "B\nQueueProtoP\001\242\002\003TXX\252\002\007Tagq.V1\312\002\007Tagq\\V1"
-  "\342\002\023Tagq\\V1\\GPBMetadata\352\002\010Tagq::V1b\006proto"
-  "3"
+  ".tagq.v1.TagR\003tag\"e\n\024GetQueueRatesReques"
+  "t\022\024\n\005queue\030\001 \001(\tR\005queue\022\020\n\003tag\030\002 \001(\tR\003ta"
+  "g\022%\n\016window_seconds\030\003 \001(\005R\rwindowSeconds"
+  "\"\320\001\n\025GetQueueRatesResponse\022-\n\022resolution"
+  "_seconds\030\001 \001(\005R\021resolutionSeconds\0225\n\010end"
+  "_time\030\002 \001(\0132\032.google.protobuf.TimestampR"
+  "\007endTime\022*\n\006points\030\003 \003(\0132\022.tagq.v1.RateP"
+  "ointR\006points\022%\n\004tags\030\004 \003(\0132\021.tagq.v1.Tag"
+  "RatesR\004tags\"H\n\010TagRates\022\020\n\003tag\030\001 \001(\tR\003ta"
+  "g\022*\n\006points\030\002 \003(\0132\022.tagq.v1.RatePointR\006p"
+  "oints\"\345\001\n\tRatePoint\022.\n\004time\030\001 \001(\0132\032.goog"
+  "le.protobuf.TimestampR\004time\022\"\n\rin_per_se"
+  "cond\030\002 \001(\001R\013inPerSecond\022.\n\023received_per_"
+  "second\030\003 \001(\001R\021receivedPerSecond\022,\n\022delet"
+  "ed_per_second\030\004 \001(\001R\020deletedPerSecond\022&\n"
+  "\017dead_per_second\030\005 \001(\001R\rdeadPerSecond*r\n"
+  "\016OverflowPolicy\022\037\n\033OVERFLOW_POLICY_UNSPE"
+  "CIFIED\020\000\022\036\n\032OVERFLOW_POLICY_REJECT_NEW\020\001"
+  "\022\037\n\033OVERFLOW_POLICY_DROP_OLDEST\020\002*R\n\tQue"
+  "ueView\022\032\n\026QUEUE_VIEW_UNSPECIFIED\020\000\022\024\n\020QU"
+  "EUE_VIEW_BASIC\020\001\022\023\n\017QUEUE_VIEW_TAGS\020\0022\315\006"
+  "\n\014QueueService\022H\n\013CreateQueue\022\033.tagq.v1."
+  "CreateQueueRequest\032\034.tagq.v1.CreateQueue"
+  "Response\022\?\n\010GetQueue\022\030.tagq.v1.GetQueueR"
+  "equest\032\031.tagq.v1.GetQueueResponse\022E\n\nLis"
+  "tQueues\022\032.tagq.v1.ListQueuesRequest\032\033.ta"
+  "gq.v1.ListQueuesResponse\022H\n\013UpdateQueue\022"
+  "\033.tagq.v1.UpdateQueueRequest\032\034.tagq.v1.U"
+  "pdateQueueResponse\022H\n\013DeleteQueue\022\033.tagq"
+  ".v1.DeleteQueueRequest\032\034.tagq.v1.DeleteQ"
+  "ueueResponse\022E\n\nPurgeQueue\022\032.tagq.v1.Pur"
+  "geQueueRequest\032\033.tagq.v1.PurgeQueueRespo"
+  "nse\022B\n\tCreateTag\022\031.tagq.v1.CreateTagRequ"
+  "est\032\032.tagq.v1.CreateTagResponse\0229\n\006GetTa"
+  "g\022\026.tagq.v1.GetTagRequest\032\027.tagq.v1.GetT"
+  "agResponse\022\?\n\010ListTags\022\030.tagq.v1.ListTag"
+  "sRequest\032\031.tagq.v1.ListTagsResponse\022B\n\tD"
+  "eleteTag\022\031.tagq.v1.DeleteTagRequest\032\032.ta"
+  "gq.v1.DeleteTagResponse\022<\n\007SeekTag\022\027.tag"
+  "q.v1.SeekTagRequest\032\030.tagq.v1.SeekTagRes"
+  "ponse\022N\n\rGetQueueRates\022\035.tagq.v1.GetQueu"
+  "eRatesRequest\032\036.tagq.v1.GetQueueRatesRes"
+  "ponseBV\n\013com.tagq.v1B\nQueueProtoP\001\242\002\003TXX"
+  "\252\002\007Tagq.V1\312\002\007Tagq\\V1\342\002\023Tagq\\V1\\GPBMetada"
+  "ta\352\002\010Tagq::V1b\006proto3"
   ;
 static const ::_pbi::DescriptorTable* const descriptor_table_tagq_2fv1_2fqueue_2eproto_deps[2] = {
   &::descriptor_table_google_2fprotobuf_2ffield_5fmask_2eproto,
@@ -1044,9 +1169,9 @@ static const ::_pbi::DescriptorTable* const descriptor_table_tagq_2fv1_2fqueue_2
 };
 static ::_pbi::once_flag descriptor_table_tagq_2fv1_2fqueue_2eproto_once;
 const ::_pbi::DescriptorTable descriptor_table_tagq_2fv1_2fqueue_2eproto = {
-    false, false, 6001, descriptor_table_protodef_tagq_2fv1_2fqueue_2eproto,
+    false, false, 6701, descriptor_table_protodef_tagq_2fv1_2fqueue_2eproto,
     "tagq/v1/queue.proto",
-    &descriptor_table_tagq_2fv1_2fqueue_2eproto_once, descriptor_table_tagq_2fv1_2fqueue_2eproto_deps, 2, 31,
+    &descriptor_table_tagq_2fv1_2fqueue_2eproto_once, descriptor_table_tagq_2fv1_2fqueue_2eproto_deps, 2, 35,
     schemas, file_default_instances, TableStruct_tagq_2fv1_2fqueue_2eproto::offsets,
     file_level_metadata_tagq_2fv1_2fqueue_2eproto, file_level_enum_descriptors_tagq_2fv1_2fqueue_2eproto,
     file_level_service_descriptors_tagq_2fv1_2fqueue_2eproto,
@@ -9008,6 +9133,1175 @@ void SeekTagResponse::InternalSwap(SeekTagResponse* other) {
       file_level_metadata_tagq_2fv1_2fqueue_2eproto[30]);
 }
 
+// ===================================================================
+
+class GetQueueRatesRequest::_Internal {
+ public:
+};
+
+GetQueueRatesRequest::GetQueueRatesRequest(::PROTOBUF_NAMESPACE_ID::Arena* arena,
+                         bool is_message_owned)
+  : ::PROTOBUF_NAMESPACE_ID::Message(arena, is_message_owned) {
+  SharedCtor(arena, is_message_owned);
+  // @@protoc_insertion_point(arena_constructor:tagq.v1.GetQueueRatesRequest)
+}
+GetQueueRatesRequest::GetQueueRatesRequest(const GetQueueRatesRequest& from)
+  : ::PROTOBUF_NAMESPACE_ID::Message() {
+  GetQueueRatesRequest* const _this = this; (void)_this;
+  new (&_impl_) Impl_{
+      decltype(_impl_.queue_){}
+    , decltype(_impl_.tag_){}
+    , decltype(_impl_.window_seconds_){}
+    , /*decltype(_impl_._cached_size_)*/{}};
+
+  _internal_metadata_.MergeFrom<::PROTOBUF_NAMESPACE_ID::UnknownFieldSet>(from._internal_metadata_);
+  _impl_.queue_.InitDefault();
+  #ifdef PROTOBUF_FORCE_COPY_DEFAULT_STRING
+    _impl_.queue_.Set("", GetArenaForAllocation());
+  #endif // PROTOBUF_FORCE_COPY_DEFAULT_STRING
+  if (!from._internal_queue().empty()) {
+    _this->_impl_.queue_.Set(from._internal_queue(), 
+      _this->GetArenaForAllocation());
+  }
+  _impl_.tag_.InitDefault();
+  #ifdef PROTOBUF_FORCE_COPY_DEFAULT_STRING
+    _impl_.tag_.Set("", GetArenaForAllocation());
+  #endif // PROTOBUF_FORCE_COPY_DEFAULT_STRING
+  if (!from._internal_tag().empty()) {
+    _this->_impl_.tag_.Set(from._internal_tag(), 
+      _this->GetArenaForAllocation());
+  }
+  _this->_impl_.window_seconds_ = from._impl_.window_seconds_;
+  // @@protoc_insertion_point(copy_constructor:tagq.v1.GetQueueRatesRequest)
+}
+
+inline void GetQueueRatesRequest::SharedCtor(
+    ::_pb::Arena* arena, bool is_message_owned) {
+  (void)arena;
+  (void)is_message_owned;
+  new (&_impl_) Impl_{
+      decltype(_impl_.queue_){}
+    , decltype(_impl_.tag_){}
+    , decltype(_impl_.window_seconds_){0}
+    , /*decltype(_impl_._cached_size_)*/{}
+  };
+  _impl_.queue_.InitDefault();
+  #ifdef PROTOBUF_FORCE_COPY_DEFAULT_STRING
+    _impl_.queue_.Set("", GetArenaForAllocation());
+  #endif // PROTOBUF_FORCE_COPY_DEFAULT_STRING
+  _impl_.tag_.InitDefault();
+  #ifdef PROTOBUF_FORCE_COPY_DEFAULT_STRING
+    _impl_.tag_.Set("", GetArenaForAllocation());
+  #endif // PROTOBUF_FORCE_COPY_DEFAULT_STRING
+}
+
+GetQueueRatesRequest::~GetQueueRatesRequest() {
+  // @@protoc_insertion_point(destructor:tagq.v1.GetQueueRatesRequest)
+  if (auto *arena = _internal_metadata_.DeleteReturnArena<::PROTOBUF_NAMESPACE_ID::UnknownFieldSet>()) {
+  (void)arena;
+    return;
+  }
+  SharedDtor();
+}
+
+inline void GetQueueRatesRequest::SharedDtor() {
+  GOOGLE_DCHECK(GetArenaForAllocation() == nullptr);
+  _impl_.queue_.Destroy();
+  _impl_.tag_.Destroy();
+}
+
+void GetQueueRatesRequest::SetCachedSize(int size) const {
+  _impl_._cached_size_.Set(size);
+}
+
+void GetQueueRatesRequest::Clear() {
+// @@protoc_insertion_point(message_clear_start:tagq.v1.GetQueueRatesRequest)
+  uint32_t cached_has_bits = 0;
+  // Prevent compiler warnings about cached_has_bits being unused
+  (void) cached_has_bits;
+
+  _impl_.queue_.ClearToEmpty();
+  _impl_.tag_.ClearToEmpty();
+  _impl_.window_seconds_ = 0;
+  _internal_metadata_.Clear<::PROTOBUF_NAMESPACE_ID::UnknownFieldSet>();
+}
+
+const char* GetQueueRatesRequest::_InternalParse(const char* ptr, ::_pbi::ParseContext* ctx) {
+#define CHK_(x) if (PROTOBUF_PREDICT_FALSE(!(x))) goto failure
+  while (!ctx->Done(&ptr)) {
+    uint32_t tag;
+    ptr = ::_pbi::ReadTag(ptr, &tag);
+    switch (tag >> 3) {
+      // string queue = 1 [json_name = "queue"];
+      case 1:
+        if (PROTOBUF_PREDICT_TRUE(static_cast<uint8_t>(tag) == 10)) {
+          auto str = _internal_mutable_queue();
+          ptr = ::_pbi::InlineGreedyStringParser(str, ptr, ctx);
+          CHK_(ptr);
+          CHK_(::_pbi::VerifyUTF8(str, "tagq.v1.GetQueueRatesRequest.queue"));
+        } else
+          goto handle_unusual;
+        continue;
+      // string tag = 2 [json_name = "tag"];
+      case 2:
+        if (PROTOBUF_PREDICT_TRUE(static_cast<uint8_t>(tag) == 18)) {
+          auto str = _internal_mutable_tag();
+          ptr = ::_pbi::InlineGreedyStringParser(str, ptr, ctx);
+          CHK_(ptr);
+          CHK_(::_pbi::VerifyUTF8(str, "tagq.v1.GetQueueRatesRequest.tag"));
+        } else
+          goto handle_unusual;
+        continue;
+      // int32 window_seconds = 3 [json_name = "windowSeconds"];
+      case 3:
+        if (PROTOBUF_PREDICT_TRUE(static_cast<uint8_t>(tag) == 24)) {
+          _impl_.window_seconds_ = ::PROTOBUF_NAMESPACE_ID::internal::ReadVarint32(&ptr);
+          CHK_(ptr);
+        } else
+          goto handle_unusual;
+        continue;
+      default:
+        goto handle_unusual;
+    }  // switch
+  handle_unusual:
+    if ((tag == 0) || ((tag & 7) == 4)) {
+      CHK_(ptr);
+      ctx->SetLastTag(tag);
+      goto message_done;
+    }
+    ptr = UnknownFieldParse(
+        tag,
+        _internal_metadata_.mutable_unknown_fields<::PROTOBUF_NAMESPACE_ID::UnknownFieldSet>(),
+        ptr, ctx);
+    CHK_(ptr != nullptr);
+  }  // while
+message_done:
+  return ptr;
+failure:
+  ptr = nullptr;
+  goto message_done;
+#undef CHK_
+}
+
+uint8_t* GetQueueRatesRequest::_InternalSerialize(
+    uint8_t* target, ::PROTOBUF_NAMESPACE_ID::io::EpsCopyOutputStream* stream) const {
+  // @@protoc_insertion_point(serialize_to_array_start:tagq.v1.GetQueueRatesRequest)
+  uint32_t cached_has_bits = 0;
+  (void) cached_has_bits;
+
+  // string queue = 1 [json_name = "queue"];
+  if (!this->_internal_queue().empty()) {
+    ::PROTOBUF_NAMESPACE_ID::internal::WireFormatLite::VerifyUtf8String(
+      this->_internal_queue().data(), static_cast<int>(this->_internal_queue().length()),
+      ::PROTOBUF_NAMESPACE_ID::internal::WireFormatLite::SERIALIZE,
+      "tagq.v1.GetQueueRatesRequest.queue");
+    target = stream->WriteStringMaybeAliased(
+        1, this->_internal_queue(), target);
+  }
+
+  // string tag = 2 [json_name = "tag"];
+  if (!this->_internal_tag().empty()) {
+    ::PROTOBUF_NAMESPACE_ID::internal::WireFormatLite::VerifyUtf8String(
+      this->_internal_tag().data(), static_cast<int>(this->_internal_tag().length()),
+      ::PROTOBUF_NAMESPACE_ID::internal::WireFormatLite::SERIALIZE,
+      "tagq.v1.GetQueueRatesRequest.tag");
+    target = stream->WriteStringMaybeAliased(
+        2, this->_internal_tag(), target);
+  }
+
+  // int32 window_seconds = 3 [json_name = "windowSeconds"];
+  if (this->_internal_window_seconds() != 0) {
+    target = stream->EnsureSpace(target);
+    target = ::_pbi::WireFormatLite::WriteInt32ToArray(3, this->_internal_window_seconds(), target);
+  }
+
+  if (PROTOBUF_PREDICT_FALSE(_internal_metadata_.have_unknown_fields())) {
+    target = ::_pbi::WireFormat::InternalSerializeUnknownFieldsToArray(
+        _internal_metadata_.unknown_fields<::PROTOBUF_NAMESPACE_ID::UnknownFieldSet>(::PROTOBUF_NAMESPACE_ID::UnknownFieldSet::default_instance), target, stream);
+  }
+  // @@protoc_insertion_point(serialize_to_array_end:tagq.v1.GetQueueRatesRequest)
+  return target;
+}
+
+size_t GetQueueRatesRequest::ByteSizeLong() const {
+// @@protoc_insertion_point(message_byte_size_start:tagq.v1.GetQueueRatesRequest)
+  size_t total_size = 0;
+
+  uint32_t cached_has_bits = 0;
+  // Prevent compiler warnings about cached_has_bits being unused
+  (void) cached_has_bits;
+
+  // string queue = 1 [json_name = "queue"];
+  if (!this->_internal_queue().empty()) {
+    total_size += 1 +
+      ::PROTOBUF_NAMESPACE_ID::internal::WireFormatLite::StringSize(
+        this->_internal_queue());
+  }
+
+  // string tag = 2 [json_name = "tag"];
+  if (!this->_internal_tag().empty()) {
+    total_size += 1 +
+      ::PROTOBUF_NAMESPACE_ID::internal::WireFormatLite::StringSize(
+        this->_internal_tag());
+  }
+
+  // int32 window_seconds = 3 [json_name = "windowSeconds"];
+  if (this->_internal_window_seconds() != 0) {
+    total_size += ::_pbi::WireFormatLite::Int32SizePlusOne(this->_internal_window_seconds());
+  }
+
+  return MaybeComputeUnknownFieldsSize(total_size, &_impl_._cached_size_);
+}
+
+const ::PROTOBUF_NAMESPACE_ID::Message::ClassData GetQueueRatesRequest::_class_data_ = {
+    ::PROTOBUF_NAMESPACE_ID::Message::CopyWithSourceCheck,
+    GetQueueRatesRequest::MergeImpl
+};
+const ::PROTOBUF_NAMESPACE_ID::Message::ClassData*GetQueueRatesRequest::GetClassData() const { return &_class_data_; }
+
+
+void GetQueueRatesRequest::MergeImpl(::PROTOBUF_NAMESPACE_ID::Message& to_msg, const ::PROTOBUF_NAMESPACE_ID::Message& from_msg) {
+  auto* const _this = static_cast<GetQueueRatesRequest*>(&to_msg);
+  auto& from = static_cast<const GetQueueRatesRequest&>(from_msg);
+  // @@protoc_insertion_point(class_specific_merge_from_start:tagq.v1.GetQueueRatesRequest)
+  GOOGLE_DCHECK_NE(&from, _this);
+  uint32_t cached_has_bits = 0;
+  (void) cached_has_bits;
+
+  if (!from._internal_queue().empty()) {
+    _this->_internal_set_queue(from._internal_queue());
+  }
+  if (!from._internal_tag().empty()) {
+    _this->_internal_set_tag(from._internal_tag());
+  }
+  if (from._internal_window_seconds() != 0) {
+    _this->_internal_set_window_seconds(from._internal_window_seconds());
+  }
+  _this->_internal_metadata_.MergeFrom<::PROTOBUF_NAMESPACE_ID::UnknownFieldSet>(from._internal_metadata_);
+}
+
+void GetQueueRatesRequest::CopyFrom(const GetQueueRatesRequest& from) {
+// @@protoc_insertion_point(class_specific_copy_from_start:tagq.v1.GetQueueRatesRequest)
+  if (&from == this) return;
+  Clear();
+  MergeFrom(from);
+}
+
+bool GetQueueRatesRequest::IsInitialized() const {
+  return true;
+}
+
+void GetQueueRatesRequest::InternalSwap(GetQueueRatesRequest* other) {
+  using std::swap;
+  auto* lhs_arena = GetArenaForAllocation();
+  auto* rhs_arena = other->GetArenaForAllocation();
+  _internal_metadata_.InternalSwap(&other->_internal_metadata_);
+  ::PROTOBUF_NAMESPACE_ID::internal::ArenaStringPtr::InternalSwap(
+      &_impl_.queue_, lhs_arena,
+      &other->_impl_.queue_, rhs_arena
+  );
+  ::PROTOBUF_NAMESPACE_ID::internal::ArenaStringPtr::InternalSwap(
+      &_impl_.tag_, lhs_arena,
+      &other->_impl_.tag_, rhs_arena
+  );
+  swap(_impl_.window_seconds_, other->_impl_.window_seconds_);
+}
+
+::PROTOBUF_NAMESPACE_ID::Metadata GetQueueRatesRequest::GetMetadata() const {
+  return ::_pbi::AssignDescriptors(
+      &descriptor_table_tagq_2fv1_2fqueue_2eproto_getter, &descriptor_table_tagq_2fv1_2fqueue_2eproto_once,
+      file_level_metadata_tagq_2fv1_2fqueue_2eproto[31]);
+}
+
+// ===================================================================
+
+class GetQueueRatesResponse::_Internal {
+ public:
+  static const ::PROTOBUF_NAMESPACE_ID::Timestamp& end_time(const GetQueueRatesResponse* msg);
+};
+
+const ::PROTOBUF_NAMESPACE_ID::Timestamp&
+GetQueueRatesResponse::_Internal::end_time(const GetQueueRatesResponse* msg) {
+  return *msg->_impl_.end_time_;
+}
+void GetQueueRatesResponse::clear_end_time() {
+  if (GetArenaForAllocation() == nullptr && _impl_.end_time_ != nullptr) {
+    delete _impl_.end_time_;
+  }
+  _impl_.end_time_ = nullptr;
+}
+GetQueueRatesResponse::GetQueueRatesResponse(::PROTOBUF_NAMESPACE_ID::Arena* arena,
+                         bool is_message_owned)
+  : ::PROTOBUF_NAMESPACE_ID::Message(arena, is_message_owned) {
+  SharedCtor(arena, is_message_owned);
+  // @@protoc_insertion_point(arena_constructor:tagq.v1.GetQueueRatesResponse)
+}
+GetQueueRatesResponse::GetQueueRatesResponse(const GetQueueRatesResponse& from)
+  : ::PROTOBUF_NAMESPACE_ID::Message() {
+  GetQueueRatesResponse* const _this = this; (void)_this;
+  new (&_impl_) Impl_{
+      decltype(_impl_.points_){from._impl_.points_}
+    , decltype(_impl_.tags_){from._impl_.tags_}
+    , decltype(_impl_.end_time_){nullptr}
+    , decltype(_impl_.resolution_seconds_){}
+    , /*decltype(_impl_._cached_size_)*/{}};
+
+  _internal_metadata_.MergeFrom<::PROTOBUF_NAMESPACE_ID::UnknownFieldSet>(from._internal_metadata_);
+  if (from._internal_has_end_time()) {
+    _this->_impl_.end_time_ = new ::PROTOBUF_NAMESPACE_ID::Timestamp(*from._impl_.end_time_);
+  }
+  _this->_impl_.resolution_seconds_ = from._impl_.resolution_seconds_;
+  // @@protoc_insertion_point(copy_constructor:tagq.v1.GetQueueRatesResponse)
+}
+
+inline void GetQueueRatesResponse::SharedCtor(
+    ::_pb::Arena* arena, bool is_message_owned) {
+  (void)arena;
+  (void)is_message_owned;
+  new (&_impl_) Impl_{
+      decltype(_impl_.points_){arena}
+    , decltype(_impl_.tags_){arena}
+    , decltype(_impl_.end_time_){nullptr}
+    , decltype(_impl_.resolution_seconds_){0}
+    , /*decltype(_impl_._cached_size_)*/{}
+  };
+}
+
+GetQueueRatesResponse::~GetQueueRatesResponse() {
+  // @@protoc_insertion_point(destructor:tagq.v1.GetQueueRatesResponse)
+  if (auto *arena = _internal_metadata_.DeleteReturnArena<::PROTOBUF_NAMESPACE_ID::UnknownFieldSet>()) {
+  (void)arena;
+    return;
+  }
+  SharedDtor();
+}
+
+inline void GetQueueRatesResponse::SharedDtor() {
+  GOOGLE_DCHECK(GetArenaForAllocation() == nullptr);
+  _impl_.points_.~RepeatedPtrField();
+  _impl_.tags_.~RepeatedPtrField();
+  if (this != internal_default_instance()) delete _impl_.end_time_;
+}
+
+void GetQueueRatesResponse::SetCachedSize(int size) const {
+  _impl_._cached_size_.Set(size);
+}
+
+void GetQueueRatesResponse::Clear() {
+// @@protoc_insertion_point(message_clear_start:tagq.v1.GetQueueRatesResponse)
+  uint32_t cached_has_bits = 0;
+  // Prevent compiler warnings about cached_has_bits being unused
+  (void) cached_has_bits;
+
+  _impl_.points_.Clear();
+  _impl_.tags_.Clear();
+  if (GetArenaForAllocation() == nullptr && _impl_.end_time_ != nullptr) {
+    delete _impl_.end_time_;
+  }
+  _impl_.end_time_ = nullptr;
+  _impl_.resolution_seconds_ = 0;
+  _internal_metadata_.Clear<::PROTOBUF_NAMESPACE_ID::UnknownFieldSet>();
+}
+
+const char* GetQueueRatesResponse::_InternalParse(const char* ptr, ::_pbi::ParseContext* ctx) {
+#define CHK_(x) if (PROTOBUF_PREDICT_FALSE(!(x))) goto failure
+  while (!ctx->Done(&ptr)) {
+    uint32_t tag;
+    ptr = ::_pbi::ReadTag(ptr, &tag);
+    switch (tag >> 3) {
+      // int32 resolution_seconds = 1 [json_name = "resolutionSeconds"];
+      case 1:
+        if (PROTOBUF_PREDICT_TRUE(static_cast<uint8_t>(tag) == 8)) {
+          _impl_.resolution_seconds_ = ::PROTOBUF_NAMESPACE_ID::internal::ReadVarint32(&ptr);
+          CHK_(ptr);
+        } else
+          goto handle_unusual;
+        continue;
+      // .google.protobuf.Timestamp end_time = 2 [json_name = "endTime"];
+      case 2:
+        if (PROTOBUF_PREDICT_TRUE(static_cast<uint8_t>(tag) == 18)) {
+          ptr = ctx->ParseMessage(_internal_mutable_end_time(), ptr);
+          CHK_(ptr);
+        } else
+          goto handle_unusual;
+        continue;
+      // repeated .tagq.v1.RatePoint points = 3 [json_name = "points"];
+      case 3:
+        if (PROTOBUF_PREDICT_TRUE(static_cast<uint8_t>(tag) == 26)) {
+          ptr -= 1;
+          do {
+            ptr += 1;
+            ptr = ctx->ParseMessage(_internal_add_points(), ptr);
+            CHK_(ptr);
+            if (!ctx->DataAvailable(ptr)) break;
+          } while (::PROTOBUF_NAMESPACE_ID::internal::ExpectTag<26>(ptr));
+        } else
+          goto handle_unusual;
+        continue;
+      // repeated .tagq.v1.TagRates tags = 4 [json_name = "tags"];
+      case 4:
+        if (PROTOBUF_PREDICT_TRUE(static_cast<uint8_t>(tag) == 34)) {
+          ptr -= 1;
+          do {
+            ptr += 1;
+            ptr = ctx->ParseMessage(_internal_add_tags(), ptr);
+            CHK_(ptr);
+            if (!ctx->DataAvailable(ptr)) break;
+          } while (::PROTOBUF_NAMESPACE_ID::internal::ExpectTag<34>(ptr));
+        } else
+          goto handle_unusual;
+        continue;
+      default:
+        goto handle_unusual;
+    }  // switch
+  handle_unusual:
+    if ((tag == 0) || ((tag & 7) == 4)) {
+      CHK_(ptr);
+      ctx->SetLastTag(tag);
+      goto message_done;
+    }
+    ptr = UnknownFieldParse(
+        tag,
+        _internal_metadata_.mutable_unknown_fields<::PROTOBUF_NAMESPACE_ID::UnknownFieldSet>(),
+        ptr, ctx);
+    CHK_(ptr != nullptr);
+  }  // while
+message_done:
+  return ptr;
+failure:
+  ptr = nullptr;
+  goto message_done;
+#undef CHK_
+}
+
+uint8_t* GetQueueRatesResponse::_InternalSerialize(
+    uint8_t* target, ::PROTOBUF_NAMESPACE_ID::io::EpsCopyOutputStream* stream) const {
+  // @@protoc_insertion_point(serialize_to_array_start:tagq.v1.GetQueueRatesResponse)
+  uint32_t cached_has_bits = 0;
+  (void) cached_has_bits;
+
+  // int32 resolution_seconds = 1 [json_name = "resolutionSeconds"];
+  if (this->_internal_resolution_seconds() != 0) {
+    target = stream->EnsureSpace(target);
+    target = ::_pbi::WireFormatLite::WriteInt32ToArray(1, this->_internal_resolution_seconds(), target);
+  }
+
+  // .google.protobuf.Timestamp end_time = 2 [json_name = "endTime"];
+  if (this->_internal_has_end_time()) {
+    target = ::PROTOBUF_NAMESPACE_ID::internal::WireFormatLite::
+      InternalWriteMessage(2, _Internal::end_time(this),
+        _Internal::end_time(this).GetCachedSize(), target, stream);
+  }
+
+  // repeated .tagq.v1.RatePoint points = 3 [json_name = "points"];
+  for (unsigned i = 0,
+      n = static_cast<unsigned>(this->_internal_points_size()); i < n; i++) {
+    const auto& repfield = this->_internal_points(i);
+    target = ::PROTOBUF_NAMESPACE_ID::internal::WireFormatLite::
+        InternalWriteMessage(3, repfield, repfield.GetCachedSize(), target, stream);
+  }
+
+  // repeated .tagq.v1.TagRates tags = 4 [json_name = "tags"];
+  for (unsigned i = 0,
+      n = static_cast<unsigned>(this->_internal_tags_size()); i < n; i++) {
+    const auto& repfield = this->_internal_tags(i);
+    target = ::PROTOBUF_NAMESPACE_ID::internal::WireFormatLite::
+        InternalWriteMessage(4, repfield, repfield.GetCachedSize(), target, stream);
+  }
+
+  if (PROTOBUF_PREDICT_FALSE(_internal_metadata_.have_unknown_fields())) {
+    target = ::_pbi::WireFormat::InternalSerializeUnknownFieldsToArray(
+        _internal_metadata_.unknown_fields<::PROTOBUF_NAMESPACE_ID::UnknownFieldSet>(::PROTOBUF_NAMESPACE_ID::UnknownFieldSet::default_instance), target, stream);
+  }
+  // @@protoc_insertion_point(serialize_to_array_end:tagq.v1.GetQueueRatesResponse)
+  return target;
+}
+
+size_t GetQueueRatesResponse::ByteSizeLong() const {
+// @@protoc_insertion_point(message_byte_size_start:tagq.v1.GetQueueRatesResponse)
+  size_t total_size = 0;
+
+  uint32_t cached_has_bits = 0;
+  // Prevent compiler warnings about cached_has_bits being unused
+  (void) cached_has_bits;
+
+  // repeated .tagq.v1.RatePoint points = 3 [json_name = "points"];
+  total_size += 1UL * this->_internal_points_size();
+  for (const auto& msg : this->_impl_.points_) {
+    total_size +=
+      ::PROTOBUF_NAMESPACE_ID::internal::WireFormatLite::MessageSize(msg);
+  }
+
+  // repeated .tagq.v1.TagRates tags = 4 [json_name = "tags"];
+  total_size += 1UL * this->_internal_tags_size();
+  for (const auto& msg : this->_impl_.tags_) {
+    total_size +=
+      ::PROTOBUF_NAMESPACE_ID::internal::WireFormatLite::MessageSize(msg);
+  }
+
+  // .google.protobuf.Timestamp end_time = 2 [json_name = "endTime"];
+  if (this->_internal_has_end_time()) {
+    total_size += 1 +
+      ::PROTOBUF_NAMESPACE_ID::internal::WireFormatLite::MessageSize(
+        *_impl_.end_time_);
+  }
+
+  // int32 resolution_seconds = 1 [json_name = "resolutionSeconds"];
+  if (this->_internal_resolution_seconds() != 0) {
+    total_size += ::_pbi::WireFormatLite::Int32SizePlusOne(this->_internal_resolution_seconds());
+  }
+
+  return MaybeComputeUnknownFieldsSize(total_size, &_impl_._cached_size_);
+}
+
+const ::PROTOBUF_NAMESPACE_ID::Message::ClassData GetQueueRatesResponse::_class_data_ = {
+    ::PROTOBUF_NAMESPACE_ID::Message::CopyWithSourceCheck,
+    GetQueueRatesResponse::MergeImpl
+};
+const ::PROTOBUF_NAMESPACE_ID::Message::ClassData*GetQueueRatesResponse::GetClassData() const { return &_class_data_; }
+
+
+void GetQueueRatesResponse::MergeImpl(::PROTOBUF_NAMESPACE_ID::Message& to_msg, const ::PROTOBUF_NAMESPACE_ID::Message& from_msg) {
+  auto* const _this = static_cast<GetQueueRatesResponse*>(&to_msg);
+  auto& from = static_cast<const GetQueueRatesResponse&>(from_msg);
+  // @@protoc_insertion_point(class_specific_merge_from_start:tagq.v1.GetQueueRatesResponse)
+  GOOGLE_DCHECK_NE(&from, _this);
+  uint32_t cached_has_bits = 0;
+  (void) cached_has_bits;
+
+  _this->_impl_.points_.MergeFrom(from._impl_.points_);
+  _this->_impl_.tags_.MergeFrom(from._impl_.tags_);
+  if (from._internal_has_end_time()) {
+    _this->_internal_mutable_end_time()->::PROTOBUF_NAMESPACE_ID::Timestamp::MergeFrom(
+        from._internal_end_time());
+  }
+  if (from._internal_resolution_seconds() != 0) {
+    _this->_internal_set_resolution_seconds(from._internal_resolution_seconds());
+  }
+  _this->_internal_metadata_.MergeFrom<::PROTOBUF_NAMESPACE_ID::UnknownFieldSet>(from._internal_metadata_);
+}
+
+void GetQueueRatesResponse::CopyFrom(const GetQueueRatesResponse& from) {
+// @@protoc_insertion_point(class_specific_copy_from_start:tagq.v1.GetQueueRatesResponse)
+  if (&from == this) return;
+  Clear();
+  MergeFrom(from);
+}
+
+bool GetQueueRatesResponse::IsInitialized() const {
+  return true;
+}
+
+void GetQueueRatesResponse::InternalSwap(GetQueueRatesResponse* other) {
+  using std::swap;
+  _internal_metadata_.InternalSwap(&other->_internal_metadata_);
+  _impl_.points_.InternalSwap(&other->_impl_.points_);
+  _impl_.tags_.InternalSwap(&other->_impl_.tags_);
+  ::PROTOBUF_NAMESPACE_ID::internal::memswap<
+      PROTOBUF_FIELD_OFFSET(GetQueueRatesResponse, _impl_.resolution_seconds_)
+      + sizeof(GetQueueRatesResponse::_impl_.resolution_seconds_)
+      - PROTOBUF_FIELD_OFFSET(GetQueueRatesResponse, _impl_.end_time_)>(
+          reinterpret_cast<char*>(&_impl_.end_time_),
+          reinterpret_cast<char*>(&other->_impl_.end_time_));
+}
+
+::PROTOBUF_NAMESPACE_ID::Metadata GetQueueRatesResponse::GetMetadata() const {
+  return ::_pbi::AssignDescriptors(
+      &descriptor_table_tagq_2fv1_2fqueue_2eproto_getter, &descriptor_table_tagq_2fv1_2fqueue_2eproto_once,
+      file_level_metadata_tagq_2fv1_2fqueue_2eproto[32]);
+}
+
+// ===================================================================
+
+class TagRates::_Internal {
+ public:
+};
+
+TagRates::TagRates(::PROTOBUF_NAMESPACE_ID::Arena* arena,
+                         bool is_message_owned)
+  : ::PROTOBUF_NAMESPACE_ID::Message(arena, is_message_owned) {
+  SharedCtor(arena, is_message_owned);
+  // @@protoc_insertion_point(arena_constructor:tagq.v1.TagRates)
+}
+TagRates::TagRates(const TagRates& from)
+  : ::PROTOBUF_NAMESPACE_ID::Message() {
+  TagRates* const _this = this; (void)_this;
+  new (&_impl_) Impl_{
+      decltype(_impl_.points_){from._impl_.points_}
+    , decltype(_impl_.tag_){}
+    , /*decltype(_impl_._cached_size_)*/{}};
+
+  _internal_metadata_.MergeFrom<::PROTOBUF_NAMESPACE_ID::UnknownFieldSet>(from._internal_metadata_);
+  _impl_.tag_.InitDefault();
+  #ifdef PROTOBUF_FORCE_COPY_DEFAULT_STRING
+    _impl_.tag_.Set("", GetArenaForAllocation());
+  #endif // PROTOBUF_FORCE_COPY_DEFAULT_STRING
+  if (!from._internal_tag().empty()) {
+    _this->_impl_.tag_.Set(from._internal_tag(), 
+      _this->GetArenaForAllocation());
+  }
+  // @@protoc_insertion_point(copy_constructor:tagq.v1.TagRates)
+}
+
+inline void TagRates::SharedCtor(
+    ::_pb::Arena* arena, bool is_message_owned) {
+  (void)arena;
+  (void)is_message_owned;
+  new (&_impl_) Impl_{
+      decltype(_impl_.points_){arena}
+    , decltype(_impl_.tag_){}
+    , /*decltype(_impl_._cached_size_)*/{}
+  };
+  _impl_.tag_.InitDefault();
+  #ifdef PROTOBUF_FORCE_COPY_DEFAULT_STRING
+    _impl_.tag_.Set("", GetArenaForAllocation());
+  #endif // PROTOBUF_FORCE_COPY_DEFAULT_STRING
+}
+
+TagRates::~TagRates() {
+  // @@protoc_insertion_point(destructor:tagq.v1.TagRates)
+  if (auto *arena = _internal_metadata_.DeleteReturnArena<::PROTOBUF_NAMESPACE_ID::UnknownFieldSet>()) {
+  (void)arena;
+    return;
+  }
+  SharedDtor();
+}
+
+inline void TagRates::SharedDtor() {
+  GOOGLE_DCHECK(GetArenaForAllocation() == nullptr);
+  _impl_.points_.~RepeatedPtrField();
+  _impl_.tag_.Destroy();
+}
+
+void TagRates::SetCachedSize(int size) const {
+  _impl_._cached_size_.Set(size);
+}
+
+void TagRates::Clear() {
+// @@protoc_insertion_point(message_clear_start:tagq.v1.TagRates)
+  uint32_t cached_has_bits = 0;
+  // Prevent compiler warnings about cached_has_bits being unused
+  (void) cached_has_bits;
+
+  _impl_.points_.Clear();
+  _impl_.tag_.ClearToEmpty();
+  _internal_metadata_.Clear<::PROTOBUF_NAMESPACE_ID::UnknownFieldSet>();
+}
+
+const char* TagRates::_InternalParse(const char* ptr, ::_pbi::ParseContext* ctx) {
+#define CHK_(x) if (PROTOBUF_PREDICT_FALSE(!(x))) goto failure
+  while (!ctx->Done(&ptr)) {
+    uint32_t tag;
+    ptr = ::_pbi::ReadTag(ptr, &tag);
+    switch (tag >> 3) {
+      // string tag = 1 [json_name = "tag"];
+      case 1:
+        if (PROTOBUF_PREDICT_TRUE(static_cast<uint8_t>(tag) == 10)) {
+          auto str = _internal_mutable_tag();
+          ptr = ::_pbi::InlineGreedyStringParser(str, ptr, ctx);
+          CHK_(ptr);
+          CHK_(::_pbi::VerifyUTF8(str, "tagq.v1.TagRates.tag"));
+        } else
+          goto handle_unusual;
+        continue;
+      // repeated .tagq.v1.RatePoint points = 2 [json_name = "points"];
+      case 2:
+        if (PROTOBUF_PREDICT_TRUE(static_cast<uint8_t>(tag) == 18)) {
+          ptr -= 1;
+          do {
+            ptr += 1;
+            ptr = ctx->ParseMessage(_internal_add_points(), ptr);
+            CHK_(ptr);
+            if (!ctx->DataAvailable(ptr)) break;
+          } while (::PROTOBUF_NAMESPACE_ID::internal::ExpectTag<18>(ptr));
+        } else
+          goto handle_unusual;
+        continue;
+      default:
+        goto handle_unusual;
+    }  // switch
+  handle_unusual:
+    if ((tag == 0) || ((tag & 7) == 4)) {
+      CHK_(ptr);
+      ctx->SetLastTag(tag);
+      goto message_done;
+    }
+    ptr = UnknownFieldParse(
+        tag,
+        _internal_metadata_.mutable_unknown_fields<::PROTOBUF_NAMESPACE_ID::UnknownFieldSet>(),
+        ptr, ctx);
+    CHK_(ptr != nullptr);
+  }  // while
+message_done:
+  return ptr;
+failure:
+  ptr = nullptr;
+  goto message_done;
+#undef CHK_
+}
+
+uint8_t* TagRates::_InternalSerialize(
+    uint8_t* target, ::PROTOBUF_NAMESPACE_ID::io::EpsCopyOutputStream* stream) const {
+  // @@protoc_insertion_point(serialize_to_array_start:tagq.v1.TagRates)
+  uint32_t cached_has_bits = 0;
+  (void) cached_has_bits;
+
+  // string tag = 1 [json_name = "tag"];
+  if (!this->_internal_tag().empty()) {
+    ::PROTOBUF_NAMESPACE_ID::internal::WireFormatLite::VerifyUtf8String(
+      this->_internal_tag().data(), static_cast<int>(this->_internal_tag().length()),
+      ::PROTOBUF_NAMESPACE_ID::internal::WireFormatLite::SERIALIZE,
+      "tagq.v1.TagRates.tag");
+    target = stream->WriteStringMaybeAliased(
+        1, this->_internal_tag(), target);
+  }
+
+  // repeated .tagq.v1.RatePoint points = 2 [json_name = "points"];
+  for (unsigned i = 0,
+      n = static_cast<unsigned>(this->_internal_points_size()); i < n; i++) {
+    const auto& repfield = this->_internal_points(i);
+    target = ::PROTOBUF_NAMESPACE_ID::internal::WireFormatLite::
+        InternalWriteMessage(2, repfield, repfield.GetCachedSize(), target, stream);
+  }
+
+  if (PROTOBUF_PREDICT_FALSE(_internal_metadata_.have_unknown_fields())) {
+    target = ::_pbi::WireFormat::InternalSerializeUnknownFieldsToArray(
+        _internal_metadata_.unknown_fields<::PROTOBUF_NAMESPACE_ID::UnknownFieldSet>(::PROTOBUF_NAMESPACE_ID::UnknownFieldSet::default_instance), target, stream);
+  }
+  // @@protoc_insertion_point(serialize_to_array_end:tagq.v1.TagRates)
+  return target;
+}
+
+size_t TagRates::ByteSizeLong() const {
+// @@protoc_insertion_point(message_byte_size_start:tagq.v1.TagRates)
+  size_t total_size = 0;
+
+  uint32_t cached_has_bits = 0;
+  // Prevent compiler warnings about cached_has_bits being unused
+  (void) cached_has_bits;
+
+  // repeated .tagq.v1.RatePoint points = 2 [json_name = "points"];
+  total_size += 1UL * this->_internal_points_size();
+  for (const auto& msg : this->_impl_.points_) {
+    total_size +=
+      ::PROTOBUF_NAMESPACE_ID::internal::WireFormatLite::MessageSize(msg);
+  }
+
+  // string tag = 1 [json_name = "tag"];
+  if (!this->_internal_tag().empty()) {
+    total_size += 1 +
+      ::PROTOBUF_NAMESPACE_ID::internal::WireFormatLite::StringSize(
+        this->_internal_tag());
+  }
+
+  return MaybeComputeUnknownFieldsSize(total_size, &_impl_._cached_size_);
+}
+
+const ::PROTOBUF_NAMESPACE_ID::Message::ClassData TagRates::_class_data_ = {
+    ::PROTOBUF_NAMESPACE_ID::Message::CopyWithSourceCheck,
+    TagRates::MergeImpl
+};
+const ::PROTOBUF_NAMESPACE_ID::Message::ClassData*TagRates::GetClassData() const { return &_class_data_; }
+
+
+void TagRates::MergeImpl(::PROTOBUF_NAMESPACE_ID::Message& to_msg, const ::PROTOBUF_NAMESPACE_ID::Message& from_msg) {
+  auto* const _this = static_cast<TagRates*>(&to_msg);
+  auto& from = static_cast<const TagRates&>(from_msg);
+  // @@protoc_insertion_point(class_specific_merge_from_start:tagq.v1.TagRates)
+  GOOGLE_DCHECK_NE(&from, _this);
+  uint32_t cached_has_bits = 0;
+  (void) cached_has_bits;
+
+  _this->_impl_.points_.MergeFrom(from._impl_.points_);
+  if (!from._internal_tag().empty()) {
+    _this->_internal_set_tag(from._internal_tag());
+  }
+  _this->_internal_metadata_.MergeFrom<::PROTOBUF_NAMESPACE_ID::UnknownFieldSet>(from._internal_metadata_);
+}
+
+void TagRates::CopyFrom(const TagRates& from) {
+// @@protoc_insertion_point(class_specific_copy_from_start:tagq.v1.TagRates)
+  if (&from == this) return;
+  Clear();
+  MergeFrom(from);
+}
+
+bool TagRates::IsInitialized() const {
+  return true;
+}
+
+void TagRates::InternalSwap(TagRates* other) {
+  using std::swap;
+  auto* lhs_arena = GetArenaForAllocation();
+  auto* rhs_arena = other->GetArenaForAllocation();
+  _internal_metadata_.InternalSwap(&other->_internal_metadata_);
+  _impl_.points_.InternalSwap(&other->_impl_.points_);
+  ::PROTOBUF_NAMESPACE_ID::internal::ArenaStringPtr::InternalSwap(
+      &_impl_.tag_, lhs_arena,
+      &other->_impl_.tag_, rhs_arena
+  );
+}
+
+::PROTOBUF_NAMESPACE_ID::Metadata TagRates::GetMetadata() const {
+  return ::_pbi::AssignDescriptors(
+      &descriptor_table_tagq_2fv1_2fqueue_2eproto_getter, &descriptor_table_tagq_2fv1_2fqueue_2eproto_once,
+      file_level_metadata_tagq_2fv1_2fqueue_2eproto[33]);
+}
+
+// ===================================================================
+
+class RatePoint::_Internal {
+ public:
+  static const ::PROTOBUF_NAMESPACE_ID::Timestamp& time(const RatePoint* msg);
+};
+
+const ::PROTOBUF_NAMESPACE_ID::Timestamp&
+RatePoint::_Internal::time(const RatePoint* msg) {
+  return *msg->_impl_.time_;
+}
+void RatePoint::clear_time() {
+  if (GetArenaForAllocation() == nullptr && _impl_.time_ != nullptr) {
+    delete _impl_.time_;
+  }
+  _impl_.time_ = nullptr;
+}
+RatePoint::RatePoint(::PROTOBUF_NAMESPACE_ID::Arena* arena,
+                         bool is_message_owned)
+  : ::PROTOBUF_NAMESPACE_ID::Message(arena, is_message_owned) {
+  SharedCtor(arena, is_message_owned);
+  // @@protoc_insertion_point(arena_constructor:tagq.v1.RatePoint)
+}
+RatePoint::RatePoint(const RatePoint& from)
+  : ::PROTOBUF_NAMESPACE_ID::Message() {
+  RatePoint* const _this = this; (void)_this;
+  new (&_impl_) Impl_{
+      decltype(_impl_.time_){nullptr}
+    , decltype(_impl_.in_per_second_){}
+    , decltype(_impl_.received_per_second_){}
+    , decltype(_impl_.deleted_per_second_){}
+    , decltype(_impl_.dead_per_second_){}
+    , /*decltype(_impl_._cached_size_)*/{}};
+
+  _internal_metadata_.MergeFrom<::PROTOBUF_NAMESPACE_ID::UnknownFieldSet>(from._internal_metadata_);
+  if (from._internal_has_time()) {
+    _this->_impl_.time_ = new ::PROTOBUF_NAMESPACE_ID::Timestamp(*from._impl_.time_);
+  }
+  ::memcpy(&_impl_.in_per_second_, &from._impl_.in_per_second_,
+    static_cast<size_t>(reinterpret_cast<char*>(&_impl_.dead_per_second_) -
+    reinterpret_cast<char*>(&_impl_.in_per_second_)) + sizeof(_impl_.dead_per_second_));
+  // @@protoc_insertion_point(copy_constructor:tagq.v1.RatePoint)
+}
+
+inline void RatePoint::SharedCtor(
+    ::_pb::Arena* arena, bool is_message_owned) {
+  (void)arena;
+  (void)is_message_owned;
+  new (&_impl_) Impl_{
+      decltype(_impl_.time_){nullptr}
+    , decltype(_impl_.in_per_second_){0}
+    , decltype(_impl_.received_per_second_){0}
+    , decltype(_impl_.deleted_per_second_){0}
+    , decltype(_impl_.dead_per_second_){0}
+    , /*decltype(_impl_._cached_size_)*/{}
+  };
+}
+
+RatePoint::~RatePoint() {
+  // @@protoc_insertion_point(destructor:tagq.v1.RatePoint)
+  if (auto *arena = _internal_metadata_.DeleteReturnArena<::PROTOBUF_NAMESPACE_ID::UnknownFieldSet>()) {
+  (void)arena;
+    return;
+  }
+  SharedDtor();
+}
+
+inline void RatePoint::SharedDtor() {
+  GOOGLE_DCHECK(GetArenaForAllocation() == nullptr);
+  if (this != internal_default_instance()) delete _impl_.time_;
+}
+
+void RatePoint::SetCachedSize(int size) const {
+  _impl_._cached_size_.Set(size);
+}
+
+void RatePoint::Clear() {
+// @@protoc_insertion_point(message_clear_start:tagq.v1.RatePoint)
+  uint32_t cached_has_bits = 0;
+  // Prevent compiler warnings about cached_has_bits being unused
+  (void) cached_has_bits;
+
+  if (GetArenaForAllocation() == nullptr && _impl_.time_ != nullptr) {
+    delete _impl_.time_;
+  }
+  _impl_.time_ = nullptr;
+  ::memset(&_impl_.in_per_second_, 0, static_cast<size_t>(
+      reinterpret_cast<char*>(&_impl_.dead_per_second_) -
+      reinterpret_cast<char*>(&_impl_.in_per_second_)) + sizeof(_impl_.dead_per_second_));
+  _internal_metadata_.Clear<::PROTOBUF_NAMESPACE_ID::UnknownFieldSet>();
+}
+
+const char* RatePoint::_InternalParse(const char* ptr, ::_pbi::ParseContext* ctx) {
+#define CHK_(x) if (PROTOBUF_PREDICT_FALSE(!(x))) goto failure
+  while (!ctx->Done(&ptr)) {
+    uint32_t tag;
+    ptr = ::_pbi::ReadTag(ptr, &tag);
+    switch (tag >> 3) {
+      // .google.protobuf.Timestamp time = 1 [json_name = "time"];
+      case 1:
+        if (PROTOBUF_PREDICT_TRUE(static_cast<uint8_t>(tag) == 10)) {
+          ptr = ctx->ParseMessage(_internal_mutable_time(), ptr);
+          CHK_(ptr);
+        } else
+          goto handle_unusual;
+        continue;
+      // double in_per_second = 2 [json_name = "inPerSecond"];
+      case 2:
+        if (PROTOBUF_PREDICT_TRUE(static_cast<uint8_t>(tag) == 17)) {
+          _impl_.in_per_second_ = ::PROTOBUF_NAMESPACE_ID::internal::UnalignedLoad<double>(ptr);
+          ptr += sizeof(double);
+        } else
+          goto handle_unusual;
+        continue;
+      // double received_per_second = 3 [json_name = "receivedPerSecond"];
+      case 3:
+        if (PROTOBUF_PREDICT_TRUE(static_cast<uint8_t>(tag) == 25)) {
+          _impl_.received_per_second_ = ::PROTOBUF_NAMESPACE_ID::internal::UnalignedLoad<double>(ptr);
+          ptr += sizeof(double);
+        } else
+          goto handle_unusual;
+        continue;
+      // double deleted_per_second = 4 [json_name = "deletedPerSecond"];
+      case 4:
+        if (PROTOBUF_PREDICT_TRUE(static_cast<uint8_t>(tag) == 33)) {
+          _impl_.deleted_per_second_ = ::PROTOBUF_NAMESPACE_ID::internal::UnalignedLoad<double>(ptr);
+          ptr += sizeof(double);
+        } else
+          goto handle_unusual;
+        continue;
+      // double dead_per_second = 5 [json_name = "deadPerSecond"];
+      case 5:
+        if (PROTOBUF_PREDICT_TRUE(static_cast<uint8_t>(tag) == 41)) {
+          _impl_.dead_per_second_ = ::PROTOBUF_NAMESPACE_ID::internal::UnalignedLoad<double>(ptr);
+          ptr += sizeof(double);
+        } else
+          goto handle_unusual;
+        continue;
+      default:
+        goto handle_unusual;
+    }  // switch
+  handle_unusual:
+    if ((tag == 0) || ((tag & 7) == 4)) {
+      CHK_(ptr);
+      ctx->SetLastTag(tag);
+      goto message_done;
+    }
+    ptr = UnknownFieldParse(
+        tag,
+        _internal_metadata_.mutable_unknown_fields<::PROTOBUF_NAMESPACE_ID::UnknownFieldSet>(),
+        ptr, ctx);
+    CHK_(ptr != nullptr);
+  }  // while
+message_done:
+  return ptr;
+failure:
+  ptr = nullptr;
+  goto message_done;
+#undef CHK_
+}
+
+uint8_t* RatePoint::_InternalSerialize(
+    uint8_t* target, ::PROTOBUF_NAMESPACE_ID::io::EpsCopyOutputStream* stream) const {
+  // @@protoc_insertion_point(serialize_to_array_start:tagq.v1.RatePoint)
+  uint32_t cached_has_bits = 0;
+  (void) cached_has_bits;
+
+  // .google.protobuf.Timestamp time = 1 [json_name = "time"];
+  if (this->_internal_has_time()) {
+    target = ::PROTOBUF_NAMESPACE_ID::internal::WireFormatLite::
+      InternalWriteMessage(1, _Internal::time(this),
+        _Internal::time(this).GetCachedSize(), target, stream);
+  }
+
+  // double in_per_second = 2 [json_name = "inPerSecond"];
+  static_assert(sizeof(uint64_t) == sizeof(double), "Code assumes uint64_t and double are the same size.");
+  double tmp_in_per_second = this->_internal_in_per_second();
+  uint64_t raw_in_per_second;
+  memcpy(&raw_in_per_second, &tmp_in_per_second, sizeof(tmp_in_per_second));
+  if (raw_in_per_second != 0) {
+    target = stream->EnsureSpace(target);
+    target = ::_pbi::WireFormatLite::WriteDoubleToArray(2, this->_internal_in_per_second(), target);
+  }
+
+  // double received_per_second = 3 [json_name = "receivedPerSecond"];
+  static_assert(sizeof(uint64_t) == sizeof(double), "Code assumes uint64_t and double are the same size.");
+  double tmp_received_per_second = this->_internal_received_per_second();
+  uint64_t raw_received_per_second;
+  memcpy(&raw_received_per_second, &tmp_received_per_second, sizeof(tmp_received_per_second));
+  if (raw_received_per_second != 0) {
+    target = stream->EnsureSpace(target);
+    target = ::_pbi::WireFormatLite::WriteDoubleToArray(3, this->_internal_received_per_second(), target);
+  }
+
+  // double deleted_per_second = 4 [json_name = "deletedPerSecond"];
+  static_assert(sizeof(uint64_t) == sizeof(double), "Code assumes uint64_t and double are the same size.");
+  double tmp_deleted_per_second = this->_internal_deleted_per_second();
+  uint64_t raw_deleted_per_second;
+  memcpy(&raw_deleted_per_second, &tmp_deleted_per_second, sizeof(tmp_deleted_per_second));
+  if (raw_deleted_per_second != 0) {
+    target = stream->EnsureSpace(target);
+    target = ::_pbi::WireFormatLite::WriteDoubleToArray(4, this->_internal_deleted_per_second(), target);
+  }
+
+  // double dead_per_second = 5 [json_name = "deadPerSecond"];
+  static_assert(sizeof(uint64_t) == sizeof(double), "Code assumes uint64_t and double are the same size.");
+  double tmp_dead_per_second = this->_internal_dead_per_second();
+  uint64_t raw_dead_per_second;
+  memcpy(&raw_dead_per_second, &tmp_dead_per_second, sizeof(tmp_dead_per_second));
+  if (raw_dead_per_second != 0) {
+    target = stream->EnsureSpace(target);
+    target = ::_pbi::WireFormatLite::WriteDoubleToArray(5, this->_internal_dead_per_second(), target);
+  }
+
+  if (PROTOBUF_PREDICT_FALSE(_internal_metadata_.have_unknown_fields())) {
+    target = ::_pbi::WireFormat::InternalSerializeUnknownFieldsToArray(
+        _internal_metadata_.unknown_fields<::PROTOBUF_NAMESPACE_ID::UnknownFieldSet>(::PROTOBUF_NAMESPACE_ID::UnknownFieldSet::default_instance), target, stream);
+  }
+  // @@protoc_insertion_point(serialize_to_array_end:tagq.v1.RatePoint)
+  return target;
+}
+
+size_t RatePoint::ByteSizeLong() const {
+// @@protoc_insertion_point(message_byte_size_start:tagq.v1.RatePoint)
+  size_t total_size = 0;
+
+  uint32_t cached_has_bits = 0;
+  // Prevent compiler warnings about cached_has_bits being unused
+  (void) cached_has_bits;
+
+  // .google.protobuf.Timestamp time = 1 [json_name = "time"];
+  if (this->_internal_has_time()) {
+    total_size += 1 +
+      ::PROTOBUF_NAMESPACE_ID::internal::WireFormatLite::MessageSize(
+        *_impl_.time_);
+  }
+
+  // double in_per_second = 2 [json_name = "inPerSecond"];
+  static_assert(sizeof(uint64_t) == sizeof(double), "Code assumes uint64_t and double are the same size.");
+  double tmp_in_per_second = this->_internal_in_per_second();
+  uint64_t raw_in_per_second;
+  memcpy(&raw_in_per_second, &tmp_in_per_second, sizeof(tmp_in_per_second));
+  if (raw_in_per_second != 0) {
+    total_size += 1 + 8;
+  }
+
+  // double received_per_second = 3 [json_name = "receivedPerSecond"];
+  static_assert(sizeof(uint64_t) == sizeof(double), "Code assumes uint64_t and double are the same size.");
+  double tmp_received_per_second = this->_internal_received_per_second();
+  uint64_t raw_received_per_second;
+  memcpy(&raw_received_per_second, &tmp_received_per_second, sizeof(tmp_received_per_second));
+  if (raw_received_per_second != 0) {
+    total_size += 1 + 8;
+  }
+
+  // double deleted_per_second = 4 [json_name = "deletedPerSecond"];
+  static_assert(sizeof(uint64_t) == sizeof(double), "Code assumes uint64_t and double are the same size.");
+  double tmp_deleted_per_second = this->_internal_deleted_per_second();
+  uint64_t raw_deleted_per_second;
+  memcpy(&raw_deleted_per_second, &tmp_deleted_per_second, sizeof(tmp_deleted_per_second));
+  if (raw_deleted_per_second != 0) {
+    total_size += 1 + 8;
+  }
+
+  // double dead_per_second = 5 [json_name = "deadPerSecond"];
+  static_assert(sizeof(uint64_t) == sizeof(double), "Code assumes uint64_t and double are the same size.");
+  double tmp_dead_per_second = this->_internal_dead_per_second();
+  uint64_t raw_dead_per_second;
+  memcpy(&raw_dead_per_second, &tmp_dead_per_second, sizeof(tmp_dead_per_second));
+  if (raw_dead_per_second != 0) {
+    total_size += 1 + 8;
+  }
+
+  return MaybeComputeUnknownFieldsSize(total_size, &_impl_._cached_size_);
+}
+
+const ::PROTOBUF_NAMESPACE_ID::Message::ClassData RatePoint::_class_data_ = {
+    ::PROTOBUF_NAMESPACE_ID::Message::CopyWithSourceCheck,
+    RatePoint::MergeImpl
+};
+const ::PROTOBUF_NAMESPACE_ID::Message::ClassData*RatePoint::GetClassData() const { return &_class_data_; }
+
+
+void RatePoint::MergeImpl(::PROTOBUF_NAMESPACE_ID::Message& to_msg, const ::PROTOBUF_NAMESPACE_ID::Message& from_msg) {
+  auto* const _this = static_cast<RatePoint*>(&to_msg);
+  auto& from = static_cast<const RatePoint&>(from_msg);
+  // @@protoc_insertion_point(class_specific_merge_from_start:tagq.v1.RatePoint)
+  GOOGLE_DCHECK_NE(&from, _this);
+  uint32_t cached_has_bits = 0;
+  (void) cached_has_bits;
+
+  if (from._internal_has_time()) {
+    _this->_internal_mutable_time()->::PROTOBUF_NAMESPACE_ID::Timestamp::MergeFrom(
+        from._internal_time());
+  }
+  static_assert(sizeof(uint64_t) == sizeof(double), "Code assumes uint64_t and double are the same size.");
+  double tmp_in_per_second = from._internal_in_per_second();
+  uint64_t raw_in_per_second;
+  memcpy(&raw_in_per_second, &tmp_in_per_second, sizeof(tmp_in_per_second));
+  if (raw_in_per_second != 0) {
+    _this->_internal_set_in_per_second(from._internal_in_per_second());
+  }
+  static_assert(sizeof(uint64_t) == sizeof(double), "Code assumes uint64_t and double are the same size.");
+  double tmp_received_per_second = from._internal_received_per_second();
+  uint64_t raw_received_per_second;
+  memcpy(&raw_received_per_second, &tmp_received_per_second, sizeof(tmp_received_per_second));
+  if (raw_received_per_second != 0) {
+    _this->_internal_set_received_per_second(from._internal_received_per_second());
+  }
+  static_assert(sizeof(uint64_t) == sizeof(double), "Code assumes uint64_t and double are the same size.");
+  double tmp_deleted_per_second = from._internal_deleted_per_second();
+  uint64_t raw_deleted_per_second;
+  memcpy(&raw_deleted_per_second, &tmp_deleted_per_second, sizeof(tmp_deleted_per_second));
+  if (raw_deleted_per_second != 0) {
+    _this->_internal_set_deleted_per_second(from._internal_deleted_per_second());
+  }
+  static_assert(sizeof(uint64_t) == sizeof(double), "Code assumes uint64_t and double are the same size.");
+  double tmp_dead_per_second = from._internal_dead_per_second();
+  uint64_t raw_dead_per_second;
+  memcpy(&raw_dead_per_second, &tmp_dead_per_second, sizeof(tmp_dead_per_second));
+  if (raw_dead_per_second != 0) {
+    _this->_internal_set_dead_per_second(from._internal_dead_per_second());
+  }
+  _this->_internal_metadata_.MergeFrom<::PROTOBUF_NAMESPACE_ID::UnknownFieldSet>(from._internal_metadata_);
+}
+
+void RatePoint::CopyFrom(const RatePoint& from) {
+// @@protoc_insertion_point(class_specific_copy_from_start:tagq.v1.RatePoint)
+  if (&from == this) return;
+  Clear();
+  MergeFrom(from);
+}
+
+bool RatePoint::IsInitialized() const {
+  return true;
+}
+
+void RatePoint::InternalSwap(RatePoint* other) {
+  using std::swap;
+  _internal_metadata_.InternalSwap(&other->_internal_metadata_);
+  ::PROTOBUF_NAMESPACE_ID::internal::memswap<
+      PROTOBUF_FIELD_OFFSET(RatePoint, _impl_.dead_per_second_)
+      + sizeof(RatePoint::_impl_.dead_per_second_)
+      - PROTOBUF_FIELD_OFFSET(RatePoint, _impl_.time_)>(
+          reinterpret_cast<char*>(&_impl_.time_),
+          reinterpret_cast<char*>(&other->_impl_.time_));
+}
+
+::PROTOBUF_NAMESPACE_ID::Metadata RatePoint::GetMetadata() const {
+  return ::_pbi::AssignDescriptors(
+      &descriptor_table_tagq_2fv1_2fqueue_2eproto_getter, &descriptor_table_tagq_2fv1_2fqueue_2eproto_once,
+      file_level_metadata_tagq_2fv1_2fqueue_2eproto[34]);
+}
+
 // @@protoc_insertion_point(namespace_scope)
 }  // namespace v1
 }  // namespace tagq
@@ -9135,6 +10429,22 @@ Arena::CreateMaybeMessage< ::tagq::v1::SeekTagRequest >(Arena* arena) {
 template<> PROTOBUF_NOINLINE ::tagq::v1::SeekTagResponse*
 Arena::CreateMaybeMessage< ::tagq::v1::SeekTagResponse >(Arena* arena) {
   return Arena::CreateMessageInternal< ::tagq::v1::SeekTagResponse >(arena);
+}
+template<> PROTOBUF_NOINLINE ::tagq::v1::GetQueueRatesRequest*
+Arena::CreateMaybeMessage< ::tagq::v1::GetQueueRatesRequest >(Arena* arena) {
+  return Arena::CreateMessageInternal< ::tagq::v1::GetQueueRatesRequest >(arena);
+}
+template<> PROTOBUF_NOINLINE ::tagq::v1::GetQueueRatesResponse*
+Arena::CreateMaybeMessage< ::tagq::v1::GetQueueRatesResponse >(Arena* arena) {
+  return Arena::CreateMessageInternal< ::tagq::v1::GetQueueRatesResponse >(arena);
+}
+template<> PROTOBUF_NOINLINE ::tagq::v1::TagRates*
+Arena::CreateMaybeMessage< ::tagq::v1::TagRates >(Arena* arena) {
+  return Arena::CreateMessageInternal< ::tagq::v1::TagRates >(arena);
+}
+template<> PROTOBUF_NOINLINE ::tagq::v1::RatePoint*
+Arena::CreateMaybeMessage< ::tagq::v1::RatePoint >(Arena* arena) {
+  return Arena::CreateMessageInternal< ::tagq::v1::RatePoint >(arena);
 }
 PROTOBUF_NAMESPACE_CLOSE
 

@@ -80,6 +80,12 @@ extern DeleteTagRequestDefaultTypeInternal _DeleteTagRequest_default_instance_;
 class DeleteTagResponse;
 struct DeleteTagResponseDefaultTypeInternal;
 extern DeleteTagResponseDefaultTypeInternal _DeleteTagResponse_default_instance_;
+class GetQueueRatesRequest;
+struct GetQueueRatesRequestDefaultTypeInternal;
+extern GetQueueRatesRequestDefaultTypeInternal _GetQueueRatesRequest_default_instance_;
+class GetQueueRatesResponse;
+struct GetQueueRatesResponseDefaultTypeInternal;
+extern GetQueueRatesResponseDefaultTypeInternal _GetQueueRatesResponse_default_instance_;
 class GetQueueRequest;
 struct GetQueueRequestDefaultTypeInternal;
 extern GetQueueRequestDefaultTypeInternal _GetQueueRequest_default_instance_;
@@ -119,6 +125,9 @@ extern QueueStateDefaultTypeInternal _QueueState_default_instance_;
 class Queue_UserAttributesEntry_DoNotUse;
 struct Queue_UserAttributesEntry_DoNotUseDefaultTypeInternal;
 extern Queue_UserAttributesEntry_DoNotUseDefaultTypeInternal _Queue_UserAttributesEntry_DoNotUse_default_instance_;
+class RatePoint;
+struct RatePointDefaultTypeInternal;
+extern RatePointDefaultTypeInternal _RatePoint_default_instance_;
 class RedrivePolicy;
 struct RedrivePolicyDefaultTypeInternal;
 extern RedrivePolicyDefaultTypeInternal _RedrivePolicy_default_instance_;
@@ -134,6 +143,9 @@ extern TagDefaultTypeInternal _Tag_default_instance_;
 class TagFilter;
 struct TagFilterDefaultTypeInternal;
 extern TagFilterDefaultTypeInternal _TagFilter_default_instance_;
+class TagRates;
+struct TagRatesDefaultTypeInternal;
+extern TagRatesDefaultTypeInternal _TagRates_default_instance_;
 class TagState;
 struct TagStateDefaultTypeInternal;
 extern TagStateDefaultTypeInternal _TagState_default_instance_;
@@ -158,6 +170,8 @@ template<> ::tagq::v1::DeleteQueueRequest* Arena::CreateMaybeMessage<::tagq::v1:
 template<> ::tagq::v1::DeleteQueueResponse* Arena::CreateMaybeMessage<::tagq::v1::DeleteQueueResponse>(Arena*);
 template<> ::tagq::v1::DeleteTagRequest* Arena::CreateMaybeMessage<::tagq::v1::DeleteTagRequest>(Arena*);
 template<> ::tagq::v1::DeleteTagResponse* Arena::CreateMaybeMessage<::tagq::v1::DeleteTagResponse>(Arena*);
+template<> ::tagq::v1::GetQueueRatesRequest* Arena::CreateMaybeMessage<::tagq::v1::GetQueueRatesRequest>(Arena*);
+template<> ::tagq::v1::GetQueueRatesResponse* Arena::CreateMaybeMessage<::tagq::v1::GetQueueRatesResponse>(Arena*);
 template<> ::tagq::v1::GetQueueRequest* Arena::CreateMaybeMessage<::tagq::v1::GetQueueRequest>(Arena*);
 template<> ::tagq::v1::GetQueueResponse* Arena::CreateMaybeMessage<::tagq::v1::GetQueueResponse>(Arena*);
 template<> ::tagq::v1::GetTagRequest* Arena::CreateMaybeMessage<::tagq::v1::GetTagRequest>(Arena*);
@@ -171,11 +185,13 @@ template<> ::tagq::v1::PurgeQueueResponse* Arena::CreateMaybeMessage<::tagq::v1:
 template<> ::tagq::v1::Queue* Arena::CreateMaybeMessage<::tagq::v1::Queue>(Arena*);
 template<> ::tagq::v1::QueueState* Arena::CreateMaybeMessage<::tagq::v1::QueueState>(Arena*);
 template<> ::tagq::v1::Queue_UserAttributesEntry_DoNotUse* Arena::CreateMaybeMessage<::tagq::v1::Queue_UserAttributesEntry_DoNotUse>(Arena*);
+template<> ::tagq::v1::RatePoint* Arena::CreateMaybeMessage<::tagq::v1::RatePoint>(Arena*);
 template<> ::tagq::v1::RedrivePolicy* Arena::CreateMaybeMessage<::tagq::v1::RedrivePolicy>(Arena*);
 template<> ::tagq::v1::SeekTagRequest* Arena::CreateMaybeMessage<::tagq::v1::SeekTagRequest>(Arena*);
 template<> ::tagq::v1::SeekTagResponse* Arena::CreateMaybeMessage<::tagq::v1::SeekTagResponse>(Arena*);
 template<> ::tagq::v1::Tag* Arena::CreateMaybeMessage<::tagq::v1::Tag>(Arena*);
 template<> ::tagq::v1::TagFilter* Arena::CreateMaybeMessage<::tagq::v1::TagFilter>(Arena*);
+template<> ::tagq::v1::TagRates* Arena::CreateMaybeMessage<::tagq::v1::TagRates>(Arena*);
 template<> ::tagq::v1::TagState* Arena::CreateMaybeMessage<::tagq::v1::TagState>(Arena*);
 template<> ::tagq::v1::Tag_UserAttributesEntry_DoNotUse* Arena::CreateMaybeMessage<::tagq::v1::Tag_UserAttributesEntry_DoNotUse>(Arena*);
 template<> ::tagq::v1::UpdateQueueRequest* Arena::CreateMaybeMessage<::tagq::v1::UpdateQueueRequest>(Arena*);
@@ -5772,6 +5788,768 @@ class SeekTagResponse final :
   union { Impl_ _impl_; };
   friend struct ::TableStruct_tagq_2fv1_2fqueue_2eproto;
 };
+// -------------------------------------------------------------------
+
+class GetQueueRatesRequest final :
+    public ::PROTOBUF_NAMESPACE_ID::Message /* @@protoc_insertion_point(class_definition:tagq.v1.GetQueueRatesRequest) */ {
+ public:
+  inline GetQueueRatesRequest() : GetQueueRatesRequest(nullptr) {}
+  ~GetQueueRatesRequest() override;
+  explicit PROTOBUF_CONSTEXPR GetQueueRatesRequest(::PROTOBUF_NAMESPACE_ID::internal::ConstantInitialized);
+
+  GetQueueRatesRequest(const GetQueueRatesRequest& from);
+  GetQueueRatesRequest(GetQueueRatesRequest&& from) noexcept
+    : GetQueueRatesRequest() {
+    *this = ::std::move(from);
+  }
+
+  inline GetQueueRatesRequest& operator=(const GetQueueRatesRequest& from) {
+    CopyFrom(from);
+    return *this;
+  }
+  inline GetQueueRatesRequest& operator=(GetQueueRatesRequest&& from) noexcept {
+    if (this == &from) return *this;
+    if (GetOwningArena() == from.GetOwningArena()
+  #ifdef PROTOBUF_FORCE_COPY_IN_MOVE
+        && GetOwningArena() != nullptr
+  #endif  // !PROTOBUF_FORCE_COPY_IN_MOVE
+    ) {
+      InternalSwap(&from);
+    } else {
+      CopyFrom(from);
+    }
+    return *this;
+  }
+
+  static const ::PROTOBUF_NAMESPACE_ID::Descriptor* descriptor() {
+    return GetDescriptor();
+  }
+  static const ::PROTOBUF_NAMESPACE_ID::Descriptor* GetDescriptor() {
+    return default_instance().GetMetadata().descriptor;
+  }
+  static const ::PROTOBUF_NAMESPACE_ID::Reflection* GetReflection() {
+    return default_instance().GetMetadata().reflection;
+  }
+  static const GetQueueRatesRequest& default_instance() {
+    return *internal_default_instance();
+  }
+  static inline const GetQueueRatesRequest* internal_default_instance() {
+    return reinterpret_cast<const GetQueueRatesRequest*>(
+               &_GetQueueRatesRequest_default_instance_);
+  }
+  static constexpr int kIndexInFileMessages =
+    31;
+
+  friend void swap(GetQueueRatesRequest& a, GetQueueRatesRequest& b) {
+    a.Swap(&b);
+  }
+  inline void Swap(GetQueueRatesRequest* other) {
+    if (other == this) return;
+  #ifdef PROTOBUF_FORCE_COPY_IN_SWAP
+    if (GetOwningArena() != nullptr &&
+        GetOwningArena() == other->GetOwningArena()) {
+   #else  // PROTOBUF_FORCE_COPY_IN_SWAP
+    if (GetOwningArena() == other->GetOwningArena()) {
+  #endif  // !PROTOBUF_FORCE_COPY_IN_SWAP
+      InternalSwap(other);
+    } else {
+      ::PROTOBUF_NAMESPACE_ID::internal::GenericSwap(this, other);
+    }
+  }
+  void UnsafeArenaSwap(GetQueueRatesRequest* other) {
+    if (other == this) return;
+    GOOGLE_DCHECK(GetOwningArena() == other->GetOwningArena());
+    InternalSwap(other);
+  }
+
+  // implements Message ----------------------------------------------
+
+  GetQueueRatesRequest* New(::PROTOBUF_NAMESPACE_ID::Arena* arena = nullptr) const final {
+    return CreateMaybeMessage<GetQueueRatesRequest>(arena);
+  }
+  using ::PROTOBUF_NAMESPACE_ID::Message::CopyFrom;
+  void CopyFrom(const GetQueueRatesRequest& from);
+  using ::PROTOBUF_NAMESPACE_ID::Message::MergeFrom;
+  void MergeFrom( const GetQueueRatesRequest& from) {
+    GetQueueRatesRequest::MergeImpl(*this, from);
+  }
+  private:
+  static void MergeImpl(::PROTOBUF_NAMESPACE_ID::Message& to_msg, const ::PROTOBUF_NAMESPACE_ID::Message& from_msg);
+  public:
+  PROTOBUF_ATTRIBUTE_REINITIALIZES void Clear() final;
+  bool IsInitialized() const final;
+
+  size_t ByteSizeLong() const final;
+  const char* _InternalParse(const char* ptr, ::PROTOBUF_NAMESPACE_ID::internal::ParseContext* ctx) final;
+  uint8_t* _InternalSerialize(
+      uint8_t* target, ::PROTOBUF_NAMESPACE_ID::io::EpsCopyOutputStream* stream) const final;
+  int GetCachedSize() const final { return _impl_._cached_size_.Get(); }
+
+  private:
+  void SharedCtor(::PROTOBUF_NAMESPACE_ID::Arena* arena, bool is_message_owned);
+  void SharedDtor();
+  void SetCachedSize(int size) const final;
+  void InternalSwap(GetQueueRatesRequest* other);
+
+  private:
+  friend class ::PROTOBUF_NAMESPACE_ID::internal::AnyMetadata;
+  static ::PROTOBUF_NAMESPACE_ID::StringPiece FullMessageName() {
+    return "tagq.v1.GetQueueRatesRequest";
+  }
+  protected:
+  explicit GetQueueRatesRequest(::PROTOBUF_NAMESPACE_ID::Arena* arena,
+                       bool is_message_owned = false);
+  public:
+
+  static const ClassData _class_data_;
+  const ::PROTOBUF_NAMESPACE_ID::Message::ClassData*GetClassData() const final;
+
+  ::PROTOBUF_NAMESPACE_ID::Metadata GetMetadata() const final;
+
+  // nested types ----------------------------------------------------
+
+  // accessors -------------------------------------------------------
+
+  enum : int {
+    kQueueFieldNumber = 1,
+    kTagFieldNumber = 2,
+    kWindowSecondsFieldNumber = 3,
+  };
+  // string queue = 1 [json_name = "queue"];
+  void clear_queue();
+  const std::string& queue() const;
+  template <typename ArgT0 = const std::string&, typename... ArgT>
+  void set_queue(ArgT0&& arg0, ArgT... args);
+  std::string* mutable_queue();
+  PROTOBUF_NODISCARD std::string* release_queue();
+  void set_allocated_queue(std::string* queue);
+  private:
+  const std::string& _internal_queue() const;
+  inline PROTOBUF_ALWAYS_INLINE void _internal_set_queue(const std::string& value);
+  std::string* _internal_mutable_queue();
+  public:
+
+  // string tag = 2 [json_name = "tag"];
+  void clear_tag();
+  const std::string& tag() const;
+  template <typename ArgT0 = const std::string&, typename... ArgT>
+  void set_tag(ArgT0&& arg0, ArgT... args);
+  std::string* mutable_tag();
+  PROTOBUF_NODISCARD std::string* release_tag();
+  void set_allocated_tag(std::string* tag);
+  private:
+  const std::string& _internal_tag() const;
+  inline PROTOBUF_ALWAYS_INLINE void _internal_set_tag(const std::string& value);
+  std::string* _internal_mutable_tag();
+  public:
+
+  // int32 window_seconds = 3 [json_name = "windowSeconds"];
+  void clear_window_seconds();
+  int32_t window_seconds() const;
+  void set_window_seconds(int32_t value);
+  private:
+  int32_t _internal_window_seconds() const;
+  void _internal_set_window_seconds(int32_t value);
+  public:
+
+  // @@protoc_insertion_point(class_scope:tagq.v1.GetQueueRatesRequest)
+ private:
+  class _Internal;
+
+  template <typename T> friend class ::PROTOBUF_NAMESPACE_ID::Arena::InternalHelper;
+  typedef void InternalArenaConstructable_;
+  typedef void DestructorSkippable_;
+  struct Impl_ {
+    ::PROTOBUF_NAMESPACE_ID::internal::ArenaStringPtr queue_;
+    ::PROTOBUF_NAMESPACE_ID::internal::ArenaStringPtr tag_;
+    int32_t window_seconds_;
+    mutable ::PROTOBUF_NAMESPACE_ID::internal::CachedSize _cached_size_;
+  };
+  union { Impl_ _impl_; };
+  friend struct ::TableStruct_tagq_2fv1_2fqueue_2eproto;
+};
+// -------------------------------------------------------------------
+
+class GetQueueRatesResponse final :
+    public ::PROTOBUF_NAMESPACE_ID::Message /* @@protoc_insertion_point(class_definition:tagq.v1.GetQueueRatesResponse) */ {
+ public:
+  inline GetQueueRatesResponse() : GetQueueRatesResponse(nullptr) {}
+  ~GetQueueRatesResponse() override;
+  explicit PROTOBUF_CONSTEXPR GetQueueRatesResponse(::PROTOBUF_NAMESPACE_ID::internal::ConstantInitialized);
+
+  GetQueueRatesResponse(const GetQueueRatesResponse& from);
+  GetQueueRatesResponse(GetQueueRatesResponse&& from) noexcept
+    : GetQueueRatesResponse() {
+    *this = ::std::move(from);
+  }
+
+  inline GetQueueRatesResponse& operator=(const GetQueueRatesResponse& from) {
+    CopyFrom(from);
+    return *this;
+  }
+  inline GetQueueRatesResponse& operator=(GetQueueRatesResponse&& from) noexcept {
+    if (this == &from) return *this;
+    if (GetOwningArena() == from.GetOwningArena()
+  #ifdef PROTOBUF_FORCE_COPY_IN_MOVE
+        && GetOwningArena() != nullptr
+  #endif  // !PROTOBUF_FORCE_COPY_IN_MOVE
+    ) {
+      InternalSwap(&from);
+    } else {
+      CopyFrom(from);
+    }
+    return *this;
+  }
+
+  static const ::PROTOBUF_NAMESPACE_ID::Descriptor* descriptor() {
+    return GetDescriptor();
+  }
+  static const ::PROTOBUF_NAMESPACE_ID::Descriptor* GetDescriptor() {
+    return default_instance().GetMetadata().descriptor;
+  }
+  static const ::PROTOBUF_NAMESPACE_ID::Reflection* GetReflection() {
+    return default_instance().GetMetadata().reflection;
+  }
+  static const GetQueueRatesResponse& default_instance() {
+    return *internal_default_instance();
+  }
+  static inline const GetQueueRatesResponse* internal_default_instance() {
+    return reinterpret_cast<const GetQueueRatesResponse*>(
+               &_GetQueueRatesResponse_default_instance_);
+  }
+  static constexpr int kIndexInFileMessages =
+    32;
+
+  friend void swap(GetQueueRatesResponse& a, GetQueueRatesResponse& b) {
+    a.Swap(&b);
+  }
+  inline void Swap(GetQueueRatesResponse* other) {
+    if (other == this) return;
+  #ifdef PROTOBUF_FORCE_COPY_IN_SWAP
+    if (GetOwningArena() != nullptr &&
+        GetOwningArena() == other->GetOwningArena()) {
+   #else  // PROTOBUF_FORCE_COPY_IN_SWAP
+    if (GetOwningArena() == other->GetOwningArena()) {
+  #endif  // !PROTOBUF_FORCE_COPY_IN_SWAP
+      InternalSwap(other);
+    } else {
+      ::PROTOBUF_NAMESPACE_ID::internal::GenericSwap(this, other);
+    }
+  }
+  void UnsafeArenaSwap(GetQueueRatesResponse* other) {
+    if (other == this) return;
+    GOOGLE_DCHECK(GetOwningArena() == other->GetOwningArena());
+    InternalSwap(other);
+  }
+
+  // implements Message ----------------------------------------------
+
+  GetQueueRatesResponse* New(::PROTOBUF_NAMESPACE_ID::Arena* arena = nullptr) const final {
+    return CreateMaybeMessage<GetQueueRatesResponse>(arena);
+  }
+  using ::PROTOBUF_NAMESPACE_ID::Message::CopyFrom;
+  void CopyFrom(const GetQueueRatesResponse& from);
+  using ::PROTOBUF_NAMESPACE_ID::Message::MergeFrom;
+  void MergeFrom( const GetQueueRatesResponse& from) {
+    GetQueueRatesResponse::MergeImpl(*this, from);
+  }
+  private:
+  static void MergeImpl(::PROTOBUF_NAMESPACE_ID::Message& to_msg, const ::PROTOBUF_NAMESPACE_ID::Message& from_msg);
+  public:
+  PROTOBUF_ATTRIBUTE_REINITIALIZES void Clear() final;
+  bool IsInitialized() const final;
+
+  size_t ByteSizeLong() const final;
+  const char* _InternalParse(const char* ptr, ::PROTOBUF_NAMESPACE_ID::internal::ParseContext* ctx) final;
+  uint8_t* _InternalSerialize(
+      uint8_t* target, ::PROTOBUF_NAMESPACE_ID::io::EpsCopyOutputStream* stream) const final;
+  int GetCachedSize() const final { return _impl_._cached_size_.Get(); }
+
+  private:
+  void SharedCtor(::PROTOBUF_NAMESPACE_ID::Arena* arena, bool is_message_owned);
+  void SharedDtor();
+  void SetCachedSize(int size) const final;
+  void InternalSwap(GetQueueRatesResponse* other);
+
+  private:
+  friend class ::PROTOBUF_NAMESPACE_ID::internal::AnyMetadata;
+  static ::PROTOBUF_NAMESPACE_ID::StringPiece FullMessageName() {
+    return "tagq.v1.GetQueueRatesResponse";
+  }
+  protected:
+  explicit GetQueueRatesResponse(::PROTOBUF_NAMESPACE_ID::Arena* arena,
+                       bool is_message_owned = false);
+  public:
+
+  static const ClassData _class_data_;
+  const ::PROTOBUF_NAMESPACE_ID::Message::ClassData*GetClassData() const final;
+
+  ::PROTOBUF_NAMESPACE_ID::Metadata GetMetadata() const final;
+
+  // nested types ----------------------------------------------------
+
+  // accessors -------------------------------------------------------
+
+  enum : int {
+    kPointsFieldNumber = 3,
+    kTagsFieldNumber = 4,
+    kEndTimeFieldNumber = 2,
+    kResolutionSecondsFieldNumber = 1,
+  };
+  // repeated .tagq.v1.RatePoint points = 3 [json_name = "points"];
+  int points_size() const;
+  private:
+  int _internal_points_size() const;
+  public:
+  void clear_points();
+  ::tagq::v1::RatePoint* mutable_points(int index);
+  ::PROTOBUF_NAMESPACE_ID::RepeatedPtrField< ::tagq::v1::RatePoint >*
+      mutable_points();
+  private:
+  const ::tagq::v1::RatePoint& _internal_points(int index) const;
+  ::tagq::v1::RatePoint* _internal_add_points();
+  public:
+  const ::tagq::v1::RatePoint& points(int index) const;
+  ::tagq::v1::RatePoint* add_points();
+  const ::PROTOBUF_NAMESPACE_ID::RepeatedPtrField< ::tagq::v1::RatePoint >&
+      points() const;
+
+  // repeated .tagq.v1.TagRates tags = 4 [json_name = "tags"];
+  int tags_size() const;
+  private:
+  int _internal_tags_size() const;
+  public:
+  void clear_tags();
+  ::tagq::v1::TagRates* mutable_tags(int index);
+  ::PROTOBUF_NAMESPACE_ID::RepeatedPtrField< ::tagq::v1::TagRates >*
+      mutable_tags();
+  private:
+  const ::tagq::v1::TagRates& _internal_tags(int index) const;
+  ::tagq::v1::TagRates* _internal_add_tags();
+  public:
+  const ::tagq::v1::TagRates& tags(int index) const;
+  ::tagq::v1::TagRates* add_tags();
+  const ::PROTOBUF_NAMESPACE_ID::RepeatedPtrField< ::tagq::v1::TagRates >&
+      tags() const;
+
+  // .google.protobuf.Timestamp end_time = 2 [json_name = "endTime"];
+  bool has_end_time() const;
+  private:
+  bool _internal_has_end_time() const;
+  public:
+  void clear_end_time();
+  const ::PROTOBUF_NAMESPACE_ID::Timestamp& end_time() const;
+  PROTOBUF_NODISCARD ::PROTOBUF_NAMESPACE_ID::Timestamp* release_end_time();
+  ::PROTOBUF_NAMESPACE_ID::Timestamp* mutable_end_time();
+  void set_allocated_end_time(::PROTOBUF_NAMESPACE_ID::Timestamp* end_time);
+  private:
+  const ::PROTOBUF_NAMESPACE_ID::Timestamp& _internal_end_time() const;
+  ::PROTOBUF_NAMESPACE_ID::Timestamp* _internal_mutable_end_time();
+  public:
+  void unsafe_arena_set_allocated_end_time(
+      ::PROTOBUF_NAMESPACE_ID::Timestamp* end_time);
+  ::PROTOBUF_NAMESPACE_ID::Timestamp* unsafe_arena_release_end_time();
+
+  // int32 resolution_seconds = 1 [json_name = "resolutionSeconds"];
+  void clear_resolution_seconds();
+  int32_t resolution_seconds() const;
+  void set_resolution_seconds(int32_t value);
+  private:
+  int32_t _internal_resolution_seconds() const;
+  void _internal_set_resolution_seconds(int32_t value);
+  public:
+
+  // @@protoc_insertion_point(class_scope:tagq.v1.GetQueueRatesResponse)
+ private:
+  class _Internal;
+
+  template <typename T> friend class ::PROTOBUF_NAMESPACE_ID::Arena::InternalHelper;
+  typedef void InternalArenaConstructable_;
+  typedef void DestructorSkippable_;
+  struct Impl_ {
+    ::PROTOBUF_NAMESPACE_ID::RepeatedPtrField< ::tagq::v1::RatePoint > points_;
+    ::PROTOBUF_NAMESPACE_ID::RepeatedPtrField< ::tagq::v1::TagRates > tags_;
+    ::PROTOBUF_NAMESPACE_ID::Timestamp* end_time_;
+    int32_t resolution_seconds_;
+    mutable ::PROTOBUF_NAMESPACE_ID::internal::CachedSize _cached_size_;
+  };
+  union { Impl_ _impl_; };
+  friend struct ::TableStruct_tagq_2fv1_2fqueue_2eproto;
+};
+// -------------------------------------------------------------------
+
+class TagRates final :
+    public ::PROTOBUF_NAMESPACE_ID::Message /* @@protoc_insertion_point(class_definition:tagq.v1.TagRates) */ {
+ public:
+  inline TagRates() : TagRates(nullptr) {}
+  ~TagRates() override;
+  explicit PROTOBUF_CONSTEXPR TagRates(::PROTOBUF_NAMESPACE_ID::internal::ConstantInitialized);
+
+  TagRates(const TagRates& from);
+  TagRates(TagRates&& from) noexcept
+    : TagRates() {
+    *this = ::std::move(from);
+  }
+
+  inline TagRates& operator=(const TagRates& from) {
+    CopyFrom(from);
+    return *this;
+  }
+  inline TagRates& operator=(TagRates&& from) noexcept {
+    if (this == &from) return *this;
+    if (GetOwningArena() == from.GetOwningArena()
+  #ifdef PROTOBUF_FORCE_COPY_IN_MOVE
+        && GetOwningArena() != nullptr
+  #endif  // !PROTOBUF_FORCE_COPY_IN_MOVE
+    ) {
+      InternalSwap(&from);
+    } else {
+      CopyFrom(from);
+    }
+    return *this;
+  }
+
+  static const ::PROTOBUF_NAMESPACE_ID::Descriptor* descriptor() {
+    return GetDescriptor();
+  }
+  static const ::PROTOBUF_NAMESPACE_ID::Descriptor* GetDescriptor() {
+    return default_instance().GetMetadata().descriptor;
+  }
+  static const ::PROTOBUF_NAMESPACE_ID::Reflection* GetReflection() {
+    return default_instance().GetMetadata().reflection;
+  }
+  static const TagRates& default_instance() {
+    return *internal_default_instance();
+  }
+  static inline const TagRates* internal_default_instance() {
+    return reinterpret_cast<const TagRates*>(
+               &_TagRates_default_instance_);
+  }
+  static constexpr int kIndexInFileMessages =
+    33;
+
+  friend void swap(TagRates& a, TagRates& b) {
+    a.Swap(&b);
+  }
+  inline void Swap(TagRates* other) {
+    if (other == this) return;
+  #ifdef PROTOBUF_FORCE_COPY_IN_SWAP
+    if (GetOwningArena() != nullptr &&
+        GetOwningArena() == other->GetOwningArena()) {
+   #else  // PROTOBUF_FORCE_COPY_IN_SWAP
+    if (GetOwningArena() == other->GetOwningArena()) {
+  #endif  // !PROTOBUF_FORCE_COPY_IN_SWAP
+      InternalSwap(other);
+    } else {
+      ::PROTOBUF_NAMESPACE_ID::internal::GenericSwap(this, other);
+    }
+  }
+  void UnsafeArenaSwap(TagRates* other) {
+    if (other == this) return;
+    GOOGLE_DCHECK(GetOwningArena() == other->GetOwningArena());
+    InternalSwap(other);
+  }
+
+  // implements Message ----------------------------------------------
+
+  TagRates* New(::PROTOBUF_NAMESPACE_ID::Arena* arena = nullptr) const final {
+    return CreateMaybeMessage<TagRates>(arena);
+  }
+  using ::PROTOBUF_NAMESPACE_ID::Message::CopyFrom;
+  void CopyFrom(const TagRates& from);
+  using ::PROTOBUF_NAMESPACE_ID::Message::MergeFrom;
+  void MergeFrom( const TagRates& from) {
+    TagRates::MergeImpl(*this, from);
+  }
+  private:
+  static void MergeImpl(::PROTOBUF_NAMESPACE_ID::Message& to_msg, const ::PROTOBUF_NAMESPACE_ID::Message& from_msg);
+  public:
+  PROTOBUF_ATTRIBUTE_REINITIALIZES void Clear() final;
+  bool IsInitialized() const final;
+
+  size_t ByteSizeLong() const final;
+  const char* _InternalParse(const char* ptr, ::PROTOBUF_NAMESPACE_ID::internal::ParseContext* ctx) final;
+  uint8_t* _InternalSerialize(
+      uint8_t* target, ::PROTOBUF_NAMESPACE_ID::io::EpsCopyOutputStream* stream) const final;
+  int GetCachedSize() const final { return _impl_._cached_size_.Get(); }
+
+  private:
+  void SharedCtor(::PROTOBUF_NAMESPACE_ID::Arena* arena, bool is_message_owned);
+  void SharedDtor();
+  void SetCachedSize(int size) const final;
+  void InternalSwap(TagRates* other);
+
+  private:
+  friend class ::PROTOBUF_NAMESPACE_ID::internal::AnyMetadata;
+  static ::PROTOBUF_NAMESPACE_ID::StringPiece FullMessageName() {
+    return "tagq.v1.TagRates";
+  }
+  protected:
+  explicit TagRates(::PROTOBUF_NAMESPACE_ID::Arena* arena,
+                       bool is_message_owned = false);
+  public:
+
+  static const ClassData _class_data_;
+  const ::PROTOBUF_NAMESPACE_ID::Message::ClassData*GetClassData() const final;
+
+  ::PROTOBUF_NAMESPACE_ID::Metadata GetMetadata() const final;
+
+  // nested types ----------------------------------------------------
+
+  // accessors -------------------------------------------------------
+
+  enum : int {
+    kPointsFieldNumber = 2,
+    kTagFieldNumber = 1,
+  };
+  // repeated .tagq.v1.RatePoint points = 2 [json_name = "points"];
+  int points_size() const;
+  private:
+  int _internal_points_size() const;
+  public:
+  void clear_points();
+  ::tagq::v1::RatePoint* mutable_points(int index);
+  ::PROTOBUF_NAMESPACE_ID::RepeatedPtrField< ::tagq::v1::RatePoint >*
+      mutable_points();
+  private:
+  const ::tagq::v1::RatePoint& _internal_points(int index) const;
+  ::tagq::v1::RatePoint* _internal_add_points();
+  public:
+  const ::tagq::v1::RatePoint& points(int index) const;
+  ::tagq::v1::RatePoint* add_points();
+  const ::PROTOBUF_NAMESPACE_ID::RepeatedPtrField< ::tagq::v1::RatePoint >&
+      points() const;
+
+  // string tag = 1 [json_name = "tag"];
+  void clear_tag();
+  const std::string& tag() const;
+  template <typename ArgT0 = const std::string&, typename... ArgT>
+  void set_tag(ArgT0&& arg0, ArgT... args);
+  std::string* mutable_tag();
+  PROTOBUF_NODISCARD std::string* release_tag();
+  void set_allocated_tag(std::string* tag);
+  private:
+  const std::string& _internal_tag() const;
+  inline PROTOBUF_ALWAYS_INLINE void _internal_set_tag(const std::string& value);
+  std::string* _internal_mutable_tag();
+  public:
+
+  // @@protoc_insertion_point(class_scope:tagq.v1.TagRates)
+ private:
+  class _Internal;
+
+  template <typename T> friend class ::PROTOBUF_NAMESPACE_ID::Arena::InternalHelper;
+  typedef void InternalArenaConstructable_;
+  typedef void DestructorSkippable_;
+  struct Impl_ {
+    ::PROTOBUF_NAMESPACE_ID::RepeatedPtrField< ::tagq::v1::RatePoint > points_;
+    ::PROTOBUF_NAMESPACE_ID::internal::ArenaStringPtr tag_;
+    mutable ::PROTOBUF_NAMESPACE_ID::internal::CachedSize _cached_size_;
+  };
+  union { Impl_ _impl_; };
+  friend struct ::TableStruct_tagq_2fv1_2fqueue_2eproto;
+};
+// -------------------------------------------------------------------
+
+class RatePoint final :
+    public ::PROTOBUF_NAMESPACE_ID::Message /* @@protoc_insertion_point(class_definition:tagq.v1.RatePoint) */ {
+ public:
+  inline RatePoint() : RatePoint(nullptr) {}
+  ~RatePoint() override;
+  explicit PROTOBUF_CONSTEXPR RatePoint(::PROTOBUF_NAMESPACE_ID::internal::ConstantInitialized);
+
+  RatePoint(const RatePoint& from);
+  RatePoint(RatePoint&& from) noexcept
+    : RatePoint() {
+    *this = ::std::move(from);
+  }
+
+  inline RatePoint& operator=(const RatePoint& from) {
+    CopyFrom(from);
+    return *this;
+  }
+  inline RatePoint& operator=(RatePoint&& from) noexcept {
+    if (this == &from) return *this;
+    if (GetOwningArena() == from.GetOwningArena()
+  #ifdef PROTOBUF_FORCE_COPY_IN_MOVE
+        && GetOwningArena() != nullptr
+  #endif  // !PROTOBUF_FORCE_COPY_IN_MOVE
+    ) {
+      InternalSwap(&from);
+    } else {
+      CopyFrom(from);
+    }
+    return *this;
+  }
+
+  static const ::PROTOBUF_NAMESPACE_ID::Descriptor* descriptor() {
+    return GetDescriptor();
+  }
+  static const ::PROTOBUF_NAMESPACE_ID::Descriptor* GetDescriptor() {
+    return default_instance().GetMetadata().descriptor;
+  }
+  static const ::PROTOBUF_NAMESPACE_ID::Reflection* GetReflection() {
+    return default_instance().GetMetadata().reflection;
+  }
+  static const RatePoint& default_instance() {
+    return *internal_default_instance();
+  }
+  static inline const RatePoint* internal_default_instance() {
+    return reinterpret_cast<const RatePoint*>(
+               &_RatePoint_default_instance_);
+  }
+  static constexpr int kIndexInFileMessages =
+    34;
+
+  friend void swap(RatePoint& a, RatePoint& b) {
+    a.Swap(&b);
+  }
+  inline void Swap(RatePoint* other) {
+    if (other == this) return;
+  #ifdef PROTOBUF_FORCE_COPY_IN_SWAP
+    if (GetOwningArena() != nullptr &&
+        GetOwningArena() == other->GetOwningArena()) {
+   #else  // PROTOBUF_FORCE_COPY_IN_SWAP
+    if (GetOwningArena() == other->GetOwningArena()) {
+  #endif  // !PROTOBUF_FORCE_COPY_IN_SWAP
+      InternalSwap(other);
+    } else {
+      ::PROTOBUF_NAMESPACE_ID::internal::GenericSwap(this, other);
+    }
+  }
+  void UnsafeArenaSwap(RatePoint* other) {
+    if (other == this) return;
+    GOOGLE_DCHECK(GetOwningArena() == other->GetOwningArena());
+    InternalSwap(other);
+  }
+
+  // implements Message ----------------------------------------------
+
+  RatePoint* New(::PROTOBUF_NAMESPACE_ID::Arena* arena = nullptr) const final {
+    return CreateMaybeMessage<RatePoint>(arena);
+  }
+  using ::PROTOBUF_NAMESPACE_ID::Message::CopyFrom;
+  void CopyFrom(const RatePoint& from);
+  using ::PROTOBUF_NAMESPACE_ID::Message::MergeFrom;
+  void MergeFrom( const RatePoint& from) {
+    RatePoint::MergeImpl(*this, from);
+  }
+  private:
+  static void MergeImpl(::PROTOBUF_NAMESPACE_ID::Message& to_msg, const ::PROTOBUF_NAMESPACE_ID::Message& from_msg);
+  public:
+  PROTOBUF_ATTRIBUTE_REINITIALIZES void Clear() final;
+  bool IsInitialized() const final;
+
+  size_t ByteSizeLong() const final;
+  const char* _InternalParse(const char* ptr, ::PROTOBUF_NAMESPACE_ID::internal::ParseContext* ctx) final;
+  uint8_t* _InternalSerialize(
+      uint8_t* target, ::PROTOBUF_NAMESPACE_ID::io::EpsCopyOutputStream* stream) const final;
+  int GetCachedSize() const final { return _impl_._cached_size_.Get(); }
+
+  private:
+  void SharedCtor(::PROTOBUF_NAMESPACE_ID::Arena* arena, bool is_message_owned);
+  void SharedDtor();
+  void SetCachedSize(int size) const final;
+  void InternalSwap(RatePoint* other);
+
+  private:
+  friend class ::PROTOBUF_NAMESPACE_ID::internal::AnyMetadata;
+  static ::PROTOBUF_NAMESPACE_ID::StringPiece FullMessageName() {
+    return "tagq.v1.RatePoint";
+  }
+  protected:
+  explicit RatePoint(::PROTOBUF_NAMESPACE_ID::Arena* arena,
+                       bool is_message_owned = false);
+  public:
+
+  static const ClassData _class_data_;
+  const ::PROTOBUF_NAMESPACE_ID::Message::ClassData*GetClassData() const final;
+
+  ::PROTOBUF_NAMESPACE_ID::Metadata GetMetadata() const final;
+
+  // nested types ----------------------------------------------------
+
+  // accessors -------------------------------------------------------
+
+  enum : int {
+    kTimeFieldNumber = 1,
+    kInPerSecondFieldNumber = 2,
+    kReceivedPerSecondFieldNumber = 3,
+    kDeletedPerSecondFieldNumber = 4,
+    kDeadPerSecondFieldNumber = 5,
+  };
+  // .google.protobuf.Timestamp time = 1 [json_name = "time"];
+  bool has_time() const;
+  private:
+  bool _internal_has_time() const;
+  public:
+  void clear_time();
+  const ::PROTOBUF_NAMESPACE_ID::Timestamp& time() const;
+  PROTOBUF_NODISCARD ::PROTOBUF_NAMESPACE_ID::Timestamp* release_time();
+  ::PROTOBUF_NAMESPACE_ID::Timestamp* mutable_time();
+  void set_allocated_time(::PROTOBUF_NAMESPACE_ID::Timestamp* time);
+  private:
+  const ::PROTOBUF_NAMESPACE_ID::Timestamp& _internal_time() const;
+  ::PROTOBUF_NAMESPACE_ID::Timestamp* _internal_mutable_time();
+  public:
+  void unsafe_arena_set_allocated_time(
+      ::PROTOBUF_NAMESPACE_ID::Timestamp* time);
+  ::PROTOBUF_NAMESPACE_ID::Timestamp* unsafe_arena_release_time();
+
+  // double in_per_second = 2 [json_name = "inPerSecond"];
+  void clear_in_per_second();
+  double in_per_second() const;
+  void set_in_per_second(double value);
+  private:
+  double _internal_in_per_second() const;
+  void _internal_set_in_per_second(double value);
+  public:
+
+  // double received_per_second = 3 [json_name = "receivedPerSecond"];
+  void clear_received_per_second();
+  double received_per_second() const;
+  void set_received_per_second(double value);
+  private:
+  double _internal_received_per_second() const;
+  void _internal_set_received_per_second(double value);
+  public:
+
+  // double deleted_per_second = 4 [json_name = "deletedPerSecond"];
+  void clear_deleted_per_second();
+  double deleted_per_second() const;
+  void set_deleted_per_second(double value);
+  private:
+  double _internal_deleted_per_second() const;
+  void _internal_set_deleted_per_second(double value);
+  public:
+
+  // double dead_per_second = 5 [json_name = "deadPerSecond"];
+  void clear_dead_per_second();
+  double dead_per_second() const;
+  void set_dead_per_second(double value);
+  private:
+  double _internal_dead_per_second() const;
+  void _internal_set_dead_per_second(double value);
+  public:
+
+  // @@protoc_insertion_point(class_scope:tagq.v1.RatePoint)
+ private:
+  class _Internal;
+
+  template <typename T> friend class ::PROTOBUF_NAMESPACE_ID::Arena::InternalHelper;
+  typedef void InternalArenaConstructable_;
+  typedef void DestructorSkippable_;
+  struct Impl_ {
+    ::PROTOBUF_NAMESPACE_ID::Timestamp* time_;
+    double in_per_second_;
+    double received_per_second_;
+    double deleted_per_second_;
+    double dead_per_second_;
+    mutable ::PROTOBUF_NAMESPACE_ID::internal::CachedSize _cached_size_;
+  };
+  union { Impl_ _impl_; };
+  friend struct ::TableStruct_tagq_2fv1_2fqueue_2eproto;
+};
 // ===================================================================
 
 
@@ -10163,9 +10941,593 @@ inline void SeekTagResponse::set_allocated_tag(::tagq::v1::Tag* tag) {
   // @@protoc_insertion_point(field_set_allocated:tagq.v1.SeekTagResponse.tag)
 }
 
+// -------------------------------------------------------------------
+
+// GetQueueRatesRequest
+
+// string queue = 1 [json_name = "queue"];
+inline void GetQueueRatesRequest::clear_queue() {
+  _impl_.queue_.ClearToEmpty();
+}
+inline const std::string& GetQueueRatesRequest::queue() const {
+  // @@protoc_insertion_point(field_get:tagq.v1.GetQueueRatesRequest.queue)
+  return _internal_queue();
+}
+template <typename ArgT0, typename... ArgT>
+inline PROTOBUF_ALWAYS_INLINE
+void GetQueueRatesRequest::set_queue(ArgT0&& arg0, ArgT... args) {
+ 
+ _impl_.queue_.Set(static_cast<ArgT0 &&>(arg0), args..., GetArenaForAllocation());
+  // @@protoc_insertion_point(field_set:tagq.v1.GetQueueRatesRequest.queue)
+}
+inline std::string* GetQueueRatesRequest::mutable_queue() {
+  std::string* _s = _internal_mutable_queue();
+  // @@protoc_insertion_point(field_mutable:tagq.v1.GetQueueRatesRequest.queue)
+  return _s;
+}
+inline const std::string& GetQueueRatesRequest::_internal_queue() const {
+  return _impl_.queue_.Get();
+}
+inline void GetQueueRatesRequest::_internal_set_queue(const std::string& value) {
+  
+  _impl_.queue_.Set(value, GetArenaForAllocation());
+}
+inline std::string* GetQueueRatesRequest::_internal_mutable_queue() {
+  
+  return _impl_.queue_.Mutable(GetArenaForAllocation());
+}
+inline std::string* GetQueueRatesRequest::release_queue() {
+  // @@protoc_insertion_point(field_release:tagq.v1.GetQueueRatesRequest.queue)
+  return _impl_.queue_.Release();
+}
+inline void GetQueueRatesRequest::set_allocated_queue(std::string* queue) {
+  if (queue != nullptr) {
+    
+  } else {
+    
+  }
+  _impl_.queue_.SetAllocated(queue, GetArenaForAllocation());
+#ifdef PROTOBUF_FORCE_COPY_DEFAULT_STRING
+  if (_impl_.queue_.IsDefault()) {
+    _impl_.queue_.Set("", GetArenaForAllocation());
+  }
+#endif // PROTOBUF_FORCE_COPY_DEFAULT_STRING
+  // @@protoc_insertion_point(field_set_allocated:tagq.v1.GetQueueRatesRequest.queue)
+}
+
+// string tag = 2 [json_name = "tag"];
+inline void GetQueueRatesRequest::clear_tag() {
+  _impl_.tag_.ClearToEmpty();
+}
+inline const std::string& GetQueueRatesRequest::tag() const {
+  // @@protoc_insertion_point(field_get:tagq.v1.GetQueueRatesRequest.tag)
+  return _internal_tag();
+}
+template <typename ArgT0, typename... ArgT>
+inline PROTOBUF_ALWAYS_INLINE
+void GetQueueRatesRequest::set_tag(ArgT0&& arg0, ArgT... args) {
+ 
+ _impl_.tag_.Set(static_cast<ArgT0 &&>(arg0), args..., GetArenaForAllocation());
+  // @@protoc_insertion_point(field_set:tagq.v1.GetQueueRatesRequest.tag)
+}
+inline std::string* GetQueueRatesRequest::mutable_tag() {
+  std::string* _s = _internal_mutable_tag();
+  // @@protoc_insertion_point(field_mutable:tagq.v1.GetQueueRatesRequest.tag)
+  return _s;
+}
+inline const std::string& GetQueueRatesRequest::_internal_tag() const {
+  return _impl_.tag_.Get();
+}
+inline void GetQueueRatesRequest::_internal_set_tag(const std::string& value) {
+  
+  _impl_.tag_.Set(value, GetArenaForAllocation());
+}
+inline std::string* GetQueueRatesRequest::_internal_mutable_tag() {
+  
+  return _impl_.tag_.Mutable(GetArenaForAllocation());
+}
+inline std::string* GetQueueRatesRequest::release_tag() {
+  // @@protoc_insertion_point(field_release:tagq.v1.GetQueueRatesRequest.tag)
+  return _impl_.tag_.Release();
+}
+inline void GetQueueRatesRequest::set_allocated_tag(std::string* tag) {
+  if (tag != nullptr) {
+    
+  } else {
+    
+  }
+  _impl_.tag_.SetAllocated(tag, GetArenaForAllocation());
+#ifdef PROTOBUF_FORCE_COPY_DEFAULT_STRING
+  if (_impl_.tag_.IsDefault()) {
+    _impl_.tag_.Set("", GetArenaForAllocation());
+  }
+#endif // PROTOBUF_FORCE_COPY_DEFAULT_STRING
+  // @@protoc_insertion_point(field_set_allocated:tagq.v1.GetQueueRatesRequest.tag)
+}
+
+// int32 window_seconds = 3 [json_name = "windowSeconds"];
+inline void GetQueueRatesRequest::clear_window_seconds() {
+  _impl_.window_seconds_ = 0;
+}
+inline int32_t GetQueueRatesRequest::_internal_window_seconds() const {
+  return _impl_.window_seconds_;
+}
+inline int32_t GetQueueRatesRequest::window_seconds() const {
+  // @@protoc_insertion_point(field_get:tagq.v1.GetQueueRatesRequest.window_seconds)
+  return _internal_window_seconds();
+}
+inline void GetQueueRatesRequest::_internal_set_window_seconds(int32_t value) {
+  
+  _impl_.window_seconds_ = value;
+}
+inline void GetQueueRatesRequest::set_window_seconds(int32_t value) {
+  _internal_set_window_seconds(value);
+  // @@protoc_insertion_point(field_set:tagq.v1.GetQueueRatesRequest.window_seconds)
+}
+
+// -------------------------------------------------------------------
+
+// GetQueueRatesResponse
+
+// int32 resolution_seconds = 1 [json_name = "resolutionSeconds"];
+inline void GetQueueRatesResponse::clear_resolution_seconds() {
+  _impl_.resolution_seconds_ = 0;
+}
+inline int32_t GetQueueRatesResponse::_internal_resolution_seconds() const {
+  return _impl_.resolution_seconds_;
+}
+inline int32_t GetQueueRatesResponse::resolution_seconds() const {
+  // @@protoc_insertion_point(field_get:tagq.v1.GetQueueRatesResponse.resolution_seconds)
+  return _internal_resolution_seconds();
+}
+inline void GetQueueRatesResponse::_internal_set_resolution_seconds(int32_t value) {
+  
+  _impl_.resolution_seconds_ = value;
+}
+inline void GetQueueRatesResponse::set_resolution_seconds(int32_t value) {
+  _internal_set_resolution_seconds(value);
+  // @@protoc_insertion_point(field_set:tagq.v1.GetQueueRatesResponse.resolution_seconds)
+}
+
+// .google.protobuf.Timestamp end_time = 2 [json_name = "endTime"];
+inline bool GetQueueRatesResponse::_internal_has_end_time() const {
+  return this != internal_default_instance() && _impl_.end_time_ != nullptr;
+}
+inline bool GetQueueRatesResponse::has_end_time() const {
+  return _internal_has_end_time();
+}
+inline const ::PROTOBUF_NAMESPACE_ID::Timestamp& GetQueueRatesResponse::_internal_end_time() const {
+  const ::PROTOBUF_NAMESPACE_ID::Timestamp* p = _impl_.end_time_;
+  return p != nullptr ? *p : reinterpret_cast<const ::PROTOBUF_NAMESPACE_ID::Timestamp&>(
+      ::PROTOBUF_NAMESPACE_ID::_Timestamp_default_instance_);
+}
+inline const ::PROTOBUF_NAMESPACE_ID::Timestamp& GetQueueRatesResponse::end_time() const {
+  // @@protoc_insertion_point(field_get:tagq.v1.GetQueueRatesResponse.end_time)
+  return _internal_end_time();
+}
+inline void GetQueueRatesResponse::unsafe_arena_set_allocated_end_time(
+    ::PROTOBUF_NAMESPACE_ID::Timestamp* end_time) {
+  if (GetArenaForAllocation() == nullptr) {
+    delete reinterpret_cast<::PROTOBUF_NAMESPACE_ID::MessageLite*>(_impl_.end_time_);
+  }
+  _impl_.end_time_ = end_time;
+  if (end_time) {
+    
+  } else {
+    
+  }
+  // @@protoc_insertion_point(field_unsafe_arena_set_allocated:tagq.v1.GetQueueRatesResponse.end_time)
+}
+inline ::PROTOBUF_NAMESPACE_ID::Timestamp* GetQueueRatesResponse::release_end_time() {
+  
+  ::PROTOBUF_NAMESPACE_ID::Timestamp* temp = _impl_.end_time_;
+  _impl_.end_time_ = nullptr;
+#ifdef PROTOBUF_FORCE_COPY_IN_RELEASE
+  auto* old =  reinterpret_cast<::PROTOBUF_NAMESPACE_ID::MessageLite*>(temp);
+  temp = ::PROTOBUF_NAMESPACE_ID::internal::DuplicateIfNonNull(temp);
+  if (GetArenaForAllocation() == nullptr) { delete old; }
+#else  // PROTOBUF_FORCE_COPY_IN_RELEASE
+  if (GetArenaForAllocation() != nullptr) {
+    temp = ::PROTOBUF_NAMESPACE_ID::internal::DuplicateIfNonNull(temp);
+  }
+#endif  // !PROTOBUF_FORCE_COPY_IN_RELEASE
+  return temp;
+}
+inline ::PROTOBUF_NAMESPACE_ID::Timestamp* GetQueueRatesResponse::unsafe_arena_release_end_time() {
+  // @@protoc_insertion_point(field_release:tagq.v1.GetQueueRatesResponse.end_time)
+  
+  ::PROTOBUF_NAMESPACE_ID::Timestamp* temp = _impl_.end_time_;
+  _impl_.end_time_ = nullptr;
+  return temp;
+}
+inline ::PROTOBUF_NAMESPACE_ID::Timestamp* GetQueueRatesResponse::_internal_mutable_end_time() {
+  
+  if (_impl_.end_time_ == nullptr) {
+    auto* p = CreateMaybeMessage<::PROTOBUF_NAMESPACE_ID::Timestamp>(GetArenaForAllocation());
+    _impl_.end_time_ = p;
+  }
+  return _impl_.end_time_;
+}
+inline ::PROTOBUF_NAMESPACE_ID::Timestamp* GetQueueRatesResponse::mutable_end_time() {
+  ::PROTOBUF_NAMESPACE_ID::Timestamp* _msg = _internal_mutable_end_time();
+  // @@protoc_insertion_point(field_mutable:tagq.v1.GetQueueRatesResponse.end_time)
+  return _msg;
+}
+inline void GetQueueRatesResponse::set_allocated_end_time(::PROTOBUF_NAMESPACE_ID::Timestamp* end_time) {
+  ::PROTOBUF_NAMESPACE_ID::Arena* message_arena = GetArenaForAllocation();
+  if (message_arena == nullptr) {
+    delete reinterpret_cast< ::PROTOBUF_NAMESPACE_ID::MessageLite*>(_impl_.end_time_);
+  }
+  if (end_time) {
+    ::PROTOBUF_NAMESPACE_ID::Arena* submessage_arena =
+        ::PROTOBUF_NAMESPACE_ID::Arena::InternalGetOwningArena(
+                reinterpret_cast<::PROTOBUF_NAMESPACE_ID::MessageLite*>(end_time));
+    if (message_arena != submessage_arena) {
+      end_time = ::PROTOBUF_NAMESPACE_ID::internal::GetOwnedMessage(
+          message_arena, end_time, submessage_arena);
+    }
+    
+  } else {
+    
+  }
+  _impl_.end_time_ = end_time;
+  // @@protoc_insertion_point(field_set_allocated:tagq.v1.GetQueueRatesResponse.end_time)
+}
+
+// repeated .tagq.v1.RatePoint points = 3 [json_name = "points"];
+inline int GetQueueRatesResponse::_internal_points_size() const {
+  return _impl_.points_.size();
+}
+inline int GetQueueRatesResponse::points_size() const {
+  return _internal_points_size();
+}
+inline void GetQueueRatesResponse::clear_points() {
+  _impl_.points_.Clear();
+}
+inline ::tagq::v1::RatePoint* GetQueueRatesResponse::mutable_points(int index) {
+  // @@protoc_insertion_point(field_mutable:tagq.v1.GetQueueRatesResponse.points)
+  return _impl_.points_.Mutable(index);
+}
+inline ::PROTOBUF_NAMESPACE_ID::RepeatedPtrField< ::tagq::v1::RatePoint >*
+GetQueueRatesResponse::mutable_points() {
+  // @@protoc_insertion_point(field_mutable_list:tagq.v1.GetQueueRatesResponse.points)
+  return &_impl_.points_;
+}
+inline const ::tagq::v1::RatePoint& GetQueueRatesResponse::_internal_points(int index) const {
+  return _impl_.points_.Get(index);
+}
+inline const ::tagq::v1::RatePoint& GetQueueRatesResponse::points(int index) const {
+  // @@protoc_insertion_point(field_get:tagq.v1.GetQueueRatesResponse.points)
+  return _internal_points(index);
+}
+inline ::tagq::v1::RatePoint* GetQueueRatesResponse::_internal_add_points() {
+  return _impl_.points_.Add();
+}
+inline ::tagq::v1::RatePoint* GetQueueRatesResponse::add_points() {
+  ::tagq::v1::RatePoint* _add = _internal_add_points();
+  // @@protoc_insertion_point(field_add:tagq.v1.GetQueueRatesResponse.points)
+  return _add;
+}
+inline const ::PROTOBUF_NAMESPACE_ID::RepeatedPtrField< ::tagq::v1::RatePoint >&
+GetQueueRatesResponse::points() const {
+  // @@protoc_insertion_point(field_list:tagq.v1.GetQueueRatesResponse.points)
+  return _impl_.points_;
+}
+
+// repeated .tagq.v1.TagRates tags = 4 [json_name = "tags"];
+inline int GetQueueRatesResponse::_internal_tags_size() const {
+  return _impl_.tags_.size();
+}
+inline int GetQueueRatesResponse::tags_size() const {
+  return _internal_tags_size();
+}
+inline void GetQueueRatesResponse::clear_tags() {
+  _impl_.tags_.Clear();
+}
+inline ::tagq::v1::TagRates* GetQueueRatesResponse::mutable_tags(int index) {
+  // @@protoc_insertion_point(field_mutable:tagq.v1.GetQueueRatesResponse.tags)
+  return _impl_.tags_.Mutable(index);
+}
+inline ::PROTOBUF_NAMESPACE_ID::RepeatedPtrField< ::tagq::v1::TagRates >*
+GetQueueRatesResponse::mutable_tags() {
+  // @@protoc_insertion_point(field_mutable_list:tagq.v1.GetQueueRatesResponse.tags)
+  return &_impl_.tags_;
+}
+inline const ::tagq::v1::TagRates& GetQueueRatesResponse::_internal_tags(int index) const {
+  return _impl_.tags_.Get(index);
+}
+inline const ::tagq::v1::TagRates& GetQueueRatesResponse::tags(int index) const {
+  // @@protoc_insertion_point(field_get:tagq.v1.GetQueueRatesResponse.tags)
+  return _internal_tags(index);
+}
+inline ::tagq::v1::TagRates* GetQueueRatesResponse::_internal_add_tags() {
+  return _impl_.tags_.Add();
+}
+inline ::tagq::v1::TagRates* GetQueueRatesResponse::add_tags() {
+  ::tagq::v1::TagRates* _add = _internal_add_tags();
+  // @@protoc_insertion_point(field_add:tagq.v1.GetQueueRatesResponse.tags)
+  return _add;
+}
+inline const ::PROTOBUF_NAMESPACE_ID::RepeatedPtrField< ::tagq::v1::TagRates >&
+GetQueueRatesResponse::tags() const {
+  // @@protoc_insertion_point(field_list:tagq.v1.GetQueueRatesResponse.tags)
+  return _impl_.tags_;
+}
+
+// -------------------------------------------------------------------
+
+// TagRates
+
+// string tag = 1 [json_name = "tag"];
+inline void TagRates::clear_tag() {
+  _impl_.tag_.ClearToEmpty();
+}
+inline const std::string& TagRates::tag() const {
+  // @@protoc_insertion_point(field_get:tagq.v1.TagRates.tag)
+  return _internal_tag();
+}
+template <typename ArgT0, typename... ArgT>
+inline PROTOBUF_ALWAYS_INLINE
+void TagRates::set_tag(ArgT0&& arg0, ArgT... args) {
+ 
+ _impl_.tag_.Set(static_cast<ArgT0 &&>(arg0), args..., GetArenaForAllocation());
+  // @@protoc_insertion_point(field_set:tagq.v1.TagRates.tag)
+}
+inline std::string* TagRates::mutable_tag() {
+  std::string* _s = _internal_mutable_tag();
+  // @@protoc_insertion_point(field_mutable:tagq.v1.TagRates.tag)
+  return _s;
+}
+inline const std::string& TagRates::_internal_tag() const {
+  return _impl_.tag_.Get();
+}
+inline void TagRates::_internal_set_tag(const std::string& value) {
+  
+  _impl_.tag_.Set(value, GetArenaForAllocation());
+}
+inline std::string* TagRates::_internal_mutable_tag() {
+  
+  return _impl_.tag_.Mutable(GetArenaForAllocation());
+}
+inline std::string* TagRates::release_tag() {
+  // @@protoc_insertion_point(field_release:tagq.v1.TagRates.tag)
+  return _impl_.tag_.Release();
+}
+inline void TagRates::set_allocated_tag(std::string* tag) {
+  if (tag != nullptr) {
+    
+  } else {
+    
+  }
+  _impl_.tag_.SetAllocated(tag, GetArenaForAllocation());
+#ifdef PROTOBUF_FORCE_COPY_DEFAULT_STRING
+  if (_impl_.tag_.IsDefault()) {
+    _impl_.tag_.Set("", GetArenaForAllocation());
+  }
+#endif // PROTOBUF_FORCE_COPY_DEFAULT_STRING
+  // @@protoc_insertion_point(field_set_allocated:tagq.v1.TagRates.tag)
+}
+
+// repeated .tagq.v1.RatePoint points = 2 [json_name = "points"];
+inline int TagRates::_internal_points_size() const {
+  return _impl_.points_.size();
+}
+inline int TagRates::points_size() const {
+  return _internal_points_size();
+}
+inline void TagRates::clear_points() {
+  _impl_.points_.Clear();
+}
+inline ::tagq::v1::RatePoint* TagRates::mutable_points(int index) {
+  // @@protoc_insertion_point(field_mutable:tagq.v1.TagRates.points)
+  return _impl_.points_.Mutable(index);
+}
+inline ::PROTOBUF_NAMESPACE_ID::RepeatedPtrField< ::tagq::v1::RatePoint >*
+TagRates::mutable_points() {
+  // @@protoc_insertion_point(field_mutable_list:tagq.v1.TagRates.points)
+  return &_impl_.points_;
+}
+inline const ::tagq::v1::RatePoint& TagRates::_internal_points(int index) const {
+  return _impl_.points_.Get(index);
+}
+inline const ::tagq::v1::RatePoint& TagRates::points(int index) const {
+  // @@protoc_insertion_point(field_get:tagq.v1.TagRates.points)
+  return _internal_points(index);
+}
+inline ::tagq::v1::RatePoint* TagRates::_internal_add_points() {
+  return _impl_.points_.Add();
+}
+inline ::tagq::v1::RatePoint* TagRates::add_points() {
+  ::tagq::v1::RatePoint* _add = _internal_add_points();
+  // @@protoc_insertion_point(field_add:tagq.v1.TagRates.points)
+  return _add;
+}
+inline const ::PROTOBUF_NAMESPACE_ID::RepeatedPtrField< ::tagq::v1::RatePoint >&
+TagRates::points() const {
+  // @@protoc_insertion_point(field_list:tagq.v1.TagRates.points)
+  return _impl_.points_;
+}
+
+// -------------------------------------------------------------------
+
+// RatePoint
+
+// .google.protobuf.Timestamp time = 1 [json_name = "time"];
+inline bool RatePoint::_internal_has_time() const {
+  return this != internal_default_instance() && _impl_.time_ != nullptr;
+}
+inline bool RatePoint::has_time() const {
+  return _internal_has_time();
+}
+inline const ::PROTOBUF_NAMESPACE_ID::Timestamp& RatePoint::_internal_time() const {
+  const ::PROTOBUF_NAMESPACE_ID::Timestamp* p = _impl_.time_;
+  return p != nullptr ? *p : reinterpret_cast<const ::PROTOBUF_NAMESPACE_ID::Timestamp&>(
+      ::PROTOBUF_NAMESPACE_ID::_Timestamp_default_instance_);
+}
+inline const ::PROTOBUF_NAMESPACE_ID::Timestamp& RatePoint::time() const {
+  // @@protoc_insertion_point(field_get:tagq.v1.RatePoint.time)
+  return _internal_time();
+}
+inline void RatePoint::unsafe_arena_set_allocated_time(
+    ::PROTOBUF_NAMESPACE_ID::Timestamp* time) {
+  if (GetArenaForAllocation() == nullptr) {
+    delete reinterpret_cast<::PROTOBUF_NAMESPACE_ID::MessageLite*>(_impl_.time_);
+  }
+  _impl_.time_ = time;
+  if (time) {
+    
+  } else {
+    
+  }
+  // @@protoc_insertion_point(field_unsafe_arena_set_allocated:tagq.v1.RatePoint.time)
+}
+inline ::PROTOBUF_NAMESPACE_ID::Timestamp* RatePoint::release_time() {
+  
+  ::PROTOBUF_NAMESPACE_ID::Timestamp* temp = _impl_.time_;
+  _impl_.time_ = nullptr;
+#ifdef PROTOBUF_FORCE_COPY_IN_RELEASE
+  auto* old =  reinterpret_cast<::PROTOBUF_NAMESPACE_ID::MessageLite*>(temp);
+  temp = ::PROTOBUF_NAMESPACE_ID::internal::DuplicateIfNonNull(temp);
+  if (GetArenaForAllocation() == nullptr) { delete old; }
+#else  // PROTOBUF_FORCE_COPY_IN_RELEASE
+  if (GetArenaForAllocation() != nullptr) {
+    temp = ::PROTOBUF_NAMESPACE_ID::internal::DuplicateIfNonNull(temp);
+  }
+#endif  // !PROTOBUF_FORCE_COPY_IN_RELEASE
+  return temp;
+}
+inline ::PROTOBUF_NAMESPACE_ID::Timestamp* RatePoint::unsafe_arena_release_time() {
+  // @@protoc_insertion_point(field_release:tagq.v1.RatePoint.time)
+  
+  ::PROTOBUF_NAMESPACE_ID::Timestamp* temp = _impl_.time_;
+  _impl_.time_ = nullptr;
+  return temp;
+}
+inline ::PROTOBUF_NAMESPACE_ID::Timestamp* RatePoint::_internal_mutable_time() {
+  
+  if (_impl_.time_ == nullptr) {
+    auto* p = CreateMaybeMessage<::PROTOBUF_NAMESPACE_ID::Timestamp>(GetArenaForAllocation());
+    _impl_.time_ = p;
+  }
+  return _impl_.time_;
+}
+inline ::PROTOBUF_NAMESPACE_ID::Timestamp* RatePoint::mutable_time() {
+  ::PROTOBUF_NAMESPACE_ID::Timestamp* _msg = _internal_mutable_time();
+  // @@protoc_insertion_point(field_mutable:tagq.v1.RatePoint.time)
+  return _msg;
+}
+inline void RatePoint::set_allocated_time(::PROTOBUF_NAMESPACE_ID::Timestamp* time) {
+  ::PROTOBUF_NAMESPACE_ID::Arena* message_arena = GetArenaForAllocation();
+  if (message_arena == nullptr) {
+    delete reinterpret_cast< ::PROTOBUF_NAMESPACE_ID::MessageLite*>(_impl_.time_);
+  }
+  if (time) {
+    ::PROTOBUF_NAMESPACE_ID::Arena* submessage_arena =
+        ::PROTOBUF_NAMESPACE_ID::Arena::InternalGetOwningArena(
+                reinterpret_cast<::PROTOBUF_NAMESPACE_ID::MessageLite*>(time));
+    if (message_arena != submessage_arena) {
+      time = ::PROTOBUF_NAMESPACE_ID::internal::GetOwnedMessage(
+          message_arena, time, submessage_arena);
+    }
+    
+  } else {
+    
+  }
+  _impl_.time_ = time;
+  // @@protoc_insertion_point(field_set_allocated:tagq.v1.RatePoint.time)
+}
+
+// double in_per_second = 2 [json_name = "inPerSecond"];
+inline void RatePoint::clear_in_per_second() {
+  _impl_.in_per_second_ = 0;
+}
+inline double RatePoint::_internal_in_per_second() const {
+  return _impl_.in_per_second_;
+}
+inline double RatePoint::in_per_second() const {
+  // @@protoc_insertion_point(field_get:tagq.v1.RatePoint.in_per_second)
+  return _internal_in_per_second();
+}
+inline void RatePoint::_internal_set_in_per_second(double value) {
+  
+  _impl_.in_per_second_ = value;
+}
+inline void RatePoint::set_in_per_second(double value) {
+  _internal_set_in_per_second(value);
+  // @@protoc_insertion_point(field_set:tagq.v1.RatePoint.in_per_second)
+}
+
+// double received_per_second = 3 [json_name = "receivedPerSecond"];
+inline void RatePoint::clear_received_per_second() {
+  _impl_.received_per_second_ = 0;
+}
+inline double RatePoint::_internal_received_per_second() const {
+  return _impl_.received_per_second_;
+}
+inline double RatePoint::received_per_second() const {
+  // @@protoc_insertion_point(field_get:tagq.v1.RatePoint.received_per_second)
+  return _internal_received_per_second();
+}
+inline void RatePoint::_internal_set_received_per_second(double value) {
+  
+  _impl_.received_per_second_ = value;
+}
+inline void RatePoint::set_received_per_second(double value) {
+  _internal_set_received_per_second(value);
+  // @@protoc_insertion_point(field_set:tagq.v1.RatePoint.received_per_second)
+}
+
+// double deleted_per_second = 4 [json_name = "deletedPerSecond"];
+inline void RatePoint::clear_deleted_per_second() {
+  _impl_.deleted_per_second_ = 0;
+}
+inline double RatePoint::_internal_deleted_per_second() const {
+  return _impl_.deleted_per_second_;
+}
+inline double RatePoint::deleted_per_second() const {
+  // @@protoc_insertion_point(field_get:tagq.v1.RatePoint.deleted_per_second)
+  return _internal_deleted_per_second();
+}
+inline void RatePoint::_internal_set_deleted_per_second(double value) {
+  
+  _impl_.deleted_per_second_ = value;
+}
+inline void RatePoint::set_deleted_per_second(double value) {
+  _internal_set_deleted_per_second(value);
+  // @@protoc_insertion_point(field_set:tagq.v1.RatePoint.deleted_per_second)
+}
+
+// double dead_per_second = 5 [json_name = "deadPerSecond"];
+inline void RatePoint::clear_dead_per_second() {
+  _impl_.dead_per_second_ = 0;
+}
+inline double RatePoint::_internal_dead_per_second() const {
+  return _impl_.dead_per_second_;
+}
+inline double RatePoint::dead_per_second() const {
+  // @@protoc_insertion_point(field_get:tagq.v1.RatePoint.dead_per_second)
+  return _internal_dead_per_second();
+}
+inline void RatePoint::_internal_set_dead_per_second(double value) {
+  
+  _impl_.dead_per_second_ = value;
+}
+inline void RatePoint::set_dead_per_second(double value) {
+  _internal_set_dead_per_second(value);
+  // @@protoc_insertion_point(field_set:tagq.v1.RatePoint.dead_per_second)
+}
+
 #ifdef __GNUC__
   #pragma GCC diagnostic pop
 #endif  // __GNUC__
+// -------------------------------------------------------------------
+
+// -------------------------------------------------------------------
+
+// -------------------------------------------------------------------
+
+// -------------------------------------------------------------------
+
 // -------------------------------------------------------------------
 
 // -------------------------------------------------------------------

@@ -74,6 +74,11 @@ class QueueServiceStub(object):
                 request_serializer=tagq_dot_v1_dot_queue__pb2.SeekTagRequest.SerializeToString,
                 response_deserializer=tagq_dot_v1_dot_queue__pb2.SeekTagResponse.FromString,
                 )
+        self.GetQueueRates = channel.unary_unary(
+                '/tagq.v1.QueueService/GetQueueRates',
+                request_serializer=tagq_dot_v1_dot_queue__pb2.GetQueueRatesRequest.SerializeToString,
+                response_deserializer=tagq_dot_v1_dot_queue__pb2.GetQueueRatesResponse.FromString,
+                )
 
 
 class QueueServiceServicer(object):
@@ -184,6 +189,19 @@ class QueueServiceServicer(object):
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def GetQueueRates(self, request, context):
+        """GetQueueRates is a queue's message rates over time, per second, for
+        the queue and each tag (or one tag): one point per 10 s over the last
+        hour at most (RabbitMQ's management rates), kept by tagqd in Redis, so
+        every replica serves the same history and a restart keeps it. Needs
+        GET_QUEUE_INFO on the queue. Errors: INVALID_ARGUMENT
+        (INVALID_NAME, INVALID_ARGUMENT_RANGE: window_seconds), NOT_FOUND
+        (QUEUE_NOT_FOUND, TAG_NOT_FOUND).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_QueueServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -241,6 +259,11 @@ def add_QueueServiceServicer_to_server(servicer, server):
                     servicer.SeekTag,
                     request_deserializer=tagq_dot_v1_dot_queue__pb2.SeekTagRequest.FromString,
                     response_serializer=tagq_dot_v1_dot_queue__pb2.SeekTagResponse.SerializeToString,
+            ),
+            'GetQueueRates': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetQueueRates,
+                    request_deserializer=tagq_dot_v1_dot_queue__pb2.GetQueueRatesRequest.FromString,
+                    response_serializer=tagq_dot_v1_dot_queue__pb2.GetQueueRatesResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -441,5 +464,22 @@ class QueueService(object):
         return grpc.experimental.unary_unary(request, target, '/tagq.v1.QueueService/SeekTag',
             tagq_dot_v1_dot_queue__pb2.SeekTagRequest.SerializeToString,
             tagq_dot_v1_dot_queue__pb2.SeekTagResponse.FromString,
+            options, channel_credentials,
+            insecure, call_credentials, compression, wait_for_ready, timeout, metadata)
+
+    @staticmethod
+    def GetQueueRates(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(request, target, '/tagq.v1.QueueService/GetQueueRates',
+            tagq_dot_v1_dot_queue__pb2.GetQueueRatesRequest.SerializeToString,
+            tagq_dot_v1_dot_queue__pb2.GetQueueRatesResponse.FromString,
             options, channel_credentials,
             insecure, call_credentials, compression, wait_for_ready, timeout, metadata)

@@ -166,6 +166,28 @@ Google::Protobuf::DescriptorPool.generated_pool.build do
     add_message "tagq.v1.SeekTagResponse" do
       optional :tag, :message, 1, "tagq.v1.Tag", json_name: "tag"
     end
+    add_message "tagq.v1.GetQueueRatesRequest" do
+      optional :queue, :string, 1, json_name: "queue"
+      optional :tag, :string, 2, json_name: "tag"
+      optional :window_seconds, :int32, 3, json_name: "windowSeconds"
+    end
+    add_message "tagq.v1.GetQueueRatesResponse" do
+      optional :resolution_seconds, :int32, 1, json_name: "resolutionSeconds"
+      optional :end_time, :message, 2, "google.protobuf.Timestamp", json_name: "endTime"
+      repeated :points, :message, 3, "tagq.v1.RatePoint", json_name: "points"
+      repeated :tags, :message, 4, "tagq.v1.TagRates", json_name: "tags"
+    end
+    add_message "tagq.v1.TagRates" do
+      optional :tag, :string, 1, json_name: "tag"
+      repeated :points, :message, 2, "tagq.v1.RatePoint", json_name: "points"
+    end
+    add_message "tagq.v1.RatePoint" do
+      optional :time, :message, 1, "google.protobuf.Timestamp", json_name: "time"
+      optional :in_per_second, :double, 2, json_name: "inPerSecond"
+      optional :received_per_second, :double, 3, json_name: "receivedPerSecond"
+      optional :deleted_per_second, :double, 4, json_name: "deletedPerSecond"
+      optional :dead_per_second, :double, 5, json_name: "deadPerSecond"
+    end
     add_enum "tagq.v1.OverflowPolicy" do
       value :OVERFLOW_POLICY_UNSPECIFIED, 0
       value :OVERFLOW_POLICY_REJECT_NEW, 1
@@ -211,6 +233,10 @@ module Tagq
     DeleteTagResponse = ::Google::Protobuf::DescriptorPool.generated_pool.lookup("tagq.v1.DeleteTagResponse").msgclass
     SeekTagRequest = ::Google::Protobuf::DescriptorPool.generated_pool.lookup("tagq.v1.SeekTagRequest").msgclass
     SeekTagResponse = ::Google::Protobuf::DescriptorPool.generated_pool.lookup("tagq.v1.SeekTagResponse").msgclass
+    GetQueueRatesRequest = ::Google::Protobuf::DescriptorPool.generated_pool.lookup("tagq.v1.GetQueueRatesRequest").msgclass
+    GetQueueRatesResponse = ::Google::Protobuf::DescriptorPool.generated_pool.lookup("tagq.v1.GetQueueRatesResponse").msgclass
+    TagRates = ::Google::Protobuf::DescriptorPool.generated_pool.lookup("tagq.v1.TagRates").msgclass
+    RatePoint = ::Google::Protobuf::DescriptorPool.generated_pool.lookup("tagq.v1.RatePoint").msgclass
     OverflowPolicy = ::Google::Protobuf::DescriptorPool.generated_pool.lookup("tagq.v1.OverflowPolicy").enummodule
     QueueView = ::Google::Protobuf::DescriptorPool.generated_pool.lookup("tagq.v1.QueueView").enummodule
   end

@@ -65,6 +65,14 @@ module Tagq
         # no target, or a malformed message_id), NOT_FOUND (QUEUE_NOT_FOUND,
         # TAG_NOT_FOUND, MESSAGE_NOT_FOUND: the id is not retained).
         rpc :SeekTag, ::Tagq::V1::SeekTagRequest, ::Tagq::V1::SeekTagResponse
+        # GetQueueRates is a queue's message rates over time, per second, for
+        # the queue and each tag (or one tag): one point per 10 s over the last
+        # hour at most (RabbitMQ's management rates), kept by tagqd in Redis, so
+        # every replica serves the same history and a restart keeps it. Needs
+        # GET_QUEUE_INFO on the queue. Errors: INVALID_ARGUMENT
+        # (INVALID_NAME, INVALID_ARGUMENT_RANGE: window_seconds), NOT_FOUND
+        # (QUEUE_NOT_FOUND, TAG_NOT_FOUND).
+        rpc :GetQueueRates, ::Tagq::V1::GetQueueRatesRequest, ::Tagq::V1::GetQueueRatesResponse
       end
 
       Stub = Service.rpc_stub_class

@@ -58,6 +58,9 @@ const (
 	QueueServiceDeleteTagProcedure = "/tagq.v1.QueueService/DeleteTag"
 	// QueueServiceSeekTagProcedure is the fully-qualified name of the QueueService's SeekTag RPC.
 	QueueServiceSeekTagProcedure = "/tagq.v1.QueueService/SeekTag"
+	// QueueServiceGetQueueRatesProcedure is the fully-qualified name of the QueueService's
+	// GetQueueRates RPC.
+	QueueServiceGetQueueRatesProcedure = "/tagq.v1.QueueService/GetQueueRates"
 )
 
 // QueueServiceClient is a client for the tagq.v1.QueueService service.
@@ -107,6 +110,14 @@ type QueueServiceClient interface {
 	// no target, or a malformed message_id), NOT_FOUND (QUEUE_NOT_FOUND,
 	// TAG_NOT_FOUND, MESSAGE_NOT_FOUND: the id is not retained).
 	SeekTag(context.Context, *connect.Request[v1.SeekTagRequest]) (*connect.Response[v1.SeekTagResponse], error)
+	// GetQueueRates is a queue's message rates over time, per second, for
+	// the queue and each tag (or one tag): one point per 10 s over the last
+	// hour at most (RabbitMQ's management rates), kept by tagqd in Redis, so
+	// every replica serves the same history and a restart keeps it. Needs
+	// GET_QUEUE_INFO on the queue. Errors: INVALID_ARGUMENT
+	// (INVALID_NAME, INVALID_ARGUMENT_RANGE: window_seconds), NOT_FOUND
+	// (QUEUE_NOT_FOUND, TAG_NOT_FOUND).
+	GetQueueRates(context.Context, *connect.Request[v1.GetQueueRatesRequest]) (*connect.Response[v1.GetQueueRatesResponse], error)
 }
 
 // NewQueueServiceClient constructs a client for the tagq.v1.QueueService service. By default, it
@@ -186,22 +197,29 @@ func NewQueueServiceClient(httpClient connect.HTTPClient, baseURL string, opts .
 			connect.WithSchema(queueServiceMethods.ByName("SeekTag")),
 			connect.WithClientOptions(opts...),
 		),
+		getQueueRates: connect.NewClient[v1.GetQueueRatesRequest, v1.GetQueueRatesResponse](
+			httpClient,
+			baseURL+QueueServiceGetQueueRatesProcedure,
+			connect.WithSchema(queueServiceMethods.ByName("GetQueueRates")),
+			connect.WithClientOptions(opts...),
+		),
 	}
 }
 
 // queueServiceClient implements QueueServiceClient.
 type queueServiceClient struct {
-	createQueue *connect.Client[v1.CreateQueueRequest, v1.CreateQueueResponse]
-	getQueue    *connect.Client[v1.GetQueueRequest, v1.GetQueueResponse]
-	listQueues  *connect.Client[v1.ListQueuesRequest, v1.ListQueuesResponse]
-	updateQueue *connect.Client[v1.UpdateQueueRequest, v1.UpdateQueueResponse]
-	deleteQueue *connect.Client[v1.DeleteQueueRequest, v1.DeleteQueueResponse]
-	purgeQueue  *connect.Client[v1.PurgeQueueRequest, v1.PurgeQueueResponse]
-	createTag   *connect.Client[v1.CreateTagRequest, v1.CreateTagResponse]
-	getTag      *connect.Client[v1.GetTagRequest, v1.GetTagResponse]
-	listTags    *connect.Client[v1.ListTagsRequest, v1.ListTagsResponse]
-	deleteTag   *connect.Client[v1.DeleteTagRequest, v1.DeleteTagResponse]
-	seekTag     *connect.Client[v1.SeekTagRequest, v1.SeekTagResponse]
+	createQueue   *connect.Client[v1.CreateQueueRequest, v1.CreateQueueResponse]
+	getQueue      *connect.Client[v1.GetQueueRequest, v1.GetQueueResponse]
+	listQueues    *connect.Client[v1.ListQueuesRequest, v1.ListQueuesResponse]
+	updateQueue   *connect.Client[v1.UpdateQueueRequest, v1.UpdateQueueResponse]
+	deleteQueue   *connect.Client[v1.DeleteQueueRequest, v1.DeleteQueueResponse]
+	purgeQueue    *connect.Client[v1.PurgeQueueRequest, v1.PurgeQueueResponse]
+	createTag     *connect.Client[v1.CreateTagRequest, v1.CreateTagResponse]
+	getTag        *connect.Client[v1.GetTagRequest, v1.GetTagResponse]
+	listTags      *connect.Client[v1.ListTagsRequest, v1.ListTagsResponse]
+	deleteTag     *connect.Client[v1.DeleteTagRequest, v1.DeleteTagResponse]
+	seekTag       *connect.Client[v1.SeekTagRequest, v1.SeekTagResponse]
+	getQueueRates *connect.Client[v1.GetQueueRatesRequest, v1.GetQueueRatesResponse]
 }
 
 // CreateQueue calls tagq.v1.QueueService.CreateQueue.
@@ -259,6 +277,11 @@ func (c *queueServiceClient) SeekTag(ctx context.Context, req *connect.Request[v
 	return c.seekTag.CallUnary(ctx, req)
 }
 
+// GetQueueRates calls tagq.v1.QueueService.GetQueueRates.
+func (c *queueServiceClient) GetQueueRates(ctx context.Context, req *connect.Request[v1.GetQueueRatesRequest]) (*connect.Response[v1.GetQueueRatesResponse], error) {
+	return c.getQueueRates.CallUnary(ctx, req)
+}
+
 // QueueServiceHandler is an implementation of the tagq.v1.QueueService service.
 type QueueServiceHandler interface {
 	// CreateQueue creates a queue and, unless no_default_tag, its default tag.
@@ -306,6 +329,14 @@ type QueueServiceHandler interface {
 	// no target, or a malformed message_id), NOT_FOUND (QUEUE_NOT_FOUND,
 	// TAG_NOT_FOUND, MESSAGE_NOT_FOUND: the id is not retained).
 	SeekTag(context.Context, *connect.Request[v1.SeekTagRequest]) (*connect.Response[v1.SeekTagResponse], error)
+	// GetQueueRates is a queue's message rates over time, per second, for
+	// the queue and each tag (or one tag): one point per 10 s over the last
+	// hour at most (RabbitMQ's management rates), kept by tagqd in Redis, so
+	// every replica serves the same history and a restart keeps it. Needs
+	// GET_QUEUE_INFO on the queue. Errors: INVALID_ARGUMENT
+	// (INVALID_NAME, INVALID_ARGUMENT_RANGE: window_seconds), NOT_FOUND
+	// (QUEUE_NOT_FOUND, TAG_NOT_FOUND).
+	GetQueueRates(context.Context, *connect.Request[v1.GetQueueRatesRequest]) (*connect.Response[v1.GetQueueRatesResponse], error)
 }
 
 // NewQueueServiceHandler builds an HTTP handler from the service implementation. It returns the
@@ -381,6 +412,12 @@ func NewQueueServiceHandler(svc QueueServiceHandler, opts ...connect.HandlerOpti
 		connect.WithSchema(queueServiceMethods.ByName("SeekTag")),
 		connect.WithHandlerOptions(opts...),
 	)
+	queueServiceGetQueueRatesHandler := connect.NewUnaryHandler(
+		QueueServiceGetQueueRatesProcedure,
+		svc.GetQueueRates,
+		connect.WithSchema(queueServiceMethods.ByName("GetQueueRates")),
+		connect.WithHandlerOptions(opts...),
+	)
 	return "/tagq.v1.QueueService/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
 		case QueueServiceCreateQueueProcedure:
@@ -405,6 +442,8 @@ func NewQueueServiceHandler(svc QueueServiceHandler, opts ...connect.HandlerOpti
 			queueServiceDeleteTagHandler.ServeHTTP(w, r)
 		case QueueServiceSeekTagProcedure:
 			queueServiceSeekTagHandler.ServeHTTP(w, r)
+		case QueueServiceGetQueueRatesProcedure:
+			queueServiceGetQueueRatesHandler.ServeHTTP(w, r)
 		default:
 			http.NotFound(w, r)
 		}
@@ -456,4 +495,8 @@ func (UnimplementedQueueServiceHandler) DeleteTag(context.Context, *connect.Requ
 
 func (UnimplementedQueueServiceHandler) SeekTag(context.Context, *connect.Request[v1.SeekTagRequest]) (*connect.Response[v1.SeekTagResponse], error) {
 	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("tagq.v1.QueueService.SeekTag is not implemented"))
+}
+
+func (UnimplementedQueueServiceHandler) GetQueueRates(context.Context, *connect.Request[v1.GetQueueRatesRequest]) (*connect.Response[v1.GetQueueRatesResponse], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("tagq.v1.QueueService.GetQueueRates is not implemented"))
 }

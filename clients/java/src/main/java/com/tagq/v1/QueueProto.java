@@ -169,6 +169,26 @@ public final class QueueProto {
   static final 
     com.google.protobuf.GeneratedMessageV3.FieldAccessorTable
       internal_static_tagq_v1_SeekTagResponse_fieldAccessorTable;
+  static final com.google.protobuf.Descriptors.Descriptor
+    internal_static_tagq_v1_GetQueueRatesRequest_descriptor;
+  static final 
+    com.google.protobuf.GeneratedMessageV3.FieldAccessorTable
+      internal_static_tagq_v1_GetQueueRatesRequest_fieldAccessorTable;
+  static final com.google.protobuf.Descriptors.Descriptor
+    internal_static_tagq_v1_GetQueueRatesResponse_descriptor;
+  static final 
+    com.google.protobuf.GeneratedMessageV3.FieldAccessorTable
+      internal_static_tagq_v1_GetQueueRatesResponse_fieldAccessorTable;
+  static final com.google.protobuf.Descriptors.Descriptor
+    internal_static_tagq_v1_TagRates_descriptor;
+  static final 
+    com.google.protobuf.GeneratedMessageV3.FieldAccessorTable
+      internal_static_tagq_v1_TagRates_fieldAccessorTable;
+  static final com.google.protobuf.Descriptors.Descriptor
+    internal_static_tagq_v1_RatePoint_descriptor;
+  static final 
+    com.google.protobuf.GeneratedMessageV3.FieldAccessorTable
+      internal_static_tagq_v1_RatePoint_fieldAccessorTable;
 
   public static com.google.protobuf.Descriptors.FileDescriptor
       getDescriptor() {
@@ -301,34 +321,51 @@ public final class QueueProto {
       "e\030\003 \001(\0132\032.google.protobuf.TimestampH\000R\004t" +
       "ime\022\037\n\nmessage_id\030\004 \001(\tH\000R\tmessageIdB\010\n\006" +
       "target\"1\n\017SeekTagResponse\022\036\n\003tag\030\001 \001(\0132\014" +
-      ".tagq.v1.TagR\003tag*r\n\016OverflowPolicy\022\037\n\033O" +
-      "VERFLOW_POLICY_UNSPECIFIED\020\000\022\036\n\032OVERFLOW" +
-      "_POLICY_REJECT_NEW\020\001\022\037\n\033OVERFLOW_POLICY_" +
-      "DROP_OLDEST\020\002*R\n\tQueueView\022\032\n\026QUEUE_VIEW" +
-      "_UNSPECIFIED\020\000\022\024\n\020QUEUE_VIEW_BASIC\020\001\022\023\n\017" +
-      "QUEUE_VIEW_TAGS\020\0022\375\005\n\014QueueService\022H\n\013Cr" +
-      "eateQueue\022\033.tagq.v1.CreateQueueRequest\032\034" +
-      ".tagq.v1.CreateQueueResponse\022?\n\010GetQueue" +
-      "\022\030.tagq.v1.GetQueueRequest\032\031.tagq.v1.Get" +
-      "QueueResponse\022E\n\nListQueues\022\032.tagq.v1.Li" +
-      "stQueuesRequest\032\033.tagq.v1.ListQueuesResp" +
-      "onse\022H\n\013UpdateQueue\022\033.tagq.v1.UpdateQueu" +
-      "eRequest\032\034.tagq.v1.UpdateQueueResponse\022H" +
-      "\n\013DeleteQueue\022\033.tagq.v1.DeleteQueueReque" +
-      "st\032\034.tagq.v1.DeleteQueueResponse\022E\n\nPurg" +
-      "eQueue\022\032.tagq.v1.PurgeQueueRequest\032\033.tag" +
-      "q.v1.PurgeQueueResponse\022B\n\tCreateTag\022\031.t" +
-      "agq.v1.CreateTagRequest\032\032.tagq.v1.Create" +
-      "TagResponse\0229\n\006GetTag\022\026.tagq.v1.GetTagRe" +
-      "quest\032\027.tagq.v1.GetTagResponse\022?\n\010ListTa" +
-      "gs\022\030.tagq.v1.ListTagsRequest\032\031.tagq.v1.L" +
-      "istTagsResponse\022B\n\tDeleteTag\022\031.tagq.v1.D" +
-      "eleteTagRequest\032\032.tagq.v1.DeleteTagRespo" +
-      "nse\022<\n\007SeekTag\022\027.tagq.v1.SeekTagRequest\032" +
-      "\030.tagq.v1.SeekTagResponseBV\n\013com.tagq.v1" +
-      "B\nQueueProtoP\001\242\002\003TXX\252\002\007Tagq.V1\312\002\007Tagq\\V1" +
-      "\342\002\023Tagq\\V1\\GPBMetadata\352\002\010Tagq::V1b\006proto" +
-      "3"
+      ".tagq.v1.TagR\003tag\"e\n\024GetQueueRatesReques" +
+      "t\022\024\n\005queue\030\001 \001(\tR\005queue\022\020\n\003tag\030\002 \001(\tR\003ta" +
+      "g\022%\n\016window_seconds\030\003 \001(\005R\rwindowSeconds" +
+      "\"\320\001\n\025GetQueueRatesResponse\022-\n\022resolution" +
+      "_seconds\030\001 \001(\005R\021resolutionSeconds\0225\n\010end" +
+      "_time\030\002 \001(\0132\032.google.protobuf.TimestampR" +
+      "\007endTime\022*\n\006points\030\003 \003(\0132\022.tagq.v1.RateP" +
+      "ointR\006points\022%\n\004tags\030\004 \003(\0132\021.tagq.v1.Tag" +
+      "RatesR\004tags\"H\n\010TagRates\022\020\n\003tag\030\001 \001(\tR\003ta" +
+      "g\022*\n\006points\030\002 \003(\0132\022.tagq.v1.RatePointR\006p" +
+      "oints\"\345\001\n\tRatePoint\022.\n\004time\030\001 \001(\0132\032.goog" +
+      "le.protobuf.TimestampR\004time\022\"\n\rin_per_se" +
+      "cond\030\002 \001(\001R\013inPerSecond\022.\n\023received_per_" +
+      "second\030\003 \001(\001R\021receivedPerSecond\022,\n\022delet" +
+      "ed_per_second\030\004 \001(\001R\020deletedPerSecond\022&\n" +
+      "\017dead_per_second\030\005 \001(\001R\rdeadPerSecond*r\n" +
+      "\016OverflowPolicy\022\037\n\033OVERFLOW_POLICY_UNSPE" +
+      "CIFIED\020\000\022\036\n\032OVERFLOW_POLICY_REJECT_NEW\020\001" +
+      "\022\037\n\033OVERFLOW_POLICY_DROP_OLDEST\020\002*R\n\tQue" +
+      "ueView\022\032\n\026QUEUE_VIEW_UNSPECIFIED\020\000\022\024\n\020QU" +
+      "EUE_VIEW_BASIC\020\001\022\023\n\017QUEUE_VIEW_TAGS\020\0022\315\006" +
+      "\n\014QueueService\022H\n\013CreateQueue\022\033.tagq.v1." +
+      "CreateQueueRequest\032\034.tagq.v1.CreateQueue" +
+      "Response\022?\n\010GetQueue\022\030.tagq.v1.GetQueueR" +
+      "equest\032\031.tagq.v1.GetQueueResponse\022E\n\nLis" +
+      "tQueues\022\032.tagq.v1.ListQueuesRequest\032\033.ta" +
+      "gq.v1.ListQueuesResponse\022H\n\013UpdateQueue\022" +
+      "\033.tagq.v1.UpdateQueueRequest\032\034.tagq.v1.U" +
+      "pdateQueueResponse\022H\n\013DeleteQueue\022\033.tagq" +
+      ".v1.DeleteQueueRequest\032\034.tagq.v1.DeleteQ" +
+      "ueueResponse\022E\n\nPurgeQueue\022\032.tagq.v1.Pur" +
+      "geQueueRequest\032\033.tagq.v1.PurgeQueueRespo" +
+      "nse\022B\n\tCreateTag\022\031.tagq.v1.CreateTagRequ" +
+      "est\032\032.tagq.v1.CreateTagResponse\0229\n\006GetTa" +
+      "g\022\026.tagq.v1.GetTagRequest\032\027.tagq.v1.GetT" +
+      "agResponse\022?\n\010ListTags\022\030.tagq.v1.ListTag" +
+      "sRequest\032\031.tagq.v1.ListTagsResponse\022B\n\tD" +
+      "eleteTag\022\031.tagq.v1.DeleteTagRequest\032\032.ta" +
+      "gq.v1.DeleteTagResponse\022<\n\007SeekTag\022\027.tag" +
+      "q.v1.SeekTagRequest\032\030.tagq.v1.SeekTagRes" +
+      "ponse\022N\n\rGetQueueRates\022\035.tagq.v1.GetQueu" +
+      "eRatesRequest\032\036.tagq.v1.GetQueueRatesRes" +
+      "ponseBV\n\013com.tagq.v1B\nQueueProtoP\001\242\002\003TXX" +
+      "\252\002\007Tagq.V1\312\002\007Tagq\\V1\342\002\023Tagq\\V1\\GPBMetada" +
+      "ta\352\002\010Tagq::V1b\006proto3"
     };
     descriptor = com.google.protobuf.Descriptors.FileDescriptor
       .internalBuildGeneratedFileFrom(descriptorData,
@@ -522,6 +559,30 @@ public final class QueueProto {
       com.google.protobuf.GeneratedMessageV3.FieldAccessorTable(
         internal_static_tagq_v1_SeekTagResponse_descriptor,
         new java.lang.String[] { "Tag", });
+    internal_static_tagq_v1_GetQueueRatesRequest_descriptor =
+      getDescriptor().getMessageTypes().get(29);
+    internal_static_tagq_v1_GetQueueRatesRequest_fieldAccessorTable = new
+      com.google.protobuf.GeneratedMessageV3.FieldAccessorTable(
+        internal_static_tagq_v1_GetQueueRatesRequest_descriptor,
+        new java.lang.String[] { "Queue", "Tag", "WindowSeconds", });
+    internal_static_tagq_v1_GetQueueRatesResponse_descriptor =
+      getDescriptor().getMessageTypes().get(30);
+    internal_static_tagq_v1_GetQueueRatesResponse_fieldAccessorTable = new
+      com.google.protobuf.GeneratedMessageV3.FieldAccessorTable(
+        internal_static_tagq_v1_GetQueueRatesResponse_descriptor,
+        new java.lang.String[] { "ResolutionSeconds", "EndTime", "Points", "Tags", });
+    internal_static_tagq_v1_TagRates_descriptor =
+      getDescriptor().getMessageTypes().get(31);
+    internal_static_tagq_v1_TagRates_fieldAccessorTable = new
+      com.google.protobuf.GeneratedMessageV3.FieldAccessorTable(
+        internal_static_tagq_v1_TagRates_descriptor,
+        new java.lang.String[] { "Tag", "Points", });
+    internal_static_tagq_v1_RatePoint_descriptor =
+      getDescriptor().getMessageTypes().get(32);
+    internal_static_tagq_v1_RatePoint_fieldAccessorTable = new
+      com.google.protobuf.GeneratedMessageV3.FieldAccessorTable(
+        internal_static_tagq_v1_RatePoint_descriptor,
+        new java.lang.String[] { "Time", "InPerSecond", "ReceivedPerSecond", "DeletedPerSecond", "DeadPerSecond", });
     com.google.protobuf.FieldMaskProto.getDescriptor();
     com.google.protobuf.TimestampProto.getDescriptor();
   }

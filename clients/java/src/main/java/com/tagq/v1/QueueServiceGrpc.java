@@ -362,6 +362,37 @@ public final class QueueServiceGrpc {
     return getSeekTagMethod;
   }
 
+  private static volatile io.grpc.MethodDescriptor<com.tagq.v1.GetQueueRatesRequest,
+      com.tagq.v1.GetQueueRatesResponse> getGetQueueRatesMethod;
+
+  @io.grpc.stub.annotations.RpcMethod(
+      fullMethodName = SERVICE_NAME + '/' + "GetQueueRates",
+      requestType = com.tagq.v1.GetQueueRatesRequest.class,
+      responseType = com.tagq.v1.GetQueueRatesResponse.class,
+      methodType = io.grpc.MethodDescriptor.MethodType.UNARY)
+  public static io.grpc.MethodDescriptor<com.tagq.v1.GetQueueRatesRequest,
+      com.tagq.v1.GetQueueRatesResponse> getGetQueueRatesMethod() {
+    io.grpc.MethodDescriptor<com.tagq.v1.GetQueueRatesRequest, com.tagq.v1.GetQueueRatesResponse> getGetQueueRatesMethod;
+    if ((getGetQueueRatesMethod = QueueServiceGrpc.getGetQueueRatesMethod) == null) {
+      synchronized (QueueServiceGrpc.class) {
+        if ((getGetQueueRatesMethod = QueueServiceGrpc.getGetQueueRatesMethod) == null) {
+          QueueServiceGrpc.getGetQueueRatesMethod = getGetQueueRatesMethod =
+              io.grpc.MethodDescriptor.<com.tagq.v1.GetQueueRatesRequest, com.tagq.v1.GetQueueRatesResponse>newBuilder()
+              .setType(io.grpc.MethodDescriptor.MethodType.UNARY)
+              .setFullMethodName(generateFullMethodName(SERVICE_NAME, "GetQueueRates"))
+              .setSampledToLocalTracing(true)
+              .setRequestMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
+                  com.tagq.v1.GetQueueRatesRequest.getDefaultInstance()))
+              .setResponseMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
+                  com.tagq.v1.GetQueueRatesResponse.getDefaultInstance()))
+              .setSchemaDescriptor(new QueueServiceMethodDescriptorSupplier("GetQueueRates"))
+              .build();
+        }
+      }
+    }
+    return getGetQueueRatesMethod;
+  }
+
   /**
    * Creates a new async stub that supports all call types for the service
    */
@@ -549,6 +580,22 @@ public final class QueueServiceGrpc {
       io.grpc.stub.ServerCalls.asyncUnimplementedUnaryCall(getSeekTagMethod(), responseObserver);
     }
 
+    /**
+     * <pre>
+     * GetQueueRates is a queue's message rates over time, per second, for
+     * the queue and each tag (or one tag): one point per 10 s over the last
+     * hour at most (RabbitMQ's management rates), kept by tagqd in Redis, so
+     * every replica serves the same history and a restart keeps it. Needs
+     * GET_QUEUE_INFO on the queue. Errors: INVALID_ARGUMENT
+     * (INVALID_NAME, INVALID_ARGUMENT_RANGE: window_seconds), NOT_FOUND
+     * (QUEUE_NOT_FOUND, TAG_NOT_FOUND).
+     * </pre>
+     */
+    public void getQueueRates(com.tagq.v1.GetQueueRatesRequest request,
+        io.grpc.stub.StreamObserver<com.tagq.v1.GetQueueRatesResponse> responseObserver) {
+      io.grpc.stub.ServerCalls.asyncUnimplementedUnaryCall(getGetQueueRatesMethod(), responseObserver);
+    }
+
     @java.lang.Override public final io.grpc.ServerServiceDefinition bindService() {
       return io.grpc.ServerServiceDefinition.builder(getServiceDescriptor())
           .addMethod(
@@ -628,6 +675,13 @@ public final class QueueServiceGrpc {
                 com.tagq.v1.SeekTagRequest,
                 com.tagq.v1.SeekTagResponse>(
                   this, METHODID_SEEK_TAG)))
+          .addMethod(
+            getGetQueueRatesMethod(),
+            io.grpc.stub.ServerCalls.asyncUnaryCall(
+              new MethodHandlers<
+                com.tagq.v1.GetQueueRatesRequest,
+                com.tagq.v1.GetQueueRatesResponse>(
+                  this, METHODID_GET_QUEUE_RATES)))
           .build();
     }
   }
@@ -795,6 +849,23 @@ public final class QueueServiceGrpc {
       io.grpc.stub.ClientCalls.asyncUnaryCall(
           getChannel().newCall(getSeekTagMethod(), getCallOptions()), request, responseObserver);
     }
+
+    /**
+     * <pre>
+     * GetQueueRates is a queue's message rates over time, per second, for
+     * the queue and each tag (or one tag): one point per 10 s over the last
+     * hour at most (RabbitMQ's management rates), kept by tagqd in Redis, so
+     * every replica serves the same history and a restart keeps it. Needs
+     * GET_QUEUE_INFO on the queue. Errors: INVALID_ARGUMENT
+     * (INVALID_NAME, INVALID_ARGUMENT_RANGE: window_seconds), NOT_FOUND
+     * (QUEUE_NOT_FOUND, TAG_NOT_FOUND).
+     * </pre>
+     */
+    public void getQueueRates(com.tagq.v1.GetQueueRatesRequest request,
+        io.grpc.stub.StreamObserver<com.tagq.v1.GetQueueRatesResponse> responseObserver) {
+      io.grpc.stub.ClientCalls.asyncUnaryCall(
+          getChannel().newCall(getGetQueueRatesMethod(), getCallOptions()), request, responseObserver);
+    }
   }
 
   /**
@@ -948,6 +1019,22 @@ public final class QueueServiceGrpc {
     public com.tagq.v1.SeekTagResponse seekTag(com.tagq.v1.SeekTagRequest request) {
       return io.grpc.stub.ClientCalls.blockingUnaryCall(
           getChannel(), getSeekTagMethod(), getCallOptions(), request);
+    }
+
+    /**
+     * <pre>
+     * GetQueueRates is a queue's message rates over time, per second, for
+     * the queue and each tag (or one tag): one point per 10 s over the last
+     * hour at most (RabbitMQ's management rates), kept by tagqd in Redis, so
+     * every replica serves the same history and a restart keeps it. Needs
+     * GET_QUEUE_INFO on the queue. Errors: INVALID_ARGUMENT
+     * (INVALID_NAME, INVALID_ARGUMENT_RANGE: window_seconds), NOT_FOUND
+     * (QUEUE_NOT_FOUND, TAG_NOT_FOUND).
+     * </pre>
+     */
+    public com.tagq.v1.GetQueueRatesResponse getQueueRates(com.tagq.v1.GetQueueRatesRequest request) {
+      return io.grpc.stub.ClientCalls.blockingUnaryCall(
+          getChannel(), getGetQueueRatesMethod(), getCallOptions(), request);
     }
   }
 
@@ -1114,6 +1201,23 @@ public final class QueueServiceGrpc {
       return io.grpc.stub.ClientCalls.futureUnaryCall(
           getChannel().newCall(getSeekTagMethod(), getCallOptions()), request);
     }
+
+    /**
+     * <pre>
+     * GetQueueRates is a queue's message rates over time, per second, for
+     * the queue and each tag (or one tag): one point per 10 s over the last
+     * hour at most (RabbitMQ's management rates), kept by tagqd in Redis, so
+     * every replica serves the same history and a restart keeps it. Needs
+     * GET_QUEUE_INFO on the queue. Errors: INVALID_ARGUMENT
+     * (INVALID_NAME, INVALID_ARGUMENT_RANGE: window_seconds), NOT_FOUND
+     * (QUEUE_NOT_FOUND, TAG_NOT_FOUND).
+     * </pre>
+     */
+    public com.google.common.util.concurrent.ListenableFuture<com.tagq.v1.GetQueueRatesResponse> getQueueRates(
+        com.tagq.v1.GetQueueRatesRequest request) {
+      return io.grpc.stub.ClientCalls.futureUnaryCall(
+          getChannel().newCall(getGetQueueRatesMethod(), getCallOptions()), request);
+    }
   }
 
   private static final int METHODID_CREATE_QUEUE = 0;
@@ -1127,6 +1231,7 @@ public final class QueueServiceGrpc {
   private static final int METHODID_LIST_TAGS = 8;
   private static final int METHODID_DELETE_TAG = 9;
   private static final int METHODID_SEEK_TAG = 10;
+  private static final int METHODID_GET_QUEUE_RATES = 11;
 
   private static final class MethodHandlers<Req, Resp> implements
       io.grpc.stub.ServerCalls.UnaryMethod<Req, Resp>,
@@ -1188,6 +1293,10 @@ public final class QueueServiceGrpc {
         case METHODID_SEEK_TAG:
           serviceImpl.seekTag((com.tagq.v1.SeekTagRequest) request,
               (io.grpc.stub.StreamObserver<com.tagq.v1.SeekTagResponse>) responseObserver);
+          break;
+        case METHODID_GET_QUEUE_RATES:
+          serviceImpl.getQueueRates((com.tagq.v1.GetQueueRatesRequest) request,
+              (io.grpc.stub.StreamObserver<com.tagq.v1.GetQueueRatesResponse>) responseObserver);
           break;
         default:
           throw new AssertionError();
@@ -1261,6 +1370,7 @@ public final class QueueServiceGrpc {
               .addMethod(getListTagsMethod())
               .addMethod(getDeleteTagMethod())
               .addMethod(getSeekTagMethod())
+              .addMethod(getGetQueueRatesMethod())
               .build();
         }
       }
