@@ -13,6 +13,7 @@ import (
 	"unicode/utf8"
 
 	"google.golang.org/grpc"
+	"google.golang.org/protobuf/proto"
 
 	tagqv1 "github.com/tagq/tagq/gen/tagq/v1"
 )
@@ -789,7 +790,7 @@ func (co *Consumer) settleOnStreamLocked(st settlement) {
 		if st.delay%time.Millisecond != 0 {
 			ms++ // never shorter than asked
 		}
-		req.Nacks = append(req.Nacks, &tagqv1.ConsumeNack{DeliveryId: d.id, DelayMilliseconds: min(ms, maxNackMilliseconds)})
+		req.Nacks = append(req.Nacks, &tagqv1.ConsumeNack{DeliveryId: d.id, DelayMilliseconds: proto.Int32(min(ms, maxNackMilliseconds))})
 	case settleDead:
 		req.Deads = append(req.Deads, &tagqv1.ConsumeDead{DeliveryId: d.id, Reason: st.reason, Description: st.desc})
 	}

@@ -94,6 +94,7 @@ func encodeMeta(q *tags.Queue) []any {
 	if p := q.RedrivePolicy; p != nil {
 		fields = append(fields, "rpq", p.DeadLetterQueue, "rpm", p.MaxReceiveCount)
 	}
+	fields = append(fields, retryFields(q.RetryPolicy)...)
 	if q.Partitions > 1 {
 		fields = append(fields, "np", q.Partitions)
 	}
@@ -126,6 +127,7 @@ func decodeMeta(name string, m map[string]string) *tags.Queue {
 	}
 	q.DeduplicatedTotal, _ = strconv.ParseInt(m["ddn"], 10, 64)
 	q.RedrivePolicy = decodePolicy(m)
+	q.RetryPolicy = decodeRetry(m)
 	decodeCaps(q, m)
 	if ua := m["ua"]; ua != "" && ua != "null" {
 		_ = json.Unmarshal([]byte(ua), &q.UserAttributes)
@@ -452,6 +454,9 @@ func (s *Store) UpdateQueue(ctx context.Context, name string, u tags.QueueUpdate
 		} else {
 			del = append(del, "rpq", "rpm")
 		}
+	}
+	if u.SetRetryPolicy {
+		set = append(set, retryFields(u.RetryPolicy)...)
 	}
 	args := append([]any{"", "", len(del)}, del...)
 	// Every partition (partitions 1..P-1 first), each with its share of
