@@ -94,7 +94,7 @@ func encodeMeta(q *tags.Queue) []any {
 	if p := q.RedrivePolicy; p != nil {
 		fields = append(fields, "rpq", p.DeadLetterQueue, "rpm", p.MaxReceiveCount)
 	}
-	fields = append(fields, retryFields(q.RetryPolicy)...)
+	fields = append(fields, retryField(q.RetryPolicy)...)
 	if q.Partitions > 1 {
 		fields = append(fields, "np", q.Partitions)
 	}
@@ -456,7 +456,11 @@ func (s *Store) UpdateQueue(ctx context.Context, name string, u tags.QueueUpdate
 		}
 	}
 	if u.SetRetryPolicy {
-		set = append(set, retryFields(u.RetryPolicy)...)
+		if u.RetryPolicy != nil {
+			set = append(set, retryField(u.RetryPolicy)...)
+		} else {
+			del = append(del, "rbo")
+		}
 	}
 	args := append([]any{"", "", len(del)}, del...)
 	// Every partition (partitions 1..P-1 first), each with its share of

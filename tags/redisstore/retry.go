@@ -1,35 +1,36 @@
 package redisstore
 
 import (
-	"strconv"
+	"fmt"
 
 	"github.com/tagq/tagq/tags"
 )
 
 // Retry backoff (tags/retry.go has the rule). A queue's policy is the meta
-// fields rbn and rbx (min and max backoff s), -1 when it has none: always
-// written, since the receive script reads them on every call and a field
-// a small hash lacks costs a scan of all of it. The receive script adds
-// the backoff to the deadline of what it hands out (so it is available
-// again only once visibility and backoff both passed, and every path that
-// makes due messages available — receives, the janitor, hints and wake
-// timers, topic blocking — sees one deadline), and hands out in zset mode
-// (each message's deadline is its own); settle.lua computes it for a nack
-// that asks for it (visibility ms -1). Both: scripts/lib.lua backoffms.
+// field rbo, "<min s> <max s>", absent when it has none: the receive
+// script reads it in the HMGET it makes anyway, and a queue without a
+// policy keeps the meta hash it had (every field more is scanned past by
+// the hot scripts' reads; measured with .ci/redis-instructions). The
+// receive script adds the backoff to the deadline of what it hands out
+// (so it is available again only once visibility and backoff both
+// passed, and every path that makes due messages available — receives,
+// the janitor, hints and wake timers, topic blocking — sees one
+// deadline), and hands out in zset mode (each message's deadline is its
+// own); settle.lua computes it for a nack that asks for it (visibility ms
+// -1). Both: scripts/lib.lua backoffms.
 
-// retryFields gives the meta fields of policy p (nil: none).
-func retryFields(p *tags.RetryPolicy) []any {
+// retryField is the meta field of policy p (nil: none, and no field).
+func retryField(p *tags.RetryPolicy) []any {
 	if p == nil {
-		return []any{"rbn", -1, "rbx", -1}
+		return nil
 	}
-	return []any{"rbn", p.MinBackoffSeconds, "rbx", p.MaxBackoffSeconds}
+	return []any{"rbo", fmt.Sprintf("%d %d", p.MinBackoffSeconds, p.MaxBackoffSeconds)}
 }
 
 func decodeRetry(m map[string]string) *tags.RetryPolicy {
-	lo, err1 := strconv.ParseInt(m["rbn"], 10, 32)
-	hi, err2 := strconv.ParseInt(m["rbx"], 10, 32)
-	if err1 != nil || err2 != nil || lo < 0 || hi < 0 {
+	var lo, hi int32
+	if _, err := fmt.Sscanf(m["rbo"], "%d %d", &lo, &hi); err != nil {
 		return nil
 	}
-	return &tags.RetryPolicy{MinBackoffSeconds: int32(lo), MaxBackoffSeconds: int32(hi)}
+	return &tags.RetryPolicy{MinBackoffSeconds: lo, MaxBackoffSeconds: hi}
 }

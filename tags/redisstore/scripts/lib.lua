@@ -414,21 +414,23 @@ local function covers(ranges, id)
 end
 -- Retry backoff (tags/retry.go has the rule): ms a message that a tag
 -- received cnt times waits before it is available again, for a queue
--- whose meta holds a retry policy (rbn, rbx: min and max backoff s), nil
--- when it holds none (absent, or -1). Drawn from [b, min(max, 2b)] s, b = min(max,
--- min*2^(cnt-1)), by a hash of key (the v member and the time: no
--- random source in scripts), so messages that fail together spread.
-local function backoffms(rbn, rbx, cnt, key)
-  rbn, rbx = tonumber(rbn), tonumber(rbx)
-  if not rbn or not rbx or rbn < 0 or rbx < 0 then return nil end
-  local b = rbn
+-- whose meta holds a retry policy (rbo: "<min s> <max s>"), nil when it
+-- holds none (rbo absent). Drawn from [b, min(max, 2b)] s, b = min(max,
+-- min*2^(cnt-1)), by a hash of key (the v member and the time: no random
+-- source in scripts), so messages that fail together spread.
+local function backoffms(rbo, cnt, key)
+  if not rbo then return nil end
+  local lo, hi = string.match(rbo, '^(%d+) (%d+)$')
+  if not lo then return nil end
+  local rbx = tonumber(hi)
+  local b = tonumber(lo)
   local i = 1
   while i < cnt and b < rbx do
     b = b * 2
     i = i + 1
   end
   if b > rbx then b = rbx end
-  local hi = math.min(2 * b, rbx)
+  hi = math.min(2 * b, rbx)
   if hi <= b then return b * 1000 end
   local h = 5381
   for j = 1, #key do h = (h * 33 + string.byte(key, j)) % 2147483647 end

@@ -66,7 +66,7 @@
 local tag, max = ARGV[1], tonumber(ARGV[2])
 local st = redis.call('HMGET', KEYS[3], 'ct', 'vis', 'flt', 'h', 'rq', 'sp', 'sk')
 if not st[1] then return notfound(KEYS[1]) end
-local qm = redis.call('HMGET', KEYS[1], 'vis', 'wait', 'rpq', 'rpm', 'dtag', 'rq', 'topic', 'prq', 'mmb', 'rbn', 'rbx')
+local qm = redis.call('HMGET', KEYS[1], 'vis', 'wait', 'rpq', 'rpm', 'dtag', 'rq', 'topic', 'prq', 'mmb', 'rbo')
 if ARGV[5] ~= '' and qm[5] ~= ARGV[5] then return redis.error_reply('DEFAULT_TAG_CHANGED') end
 local tq = qm[7] == '1'
 local pelmax = tonumber(ARGV[8])
@@ -85,7 +85,7 @@ if vis < 0 then vis = tonumber(qm[1]) * 1000 end
 -- into v (longvis), so that every PEL entry idle that long is due.
 -- So does everything on a queue with a retry policy (rp: each message's
 -- deadline has its own backoff, which a batch record cannot hold).
-local rp = (tonumber(qm[10]) or -1) >= 0
+local rp = qm[10] ~= false
 local longvis = pelmode and (vis > pelmax or rp)
 if longvis then pelmode = false end
 local now = nowms()
@@ -151,7 +151,7 @@ local score1 = vscore(deadline, 1) -- every first delivery's score
 -- dead-lettered then (S7), not backed off.
 local function rpscore(m, cnt)
   if maxrc > 0 and cnt >= maxrc then return vscore(deadline, cnt) end
-  return vscore(deadline + backoffms(qm[10], qm[11], cnt, m .. now), cnt)
+  return vscore(deadline + backoffms(qm[10], cnt, m .. now), cnt)
 end
 local function deliver(id, m, fields, cnt, first)
   cnt = math.min(cnt, VCNT - 1)

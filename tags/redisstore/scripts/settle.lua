@@ -83,10 +83,10 @@ end
 -- message is at its max receive count (S7: dead-lettered, not backed off).
 local rpol = nil
 local function retryms(m, cnt)
-  if not rpol then rpol = redis.call('HMGET', KEYS[1], 'rbn', 'rbx', 'rpm') end
-  local maxrc = tonumber(rpol[3]) or 0
+  if not rpol then rpol = redis.call('HMGET', KEYS[1], 'rbo', 'rpm') end
+  local maxrc = tonumber(rpol[2]) or 0
   if maxrc > 0 and cnt >= maxrc then return 0 end
-  return backoffms(rpol[1], rpol[2], cnt, m .. now) or 0
+  return backoffms(rpol[1] or nil, cnt, m .. now) or 0
 end
 
 if nv > 0 then
