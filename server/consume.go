@@ -398,7 +398,9 @@ func (c *consumer) handle(req *tagqv1.ConsumeRequest, first bool) error {
 	}
 	for _, n := range req.GetNacks() {
 		if d, ok := take(n.GetDeliveryId(), tagqv1.ConsumeOperation_CONSUME_OPERATION_NACK, true); ok {
-			ops = append(ops, tags.Settlement{Kind: tags.SettleVisibility, Delivery: d, VisibilityMs: int64(n.GetDelayMilliseconds())})
+			// No delay of its own: the queue's retry backoff (none: at once).
+			ops = append(ops, tags.Settlement{Kind: tags.SettleVisibility, Delivery: d, VisibilityMs: int64(n.GetDelayMilliseconds()),
+				Retry: n.DelayMilliseconds == nil})
 		}
 	}
 	for _, x := range req.GetDeads() {

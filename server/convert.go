@@ -49,10 +49,20 @@ func toQueue(q *tags.Queue) *tagqv1.Queue {
 	if p := q.RedrivePolicy; p != nil {
 		out.RedrivePolicy = &tagqv1.RedrivePolicy{DeadLetterQueue: p.DeadLetterQueue, MaxReceiveCount: p.MaxReceiveCount}
 	}
+	if p := q.RetryPolicy; p != nil {
+		out.RetryPolicy = &tagqv1.RetryPolicy{MinBackoffSeconds: p.MinBackoffSeconds, MaxBackoffSeconds: p.MaxBackoffSeconds}
+	}
 	if q.DefaultTag != nil {
 		out.State.DefaultTag = toTagState(*q.DefaultTag)
 	}
 	return out
+}
+
+func fromRetryPolicy(p *tagqv1.RetryPolicy) *tags.RetryPolicy {
+	if p == nil {
+		return nil
+	}
+	return &tags.RetryPolicy{MinBackoffSeconds: p.GetMinBackoffSeconds(), MaxBackoffSeconds: p.GetMaxBackoffSeconds()}
 }
 
 func fromPolicy(p *tagqv1.RedrivePolicy) *tags.RedrivePolicy {

@@ -180,7 +180,8 @@ func (s *messageService) DeleteMessageBatch(ctx context.Context, req *tagqv1.Del
 
 func (s *messageService) ChangeMessageVisibility(ctx context.Context, req *tagqv1.ChangeMessageVisibilityRequest) (*tagqv1.ChangeMessageVisibilityResponse, error) {
 	return &tagqv1.ChangeMessageVisibilityResponse{}, one(ctx, s, s.store.ChangeVisibility, req.GetQueue(), req.GetReceiptHandle(),
-		tags.VisibilityChange{ReceiptHandle: req.GetReceiptHandle(), VisibilitySeconds: req.GetVisibilitySeconds()})
+		tags.VisibilityChange{ReceiptHandle: req.GetReceiptHandle(), VisibilitySeconds: req.GetVisibilitySeconds(),
+			RetryBackoff: req.GetRetryBackoff()})
 }
 
 func (s *messageService) ChangeMessageVisibilityBatch(ctx context.Context, req *tagqv1.ChangeMessageVisibilityBatchRequest) (*tagqv1.ChangeMessageVisibilityBatchResponse, error) {
@@ -188,7 +189,8 @@ func (s *messageService) ChangeMessageVisibilityBatch(ctx context.Context, req *
 	var err error
 	out.Successful, out.Failed, err = batch(ctx, s, s.store.ChangeVisibility, req.GetQueue(), req.GetEntries(),
 		func(e *tagqv1.ChangeMessageVisibilityBatchEntry) (string, string, tags.VisibilityChange) {
-			return e.GetId(), e.GetReceiptHandle(), tags.VisibilityChange{ReceiptHandle: e.GetReceiptHandle(), VisibilitySeconds: e.GetVisibilitySeconds()}
+			return e.GetId(), e.GetReceiptHandle(), tags.VisibilityChange{ReceiptHandle: e.GetReceiptHandle(), VisibilitySeconds: e.GetVisibilitySeconds(),
+				RetryBackoff: e.GetRetryBackoff()}
 		})
 	return out, err
 }

@@ -34,6 +34,7 @@ func (s *queueService) CreateQueue(ctx context.Context, req *tagqv1.CreateQueueR
 		DefaultTagName:           q.GetDefaultTagName(),
 		NoDefaultTag:             req.GetNoDefaultTag(),
 		RedrivePolicy:            fromPolicy(q.GetRedrivePolicy()),
+		RetryPolicy:              fromRetryPolicy(q.GetRetryPolicy()),
 		MaxRetainedMessages:      q.MaxRetainedMessages,
 		MaxRetainedBytes:         q.MaxRetainedBytes,
 		Overflow:                 tags.Overflow(q.GetOverflowPolicy()),
@@ -125,6 +126,8 @@ func (s *queueService) UpdateQueue(ctx context.Context, req *tagqv1.UpdateQueueR
 			u.SetUserAttributes, u.UserAttributes = true, q.GetUserAttributes()
 		case "redrive_policy":
 			u.SetRedrivePolicy, u.RedrivePolicy = true, fromPolicy(q.GetRedrivePolicy())
+		case "retry_policy":
+			u.SetRetryPolicy, u.RetryPolicy = true, fromRetryPolicy(q.GetRetryPolicy())
 		case "write_quota_per_second":
 			u.WriteQuotaPerSecond = orDefault(p, q.WriteQuotaPerSecond)
 		case "read_quota_per_second":

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/protobuf/proto"
 
 	tagqv1 "github.com/tagq/tagq/gen/tagq/v1"
 )
@@ -379,7 +380,7 @@ func TestConsume_BadOpen(t *testing.T) {
 	}
 	// A bad settlement ends the stream naming the field.
 	st, _ := b.consume(t, &tagqv1.ConsumeOpen{Queue: "q"})
-	require.NoError(t, st.Send(&tagqv1.ConsumeRequest{Nacks: []*tagqv1.ConsumeNack{{DeliveryId: 1, DelayMilliseconds: -1}}}))
+	require.NoError(t, st.Send(&tagqv1.ConsumeRequest{Nacks: []*tagqv1.ConsumeNack{{DeliveryId: 1, DelayMilliseconds: proto.Int32(-1)}}}))
 	_, err := st.Recv()
 	code, ei := info(t, err)
 	require.Equal(t, codes.InvalidArgument, code)

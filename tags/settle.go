@@ -41,6 +41,11 @@ type Settlement struct {
 	Kind         SettleKind
 	Delivery     Delivery
 	VisibilityMs int64
+	// Retry: a SettleVisibility that takes the queue's retry backoff
+	// instead of VisibilityMs (a nack without a delay of its own: visible
+	// at once on a queue without a retry policy, or for a message at its
+	// redrive policy's max receive count).
+	Retry bool
 	// Reason (default CONSUMER_DEAD_LETTERED) and Description, for SettleDead.
 	Reason, Description string
 }

@@ -96,6 +96,10 @@ type QueueConfig struct {
 	// (nil or 0: none; a tag may have its own). See quota.go.
 	WriteQuotaPerSecond *int32
 	ReadQuotaPerSecond  *int32
+	// RetryPolicy delays redeliveries (visibility run out, or a nack that
+	// asks for the policy) by an exponential backoff with jitter, per tag;
+	// nil: none (redelivered at once).
+	RetryPolicy *RetryPolicy
 	// Partitions splits the queue into that many streams, each in a
 	// storage shard of its own (a Redis Cluster hash slot), so that one
 	// queue's throughput grows with the cluster's masters (nil or 1: one,
@@ -109,6 +113,16 @@ type QueueConfig struct {
 type RedrivePolicy struct {
 	DeadLetterQueue string
 	MaxReceiveCount int32
+}
+
+// RetryPolicy is a queue's server-side retry backoff (see retry.go): a
+// message that a tag received n times and that comes back (its visibility
+// ran out, or it was nacked without a delay of its own) is available to
+// that tag again only after a backoff drawn from [Backoff(n), 2·Backoff(n)]
+// capped at MaxBackoffSeconds.
+type RetryPolicy struct {
+	MinBackoffSeconds int32
+	MaxBackoffSeconds int32
 }
 
 // Queue is a stored queue with its attributes resolved and its state.
@@ -128,6 +142,8 @@ type Queue struct {
 	CreateTime               time.Time
 	UpdateTime               time.Time
 	RedrivePolicy            *RedrivePolicy
+	// RetryPolicy: see QueueConfig (nil: none).
+	RetryPolicy *RetryPolicy
 	// SourceQueues are the queues whose redrive policy names this queue.
 	SourceQueues []string
 	// Caps (0: none) and what a send beyond them does.
@@ -168,6 +184,10 @@ type QueueUpdate struct {
 	// RedrivePolicy replaces the policy when SetRedrivePolicy; nil removes it.
 	RedrivePolicy    *RedrivePolicy
 	SetRedrivePolicy bool
+	// RetryPolicy replaces the retry policy when SetRetryPolicy; nil
+	// removes it.
+	RetryPolicy    *RetryPolicy
+	SetRetryPolicy bool
 	// Caps and overflow policy; nil leaves them. A cap of 0 removes it.
 	MaxRetainedMessages *int64
 	MaxRetainedBytes    *int64
@@ -353,6 +373,10 @@ type ReceiveOptions struct {
 type VisibilityChange struct {
 	ReceiptHandle     string
 	VisibilitySeconds int32
+	// RetryBackoff: visible again after the queue's retry backoff instead
+	// of VisibilitySeconds (which must be 0): a nack that asks for the
+	// policy (tags/retry.go).
+	RetryBackoff bool
 }
 
 // Move task states.

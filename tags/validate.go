@@ -307,6 +307,9 @@ func CheckQueueConfig(cfg QueueConfig) (*Queue, *Error) {
 	if e := checkPolicyShape("redrive_policy", cfg.RedrivePolicy); e != nil {
 		return nil, e
 	}
+	if e := CheckRetryPolicy("retry_policy", cfg.RetryPolicy); e != nil {
+		return nil, e
+	}
 	if e := checkQuota("write_quota_per_second", cfg.WriteQuotaPerSecond); e != nil {
 		return nil, e
 	}
@@ -344,6 +347,7 @@ func CheckQueueConfig(cfg QueueConfig) (*Queue, *Error) {
 		UserAttributes:           cfg.UserAttributes,
 		DefaultTagName:           dtag,
 		RedrivePolicy:            cfg.RedrivePolicy,
+		RetryPolicy:              cfg.RetryPolicy,
 		Overflow:                 cfg.Overflow,
 
 		ContentBasedDeduplication: cfg.ContentBasedDeduplication,
@@ -390,6 +394,11 @@ func CheckQueueUpdate(name string, u QueueUpdate) *Error {
 	}
 	if u.SetRedrivePolicy {
 		if e := checkPolicyShape("redrive_policy", u.RedrivePolicy); e != nil {
+			return e
+		}
+	}
+	if u.SetRetryPolicy {
+		if e := CheckRetryPolicy("retry_policy", u.RetryPolicy); e != nil {
 			return e
 		}
 	}

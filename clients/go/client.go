@@ -12,6 +12,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/types/known/fieldmaskpb"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	tagqv1 "github.com/tagq/tagq/gen/tagq/v1"
@@ -176,6 +177,27 @@ type QueueOptions struct {
 	// DeadLetterQueue or PriorityQueue. The created queue reports it as
 	// Queue.GetPartitions().
 	Partitions int32
+	// RetryBackoff is the queue's server-side retry policy (nil: none):
+	// a message that comes back to a tag (its visibility ran out, or a nack
+	// without a delay: NackWithBackoff, or a Consumer with ServerBackoff)
+	// waits an exponential backoff with jitter first, for every client.
+	RetryBackoff *RetryBackoff
+}
+
+// RetryBackoff is a queue's retry policy (README "Retry backoff"): after
+// a tag's n-th receive, a message comes back after a backoff drawn from
+// [b, min(Max, 2b)], b = min(Max, Min·2^(n-1)). Whole seconds, 0-12 h,
+// Min <= Max.
+type RetryBackoff struct {
+	Min, Max time.Duration
+}
+
+// Proto is the policy as the API carries it.
+func (r *RetryBackoff) Proto() *tagqv1.RetryPolicy {
+	if r == nil {
+		return nil
+	}
+	return &tagqv1.RetryPolicy{MinBackoffSeconds: int32(r.Min / time.Second), MaxBackoffSeconds: int32(r.Max / time.Second)}
 }
 
 func secs(d time.Duration) *int32 {
@@ -197,6 +219,7 @@ func (c *Client) CreateQueue(ctx context.Context, name string, o QueueOptions) (
 	if o.RedriveTo != "" {
 		q.RedrivePolicy = &tagqv1.RedrivePolicy{DeadLetterQueue: o.RedriveTo, MaxReceiveCount: o.MaxReceiveCount}
 	}
+	q.RetryPolicy = o.RetryBackoff.Proto()
 	if o.MaxRetainedMessages != 0 {
 		q.MaxRetainedMessages = &o.MaxRetainedMessages
 	}
@@ -387,6 +410,22 @@ func (c *Client) ChangeVisibility(ctx context.Context, receiptHandle string, d t
 	_, err := c.Messages.ChangeMessageVisibility(ctx, &tagqv1.ChangeMessageVisibilityRequest{
 		ReceiptHandle: receiptHandle, VisibilitySeconds: int32(d / time.Second)})
 	return wrap(err)
+}
+
+// NackWithBackoff gives a message back after its queue's retry backoff
+// (RetryBackoff; at once on a queue without one, or for a message at its
+// max receive count, which is dead-lettered then).
+func (c *Client) NackWithBackoff(ctx context.Context, receiptHandle string) error {
+	_, err := c.Messages.ChangeMessageVisibility(ctx, &tagqv1.ChangeMessageVisibilityRequest{
+		ReceiptHandle: receiptHandle, RetryBackoff: true})
+	return wrap(err)
+}
+
+// SetRetryBackoff sets a queue's retry policy; nil removes it.
+func (c *Client) SetRetryBackoff(ctx context.Context, queue string, r *RetryBackoff) (*tagqv1.Queue, error) {
+	res, err := c.Queues.UpdateQueue(ctx, &tagqv1.UpdateQueueRequest{Queue: &tagqv1.Queue{Name: queue, RetryPolicy: r.Proto()},
+		UpdateMask: &fieldmaskpb.FieldMask{Paths: []string{"retry_policy"}}})
+	return res.GetQueue(), wrap(err)
 }
 
 // Dead dead-letters a message now (an ACK for its tag) with a reason.

@@ -13,6 +13,7 @@ import (
 	"unicode/utf8"
 
 	"google.golang.org/grpc"
+	"google.golang.org/protobuf/proto"
 
 	tagqv1 "github.com/tagq/tagq/gen/tagq/v1"
 )
@@ -103,6 +104,11 @@ type ConsumerConfig struct {
 	// its handler ran. At most 12 hours. Default: exponential from 1s,
 	// doubling, capped at 5 minutes, with ±20% jitter.
 	Backoff func(receiveCount int) time.Duration
+	// ServerBackoff leaves the backoff of a failed message to its queue's
+	// retry policy (QueueOptions.RetryBackoff): the nack carries no delay
+	// and Backoff is not called. On a queue without a policy a failed
+	// message comes back at once.
+	ServerBackoff bool
 	// Logger. Default slog.Default().
 	Logger *slog.Logger
 }
@@ -184,6 +190,7 @@ type settlement struct {
 	kind   settleKind
 	d      *delivery
 	delay  time.Duration // nack
+	server bool          // nack: the queue's retry backoff instead of delay
 	reason string        // dead
 	desc   string        // dead
 }
@@ -716,6 +723,10 @@ func (co *Consumer) verdict(d *delivery, err error) settlement {
 		log.Info("tagq consumer: handler failed while stopping; giving the message back", "err", err)
 		return settlement{kind: settleNack, d: d}
 	}
+	if co.cfg.ServerBackoff {
+		log.Info("tagq consumer: handler failed; retrying after the queue's backoff", "err", err)
+		return settlement{kind: settleNack, d: d, server: true}
+	}
 	wait := min(max(co.cfg.Backoff(int(d.m.GetReceiveCount())), 0), maxNackMilliseconds*time.Millisecond)
 	log.Info("tagq consumer: handler failed; retrying later", "err", err, "retry_in", wait)
 	return settlement{kind: settleNack, d: d, delay: wait}
@@ -764,7 +775,7 @@ func (co *Consumer) finish(d *delivery, st settlement) {
 	}
 	d.running = false
 	d.s.running--
-	if co.stopping && st.kind == settleNack && st.delay == 0 {
+	if co.stopping && st.kind == settleNack && st.delay == 0 && !st.server {
 		// Left unsettled, the clean close gives it back at once, the same
 		// as this nack; sent now, it would make room for a push.
 		co.mu.Unlock()
@@ -789,7 +800,11 @@ func (co *Consumer) settleOnStreamLocked(st settlement) {
 		if st.delay%time.Millisecond != 0 {
 			ms++ // never shorter than asked
 		}
-		req.Nacks = append(req.Nacks, &tagqv1.ConsumeNack{DeliveryId: d.id, DelayMilliseconds: min(ms, maxNackMilliseconds)})
+		n := &tagqv1.ConsumeNack{DeliveryId: d.id, DelayMilliseconds: proto.Int32(min(ms, maxNackMilliseconds))}
+		if st.server {
+			n.DelayMilliseconds = nil // the queue's retry backoff
+		}
+		req.Nacks = append(req.Nacks, n)
 	case settleDead:
 		req.Deads = append(req.Deads, &tagqv1.ConsumeDead{DeliveryId: d.id, Reason: st.reason, Description: st.desc})
 	}
@@ -831,8 +846,11 @@ func (co *Consumer) unary(st settlement) {
 			// Whole seconds here: round up, so a retry never comes sooner
 			// than the backoff asked.
 			secs := int32(min((st.delay+time.Second-1)/time.Second, maxVisibilitySeconds))
+			if st.server {
+				secs = 0
+			}
 			_, err = co.c.Messages.ChangeMessageVisibility(ctx, &tagqv1.ChangeMessageVisibilityRequest{Queue: co.cfg.Queue,
-				ReceiptHandle: h, VisibilitySeconds: secs}, grpc.WaitForReady(true))
+				ReceiptHandle: h, VisibilitySeconds: secs, RetryBackoff: st.server}, grpc.WaitForReady(true))
 		case settleDead:
 			what = "dead-letter"
 			_, err = co.c.Messages.DeadMessage(ctx, &tagqv1.DeadMessageRequest{Queue: co.cfg.Queue, ReceiptHandle: h,

@@ -191,6 +191,7 @@ func dur(v int32) string { return (time.Duration(v) * time.Second).String() }
 func (c *cli) queueCmd() *cobra.Command {
 	cmd := &cobra.Command{Use: "queue", Short: "Create, list, show, update, purge and delete queues"}
 	var o tagq.QueueOptions
+	var retryMin, retryMax time.Duration
 	create := &cobra.Command{
 		Use: "create NAME", Short: "Create a queue (with its default tag unless --no-default-tag)", Args: exactArgs(1, "NAME"),
 		Example: "  tagq queue create orders-dlq --dead-letter-queue\n  tagq queue create orders --redrive-to orders-dlq --max-receives 5\n" +
@@ -199,6 +200,13 @@ func (c *cli) queueCmd() *cobra.Command {
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if o.Partitions == 0 { // the client's "unset": refuse it here
 				return usageError{fmt.Errorf("--partitions: 1-64, got 0")}
+			}
+			p, err := retryFlags(cmd, retryMin, retryMax)
+			if err != nil {
+				return err
+			}
+			if p != nil {
+				o.RetryBackoff = &tagq.RetryBackoff{Min: retryMin, Max: retryMax}
 			}
 			q, err := c.client.CreateQueue(cmd.Context(), args[0], o)
 			if err != nil {
@@ -218,6 +226,7 @@ func (c *cli) queueCmd() *cobra.Command {
 	create.Flags().StringVar(&o.RedriveTo, "redrive-to", "", "dead-letter queue for messages received --max-receives times by a tag")
 	create.Flags().Int32Var(&o.MaxReceiveCount, "max-receives", 5, "receives by one tag before a message is dead-lettered (with --redrive-to)")
 	create.Flags().BoolVar(&o.NoDefaultTag, "no-default-tag", false, "no tag named default: every reader names its tag")
+	addRetryFlags(create, &retryMin, &retryMax)
 	create.Flags().BoolVar(&o.RetainAckedMessages, "retain-acked", false,
 		"keep messages for the whole retention once every tag has finished them, so that tags can replay them (tagq tag seek)")
 	create.Flags().Int64Var(&o.MaxRetainedMessages, "max-retained-messages", 0, "most messages the queue holds (0: no cap)")
@@ -277,6 +286,9 @@ func (c *cli) queueCmd() *cobra.Command {
 			if p := q.GetRedrivePolicy(); p != nil {
 				fmt.Fprintf(w, "redrive\tto %s after %d receives\n", p.GetDeadLetterQueue(), p.GetMaxReceiveCount())
 			}
+			if p := q.GetRetryPolicy(); p != nil {
+				fmt.Fprintf(w, "retry backoff\t%s to %s, exponential with jitter\n", dur(p.GetMinBackoffSeconds()), dur(p.GetMaxBackoffSeconds()))
+			}
 			if q.GetDeadLetterQueue() {
 				fmt.Fprintf(w, "dead-letter queue of\t%s\n", strings.Join(q.GetSourceQueues(), ", "))
 			}
@@ -311,11 +323,13 @@ func (c *cli) queueCmd() *cobra.Command {
 
 	var redriveTo string
 	var maxReceives int32
-	var noRedrive bool
+	var noRedrive, noRetry bool
 	var writeQuota, readQuota int32
+	var upRetryMin, upRetryMax time.Duration
 	update := &cobra.Command{
-		Use: "update NAME", Short: "Change a queue's redrive policy or rate quotas", Args: exactArgs(1, "NAME"),
+		Use: "update NAME", Short: "Change a queue's redrive policy, retry backoff or rate quotas", Args: exactArgs(1, "NAME"),
 		Example: "  tagq queue update orders --redrive-to orders-dlq --max-receives 3\n  tagq queue update orders --no-redrive\n" +
+			"  tagq queue update orders --retry-min 1s --retry-max 5m\n  tagq queue update orders --no-retry\n" +
 			"  tagq queue update orders --write-quota 100 --read-quota 0",
 		RunE: func(cmd *cobra.Command, args []string) error {
 			q := &tagqv1.Queue{Name: args[0]}
@@ -329,6 +343,16 @@ func (c *cli) queueCmd() *cobra.Command {
 			if redriveTo != "" {
 				q.RedrivePolicy = &tagqv1.RedrivePolicy{DeadLetterQueue: redriveTo, MaxReceiveCount: maxReceives}
 			}
+			p, err := retryFlags(cmd, upRetryMin, upRetryMax)
+			if err != nil {
+				return err
+			}
+			if p != nil && noRetry {
+				return usageError{errors.New("give --retry-min/--retry-max or --no-retry, not both")}
+			}
+			if p != nil || noRetry {
+				paths, q.RetryPolicy = append(paths, "retry_policy"), p
+			}
 			if cmd.Flags().Changed("write-quota") {
 				paths, q.WriteQuotaPerSecond = append(paths, "write_quota_per_second"), &writeQuota
 			}
@@ -336,7 +360,7 @@ func (c *cli) queueCmd() *cobra.Command {
 				paths, q.ReadQuotaPerSecond = append(paths, "read_quota_per_second"), &readQuota
 			}
 			if len(paths) == 0 {
-				return usageError{errors.New("give --redrive-to DLQ, --no-redrive, --write-quota or --read-quota")}
+				return usageError{errors.New("give --redrive-to DLQ, --no-redrive, --retry-min/--retry-max, --no-retry, --write-quota or --read-quota")}
 			}
 			r, err := c.client.Queues.UpdateQueue(cmd.Context(), &tagqv1.UpdateQueueRequest{Queue: q,
 				UpdateMask: &fieldmaskpb.FieldMask{Paths: paths}})
@@ -349,6 +373,8 @@ func (c *cli) queueCmd() *cobra.Command {
 	update.Flags().StringVar(&redriveTo, "redrive-to", "", "dead-letter queue")
 	update.Flags().Int32Var(&maxReceives, "max-receives", 5, "receives by one tag before a message is dead-lettered")
 	update.Flags().BoolVar(&noRedrive, "no-redrive", false, "remove the redrive policy")
+	addRetryFlags(update, &upRetryMin, &upRetryMax)
+	update.Flags().BoolVar(&noRetry, "no-retry", false, "remove the retry backoff (redeliveries at once)")
 	update.Flags().Int32Var(&writeQuota, "write-quota", 0, "most messages stored per second (0: no quota)")
 	update.Flags().Int32Var(&readQuota, "read-quota", 0, "most messages each tag receives per second (0: no quota)")
 
@@ -894,4 +920,33 @@ func (c *cli) printMoves(ts ...*tagqv1.MessageMoveTask) error {
 				t.GetMovedMessages(), t.GetFailedMessages(), t.GetRemainingMessages(), t.GetMaxMessagesPerSecond(), src)
 		}
 	})
+}
+
+// addRetryFlags adds --retry-min and --retry-max (a queue's retry policy).
+func addRetryFlags(cmd *cobra.Command, lo, hi *time.Duration) {
+	cmd.Flags().DurationVar(lo, "retry-min", 0,
+		"retry backoff: a message that comes back to a tag (visibility ran out, or tagq nack --backoff) waits at least this (whole seconds; with --retry-max)")
+	cmd.Flags().DurationVar(hi, "retry-max", 0,
+		"retry backoff: the longest wait; it doubles from --retry-min per receive, with jitter (whole seconds, up to 12h)")
+}
+
+// retryFlags is the retry policy --retry-min and --retry-max give (nil:
+// neither given).
+func retryFlags(cmd *cobra.Command, lo, hi time.Duration) (*tagqv1.RetryPolicy, error) {
+	setLo, setHi := cmd.Flags().Changed("retry-min"), cmd.Flags().Changed("retry-max")
+	if !setLo && !setHi {
+		return nil, nil
+	}
+	if setLo != setHi {
+		return nil, usageError{errors.New("give --retry-min and --retry-max together, e.g. --retry-min 1s --retry-max 5m")}
+	}
+	for _, f := range []struct {
+		name string
+		d    time.Duration
+	}{{"--retry-min", lo}, {"--retry-max", hi}} {
+		if f.d < 0 || f.d > maxVisibility || f.d%time.Second != 0 {
+			return nil, usageError{fmt.Errorf("%s must be whole seconds between 0s and %s, got %s", f.name, maxVisibility, f.d)}
+		}
+	}
+	return (&tagq.RetryBackoff{Min: lo, Max: hi}).Proto(), nil
 }

@@ -269,3 +269,42 @@ func TestCLI_QueueListCountsEveryTag(t *testing.T) {
 	require.Len(t, got, 1)
 	require.Len(t, got[0]["tags"], 2, "JSON carries the tags")
 }
+
+// Retry backoff: set on create and update, shown by get, removed; bad
+// flags refused before any call, a bad range by the server with its field;
+// nack --backoff takes the queue's policy.
+func TestCLI_RetryBackoff(t *testing.T) {
+	t.Cleanup(func() { runTagq(t, "", "queue", "delete", "cli-retry") })
+	ok(t, "queue", "create", "cli-retry", "--retry-min", "2s", "--retry-max", "1m")
+	require.Regexp(t, `retry backoff\s+2s to 1m0s, exponential with jitter`, ok(t, "queue", "get", "cli-retry"))
+	ok(t, "queue", "update", "cli-retry", "--retry-min", "0s", "--retry-max", "0s")
+	require.Regexp(t, `retry backoff\s+0s to 0s`, ok(t, "queue", "get", "cli-retry"))
+
+	// --backoff on a queue whose backoff is 0: back at once, count 2.
+	ok(t, "send", "cli-retry", "m")
+	h := jsonLines(t, ok(t, "receive", "cli-retry", "-o", "json"))[0]["receipt_handle"].(string)
+	require.Contains(t, ok(t, "nack", h, "--backoff"), "nacked with backoff 1 of 1 (visible again after the queue's retry backoff)")
+	again := jsonLines(t, ok(t, "receive", "cli-retry", "-o", "json"))
+	require.Len(t, again, 1)
+	require.EqualValues(t, 2, again[0]["receive_count"])
+	_, errs, code := runTagq(t, "", "nack", h, "--backoff", "--delay", "5s")
+	require.Equal(t, 2, code)
+	require.Contains(t, errs, "--delay or --backoff")
+
+	ok(t, "queue", "update", "cli-retry", "--no-retry")
+	require.NotContains(t, ok(t, "queue", "get", "cli-retry"), "retry backoff")
+
+	for _, args := range [][]string{
+		{"queue", "update", "cli-retry", "--retry-min", "1s"},
+		{"queue", "update", "cli-retry", "--retry-min", "1500ms", "--retry-max", "2s"},
+		{"queue", "update", "cli-retry", "--retry-min", "1s", "--retry-max", "2s", "--no-retry"},
+	} {
+		_, errs, code := runTagq(t, "", args...)
+		require.Equal(t, 2, code, "%v: %s", args, errs)
+		require.Contains(t, errs, "--retry", "%v", args)
+	}
+	_, errs, code = runTagq(t, "", "queue", "update", "cli-retry", "--retry-min", "1m", "--retry-max", "1s")
+	require.Equal(t, 1, code, errs)
+	require.Contains(t, errs, "INVALID_ARGUMENT_RANGE")
+	require.Contains(t, errs, "max_backoff_seconds")
+}

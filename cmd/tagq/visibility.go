@@ -20,23 +20,33 @@ const maxVisibility = 12 * time.Hour
 func (c *cli) nackCmd() *cobra.Command {
 	var queue string
 	var delay time.Duration
+	var backoff bool
 	cmd := &cobra.Command{
 		Use:   "nack HANDLE...",
 		Short: "Give received messages back to their tag: visible again now, or after --delay",
 		Long: "Give received messages back to the tag that received them (ChangeMessageVisibility): they may be\n" +
-			"received again at once, or after --delay. Their receive count stays (a later receive counts on).\n" +
+			"received again at once, or after --delay, or with --backoff after the queue's retry backoff (its\n" +
+			"retry policy; at once without one). Their receive count stays (a later receive counts on).\n" +
 			"Handles come as arguments, or one a line from standard input with '-'. Each handle's failure (for\n" +
 			"example RECEIPT_HANDLE_STALE once the message was received again or deleted) is reported, the others\n" +
 			"still change; the exit code is 1 if any failed.",
-		Example: "  tagq nack <handle>\n  tagq nack <handle1> <handle2> --delay 30s\n" +
+		Example: "  tagq nack <handle>\n  tagq nack <handle1> <handle2> --delay 30s\n  tagq nack <handle> --backoff\n" +
 			"  tagq receive orders --max 10 -o json | jq -r .receipt_handle | tagq nack -",
 		Args: handleArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return c.changeVisibility(cmd.Context(), "--delay", queue, args, delay, "nacked")
+			if backoff && cmd.Flags().Changed("delay") {
+				return usageError{errors.New("give --delay or --backoff, not both")}
+			}
+			verb := "nacked"
+			if backoff {
+				verb = "nacked with backoff"
+			}
+			return c.changeVisibility(cmd.Context(), "--delay", queue, args, delay, verb)
 		},
 	}
 	queueFlag(cmd, &queue)
 	cmd.Flags().DurationVar(&delay, "delay", 0, "visible again after this long (whole seconds, up to 12h; default: at once)")
+	cmd.Flags().BoolVar(&backoff, "backoff", false, "visible again after the queue's retry backoff (tagq queue update --retry-min/--retry-max)")
 	return cmd
 }
 
@@ -78,7 +88,7 @@ func (c *cli) changeVisibility(ctx context.Context, flag, queue string, args []s
 		entries := make([]*tagqv1.ChangeMessageVisibilityBatchEntry, len(chunk))
 		for i, h := range chunk {
 			entries[i] = &tagqv1.ChangeMessageVisibilityBatchEntry{Id: strconv.Itoa(base + i), ReceiptHandle: h,
-				VisibilitySeconds: int32(d / time.Second)}
+				VisibilitySeconds: int32(d / time.Second), RetryBackoff: verb == "nacked with backoff"}
 		}
 		r, err := c.client.Messages.ChangeMessageVisibilityBatch(ctx,
 			&tagqv1.ChangeMessageVisibilityBatchRequest{Queue: queue, Entries: entries})
@@ -87,6 +97,8 @@ func (c *cli) changeVisibility(ctx context.Context, flag, queue string, args []s
 	if c.output != "json" && (err == nil || someFailed(err)) {
 		what := "visible again now"
 		switch {
+		case verb == "nacked with backoff":
+			what = "visible again after the queue's retry backoff"
 		case verb == "nacked" && d > 0:
 			what = "visible again in " + d.String()
 		case verb == "extended":

@@ -4,10 +4,10 @@ import { auth, call, enc, get, may, mayAll, permission, post } from './api.js';
 import { add, age, chart, clear, confirm, errorBox, h, legend, num, rate, tagCounters, time, toast, sparkline } from './dom.js';
 import { crumbs, href, q as qe, queueHref, tagHref } from './nav.js';
 import { historySection } from './history.js';
-import { fieldInput, rates, readField } from './queues.js';
+import { fieldInput, rates, readField, readRetry, retryInputs } from './queues.js';
 import { IMMUTABLE, label, queueFields } from './schema.js';
 
-const HIDDEN = new Set(['name', 'state', 'source_queues', 'redrive_policy', 'user_attributes']);
+const HIDDEN = new Set(['name', 'state', 'source_queues', 'redrive_policy', 'retry_policy', 'user_attributes']);
 
 function value(v) {
   if (v === null || v === undefined || v === '') return h('span', { class: 'muted' }, 'default');
@@ -54,6 +54,10 @@ export async function queuePage(main, page) {
     pairs.push(['Redrive policy', rp && rp.dead_letter_queue
       ? h('span', {}, 'to ', h('a', { href: queueHref(rp.dead_letter_queue) }, rp.dead_letter_queue), ` after ${rp.max_receive_count} receives`)
       : h('span', { class: 'muted' }, 'none')]);
+    const rb = queue.retry_policy;
+    pairs.push(['Retry backoff', rb
+      ? `${rb.min_backoff_seconds || 0}s to ${rb.max_backoff_seconds || 0}s, doubling per receive, with jitter`
+      : h('span', { class: 'muted' }, 'none (redelivered at once)')]);
     if (queue.dead_letter_queue) {
       const src = queue.source_queues || [];
       pairs.push(['Source queues', src.length ? src.flatMap((s, i) => [i ? ', ' : '', h('a', { href: queueHref(s) }, s)]) : h('span', { class: 'muted' }, 'none')]);
@@ -144,10 +148,12 @@ async function editForm(name, current, updated) {
   const build = () => {
     const q = current();
     const rp = q.redrive_policy || {};
+    const rb = q.retry_policy;
     const form = h('form', { class: 'grid' },
       fields.map((f) => fieldInput(f, q[f.name])),
       h('label', { for: 'e-rp-dlq' }, 'Dead-letter queue', h('input', { id: 'e-rp-dlq', name: 'rp_dlq', value: rp.dead_letter_queue || '', placeholder: 'none' })),
       h('label', { for: 'e-rp-max' }, 'Max receive count', h('input', { id: 'e-rp-max', name: 'rp_max', type: 'number', min: 1, max: 1000, value: rp.max_receive_count || '' })),
+      retryInputs('e', rb),
       h('div', { class: 'buttons' }, h('button', { type: 'submit' }, 'Save')), errors);
     form.addEventListener('submit', async (e) => {
       e.preventDefault();
@@ -164,6 +170,11 @@ async function editForm(name, current, updated) {
       if (dlq !== (rp.dead_letter_queue || '') || (dlq && max !== (rp.max_receive_count || 0))) {
         mask.push('redrive_policy');
         body.redrive_policy = dlq ? { dead_letter_queue: dlq, max_receive_count: max || 5 } : null;
+      }
+      const nb = readRetry(form);
+      if (JSON.stringify(nb) !== JSON.stringify(rb ? { min_backoff_seconds: rb.min_backoff_seconds || 0, max_backoff_seconds: rb.max_backoff_seconds || 0 } : null)) {
+        mask.push('retry_policy');
+        body.retry_policy = nb;
       }
       if (!mask.length) { toast('Nothing changed'); return; }
       try {

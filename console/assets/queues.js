@@ -238,6 +238,7 @@ export async function newQueuePage(main, page) {
     params.map((p) => h('label', { class: 'check', title: p.help }, h('input', { type: 'checkbox', id: `p-${p.name}`, name: `param_${p.name}` }), label(p.name))),
     h('label', { for: 'f-rp-dlq', title: 'Redrive policy: the dead-letter queue (flagged as one) its tags dead-letter to' }, 'Dead-letter queue', dlq),
     h('label', { for: 'f-rp-max' }, 'Max receive count', mrc),
+    retryInputs('f', null),
     h('div', { class: 'buttons' }, submit, hint), errors);
   // A principal may create a queue it would have ADMIN_QUEUE on.
   const check = async () => {
@@ -258,6 +259,8 @@ export async function newQueuePage(main, page) {
       if (v !== undefined && !(f.kind === 'enum' && v.endsWith('_UNSPECIFIED'))) q[f.name] = v;
     }
     if (dlq.value.trim()) q.redrive_policy = { dead_letter_queue: dlq.value.trim(), max_receive_count: Number(mrc.value || 5) };
+    const rb = readRetry(form);
+    if (rb) q.retry_policy = rb;
     const qs = params.filter((p) => form.elements[`param_${p.name}`].checked).map((p) => `${enc(p.name)}=true`).join('&');
     try {
       await call('POST', `/v1/queues${qs ? `?${qs}` : ''}`, q);
@@ -287,4 +290,25 @@ export async function newQueuePage(main, page) {
   add(main, [crumbs(), h('h1', {}, 'New queue'), form]);
   name.focus();
   await check();
+}
+
+// retryInputs: the retry policy's two fields (empty: no policy), ids
+// <prefix>-rb-min and <prefix>-rb-max.
+export function retryInputs(prefix, rb) {
+  const title = 'Retry backoff: a message that comes back to a tag waits between min·2^(n-1) and twice that (at most max) seconds after its n-th receive; empty: none';
+  return [
+    h('label', { for: `${prefix}-rb-min`, title }, 'Retry backoff min (s)',
+      h('input', { id: `${prefix}-rb-min`, name: 'rb_min', type: 'number', min: 0, max: 43200, placeholder: 'none', value: rb ? rb.min_backoff_seconds || 0 : '' })),
+    h('label', { for: `${prefix}-rb-max`, title }, 'Retry backoff max (s)',
+      h('input', { id: `${prefix}-rb-max`, name: 'rb_max', type: 'number', min: 0, max: 43200, placeholder: 'none', value: rb ? rb.max_backoff_seconds || 0 : '' })),
+  ];
+}
+
+// readRetry: the policy the form's retry inputs give (null: both empty;
+// one empty takes the other's value).
+export function readRetry(form) {
+  const lo = form.elements.rb_min.value.trim();
+  const hi = form.elements.rb_max.value.trim();
+  if (!lo && !hi) return null;
+  return { min_backoff_seconds: Number(lo || hi), max_backoff_seconds: Number(hi || lo) };
 }

@@ -14,8 +14,8 @@ function resolve(d, prop) {
 }
 
 // Fields the console never edits: identity, output, objects with their
-// own controls (redrive_policy, user_attributes).
-const SKIP = new Set(['name', 'state', 'source_queues', 'create_time', 'update_time', 'redrive_policy', 'user_attributes']);
+// own controls (redrive_policy, retry_policy, user_attributes).
+const SKIP = new Set(['name', 'state', 'source_queues', 'create_time', 'update_time', 'redrive_policy', 'retry_policy', 'user_attributes']);
 // Fixed at creation.
 export const IMMUTABLE = new Set(['dead_letter_queue', 'default_tag_name', 'topic_queue', 'priority_queue', 'partitions']);
 

@@ -30,13 +30,18 @@ func (s *Store) ChangeVisibility(ctx context.Context, queue string, changes []ta
 	b, err := s.checkHandles(queue, len(changes), func(i int) string { return changes[i].ReceiptHandle },
 		func(i int) *tags.Error {
 			v := changes[i].VisibilitySeconds
+			if changes[i].RetryBackoff && v != 0 {
+				return tags.Invalid(tags.ReasonInvalidArgumentRange, "visibility_seconds",
+					"a change with retry_backoff takes no visibility_seconds (got %d)", v)
+			}
 			return tags.CheckRange("visibility_seconds", &v, 0, tags.MaxVisibilitySeconds)
 		})
 	if err != nil {
 		return nil, err
 	}
 	return b.errs, s.settleHandles(ctx, queue, b, func(i int, d tags.Delivery) tags.Settlement {
-		return tags.Settlement{Kind: tags.SettleVisibility, Delivery: d, VisibilityMs: int64(changes[i].VisibilitySeconds) * 1000}
+		return tags.Settlement{Kind: tags.SettleVisibility, Delivery: d, VisibilityMs: int64(changes[i].VisibilitySeconds) * 1000,
+			Retry: changes[i].RetryBackoff}
 	})
 }
 

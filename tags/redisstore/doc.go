@@ -56,6 +56,14 @@
 // while held and expired by retention like any other; dead letters keep
 // their priority, so moved back (S10) they are ordered by it again.
 //
+// # Retry backoff
+//
+// A queue's retry policy (tags.RetryPolicy; retry.go) is applied by
+// lengthening deadlines: the receive script sets each delivery's deadline
+// to its visibility plus its backoff, and settle.lua sets a nack's that
+// asks for it, so every path that makes due messages available sees one
+// deadline and wakes waiters at it. Policy queues hand out in zset mode.
+//
 // # Long polling
 //
 // Waiting receives do not poll. One watcher per queue per process blocks in

@@ -94,6 +94,7 @@ func encodeMeta(q *tags.Queue) []any {
 	if p := q.RedrivePolicy; p != nil {
 		fields = append(fields, "rpq", p.DeadLetterQueue, "rpm", p.MaxReceiveCount)
 	}
+	fields = append(fields, retryField(q.RetryPolicy)...)
 	if q.Partitions > 1 {
 		fields = append(fields, "np", q.Partitions)
 	}
@@ -126,6 +127,7 @@ func decodeMeta(name string, m map[string]string) *tags.Queue {
 	}
 	q.DeduplicatedTotal, _ = strconv.ParseInt(m["ddn"], 10, 64)
 	q.RedrivePolicy = decodePolicy(m)
+	q.RetryPolicy = decodeRetry(m)
 	decodeCaps(q, m)
 	if ua := m["ua"]; ua != "" && ua != "null" {
 		_ = json.Unmarshal([]byte(ua), &q.UserAttributes)
@@ -451,6 +453,13 @@ func (s *Store) UpdateQueue(ctx context.Context, name string, u tags.QueueUpdate
 			set = append(set, "rpq", p.DeadLetterQueue, "rpm", p.MaxReceiveCount)
 		} else {
 			del = append(del, "rpq", "rpm")
+		}
+	}
+	if u.SetRetryPolicy {
+		if u.RetryPolicy != nil {
+			set = append(set, retryField(u.RetryPolicy)...)
+		} else {
+			del = append(del, "rbo")
 		}
 	}
 	args := append([]any{"", "", len(del)}, del...)

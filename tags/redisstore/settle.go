@@ -87,7 +87,7 @@ func (s *Store) Settle(ctx context.Context, batches []*tags.SettleBatch) error {
 				b.Errs[i] = tags.StaleHandle(op.Delivery.ID, b.Tag)
 			case r == 1 && op.Kind == tags.SettleDead:
 				relay[b.Queue] = true
-			case r == 1 && op.Kind == tags.SettleVisibility && op.VisibilityMs == 0:
+			case r == 1 && op.Kind == tags.SettleVisibility && (op.VisibilityMs == 0 || op.Retry):
 				nacked[qt{b.Queue, b.Tag}] = true
 			}
 		}
@@ -148,7 +148,11 @@ func (s *Store) settleCall(b *tags.SettleBatch, order []int) scriptCall {
 		d := op.Delivery
 		switch op.Kind {
 		case tags.SettleVisibility:
-			args = append(args, d.ID, d.FirstMs, d.Gen, op.VisibilityMs)
+			ms := op.VisibilityMs
+			if op.Retry {
+				ms = -1 // settle.lua: the queue's retry backoff
+			}
+			args = append(args, d.ID, d.FirstMs, d.Gen, ms)
 		case tags.SettleDead:
 			reason := op.Reason
 			if reason == "" {

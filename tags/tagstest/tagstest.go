@@ -34,6 +34,7 @@ package tagstest
 
 import (
 	"context"
+	"slices"
 	"testing"
 	"time"
 
@@ -112,7 +113,7 @@ type Inspector interface {
 // Run runs the suite: one subtest per semantic (named after DESIGN.md's
 // S-rules), then the model tests (Model_…), in parallel.
 func Run(t *testing.T, h Harness) {
-	for _, c := range cases {
+	for _, c := range slices.Concat(cases, retryCases) {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
 			s, clock := h.New(t)

@@ -27,6 +27,7 @@ from .publisher import Publisher
 
 Body = Union[bytes, str]
 RedriveSpec = Union[queue_pb2.RedrivePolicy, Mapping[str, Any], Tuple[str, int], None]
+RetrySpec = Union[queue_pb2.RetryPolicy, Mapping[str, Any], Tuple[int, int], None]
 StartTime = Union[datetime.datetime, int, float, None]
 FilterSpec = Union[queue_pb2.TagFilter, Mapping[str, Optional[str]], None]
 
@@ -34,7 +35,7 @@ FilterSpec = Union[queue_pb2.TagFilter, Mapping[str, Optional[str]], None]
 _FIXED_QUEUE_ATTRS = frozenset({"dead_letter_queue", "topic_queue", "priority_queue", "default_tag_name", "partitions"})
 _UPDATABLE_QUEUE_ATTRS = frozenset({
     "delay_seconds", "visibility_timeout_seconds", "receive_wait_seconds", "message_retention_seconds",
-    "max_message_bytes", "retain_acked_messages", "user_attributes", "redrive_policy",
+    "max_message_bytes", "retain_acked_messages", "user_attributes", "redrive_policy", "retry_policy",
     "max_retained_messages", "max_retained_bytes", "overflow_policy", "content_based_deduplication"})
 
 # The longest long-poll the server allows; the deadline of a receive whose
@@ -53,6 +54,17 @@ def _redrive(spec: RedriveSpec) -> Optional[queue_pb2.RedrivePolicy]:
     return queue_pb2.RedrivePolicy(**dict(spec))
 
 
+def _retry(spec: RetrySpec) -> Optional[queue_pb2.RetryPolicy]:
+    if spec is None:
+        return None
+    if isinstance(spec, queue_pb2.RetryPolicy):
+        return spec
+    if isinstance(spec, tuple):
+        lo, hi = spec
+        return queue_pb2.RetryPolicy(min_backoff_seconds=lo, max_backoff_seconds=hi)
+    return queue_pb2.RetryPolicy(**dict(spec))
+
+
 def _queue(name: str, attrs: Mapping[str, Any], allowed: frozenset) -> queue_pb2.Queue:
     q = queue_pb2.Queue(name=name)
     for key, value in attrs.items():
@@ -62,6 +74,10 @@ def _queue(name: str, attrs: Mapping[str, Any], allowed: frozenset) -> queue_pb2
             policy = _redrive(value)
             if policy is not None:
                 q.redrive_policy.CopyFrom(policy)
+        elif key == "retry_policy":
+            retry = _retry(value)
+            if retry is not None:
+                q.retry_policy.CopyFrom(retry)
         elif key == "user_attributes":
             q.user_attributes.update(value or {})
         elif value is not None:
@@ -191,7 +207,10 @@ class Client:
         ``redrive_policy``: a ``RedrivePolicy``, a dict
         ``{"dead_letter_queue": ..., "max_receive_count": ...}`` or a tuple
         ``(dead_letter_queue, max_receive_count)``. The dead-letter queue must
-        exist, created with ``dead_letter_queue=True``. Caps:
+        exist, created with ``dead_letter_queue=True``. ``retry_policy``:
+        the server-side retry backoff (README "Retry backoff"), a
+        ``RetryPolicy``, a dict ``{"min_backoff_seconds": ...,
+        "max_backoff_seconds": ...}`` or a tuple ``(min, max)`` in seconds. Caps:
         ``max_retained_messages``, ``max_retained_bytes`` and
         ``overflow_policy`` (``queue_pb2.OVERFLOW_POLICY_REJECT_NEW``, the
         default: sends beyond a cap fail with QUEUE_FULL, or
@@ -217,7 +236,8 @@ class Client:
                 return out
 
     def update_queue(self, name: str, **attrs: Any) -> queue_pb2.Queue:
-        """Changes the given attributes (only those); ``redrive_policy=None`` removes the policy."""
+        """Changes the given attributes (only those); ``redrive_policy=None``
+        and ``retry_policy=None`` remove those policies."""
         q = _queue(name, attrs, _UPDATABLE_QUEUE_ATTRS)
         mask = field_mask_pb2.FieldMask(paths=sorted(attrs))
         return self._call(self.queues.UpdateQueue, queue_pb2.UpdateQueueRequest(queue=q, update_mask=mask)).queue
@@ -393,6 +413,12 @@ class Client:
         """
         self._call(self.messages.ChangeMessageVisibility, message_pb2.ChangeMessageVisibilityRequest(
             queue=queue, receipt_handle=receipt_handle, visibility_seconds=seconds))
+
+    def nack_with_backoff(self, receipt_handle: str, *, queue: str = "") -> None:
+        """Returns an in-flight message after its queue's retry backoff
+        (``retry_policy``; at once on a queue without one)."""
+        self._call(self.messages.ChangeMessageVisibility, message_pb2.ChangeMessageVisibilityRequest(
+            queue=queue, receipt_handle=receipt_handle, retry_backoff=True))
 
     def dead(self, receipt_handle: str, reason: str = "", description: str = "", *, queue: str = "") -> None:
         """Dead-letters a received message now, with a reason (default

@@ -558,5 +558,33 @@ class IterateTest(ServerTest):
         self.assertEqual([m.body for m in c.receive(q, max_messages=10)], [b"2", b"3"])
 
 
+# Retry backoff (README "Retry backoff"): the policy set on create as a
+# tuple or dict, shown, a nack with the queue's backoff coming back after it
+# (a long poll ends then), bad ranges refused with the field named, removed.
+class RetryTest(ServerTest):
+    def test_retry_policy_and_nack_with_backoff(self) -> None:
+        c = self.c
+        q = self.name("retry")
+        created = c.create_queue(q, retry_policy=(1, 1))
+        self.assertEqual((created.retry_policy.min_backoff_seconds, created.retry_policy.max_backoff_seconds), (1, 1))
+        c.send(q, b"job")
+        [m] = c.receive(q, "default")
+        t0 = time.monotonic()
+        c.nack_with_backoff(m.receipt_handle)
+        [again] = c.receive(q, "default", wait_seconds=10)
+        self.assertGreaterEqual(time.monotonic() - t0, 0.9, "back only after the 1 s backoff")
+        self.assertEqual(again.receive_count, 2)
+
+        updated = c.update_queue(q, retry_policy={"min_backoff_seconds": 2, "max_backoff_seconds": 60})
+        self.assertEqual(updated.retry_policy.max_backoff_seconds, 60)
+        with self.assertRaises(TagqError) as e:
+            c.update_queue(q, retry_policy=(5, 1))
+        self.assertEqual((e.exception.code, e.exception.reason, e.exception.field),
+                         (grpc.StatusCode.INVALID_ARGUMENT, "INVALID_ARGUMENT_RANGE", "queue.retry_policy.max_backoff_seconds"))
+        self.assertEqual(c.get_queue(q).retry_policy.min_backoff_seconds, 2, "nothing changed")
+        self.assertFalse(c.update_queue(q, retry_policy=None).HasField("retry_policy"))
+        c.delete_queue(q)
+
+
 if __name__ == "__main__":
     unittest.main()

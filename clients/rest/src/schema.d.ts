@@ -730,6 +730,12 @@ export interface components {
         MessageServiceChangeMessageVisibilityBody: {
             receipt_handle?: string;
             /**
+             * @description A nack that takes the queue's retry backoff (Queue.retry_policy)
+             *     instead of visibility_seconds, which must then be 0; on a queue
+             *     without a policy, visible at once.
+             */
+            retry_backoff?: boolean;
+            /**
              * Format: int32
              * @description 0-43200 s from now.
              */
@@ -963,6 +969,8 @@ export interface components {
         v1ChangeMessageVisibilityBatchEntry: {
             id?: string;
             receipt_handle?: string;
+            /** @description As ChangeMessageVisibilityRequest's. */
+            retry_backoff?: boolean;
             /** Format: int32 */
             visibility_seconds?: number;
         };
@@ -986,6 +994,12 @@ export interface components {
              */
             queue?: string;
             receipt_handle?: string;
+            /**
+             * @description A nack that takes the queue's retry backoff (Queue.retry_policy)
+             *     instead of visibility_seconds, which must then be 0; on a queue
+             *     without a policy, visible at once.
+             */
+            retry_backoff?: boolean;
             /**
              * Format: int32
              * @description 0-43200 s from now.
@@ -1449,6 +1463,15 @@ export interface components {
              */
             retain_acked_messages?: boolean;
             /**
+             * @description Server-side retry backoff for every tag of this queue, each on its own
+             *     (README "Retry backoff"): a message that comes back to a tag (its
+             *     visibility ran out, or a nack without a delay of its own) waits an
+             *     exponential backoff with jitter first. Unset: none (back at once).
+             *     Set it with UpdateQueue (update_mask "retry_policy"); an update with
+             *     that path and no policy removes it.
+             */
+            retry_policy?: components["schemas"]["v1RetryPolicy"] | null;
+            /**
              * @description Output only: for a dead-letter queue, the queues whose redrive policy
              *     names it.
              */
@@ -1566,6 +1589,26 @@ export interface components {
              * @description 1-1000.
              */
             max_receive_count?: number;
+        };
+        /**
+         * @description RetryPolicy delays a message that comes back to a tag: after the tag's
+         *     n-th receive, by a backoff drawn uniformly from [b, min(max, 2b)] s,
+         *     b = min(max_backoff_seconds, min_backoff_seconds * 2^(n-1)). A message
+         *     at its redrive policy's max_receive_count is dead-lettered, not backed
+         *     off; an explicit visibility (ChangeMessageVisibility with
+         *     visibility_seconds, a nack with a delay) always wins.
+         */
+        v1RetryPolicy: {
+            /**
+             * Format: int32
+             * @description min_backoff_seconds-43200. No backoff is longer.
+             */
+            max_backoff_seconds?: number;
+            /**
+             * Format: int32
+             * @description 0-43200. The first backoff is at least this long.
+             */
+            min_backoff_seconds?: number;
         };
         v1RevokeKeyResponse: Record<string, never>;
         v1RevokePermissionRequest: {
@@ -2550,6 +2593,15 @@ export interface operations {
                      *     so a new tag can replay them.
                      */
                     retain_acked_messages?: boolean;
+                    /**
+                     * @description Server-side retry backoff for every tag of this queue, each on its own
+                     *     (README "Retry backoff"): a message that comes back to a tag (its
+                     *     visibility ran out, or a nack without a delay of its own) waits an
+                     *     exponential backoff with jitter first. Unset: none (back at once).
+                     *     Set it with UpdateQueue (update_mask "retry_policy"); an update with
+                     *     that path and no policy removes it.
+                     */
+                    retry_policy?: components["schemas"]["v1RetryPolicy"] | null;
                     /**
                      * @description Output only: for a dead-letter queue, the queues whose redrive policy
                      *     names it.

@@ -136,6 +136,13 @@ export interface QueueAttributes {
   maxMessageBytes?: number;
   /** Send messages a tag received maxReceiveCount times to this dead-letter queue. */
   redrivePolicy?: { deadLetterQueue: string; maxReceiveCount: number };
+  /**
+   * Server-side retry backoff (README "Retry backoff"): a message that comes
+   * back to a tag (its visibility ran out, or {@link TagqClient.nackWithBackoff})
+   * waits a backoff drawn from [b, min(max, 2b)] s first, b = min(max,
+   * min * 2^(n-1)) after the tag's n-th receive. 0 <= min <= max <= 43200.
+   */
+  retryPolicy?: { minBackoffSeconds: number; maxBackoffSeconds: number };
   /** This queue is a dead-letter queue. Fixed at creation. */
   deadLetterQueue?: boolean;
   /** Messages with the same topic are delivered in order. Fixed at creation. */
@@ -175,7 +182,10 @@ export interface QueueAttributes {
   contentBasedDeduplication?: boolean;
 }
 
-/** The attributes {@link TagqClient.updateQueue} can change; `redrivePolicy: null` removes the policy. */
+/**
+ * The attributes {@link TagqClient.updateQueue} can change; `redrivePolicy: null`
+ * and `retryPolicy: null` remove those policies.
+ */
 export type QueueUpdate = Partial<
   Pick<
     QueueAttributes,
@@ -191,12 +201,12 @@ export type QueueUpdate = Partial<
     | "overflowPolicy"
     | "contentBasedDeduplication"
   >
-> & { redrivePolicy?: QueueAttributes["redrivePolicy"] | null };
+> & { redrivePolicy?: QueueAttributes["redrivePolicy"] | null; retryPolicy?: QueueAttributes["retryPolicy"] | null };
 
 function queueMessage(name: string, a: QueueAttributes | QueueUpdate): Queue {
   return create(QueueSchema, {
     name,
-    ...defined({ ...a, redrivePolicy: a.redrivePolicy ?? undefined }),
+    ...defined({ ...a, redrivePolicy: a.redrivePolicy ?? undefined, retryPolicy: a.retryPolicy ?? undefined }),
   });
 }
 
@@ -554,6 +564,14 @@ export class TagqClient {
    */
   async changeVisibility(receiptHandle: string, seconds: number, opts: { queue?: string } = {}): Promise<void> {
     await call(this.messages.changeMessageVisibility({ queue: opts.queue ?? "", receiptHandle, visibilitySeconds: seconds }));
+  }
+
+  /**
+   * Gives a received message back after its queue's retry backoff
+   * (retryPolicy; at once on a queue without one).
+   */
+  async nackWithBackoff(receiptHandle: string, opts: { queue?: string } = {}): Promise<void> {
+    await call(this.messages.changeMessageVisibility({ queue: opts.queue ?? "", receiptHandle, retryBackoff: true }));
   }
 
   /**

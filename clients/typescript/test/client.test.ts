@@ -476,6 +476,35 @@ describe("partitioned queues", () => {
     for (const bad of [{ partitions: 65 }, { partitions: 0 }, { partitions: 2, deadLetterQueue: true }, { partitions: 2, priorityQueue: true }]) {
       await rejectsWith(c.createQueue("ts-parts-bad", bad), "INVALID_ARGUMENT_RANGE", { field: "queue.partitions", code: Code.InvalidArgument });
     }
+    await c.deleteQueue("ts-parts");
+  });
+});
+
+// Retry backoff (README "Retry backoff"): set on create, shown, a nack with
+// the queue's backoff ending a long poll only after it, a bad range named,
+// removed with null.
+describe("retry backoff", () => {
+  test("the queue's policy, nackWithBackoff, bad input, removal", async () => {
+    const q = "ts-retry";
+    const created = await c.createQueue(q, { retryPolicy: { minBackoffSeconds: 1, maxBackoffSeconds: 1 } });
+    assert.equal(created.retryPolicy?.minBackoffSeconds, 1);
+    assert.equal(created.retryPolicy?.maxBackoffSeconds, 1);
+    await c.send(q, "job");
+    const [m] = await c.receive(q);
+    assert.ok(m);
+    const t0 = Date.now();
+    await c.nackWithBackoff(m.receiptHandle);
+    const again = await c.receive(q, { waitSeconds: 10 });
+    assert.ok(Date.now() - t0 >= 900, "back only after the 1 s backoff");
+    assert.equal(again[0]?.receiveCount, 2);
+
+    await rejectsWith(c.updateQueue(q, { retryPolicy: { minBackoffSeconds: 5, maxBackoffSeconds: 1 } }), "INVALID_ARGUMENT_RANGE", {
+      field: "queue.retry_policy.max_backoff_seconds",
+      code: Code.InvalidArgument,
+    });
+    assert.equal((await c.getQueue(q)).retryPolicy?.maxBackoffSeconds, 1, "nothing changed");
+    const removed = await c.updateQueue(q, { retryPolicy: null });
+    assert.equal(removed.retryPolicy, undefined);
     await c.deleteQueue(q);
   });
 });

@@ -1283,8 +1283,12 @@ type ChangeMessageVisibilityRequest struct {
 	ReceiptHandle string `protobuf:"bytes,2,opt,name=receipt_handle,json=receiptHandle,proto3" json:"receipt_handle,omitempty"`
 	// 0-43200 s from now.
 	VisibilitySeconds int32 `protobuf:"varint,3,opt,name=visibility_seconds,json=visibilitySeconds,proto3" json:"visibility_seconds,omitempty"`
-	unknownFields     protoimpl.UnknownFields
-	sizeCache         protoimpl.SizeCache
+	// A nack that takes the queue's retry backoff (Queue.retry_policy)
+	// instead of visibility_seconds, which must then be 0; on a queue
+	// without a policy, visible at once.
+	RetryBackoff  bool `protobuf:"varint,4,opt,name=retry_backoff,json=retryBackoff,proto3" json:"retry_backoff,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *ChangeMessageVisibilityRequest) Reset() {
@@ -1338,6 +1342,13 @@ func (x *ChangeMessageVisibilityRequest) GetVisibilitySeconds() int32 {
 	return 0
 }
 
+func (x *ChangeMessageVisibilityRequest) GetRetryBackoff() bool {
+	if x != nil {
+		return x.RetryBackoff
+	}
+	return false
+}
+
 type ChangeMessageVisibilityResponse struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	unknownFields protoimpl.UnknownFields
@@ -1379,8 +1390,10 @@ type ChangeMessageVisibilityBatchEntry struct {
 	Id                string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
 	ReceiptHandle     string                 `protobuf:"bytes,2,opt,name=receipt_handle,json=receiptHandle,proto3" json:"receipt_handle,omitempty"`
 	VisibilitySeconds int32                  `protobuf:"varint,3,opt,name=visibility_seconds,json=visibilitySeconds,proto3" json:"visibility_seconds,omitempty"`
-	unknownFields     protoimpl.UnknownFields
-	sizeCache         protoimpl.SizeCache
+	// As ChangeMessageVisibilityRequest's.
+	RetryBackoff  bool `protobuf:"varint,4,opt,name=retry_backoff,json=retryBackoff,proto3" json:"retry_backoff,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *ChangeMessageVisibilityBatchEntry) Reset() {
@@ -1432,6 +1445,13 @@ func (x *ChangeMessageVisibilityBatchEntry) GetVisibilitySeconds() int32 {
 		return x.VisibilitySeconds
 	}
 	return 0
+}
+
+func (x *ChangeMessageVisibilityBatchEntry) GetRetryBackoff() bool {
+	if x != nil {
+		return x.RetryBackoff
+	}
+	return false
 }
 
 type ChangeMessageVisibilityBatchRequest struct {
@@ -2357,8 +2377,10 @@ func (x *ConsumeOpen) GetConfirm() bool {
 type ConsumeNack struct {
 	state      protoimpl.MessageState `protogen:"open.v1"`
 	DeliveryId uint64                 `protobuf:"varint,1,opt,name=delivery_id,json=deliveryId,proto3" json:"delivery_id,omitempty"`
-	// Visible again after this long (0-43200000 ms; 0 = at once).
-	DelayMilliseconds int32 `protobuf:"varint,2,opt,name=delay_milliseconds,json=delayMilliseconds,proto3" json:"delay_milliseconds,omitempty"`
+	// Visible again after this long (0-43200000 ms; 0 = at once). Unset:
+	// after the queue's retry backoff (Queue.retry_policy), or at once on a
+	// queue without one.
+	DelayMilliseconds *int32 `protobuf:"varint,2,opt,name=delay_milliseconds,json=delayMilliseconds,proto3,oneof" json:"delay_milliseconds,omitempty"`
 	unknownFields     protoimpl.UnknownFields
 	sizeCache         protoimpl.SizeCache
 }
@@ -2401,8 +2423,8 @@ func (x *ConsumeNack) GetDeliveryId() uint64 {
 }
 
 func (x *ConsumeNack) GetDelayMilliseconds() int32 {
-	if x != nil {
-		return x.DelayMilliseconds
+	if x != nil && x.DelayMilliseconds != nil {
+		return *x.DelayMilliseconds
 	}
 	return 0
 }
@@ -2865,16 +2887,18 @@ const file_tagq_v1_message_proto_rawDesc = "" +
 	"\n" +
 	"successful\x18\x01 \x03(\tR\n" +
 	"successful\x121\n" +
-	"\x06failed\x18\x02 \x03(\v2\x19.tagq.v1.BatchResultErrorR\x06failed\"\x8c\x01\n" +
+	"\x06failed\x18\x02 \x03(\v2\x19.tagq.v1.BatchResultErrorR\x06failed\"\xb1\x01\n" +
 	"\x1eChangeMessageVisibilityRequest\x12\x14\n" +
 	"\x05queue\x18\x01 \x01(\tR\x05queue\x12%\n" +
 	"\x0ereceipt_handle\x18\x02 \x01(\tR\rreceiptHandle\x12-\n" +
-	"\x12visibility_seconds\x18\x03 \x01(\x05R\x11visibilitySeconds\"!\n" +
-	"\x1fChangeMessageVisibilityResponse\"\x89\x01\n" +
+	"\x12visibility_seconds\x18\x03 \x01(\x05R\x11visibilitySeconds\x12#\n" +
+	"\rretry_backoff\x18\x04 \x01(\bR\fretryBackoff\"!\n" +
+	"\x1fChangeMessageVisibilityResponse\"\xae\x01\n" +
 	"!ChangeMessageVisibilityBatchEntry\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12%\n" +
 	"\x0ereceipt_handle\x18\x02 \x01(\tR\rreceiptHandle\x12-\n" +
-	"\x12visibility_seconds\x18\x03 \x01(\x05R\x11visibilitySeconds\"\x81\x01\n" +
+	"\x12visibility_seconds\x18\x03 \x01(\x05R\x11visibilitySeconds\x12#\n" +
+	"\rretry_backoff\x18\x04 \x01(\bR\fretryBackoff\"\x81\x01\n" +
 	"#ChangeMessageVisibilityBatchRequest\x12\x14\n" +
 	"\x05queue\x18\x01 \x01(\tR\x05queue\x12D\n" +
 	"\aentries\x18\x02 \x03(\v2*.tagq.v1.ChangeMessageVisibilityBatchEntryR\aentries\"y\n" +
@@ -2946,11 +2970,12 @@ const file_tagq_v1_message_proto_rawDesc = "" +
 	"\aconfirm\x18\x06 \x01(\bR\aconfirmB\x1b\n" +
 	"\x19_max_outstanding_messagesB\x18\n" +
 	"\x16_max_outstanding_bytesB\x15\n" +
-	"\x13_visibility_seconds\"]\n" +
+	"\x13_visibility_seconds\"y\n" +
 	"\vConsumeNack\x12\x1f\n" +
 	"\vdelivery_id\x18\x01 \x01(\x04R\n" +
-	"deliveryId\x12-\n" +
-	"\x12delay_milliseconds\x18\x02 \x01(\x05R\x11delayMilliseconds\"_\n" +
+	"deliveryId\x122\n" +
+	"\x12delay_milliseconds\x18\x02 \x01(\x05H\x00R\x11delayMilliseconds\x88\x01\x01B\x15\n" +
+	"\x13_delay_milliseconds\"_\n" +
 	"\rConsumeExtend\x12\x1f\n" +
 	"\vdelivery_id\x18\x01 \x01(\x04R\n" +
 	"deliveryId\x12-\n" +
@@ -3143,6 +3168,7 @@ func file_tagq_v1_message_proto_init() {
 	file_tagq_v1_message_proto_msgTypes[10].OneofWrappers = []any{}
 	file_tagq_v1_message_proto_msgTypes[22].OneofWrappers = []any{}
 	file_tagq_v1_message_proto_msgTypes[33].OneofWrappers = []any{}
+	file_tagq_v1_message_proto_msgTypes[34].OneofWrappers = []any{}
 	file_tagq_v1_message_proto_msgTypes[37].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{

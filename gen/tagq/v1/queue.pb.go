@@ -185,7 +185,7 @@ func (x TagFilter_Operator) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use TagFilter_Operator.Descriptor instead.
 func (TagFilter_Operator) EnumDescriptor() ([]byte, []int) {
-	return file_tagq_v1_queue_proto_rawDescGZIP(), []int{4, 0}
+	return file_tagq_v1_queue_proto_rawDescGZIP(), []int{5, 0}
 }
 
 // Queue is a stream of messages read by one or more tags.
@@ -277,7 +277,14 @@ type Queue struct {
 	// masters. Every tag reads every partition, with every per-tag guarantee
 	// kept (see README "Partitioned queues"). 1-64; unset: 1. Fixed at
 	// creation; a dead-letter queue and a priority queue have one.
-	Partitions    *int32 `protobuf:"varint,41,opt,name=partitions,proto3,oneof" json:"partitions,omitempty"`
+	Partitions *int32 `protobuf:"varint,41,opt,name=partitions,proto3,oneof" json:"partitions,omitempty"`
+	// Server-side retry backoff for every tag of this queue, each on its own
+	// (README "Retry backoff"): a message that comes back to a tag (its
+	// visibility ran out, or a nack without a delay of its own) waits an
+	// exponential backoff with jitter first. Unset: none (back at once).
+	// Set it with UpdateQueue (update_mask "retry_policy"); an update with
+	// that path and no policy removes it.
+	RetryPolicy   *RetryPolicy `protobuf:"bytes,42,opt,name=retry_policy,json=retryPolicy,proto3" json:"retry_policy,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -487,6 +494,73 @@ func (x *Queue) GetPartitions() int32 {
 	return 0
 }
 
+func (x *Queue) GetRetryPolicy() *RetryPolicy {
+	if x != nil {
+		return x.RetryPolicy
+	}
+	return nil
+}
+
+// RetryPolicy delays a message that comes back to a tag: after the tag's
+// n-th receive, by a backoff drawn uniformly from [b, min(max, 2b)] s,
+// b = min(max_backoff_seconds, min_backoff_seconds * 2^(n-1)). A message
+// at its redrive policy's max_receive_count is dead-lettered, not backed
+// off; an explicit visibility (ChangeMessageVisibility with
+// visibility_seconds, a nack with a delay) always wins.
+type RetryPolicy struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// 0-43200. The first backoff is at least this long.
+	MinBackoffSeconds int32 `protobuf:"varint,1,opt,name=min_backoff_seconds,json=minBackoffSeconds,proto3" json:"min_backoff_seconds,omitempty"`
+	// min_backoff_seconds-43200. No backoff is longer.
+	MaxBackoffSeconds int32 `protobuf:"varint,2,opt,name=max_backoff_seconds,json=maxBackoffSeconds,proto3" json:"max_backoff_seconds,omitempty"`
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
+}
+
+func (x *RetryPolicy) Reset() {
+	*x = RetryPolicy{}
+	mi := &file_tagq_v1_queue_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RetryPolicy) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RetryPolicy) ProtoMessage() {}
+
+func (x *RetryPolicy) ProtoReflect() protoreflect.Message {
+	mi := &file_tagq_v1_queue_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RetryPolicy.ProtoReflect.Descriptor instead.
+func (*RetryPolicy) Descriptor() ([]byte, []int) {
+	return file_tagq_v1_queue_proto_rawDescGZIP(), []int{1}
+}
+
+func (x *RetryPolicy) GetMinBackoffSeconds() int32 {
+	if x != nil {
+		return x.MinBackoffSeconds
+	}
+	return 0
+}
+
+func (x *RetryPolicy) GetMaxBackoffSeconds() int32 {
+	if x != nil {
+		return x.MaxBackoffSeconds
+	}
+	return 0
+}
+
 // RedrivePolicy moves a message that one tag received max_receive_count
 // times to a dead-letter queue.
 type RedrivePolicy struct {
@@ -502,7 +576,7 @@ type RedrivePolicy struct {
 
 func (x *RedrivePolicy) Reset() {
 	*x = RedrivePolicy{}
-	mi := &file_tagq_v1_queue_proto_msgTypes[1]
+	mi := &file_tagq_v1_queue_proto_msgTypes[2]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -514,7 +588,7 @@ func (x *RedrivePolicy) String() string {
 func (*RedrivePolicy) ProtoMessage() {}
 
 func (x *RedrivePolicy) ProtoReflect() protoreflect.Message {
-	mi := &file_tagq_v1_queue_proto_msgTypes[1]
+	mi := &file_tagq_v1_queue_proto_msgTypes[2]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -527,7 +601,7 @@ func (x *RedrivePolicy) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RedrivePolicy.ProtoReflect.Descriptor instead.
 func (*RedrivePolicy) Descriptor() ([]byte, []int) {
-	return file_tagq_v1_queue_proto_rawDescGZIP(), []int{1}
+	return file_tagq_v1_queue_proto_rawDescGZIP(), []int{2}
 }
 
 func (x *RedrivePolicy) GetDeadLetterQueue() string {
@@ -569,7 +643,7 @@ type QueueState struct {
 
 func (x *QueueState) Reset() {
 	*x = QueueState{}
-	mi := &file_tagq_v1_queue_proto_msgTypes[2]
+	mi := &file_tagq_v1_queue_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -581,7 +655,7 @@ func (x *QueueState) String() string {
 func (*QueueState) ProtoMessage() {}
 
 func (x *QueueState) ProtoReflect() protoreflect.Message {
-	mi := &file_tagq_v1_queue_proto_msgTypes[2]
+	mi := &file_tagq_v1_queue_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -594,7 +668,7 @@ func (x *QueueState) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use QueueState.ProtoReflect.Descriptor instead.
 func (*QueueState) Descriptor() ([]byte, []int) {
-	return file_tagq_v1_queue_proto_rawDescGZIP(), []int{2}
+	return file_tagq_v1_queue_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *QueueState) GetRetainedMessages() int64 {
@@ -669,7 +743,7 @@ type Tag struct {
 
 func (x *Tag) Reset() {
 	*x = Tag{}
-	mi := &file_tagq_v1_queue_proto_msgTypes[3]
+	mi := &file_tagq_v1_queue_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -681,7 +755,7 @@ func (x *Tag) String() string {
 func (*Tag) ProtoMessage() {}
 
 func (x *Tag) ProtoReflect() protoreflect.Message {
-	mi := &file_tagq_v1_queue_proto_msgTypes[3]
+	mi := &file_tagq_v1_queue_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -694,7 +768,7 @@ func (x *Tag) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Tag.ProtoReflect.Descriptor instead.
 func (*Tag) Descriptor() ([]byte, []int) {
-	return file_tagq_v1_queue_proto_rawDescGZIP(), []int{3}
+	return file_tagq_v1_queue_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *Tag) GetName() string {
@@ -765,7 +839,7 @@ type TagFilter struct {
 
 func (x *TagFilter) Reset() {
 	*x = TagFilter{}
-	mi := &file_tagq_v1_queue_proto_msgTypes[4]
+	mi := &file_tagq_v1_queue_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -777,7 +851,7 @@ func (x *TagFilter) String() string {
 func (*TagFilter) ProtoMessage() {}
 
 func (x *TagFilter) ProtoReflect() protoreflect.Message {
-	mi := &file_tagq_v1_queue_proto_msgTypes[4]
+	mi := &file_tagq_v1_queue_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -790,7 +864,7 @@ func (x *TagFilter) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TagFilter.ProtoReflect.Descriptor instead.
 func (*TagFilter) Descriptor() ([]byte, []int) {
-	return file_tagq_v1_queue_proto_rawDescGZIP(), []int{4}
+	return file_tagq_v1_queue_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *TagFilter) GetOperator() TagFilter_Operator {
@@ -819,7 +893,7 @@ type AttributeCondition struct {
 
 func (x *AttributeCondition) Reset() {
 	*x = AttributeCondition{}
-	mi := &file_tagq_v1_queue_proto_msgTypes[5]
+	mi := &file_tagq_v1_queue_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -831,7 +905,7 @@ func (x *AttributeCondition) String() string {
 func (*AttributeCondition) ProtoMessage() {}
 
 func (x *AttributeCondition) ProtoReflect() protoreflect.Message {
-	mi := &file_tagq_v1_queue_proto_msgTypes[5]
+	mi := &file_tagq_v1_queue_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -844,7 +918,7 @@ func (x *AttributeCondition) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AttributeCondition.ProtoReflect.Descriptor instead.
 func (*AttributeCondition) Descriptor() ([]byte, []int) {
-	return file_tagq_v1_queue_proto_rawDescGZIP(), []int{5}
+	return file_tagq_v1_queue_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *AttributeCondition) GetName() string {
@@ -887,7 +961,7 @@ type TagState struct {
 
 func (x *TagState) Reset() {
 	*x = TagState{}
-	mi := &file_tagq_v1_queue_proto_msgTypes[6]
+	mi := &file_tagq_v1_queue_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -899,7 +973,7 @@ func (x *TagState) String() string {
 func (*TagState) ProtoMessage() {}
 
 func (x *TagState) ProtoReflect() protoreflect.Message {
-	mi := &file_tagq_v1_queue_proto_msgTypes[6]
+	mi := &file_tagq_v1_queue_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -912,7 +986,7 @@ func (x *TagState) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TagState.ProtoReflect.Descriptor instead.
 func (*TagState) Descriptor() ([]byte, []int) {
-	return file_tagq_v1_queue_proto_rawDescGZIP(), []int{6}
+	return file_tagq_v1_queue_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *TagState) GetAvailable() int64 {
@@ -986,7 +1060,7 @@ type CreateQueueRequest struct {
 
 func (x *CreateQueueRequest) Reset() {
 	*x = CreateQueueRequest{}
-	mi := &file_tagq_v1_queue_proto_msgTypes[7]
+	mi := &file_tagq_v1_queue_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -998,7 +1072,7 @@ func (x *CreateQueueRequest) String() string {
 func (*CreateQueueRequest) ProtoMessage() {}
 
 func (x *CreateQueueRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_tagq_v1_queue_proto_msgTypes[7]
+	mi := &file_tagq_v1_queue_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1011,7 +1085,7 @@ func (x *CreateQueueRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateQueueRequest.ProtoReflect.Descriptor instead.
 func (*CreateQueueRequest) Descriptor() ([]byte, []int) {
-	return file_tagq_v1_queue_proto_rawDescGZIP(), []int{7}
+	return file_tagq_v1_queue_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *CreateQueueRequest) GetQueue() *Queue {
@@ -1037,7 +1111,7 @@ type CreateQueueResponse struct {
 
 func (x *CreateQueueResponse) Reset() {
 	*x = CreateQueueResponse{}
-	mi := &file_tagq_v1_queue_proto_msgTypes[8]
+	mi := &file_tagq_v1_queue_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1049,7 +1123,7 @@ func (x *CreateQueueResponse) String() string {
 func (*CreateQueueResponse) ProtoMessage() {}
 
 func (x *CreateQueueResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_tagq_v1_queue_proto_msgTypes[8]
+	mi := &file_tagq_v1_queue_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1062,7 +1136,7 @@ func (x *CreateQueueResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateQueueResponse.ProtoReflect.Descriptor instead.
 func (*CreateQueueResponse) Descriptor() ([]byte, []int) {
-	return file_tagq_v1_queue_proto_rawDescGZIP(), []int{8}
+	return file_tagq_v1_queue_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *CreateQueueResponse) GetQueue() *Queue {
@@ -1081,7 +1155,7 @@ type GetQueueRequest struct {
 
 func (x *GetQueueRequest) Reset() {
 	*x = GetQueueRequest{}
-	mi := &file_tagq_v1_queue_proto_msgTypes[9]
+	mi := &file_tagq_v1_queue_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1093,7 +1167,7 @@ func (x *GetQueueRequest) String() string {
 func (*GetQueueRequest) ProtoMessage() {}
 
 func (x *GetQueueRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_tagq_v1_queue_proto_msgTypes[9]
+	mi := &file_tagq_v1_queue_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1106,7 +1180,7 @@ func (x *GetQueueRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetQueueRequest.ProtoReflect.Descriptor instead.
 func (*GetQueueRequest) Descriptor() ([]byte, []int) {
-	return file_tagq_v1_queue_proto_rawDescGZIP(), []int{9}
+	return file_tagq_v1_queue_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *GetQueueRequest) GetName() string {
@@ -1125,7 +1199,7 @@ type GetQueueResponse struct {
 
 func (x *GetQueueResponse) Reset() {
 	*x = GetQueueResponse{}
-	mi := &file_tagq_v1_queue_proto_msgTypes[10]
+	mi := &file_tagq_v1_queue_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1137,7 +1211,7 @@ func (x *GetQueueResponse) String() string {
 func (*GetQueueResponse) ProtoMessage() {}
 
 func (x *GetQueueResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_tagq_v1_queue_proto_msgTypes[10]
+	mi := &file_tagq_v1_queue_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1150,7 +1224,7 @@ func (x *GetQueueResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetQueueResponse.ProtoReflect.Descriptor instead.
 func (*GetQueueResponse) Descriptor() ([]byte, []int) {
-	return file_tagq_v1_queue_proto_rawDescGZIP(), []int{10}
+	return file_tagq_v1_queue_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *GetQueueResponse) GetQueue() *Queue {
@@ -1193,7 +1267,7 @@ type ListQueuesRequest struct {
 
 func (x *ListQueuesRequest) Reset() {
 	*x = ListQueuesRequest{}
-	mi := &file_tagq_v1_queue_proto_msgTypes[11]
+	mi := &file_tagq_v1_queue_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1205,7 +1279,7 @@ func (x *ListQueuesRequest) String() string {
 func (*ListQueuesRequest) ProtoMessage() {}
 
 func (x *ListQueuesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_tagq_v1_queue_proto_msgTypes[11]
+	mi := &file_tagq_v1_queue_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1218,7 +1292,7 @@ func (x *ListQueuesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListQueuesRequest.ProtoReflect.Descriptor instead.
 func (*ListQueuesRequest) Descriptor() ([]byte, []int) {
-	return file_tagq_v1_queue_proto_rawDescGZIP(), []int{11}
+	return file_tagq_v1_queue_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *ListQueuesRequest) GetPrefix() string {
@@ -1284,7 +1358,7 @@ type ListQueuesResponse struct {
 
 func (x *ListQueuesResponse) Reset() {
 	*x = ListQueuesResponse{}
-	mi := &file_tagq_v1_queue_proto_msgTypes[12]
+	mi := &file_tagq_v1_queue_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1296,7 +1370,7 @@ func (x *ListQueuesResponse) String() string {
 func (*ListQueuesResponse) ProtoMessage() {}
 
 func (x *ListQueuesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_tagq_v1_queue_proto_msgTypes[12]
+	mi := &file_tagq_v1_queue_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1309,7 +1383,7 @@ func (x *ListQueuesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListQueuesResponse.ProtoReflect.Descriptor instead.
 func (*ListQueuesResponse) Descriptor() ([]byte, []int) {
-	return file_tagq_v1_queue_proto_rawDescGZIP(), []int{12}
+	return file_tagq_v1_queue_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *ListQueuesResponse) GetQueues() []*Queue {
@@ -1349,7 +1423,7 @@ type UpdateQueueRequest struct {
 
 func (x *UpdateQueueRequest) Reset() {
 	*x = UpdateQueueRequest{}
-	mi := &file_tagq_v1_queue_proto_msgTypes[13]
+	mi := &file_tagq_v1_queue_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1361,7 +1435,7 @@ func (x *UpdateQueueRequest) String() string {
 func (*UpdateQueueRequest) ProtoMessage() {}
 
 func (x *UpdateQueueRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_tagq_v1_queue_proto_msgTypes[13]
+	mi := &file_tagq_v1_queue_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1374,7 +1448,7 @@ func (x *UpdateQueueRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdateQueueRequest.ProtoReflect.Descriptor instead.
 func (*UpdateQueueRequest) Descriptor() ([]byte, []int) {
-	return file_tagq_v1_queue_proto_rawDescGZIP(), []int{13}
+	return file_tagq_v1_queue_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *UpdateQueueRequest) GetQueue() *Queue {
@@ -1400,7 +1474,7 @@ type UpdateQueueResponse struct {
 
 func (x *UpdateQueueResponse) Reset() {
 	*x = UpdateQueueResponse{}
-	mi := &file_tagq_v1_queue_proto_msgTypes[14]
+	mi := &file_tagq_v1_queue_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1412,7 +1486,7 @@ func (x *UpdateQueueResponse) String() string {
 func (*UpdateQueueResponse) ProtoMessage() {}
 
 func (x *UpdateQueueResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_tagq_v1_queue_proto_msgTypes[14]
+	mi := &file_tagq_v1_queue_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1425,7 +1499,7 @@ func (x *UpdateQueueResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdateQueueResponse.ProtoReflect.Descriptor instead.
 func (*UpdateQueueResponse) Descriptor() ([]byte, []int) {
-	return file_tagq_v1_queue_proto_rawDescGZIP(), []int{14}
+	return file_tagq_v1_queue_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *UpdateQueueResponse) GetQueue() *Queue {
@@ -1448,7 +1522,7 @@ type DeleteQueueRequest struct {
 
 func (x *DeleteQueueRequest) Reset() {
 	*x = DeleteQueueRequest{}
-	mi := &file_tagq_v1_queue_proto_msgTypes[15]
+	mi := &file_tagq_v1_queue_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1460,7 +1534,7 @@ func (x *DeleteQueueRequest) String() string {
 func (*DeleteQueueRequest) ProtoMessage() {}
 
 func (x *DeleteQueueRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_tagq_v1_queue_proto_msgTypes[15]
+	mi := &file_tagq_v1_queue_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1473,7 +1547,7 @@ func (x *DeleteQueueRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteQueueRequest.ProtoReflect.Descriptor instead.
 func (*DeleteQueueRequest) Descriptor() ([]byte, []int) {
-	return file_tagq_v1_queue_proto_rawDescGZIP(), []int{15}
+	return file_tagq_v1_queue_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *DeleteQueueRequest) GetName() string {
@@ -1498,7 +1572,7 @@ type DeleteQueueResponse struct {
 
 func (x *DeleteQueueResponse) Reset() {
 	*x = DeleteQueueResponse{}
-	mi := &file_tagq_v1_queue_proto_msgTypes[16]
+	mi := &file_tagq_v1_queue_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1510,7 +1584,7 @@ func (x *DeleteQueueResponse) String() string {
 func (*DeleteQueueResponse) ProtoMessage() {}
 
 func (x *DeleteQueueResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_tagq_v1_queue_proto_msgTypes[16]
+	mi := &file_tagq_v1_queue_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1523,7 +1597,7 @@ func (x *DeleteQueueResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteQueueResponse.ProtoReflect.Descriptor instead.
 func (*DeleteQueueResponse) Descriptor() ([]byte, []int) {
-	return file_tagq_v1_queue_proto_rawDescGZIP(), []int{16}
+	return file_tagq_v1_queue_proto_rawDescGZIP(), []int{17}
 }
 
 type PurgeQueueRequest struct {
@@ -1535,7 +1609,7 @@ type PurgeQueueRequest struct {
 
 func (x *PurgeQueueRequest) Reset() {
 	*x = PurgeQueueRequest{}
-	mi := &file_tagq_v1_queue_proto_msgTypes[17]
+	mi := &file_tagq_v1_queue_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1547,7 +1621,7 @@ func (x *PurgeQueueRequest) String() string {
 func (*PurgeQueueRequest) ProtoMessage() {}
 
 func (x *PurgeQueueRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_tagq_v1_queue_proto_msgTypes[17]
+	mi := &file_tagq_v1_queue_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1560,7 +1634,7 @@ func (x *PurgeQueueRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PurgeQueueRequest.ProtoReflect.Descriptor instead.
 func (*PurgeQueueRequest) Descriptor() ([]byte, []int) {
-	return file_tagq_v1_queue_proto_rawDescGZIP(), []int{17}
+	return file_tagq_v1_queue_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *PurgeQueueRequest) GetName() string {
@@ -1580,7 +1654,7 @@ type PurgeQueueResponse struct {
 
 func (x *PurgeQueueResponse) Reset() {
 	*x = PurgeQueueResponse{}
-	mi := &file_tagq_v1_queue_proto_msgTypes[18]
+	mi := &file_tagq_v1_queue_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1592,7 +1666,7 @@ func (x *PurgeQueueResponse) String() string {
 func (*PurgeQueueResponse) ProtoMessage() {}
 
 func (x *PurgeQueueResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_tagq_v1_queue_proto_msgTypes[18]
+	mi := &file_tagq_v1_queue_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1605,7 +1679,7 @@ func (x *PurgeQueueResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PurgeQueueResponse.ProtoReflect.Descriptor instead.
 func (*PurgeQueueResponse) Descriptor() ([]byte, []int) {
-	return file_tagq_v1_queue_proto_rawDescGZIP(), []int{18}
+	return file_tagq_v1_queue_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *PurgeQueueResponse) GetPurgedMessages() int64 {
@@ -1625,7 +1699,7 @@ type CreateTagRequest struct {
 
 func (x *CreateTagRequest) Reset() {
 	*x = CreateTagRequest{}
-	mi := &file_tagq_v1_queue_proto_msgTypes[19]
+	mi := &file_tagq_v1_queue_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1637,7 +1711,7 @@ func (x *CreateTagRequest) String() string {
 func (*CreateTagRequest) ProtoMessage() {}
 
 func (x *CreateTagRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_tagq_v1_queue_proto_msgTypes[19]
+	mi := &file_tagq_v1_queue_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1650,7 +1724,7 @@ func (x *CreateTagRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateTagRequest.ProtoReflect.Descriptor instead.
 func (*CreateTagRequest) Descriptor() ([]byte, []int) {
-	return file_tagq_v1_queue_proto_rawDescGZIP(), []int{19}
+	return file_tagq_v1_queue_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *CreateTagRequest) GetQueue() string {
@@ -1676,7 +1750,7 @@ type CreateTagResponse struct {
 
 func (x *CreateTagResponse) Reset() {
 	*x = CreateTagResponse{}
-	mi := &file_tagq_v1_queue_proto_msgTypes[20]
+	mi := &file_tagq_v1_queue_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1688,7 +1762,7 @@ func (x *CreateTagResponse) String() string {
 func (*CreateTagResponse) ProtoMessage() {}
 
 func (x *CreateTagResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_tagq_v1_queue_proto_msgTypes[20]
+	mi := &file_tagq_v1_queue_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1701,7 +1775,7 @@ func (x *CreateTagResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateTagResponse.ProtoReflect.Descriptor instead.
 func (*CreateTagResponse) Descriptor() ([]byte, []int) {
-	return file_tagq_v1_queue_proto_rawDescGZIP(), []int{20}
+	return file_tagq_v1_queue_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *CreateTagResponse) GetTag() *Tag {
@@ -1721,7 +1795,7 @@ type GetTagRequest struct {
 
 func (x *GetTagRequest) Reset() {
 	*x = GetTagRequest{}
-	mi := &file_tagq_v1_queue_proto_msgTypes[21]
+	mi := &file_tagq_v1_queue_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1733,7 +1807,7 @@ func (x *GetTagRequest) String() string {
 func (*GetTagRequest) ProtoMessage() {}
 
 func (x *GetTagRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_tagq_v1_queue_proto_msgTypes[21]
+	mi := &file_tagq_v1_queue_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1746,7 +1820,7 @@ func (x *GetTagRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetTagRequest.ProtoReflect.Descriptor instead.
 func (*GetTagRequest) Descriptor() ([]byte, []int) {
-	return file_tagq_v1_queue_proto_rawDescGZIP(), []int{21}
+	return file_tagq_v1_queue_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *GetTagRequest) GetQueue() string {
@@ -1772,7 +1846,7 @@ type GetTagResponse struct {
 
 func (x *GetTagResponse) Reset() {
 	*x = GetTagResponse{}
-	mi := &file_tagq_v1_queue_proto_msgTypes[22]
+	mi := &file_tagq_v1_queue_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1784,7 +1858,7 @@ func (x *GetTagResponse) String() string {
 func (*GetTagResponse) ProtoMessage() {}
 
 func (x *GetTagResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_tagq_v1_queue_proto_msgTypes[22]
+	mi := &file_tagq_v1_queue_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1797,7 +1871,7 @@ func (x *GetTagResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetTagResponse.ProtoReflect.Descriptor instead.
 func (*GetTagResponse) Descriptor() ([]byte, []int) {
-	return file_tagq_v1_queue_proto_rawDescGZIP(), []int{22}
+	return file_tagq_v1_queue_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *GetTagResponse) GetTag() *Tag {
@@ -1819,7 +1893,7 @@ type ListTagsRequest struct {
 
 func (x *ListTagsRequest) Reset() {
 	*x = ListTagsRequest{}
-	mi := &file_tagq_v1_queue_proto_msgTypes[23]
+	mi := &file_tagq_v1_queue_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1831,7 +1905,7 @@ func (x *ListTagsRequest) String() string {
 func (*ListTagsRequest) ProtoMessage() {}
 
 func (x *ListTagsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_tagq_v1_queue_proto_msgTypes[23]
+	mi := &file_tagq_v1_queue_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1844,7 +1918,7 @@ func (x *ListTagsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListTagsRequest.ProtoReflect.Descriptor instead.
 func (*ListTagsRequest) Descriptor() ([]byte, []int) {
-	return file_tagq_v1_queue_proto_rawDescGZIP(), []int{23}
+	return file_tagq_v1_queue_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *ListTagsRequest) GetQueue() string {
@@ -1878,7 +1952,7 @@ type ListTagsResponse struct {
 
 func (x *ListTagsResponse) Reset() {
 	*x = ListTagsResponse{}
-	mi := &file_tagq_v1_queue_proto_msgTypes[24]
+	mi := &file_tagq_v1_queue_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1890,7 +1964,7 @@ func (x *ListTagsResponse) String() string {
 func (*ListTagsResponse) ProtoMessage() {}
 
 func (x *ListTagsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_tagq_v1_queue_proto_msgTypes[24]
+	mi := &file_tagq_v1_queue_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1903,7 +1977,7 @@ func (x *ListTagsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListTagsResponse.ProtoReflect.Descriptor instead.
 func (*ListTagsResponse) Descriptor() ([]byte, []int) {
-	return file_tagq_v1_queue_proto_rawDescGZIP(), []int{24}
+	return file_tagq_v1_queue_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *ListTagsResponse) GetTags() []*Tag {
@@ -1930,7 +2004,7 @@ type DeleteTagRequest struct {
 
 func (x *DeleteTagRequest) Reset() {
 	*x = DeleteTagRequest{}
-	mi := &file_tagq_v1_queue_proto_msgTypes[25]
+	mi := &file_tagq_v1_queue_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1942,7 +2016,7 @@ func (x *DeleteTagRequest) String() string {
 func (*DeleteTagRequest) ProtoMessage() {}
 
 func (x *DeleteTagRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_tagq_v1_queue_proto_msgTypes[25]
+	mi := &file_tagq_v1_queue_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1955,7 +2029,7 @@ func (x *DeleteTagRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteTagRequest.ProtoReflect.Descriptor instead.
 func (*DeleteTagRequest) Descriptor() ([]byte, []int) {
-	return file_tagq_v1_queue_proto_rawDescGZIP(), []int{25}
+	return file_tagq_v1_queue_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *DeleteTagRequest) GetQueue() string {
@@ -1980,7 +2054,7 @@ type DeleteTagResponse struct {
 
 func (x *DeleteTagResponse) Reset() {
 	*x = DeleteTagResponse{}
-	mi := &file_tagq_v1_queue_proto_msgTypes[26]
+	mi := &file_tagq_v1_queue_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1992,7 +2066,7 @@ func (x *DeleteTagResponse) String() string {
 func (*DeleteTagResponse) ProtoMessage() {}
 
 func (x *DeleteTagResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_tagq_v1_queue_proto_msgTypes[26]
+	mi := &file_tagq_v1_queue_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2005,7 +2079,7 @@ func (x *DeleteTagResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteTagResponse.ProtoReflect.Descriptor instead.
 func (*DeleteTagResponse) Descriptor() ([]byte, []int) {
-	return file_tagq_v1_queue_proto_rawDescGZIP(), []int{26}
+	return file_tagq_v1_queue_proto_rawDescGZIP(), []int{27}
 }
 
 type SeekTagRequest struct {
@@ -2026,7 +2100,7 @@ type SeekTagRequest struct {
 
 func (x *SeekTagRequest) Reset() {
 	*x = SeekTagRequest{}
-	mi := &file_tagq_v1_queue_proto_msgTypes[27]
+	mi := &file_tagq_v1_queue_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2038,7 +2112,7 @@ func (x *SeekTagRequest) String() string {
 func (*SeekTagRequest) ProtoMessage() {}
 
 func (x *SeekTagRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_tagq_v1_queue_proto_msgTypes[27]
+	mi := &file_tagq_v1_queue_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2051,7 +2125,7 @@ func (x *SeekTagRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SeekTagRequest.ProtoReflect.Descriptor instead.
 func (*SeekTagRequest) Descriptor() ([]byte, []int) {
-	return file_tagq_v1_queue_proto_rawDescGZIP(), []int{27}
+	return file_tagq_v1_queue_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *SeekTagRequest) GetQueue() string {
@@ -2126,7 +2200,7 @@ type SeekTagResponse struct {
 
 func (x *SeekTagResponse) Reset() {
 	*x = SeekTagResponse{}
-	mi := &file_tagq_v1_queue_proto_msgTypes[28]
+	mi := &file_tagq_v1_queue_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2138,7 +2212,7 @@ func (x *SeekTagResponse) String() string {
 func (*SeekTagResponse) ProtoMessage() {}
 
 func (x *SeekTagResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_tagq_v1_queue_proto_msgTypes[28]
+	mi := &file_tagq_v1_queue_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2151,7 +2225,7 @@ func (x *SeekTagResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SeekTagResponse.ProtoReflect.Descriptor instead.
 func (*SeekTagResponse) Descriptor() ([]byte, []int) {
-	return file_tagq_v1_queue_proto_rawDescGZIP(), []int{28}
+	return file_tagq_v1_queue_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *SeekTagResponse) GetTag() *Tag {
@@ -2174,7 +2248,7 @@ type GetQueueRatesRequest struct {
 
 func (x *GetQueueRatesRequest) Reset() {
 	*x = GetQueueRatesRequest{}
-	mi := &file_tagq_v1_queue_proto_msgTypes[29]
+	mi := &file_tagq_v1_queue_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2186,7 +2260,7 @@ func (x *GetQueueRatesRequest) String() string {
 func (*GetQueueRatesRequest) ProtoMessage() {}
 
 func (x *GetQueueRatesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_tagq_v1_queue_proto_msgTypes[29]
+	mi := &file_tagq_v1_queue_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2199,7 +2273,7 @@ func (x *GetQueueRatesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetQueueRatesRequest.ProtoReflect.Descriptor instead.
 func (*GetQueueRatesRequest) Descriptor() ([]byte, []int) {
-	return file_tagq_v1_queue_proto_rawDescGZIP(), []int{29}
+	return file_tagq_v1_queue_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *GetQueueRatesRequest) GetQueue() string {
@@ -2242,7 +2316,7 @@ type GetQueueRatesResponse struct {
 
 func (x *GetQueueRatesResponse) Reset() {
 	*x = GetQueueRatesResponse{}
-	mi := &file_tagq_v1_queue_proto_msgTypes[30]
+	mi := &file_tagq_v1_queue_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2254,7 +2328,7 @@ func (x *GetQueueRatesResponse) String() string {
 func (*GetQueueRatesResponse) ProtoMessage() {}
 
 func (x *GetQueueRatesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_tagq_v1_queue_proto_msgTypes[30]
+	mi := &file_tagq_v1_queue_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2267,7 +2341,7 @@ func (x *GetQueueRatesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetQueueRatesResponse.ProtoReflect.Descriptor instead.
 func (*GetQueueRatesResponse) Descriptor() ([]byte, []int) {
-	return file_tagq_v1_queue_proto_rawDescGZIP(), []int{30}
+	return file_tagq_v1_queue_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *GetQueueRatesResponse) GetResolutionSeconds() int32 {
@@ -2310,7 +2384,7 @@ type TagRates struct {
 
 func (x *TagRates) Reset() {
 	*x = TagRates{}
-	mi := &file_tagq_v1_queue_proto_msgTypes[31]
+	mi := &file_tagq_v1_queue_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2322,7 +2396,7 @@ func (x *TagRates) String() string {
 func (*TagRates) ProtoMessage() {}
 
 func (x *TagRates) ProtoReflect() protoreflect.Message {
-	mi := &file_tagq_v1_queue_proto_msgTypes[31]
+	mi := &file_tagq_v1_queue_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2335,7 +2409,7 @@ func (x *TagRates) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TagRates.ProtoReflect.Descriptor instead.
 func (*TagRates) Descriptor() ([]byte, []int) {
-	return file_tagq_v1_queue_proto_rawDescGZIP(), []int{31}
+	return file_tagq_v1_queue_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *TagRates) GetTag() string {
@@ -2368,7 +2442,7 @@ type RatePoint struct {
 
 func (x *RatePoint) Reset() {
 	*x = RatePoint{}
-	mi := &file_tagq_v1_queue_proto_msgTypes[32]
+	mi := &file_tagq_v1_queue_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2380,7 +2454,7 @@ func (x *RatePoint) String() string {
 func (*RatePoint) ProtoMessage() {}
 
 func (x *RatePoint) ProtoReflect() protoreflect.Message {
-	mi := &file_tagq_v1_queue_proto_msgTypes[32]
+	mi := &file_tagq_v1_queue_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2393,7 +2467,7 @@ func (x *RatePoint) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RatePoint.ProtoReflect.Descriptor instead.
 func (*RatePoint) Descriptor() ([]byte, []int) {
-	return file_tagq_v1_queue_proto_rawDescGZIP(), []int{32}
+	return file_tagq_v1_queue_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *RatePoint) GetTime() *timestamppb.Timestamp {
@@ -2435,7 +2509,7 @@ var File_tagq_v1_queue_proto protoreflect.FileDescriptor
 
 const file_tagq_v1_queue_proto_rawDesc = "" +
 	"\n" +
-	"\x13tagq/v1/queue.proto\x12\atagq.v1\x1a google/protobuf/field_mask.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xb6\f\n" +
+	"\x13tagq/v1/queue.proto\x12\atagq.v1\x1a google/protobuf/field_mask.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xef\f\n" +
 	"\x05Queue\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12(\n" +
 	"\rdelay_seconds\x18\x02 \x01(\x05H\x00R\fdelaySeconds\x88\x01\x01\x12A\n" +
@@ -2467,7 +2541,8 @@ const file_tagq_v1_queue_proto_rawDesc = "" +
 	"\x04tags\x18( \x03(\v2\f.tagq.v1.TagR\x04tags\x12#\n" +
 	"\n" +
 	"partitions\x18) \x01(\x05H\tR\n" +
-	"partitions\x88\x01\x01\x1aA\n" +
+	"partitions\x88\x01\x01\x127\n" +
+	"\fretry_policy\x18* \x01(\v2\x14.tagq.v1.RetryPolicyR\vretryPolicy\x1aA\n" +
 	"\x13UserAttributesEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01B\x10\n" +
@@ -2480,7 +2555,10 @@ const file_tagq_v1_queue_proto_rawDesc = "" +
 	"\x13_max_retained_bytesB\x19\n" +
 	"\x17_write_quota_per_secondB\x18\n" +
 	"\x16_read_quota_per_secondB\r\n" +
-	"\v_partitions\"g\n" +
+	"\v_partitions\"m\n" +
+	"\vRetryPolicy\x12.\n" +
+	"\x13min_backoff_seconds\x18\x01 \x01(\x05R\x11minBackoffSeconds\x12.\n" +
+	"\x13max_backoff_seconds\x18\x02 \x01(\x05R\x11maxBackoffSeconds\"g\n" +
 	"\rRedrivePolicy\x12*\n" +
 	"\x11dead_letter_queue\x18\x01 \x01(\tR\x0fdeadLetterQueue\x12*\n" +
 	"\x11max_receive_count\x18\x02 \x01(\x05R\x0fmaxReceiveCount\"\x85\x02\n" +
@@ -2657,113 +2735,115 @@ func file_tagq_v1_queue_proto_rawDescGZIP() []byte {
 }
 
 var file_tagq_v1_queue_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
-var file_tagq_v1_queue_proto_msgTypes = make([]protoimpl.MessageInfo, 35)
+var file_tagq_v1_queue_proto_msgTypes = make([]protoimpl.MessageInfo, 36)
 var file_tagq_v1_queue_proto_goTypes = []any{
 	(OverflowPolicy)(0),           // 0: tagq.v1.OverflowPolicy
 	(QueueView)(0),                // 1: tagq.v1.QueueView
 	(TagFilter_Operator)(0),       // 2: tagq.v1.TagFilter.Operator
 	(*Queue)(nil),                 // 3: tagq.v1.Queue
-	(*RedrivePolicy)(nil),         // 4: tagq.v1.RedrivePolicy
-	(*QueueState)(nil),            // 5: tagq.v1.QueueState
-	(*Tag)(nil),                   // 6: tagq.v1.Tag
-	(*TagFilter)(nil),             // 7: tagq.v1.TagFilter
-	(*AttributeCondition)(nil),    // 8: tagq.v1.AttributeCondition
-	(*TagState)(nil),              // 9: tagq.v1.TagState
-	(*CreateQueueRequest)(nil),    // 10: tagq.v1.CreateQueueRequest
-	(*CreateQueueResponse)(nil),   // 11: tagq.v1.CreateQueueResponse
-	(*GetQueueRequest)(nil),       // 12: tagq.v1.GetQueueRequest
-	(*GetQueueResponse)(nil),      // 13: tagq.v1.GetQueueResponse
-	(*ListQueuesRequest)(nil),     // 14: tagq.v1.ListQueuesRequest
-	(*ListQueuesResponse)(nil),    // 15: tagq.v1.ListQueuesResponse
-	(*UpdateQueueRequest)(nil),    // 16: tagq.v1.UpdateQueueRequest
-	(*UpdateQueueResponse)(nil),   // 17: tagq.v1.UpdateQueueResponse
-	(*DeleteQueueRequest)(nil),    // 18: tagq.v1.DeleteQueueRequest
-	(*DeleteQueueResponse)(nil),   // 19: tagq.v1.DeleteQueueResponse
-	(*PurgeQueueRequest)(nil),     // 20: tagq.v1.PurgeQueueRequest
-	(*PurgeQueueResponse)(nil),    // 21: tagq.v1.PurgeQueueResponse
-	(*CreateTagRequest)(nil),      // 22: tagq.v1.CreateTagRequest
-	(*CreateTagResponse)(nil),     // 23: tagq.v1.CreateTagResponse
-	(*GetTagRequest)(nil),         // 24: tagq.v1.GetTagRequest
-	(*GetTagResponse)(nil),        // 25: tagq.v1.GetTagResponse
-	(*ListTagsRequest)(nil),       // 26: tagq.v1.ListTagsRequest
-	(*ListTagsResponse)(nil),      // 27: tagq.v1.ListTagsResponse
-	(*DeleteTagRequest)(nil),      // 28: tagq.v1.DeleteTagRequest
-	(*DeleteTagResponse)(nil),     // 29: tagq.v1.DeleteTagResponse
-	(*SeekTagRequest)(nil),        // 30: tagq.v1.SeekTagRequest
-	(*SeekTagResponse)(nil),       // 31: tagq.v1.SeekTagResponse
-	(*GetQueueRatesRequest)(nil),  // 32: tagq.v1.GetQueueRatesRequest
-	(*GetQueueRatesResponse)(nil), // 33: tagq.v1.GetQueueRatesResponse
-	(*TagRates)(nil),              // 34: tagq.v1.TagRates
-	(*RatePoint)(nil),             // 35: tagq.v1.RatePoint
-	nil,                           // 36: tagq.v1.Queue.UserAttributesEntry
-	nil,                           // 37: tagq.v1.Tag.UserAttributesEntry
-	(*timestamppb.Timestamp)(nil), // 38: google.protobuf.Timestamp
-	(*fieldmaskpb.FieldMask)(nil), // 39: google.protobuf.FieldMask
+	(*RetryPolicy)(nil),           // 4: tagq.v1.RetryPolicy
+	(*RedrivePolicy)(nil),         // 5: tagq.v1.RedrivePolicy
+	(*QueueState)(nil),            // 6: tagq.v1.QueueState
+	(*Tag)(nil),                   // 7: tagq.v1.Tag
+	(*TagFilter)(nil),             // 8: tagq.v1.TagFilter
+	(*AttributeCondition)(nil),    // 9: tagq.v1.AttributeCondition
+	(*TagState)(nil),              // 10: tagq.v1.TagState
+	(*CreateQueueRequest)(nil),    // 11: tagq.v1.CreateQueueRequest
+	(*CreateQueueResponse)(nil),   // 12: tagq.v1.CreateQueueResponse
+	(*GetQueueRequest)(nil),       // 13: tagq.v1.GetQueueRequest
+	(*GetQueueResponse)(nil),      // 14: tagq.v1.GetQueueResponse
+	(*ListQueuesRequest)(nil),     // 15: tagq.v1.ListQueuesRequest
+	(*ListQueuesResponse)(nil),    // 16: tagq.v1.ListQueuesResponse
+	(*UpdateQueueRequest)(nil),    // 17: tagq.v1.UpdateQueueRequest
+	(*UpdateQueueResponse)(nil),   // 18: tagq.v1.UpdateQueueResponse
+	(*DeleteQueueRequest)(nil),    // 19: tagq.v1.DeleteQueueRequest
+	(*DeleteQueueResponse)(nil),   // 20: tagq.v1.DeleteQueueResponse
+	(*PurgeQueueRequest)(nil),     // 21: tagq.v1.PurgeQueueRequest
+	(*PurgeQueueResponse)(nil),    // 22: tagq.v1.PurgeQueueResponse
+	(*CreateTagRequest)(nil),      // 23: tagq.v1.CreateTagRequest
+	(*CreateTagResponse)(nil),     // 24: tagq.v1.CreateTagResponse
+	(*GetTagRequest)(nil),         // 25: tagq.v1.GetTagRequest
+	(*GetTagResponse)(nil),        // 26: tagq.v1.GetTagResponse
+	(*ListTagsRequest)(nil),       // 27: tagq.v1.ListTagsRequest
+	(*ListTagsResponse)(nil),      // 28: tagq.v1.ListTagsResponse
+	(*DeleteTagRequest)(nil),      // 29: tagq.v1.DeleteTagRequest
+	(*DeleteTagResponse)(nil),     // 30: tagq.v1.DeleteTagResponse
+	(*SeekTagRequest)(nil),        // 31: tagq.v1.SeekTagRequest
+	(*SeekTagResponse)(nil),       // 32: tagq.v1.SeekTagResponse
+	(*GetQueueRatesRequest)(nil),  // 33: tagq.v1.GetQueueRatesRequest
+	(*GetQueueRatesResponse)(nil), // 34: tagq.v1.GetQueueRatesResponse
+	(*TagRates)(nil),              // 35: tagq.v1.TagRates
+	(*RatePoint)(nil),             // 36: tagq.v1.RatePoint
+	nil,                           // 37: tagq.v1.Queue.UserAttributesEntry
+	nil,                           // 38: tagq.v1.Tag.UserAttributesEntry
+	(*timestamppb.Timestamp)(nil), // 39: google.protobuf.Timestamp
+	(*fieldmaskpb.FieldMask)(nil), // 40: google.protobuf.FieldMask
 }
 var file_tagq_v1_queue_proto_depIdxs = []int32{
-	4,  // 0: tagq.v1.Queue.redrive_policy:type_name -> tagq.v1.RedrivePolicy
-	36, // 1: tagq.v1.Queue.user_attributes:type_name -> tagq.v1.Queue.UserAttributesEntry
-	38, // 2: tagq.v1.Queue.create_time:type_name -> google.protobuf.Timestamp
-	38, // 3: tagq.v1.Queue.update_time:type_name -> google.protobuf.Timestamp
-	5,  // 4: tagq.v1.Queue.state:type_name -> tagq.v1.QueueState
+	5,  // 0: tagq.v1.Queue.redrive_policy:type_name -> tagq.v1.RedrivePolicy
+	37, // 1: tagq.v1.Queue.user_attributes:type_name -> tagq.v1.Queue.UserAttributesEntry
+	39, // 2: tagq.v1.Queue.create_time:type_name -> google.protobuf.Timestamp
+	39, // 3: tagq.v1.Queue.update_time:type_name -> google.protobuf.Timestamp
+	6,  // 4: tagq.v1.Queue.state:type_name -> tagq.v1.QueueState
 	0,  // 5: tagq.v1.Queue.overflow_policy:type_name -> tagq.v1.OverflowPolicy
-	6,  // 6: tagq.v1.Queue.tags:type_name -> tagq.v1.Tag
-	9,  // 7: tagq.v1.QueueState.default_tag:type_name -> tagq.v1.TagState
-	38, // 8: tagq.v1.Tag.start_time:type_name -> google.protobuf.Timestamp
-	7,  // 9: tagq.v1.Tag.filter:type_name -> tagq.v1.TagFilter
-	37, // 10: tagq.v1.Tag.user_attributes:type_name -> tagq.v1.Tag.UserAttributesEntry
-	38, // 11: tagq.v1.Tag.create_time:type_name -> google.protobuf.Timestamp
-	9,  // 12: tagq.v1.Tag.state:type_name -> tagq.v1.TagState
-	2,  // 13: tagq.v1.TagFilter.operator:type_name -> tagq.v1.TagFilter.Operator
-	8,  // 14: tagq.v1.TagFilter.conditions:type_name -> tagq.v1.AttributeCondition
-	3,  // 15: tagq.v1.CreateQueueRequest.queue:type_name -> tagq.v1.Queue
-	3,  // 16: tagq.v1.CreateQueueResponse.queue:type_name -> tagq.v1.Queue
-	3,  // 17: tagq.v1.GetQueueResponse.queue:type_name -> tagq.v1.Queue
-	1,  // 18: tagq.v1.ListQueuesRequest.view:type_name -> tagq.v1.QueueView
-	3,  // 19: tagq.v1.ListQueuesResponse.queues:type_name -> tagq.v1.Queue
-	3,  // 20: tagq.v1.UpdateQueueRequest.queue:type_name -> tagq.v1.Queue
-	39, // 21: tagq.v1.UpdateQueueRequest.update_mask:type_name -> google.protobuf.FieldMask
-	3,  // 22: tagq.v1.UpdateQueueResponse.queue:type_name -> tagq.v1.Queue
-	6,  // 23: tagq.v1.CreateTagRequest.tag:type_name -> tagq.v1.Tag
-	6,  // 24: tagq.v1.CreateTagResponse.tag:type_name -> tagq.v1.Tag
-	6,  // 25: tagq.v1.GetTagResponse.tag:type_name -> tagq.v1.Tag
-	6,  // 26: tagq.v1.ListTagsResponse.tags:type_name -> tagq.v1.Tag
-	38, // 27: tagq.v1.SeekTagRequest.time:type_name -> google.protobuf.Timestamp
-	6,  // 28: tagq.v1.SeekTagResponse.tag:type_name -> tagq.v1.Tag
-	38, // 29: tagq.v1.GetQueueRatesResponse.end_time:type_name -> google.protobuf.Timestamp
-	35, // 30: tagq.v1.GetQueueRatesResponse.points:type_name -> tagq.v1.RatePoint
-	34, // 31: tagq.v1.GetQueueRatesResponse.tags:type_name -> tagq.v1.TagRates
-	35, // 32: tagq.v1.TagRates.points:type_name -> tagq.v1.RatePoint
-	38, // 33: tagq.v1.RatePoint.time:type_name -> google.protobuf.Timestamp
-	10, // 34: tagq.v1.QueueService.CreateQueue:input_type -> tagq.v1.CreateQueueRequest
-	12, // 35: tagq.v1.QueueService.GetQueue:input_type -> tagq.v1.GetQueueRequest
-	14, // 36: tagq.v1.QueueService.ListQueues:input_type -> tagq.v1.ListQueuesRequest
-	16, // 37: tagq.v1.QueueService.UpdateQueue:input_type -> tagq.v1.UpdateQueueRequest
-	18, // 38: tagq.v1.QueueService.DeleteQueue:input_type -> tagq.v1.DeleteQueueRequest
-	20, // 39: tagq.v1.QueueService.PurgeQueue:input_type -> tagq.v1.PurgeQueueRequest
-	22, // 40: tagq.v1.QueueService.CreateTag:input_type -> tagq.v1.CreateTagRequest
-	24, // 41: tagq.v1.QueueService.GetTag:input_type -> tagq.v1.GetTagRequest
-	26, // 42: tagq.v1.QueueService.ListTags:input_type -> tagq.v1.ListTagsRequest
-	28, // 43: tagq.v1.QueueService.DeleteTag:input_type -> tagq.v1.DeleteTagRequest
-	30, // 44: tagq.v1.QueueService.SeekTag:input_type -> tagq.v1.SeekTagRequest
-	32, // 45: tagq.v1.QueueService.GetQueueRates:input_type -> tagq.v1.GetQueueRatesRequest
-	11, // 46: tagq.v1.QueueService.CreateQueue:output_type -> tagq.v1.CreateQueueResponse
-	13, // 47: tagq.v1.QueueService.GetQueue:output_type -> tagq.v1.GetQueueResponse
-	15, // 48: tagq.v1.QueueService.ListQueues:output_type -> tagq.v1.ListQueuesResponse
-	17, // 49: tagq.v1.QueueService.UpdateQueue:output_type -> tagq.v1.UpdateQueueResponse
-	19, // 50: tagq.v1.QueueService.DeleteQueue:output_type -> tagq.v1.DeleteQueueResponse
-	21, // 51: tagq.v1.QueueService.PurgeQueue:output_type -> tagq.v1.PurgeQueueResponse
-	23, // 52: tagq.v1.QueueService.CreateTag:output_type -> tagq.v1.CreateTagResponse
-	25, // 53: tagq.v1.QueueService.GetTag:output_type -> tagq.v1.GetTagResponse
-	27, // 54: tagq.v1.QueueService.ListTags:output_type -> tagq.v1.ListTagsResponse
-	29, // 55: tagq.v1.QueueService.DeleteTag:output_type -> tagq.v1.DeleteTagResponse
-	31, // 56: tagq.v1.QueueService.SeekTag:output_type -> tagq.v1.SeekTagResponse
-	33, // 57: tagq.v1.QueueService.GetQueueRates:output_type -> tagq.v1.GetQueueRatesResponse
-	46, // [46:58] is the sub-list for method output_type
-	34, // [34:46] is the sub-list for method input_type
-	34, // [34:34] is the sub-list for extension type_name
-	34, // [34:34] is the sub-list for extension extendee
-	0,  // [0:34] is the sub-list for field type_name
+	7,  // 6: tagq.v1.Queue.tags:type_name -> tagq.v1.Tag
+	4,  // 7: tagq.v1.Queue.retry_policy:type_name -> tagq.v1.RetryPolicy
+	10, // 8: tagq.v1.QueueState.default_tag:type_name -> tagq.v1.TagState
+	39, // 9: tagq.v1.Tag.start_time:type_name -> google.protobuf.Timestamp
+	8,  // 10: tagq.v1.Tag.filter:type_name -> tagq.v1.TagFilter
+	38, // 11: tagq.v1.Tag.user_attributes:type_name -> tagq.v1.Tag.UserAttributesEntry
+	39, // 12: tagq.v1.Tag.create_time:type_name -> google.protobuf.Timestamp
+	10, // 13: tagq.v1.Tag.state:type_name -> tagq.v1.TagState
+	2,  // 14: tagq.v1.TagFilter.operator:type_name -> tagq.v1.TagFilter.Operator
+	9,  // 15: tagq.v1.TagFilter.conditions:type_name -> tagq.v1.AttributeCondition
+	3,  // 16: tagq.v1.CreateQueueRequest.queue:type_name -> tagq.v1.Queue
+	3,  // 17: tagq.v1.CreateQueueResponse.queue:type_name -> tagq.v1.Queue
+	3,  // 18: tagq.v1.GetQueueResponse.queue:type_name -> tagq.v1.Queue
+	1,  // 19: tagq.v1.ListQueuesRequest.view:type_name -> tagq.v1.QueueView
+	3,  // 20: tagq.v1.ListQueuesResponse.queues:type_name -> tagq.v1.Queue
+	3,  // 21: tagq.v1.UpdateQueueRequest.queue:type_name -> tagq.v1.Queue
+	40, // 22: tagq.v1.UpdateQueueRequest.update_mask:type_name -> google.protobuf.FieldMask
+	3,  // 23: tagq.v1.UpdateQueueResponse.queue:type_name -> tagq.v1.Queue
+	7,  // 24: tagq.v1.CreateTagRequest.tag:type_name -> tagq.v1.Tag
+	7,  // 25: tagq.v1.CreateTagResponse.tag:type_name -> tagq.v1.Tag
+	7,  // 26: tagq.v1.GetTagResponse.tag:type_name -> tagq.v1.Tag
+	7,  // 27: tagq.v1.ListTagsResponse.tags:type_name -> tagq.v1.Tag
+	39, // 28: tagq.v1.SeekTagRequest.time:type_name -> google.protobuf.Timestamp
+	7,  // 29: tagq.v1.SeekTagResponse.tag:type_name -> tagq.v1.Tag
+	39, // 30: tagq.v1.GetQueueRatesResponse.end_time:type_name -> google.protobuf.Timestamp
+	36, // 31: tagq.v1.GetQueueRatesResponse.points:type_name -> tagq.v1.RatePoint
+	35, // 32: tagq.v1.GetQueueRatesResponse.tags:type_name -> tagq.v1.TagRates
+	36, // 33: tagq.v1.TagRates.points:type_name -> tagq.v1.RatePoint
+	39, // 34: tagq.v1.RatePoint.time:type_name -> google.protobuf.Timestamp
+	11, // 35: tagq.v1.QueueService.CreateQueue:input_type -> tagq.v1.CreateQueueRequest
+	13, // 36: tagq.v1.QueueService.GetQueue:input_type -> tagq.v1.GetQueueRequest
+	15, // 37: tagq.v1.QueueService.ListQueues:input_type -> tagq.v1.ListQueuesRequest
+	17, // 38: tagq.v1.QueueService.UpdateQueue:input_type -> tagq.v1.UpdateQueueRequest
+	19, // 39: tagq.v1.QueueService.DeleteQueue:input_type -> tagq.v1.DeleteQueueRequest
+	21, // 40: tagq.v1.QueueService.PurgeQueue:input_type -> tagq.v1.PurgeQueueRequest
+	23, // 41: tagq.v1.QueueService.CreateTag:input_type -> tagq.v1.CreateTagRequest
+	25, // 42: tagq.v1.QueueService.GetTag:input_type -> tagq.v1.GetTagRequest
+	27, // 43: tagq.v1.QueueService.ListTags:input_type -> tagq.v1.ListTagsRequest
+	29, // 44: tagq.v1.QueueService.DeleteTag:input_type -> tagq.v1.DeleteTagRequest
+	31, // 45: tagq.v1.QueueService.SeekTag:input_type -> tagq.v1.SeekTagRequest
+	33, // 46: tagq.v1.QueueService.GetQueueRates:input_type -> tagq.v1.GetQueueRatesRequest
+	12, // 47: tagq.v1.QueueService.CreateQueue:output_type -> tagq.v1.CreateQueueResponse
+	14, // 48: tagq.v1.QueueService.GetQueue:output_type -> tagq.v1.GetQueueResponse
+	16, // 49: tagq.v1.QueueService.ListQueues:output_type -> tagq.v1.ListQueuesResponse
+	18, // 50: tagq.v1.QueueService.UpdateQueue:output_type -> tagq.v1.UpdateQueueResponse
+	20, // 51: tagq.v1.QueueService.DeleteQueue:output_type -> tagq.v1.DeleteQueueResponse
+	22, // 52: tagq.v1.QueueService.PurgeQueue:output_type -> tagq.v1.PurgeQueueResponse
+	24, // 53: tagq.v1.QueueService.CreateTag:output_type -> tagq.v1.CreateTagResponse
+	26, // 54: tagq.v1.QueueService.GetTag:output_type -> tagq.v1.GetTagResponse
+	28, // 55: tagq.v1.QueueService.ListTags:output_type -> tagq.v1.ListTagsResponse
+	30, // 56: tagq.v1.QueueService.DeleteTag:output_type -> tagq.v1.DeleteTagResponse
+	32, // 57: tagq.v1.QueueService.SeekTag:output_type -> tagq.v1.SeekTagResponse
+	34, // 58: tagq.v1.QueueService.GetQueueRates:output_type -> tagq.v1.GetQueueRatesResponse
+	47, // [47:59] is the sub-list for method output_type
+	35, // [35:47] is the sub-list for method input_type
+	35, // [35:35] is the sub-list for extension type_name
+	35, // [35:35] is the sub-list for extension extendee
+	0,  // [0:35] is the sub-list for field type_name
 }
 
 func init() { file_tagq_v1_queue_proto_init() }
@@ -2772,9 +2852,9 @@ func file_tagq_v1_queue_proto_init() {
 		return
 	}
 	file_tagq_v1_queue_proto_msgTypes[0].OneofWrappers = []any{}
-	file_tagq_v1_queue_proto_msgTypes[3].OneofWrappers = []any{}
-	file_tagq_v1_queue_proto_msgTypes[5].OneofWrappers = []any{}
-	file_tagq_v1_queue_proto_msgTypes[27].OneofWrappers = []any{
+	file_tagq_v1_queue_proto_msgTypes[4].OneofWrappers = []any{}
+	file_tagq_v1_queue_proto_msgTypes[6].OneofWrappers = []any{}
+	file_tagq_v1_queue_proto_msgTypes[28].OneofWrappers = []any{
 		(*SeekTagRequest_Time)(nil),
 		(*SeekTagRequest_MessageId)(nil),
 	}
@@ -2784,7 +2864,7 @@ func file_tagq_v1_queue_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_tagq_v1_queue_proto_rawDesc), len(file_tagq_v1_queue_proto_rawDesc)),
 			NumEnums:      3,
-			NumMessages:   35,
+			NumMessages:   36,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -412,6 +412,32 @@ local function covers(ranges, id)
   end
   return best ~= nil and not idlt(ranges[best][2], id)
 end
+-- Retry backoff (tags/retry.go has the rule): ms a message that a tag
+-- received cnt times waits before it is available again, for a queue
+-- whose meta holds a retry policy (rbo: "<min s> <max s>"), nil when it
+-- holds none (rbo absent). Drawn from [b, min(max, 2b)] s, b = min(max,
+-- min*2^(cnt-1)), by a hash of key (the v member and the time: no random
+-- source in scripts), so messages that fail together spread.
+local function backoffms(rbo, cnt, key)
+  if not rbo then return nil end
+  local lo, hi = string.match(rbo, '^(%d+) (%d+)$')
+  if not lo then return nil end
+  local rbx = tonumber(hi)
+  local b = tonumber(lo)
+  local i = 1
+  while i < cnt and b < rbx do
+    b = b * 2
+    i = i + 1
+  end
+  if b > rbx then b = rbx end
+  hi = math.min(2 * b, rbx)
+  if hi <= b then return b * 1000 end
+  local h = 5381
+  for j = 1, #key do h = (h * 33 + string.byte(key, j)) % 2147483647 end
+  h = (h * 48271) % 2147483647
+  h = (h * 48271) % 2147483647
+  return b * 1000 + h % ((hi - b) * 1000 + 1)
+end
 -- A queue's lease on one kind of background work (janitor, sweeper): the
 -- meta hash's field holds "owner expiry-ms" (server time, nowms). Held by
 -- another owner until its expiry: returns the ms left, and the caller

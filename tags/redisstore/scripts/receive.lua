@@ -66,7 +66,7 @@
 local tag, max = ARGV[1], tonumber(ARGV[2])
 local st = redis.call('HMGET', KEYS[3], 'ct', 'vis', 'flt', 'h', 'rq', 'sp', 'sk')
 if not st[1] then return notfound(KEYS[1]) end
-local qm = redis.call('HMGET', KEYS[1], 'vis', 'wait', 'rpq', 'rpm', 'dtag', 'rq', 'topic', 'prq', 'mmb')
+local qm = redis.call('HMGET', KEYS[1], 'vis', 'wait', 'rpq', 'rpm', 'dtag', 'rq', 'topic', 'prq', 'mmb', 'rbo')
 if ARGV[5] ~= '' and qm[5] ~= ARGV[5] then return redis.error_reply('DEFAULT_TAG_CHANGED') end
 local tq = qm[7] == '1'
 local pelmax = tonumber(ARGV[8])
@@ -83,7 +83,10 @@ if vis < 0 then vis = tonumber(st[2]) end
 if vis < 0 then vis = tonumber(qm[1]) * 1000 end
 -- A visibility longer than the stalled read: what is handed out goes
 -- into v (longvis), so that every PEL entry idle that long is due.
-local longvis = pelmode and vis > pelmax
+-- So does everything on a queue with a retry policy (rp: each message's
+-- deadline has its own backoff, which a batch record cannot hold).
+local rp = qm[10] ~= false
+local longvis = pelmode and (vis > pelmax or rp)
 if longvis then pelmode = false end
 local now = nowms()
 -- In the millisecond of the tag's last seek (sk, seek.lua) this call acts
@@ -142,9 +145,21 @@ end
 -- message is kept to the least: it is most of this script's cost.
 local zv, zx, fresh, stale = {}, {}, {}, {}
 local score1 = vscore(deadline, 1) -- every first delivery's score
+-- With a retry policy, the deadline of a delivery (member m, receive
+-- count cnt) includes the backoff that follows its visibility: it is
+-- available again once both passed. Not at the max receive count: it is
+-- dead-lettered then (S7), not backed off.
+local function rpscore(m, cnt)
+  if maxrc > 0 and cnt >= maxrc then return vscore(deadline, cnt) end
+  return vscore(deadline + backoffms(qm[10], cnt, m .. now), cnt)
+end
 local function deliver(id, m, fields, cnt, first)
   cnt = math.min(cnt, VCNT - 1)
-  zv[#zv + 1] = cnt == 1 and score1 or vscore(deadline, cnt)
+  if rp then
+    zv[#zv + 1] = rpscore(m, cnt)
+  else
+    zv[#zv + 1] = cnt == 1 and score1 or vscore(deadline, cnt)
+  end
   zv[#zv + 1] = m
   if maxrc > 0 and cnt >= maxrc then
     zx[#zx + 1] = deadline
@@ -318,8 +333,9 @@ local function admitted(id, due, fields, tp)
     pel = pel + 1
   else
     fresh[#fresh + 1] = id
-    zv[#zv + 1] = score1
-    zv[#zv + 1] = vmember(id, now)
+    local m = vmember(id, now)
+    zv[#zv + 1] = rp and rpscore(m, 1) or score1
+    zv[#zv + 1] = m
     if maxrc == 1 then
       zx[#zx + 1] = deadline
       zx[#zx + 1] = zv[#zv]

@@ -14,7 +14,8 @@
 --       5 ack count A, 6 the least first receive ms of the acks, 7 the
 --       acks' first receive ms, comma-separated in order (read only when
 --       v holds messages), then V quadruples (message id, first receive
---       ms, generation, ms from now), D quintuples (message id, first
+--       ms, generation, ms from now or -1: the queue's retry backoff),
+--       D quintuples (message id, first
 --       receive ms, generation, reason, description), A message ids
 -- On a topic queue (S13, lib.lua) a message acked or dead-lettered
 -- unblocks its topic for the tag: the topic's next held message is ready
@@ -77,6 +78,17 @@ local function counts(members)
   return out
 end
 
+-- A nack that asks for the retry policy (ms -1): the backoff after the
+-- cnt-th receive (lib.lua), 0 when the queue has no policy or the
+-- message is at its max receive count (S7: dead-lettered, not backed off).
+local rpol = nil
+local function retryms(m, cnt)
+  if not rpol then rpol = redis.call('HMGET', KEYS[1], 'rbo', 'rpm') end
+  local maxrc = tonumber(rpol[2]) or 0
+  if maxrc > 0 and cnt >= maxrc then return 0 end
+  return backoffms(rpol[1] or nil, cnt, m .. now) or 0
+end
+
 if nv > 0 then
   local members = {}
   for j = 0, nv - 1 do
@@ -97,7 +109,9 @@ if nv > 0 then
       end
     end
     if cnts[j] >= 0 and cnts[j] == tonumber(ARGV[b + 2]) then
-      local at = now + tonumber(ARGV[b + 3])
+      local ms = tonumber(ARGV[b + 3])
+      if ms < 0 then ms = retryms(m, cnts[j]) end
+      local at = now + ms
       zv[#zv + 1] = vscore(at, cnts[j])
       zv[#zv + 1] = m
       changed[#changed + 1] = {m, at}

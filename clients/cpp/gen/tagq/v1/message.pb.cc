@@ -328,6 +328,7 @@ PROTOBUF_CONSTEXPR ChangeMessageVisibilityRequest::ChangeMessageVisibilityReques
     /*decltype(_impl_.queue_)*/{&::_pbi::fixed_address_empty_string, ::_pbi::ConstantInitialized{}}
   , /*decltype(_impl_.receipt_handle_)*/{&::_pbi::fixed_address_empty_string, ::_pbi::ConstantInitialized{}}
   , /*decltype(_impl_.visibility_seconds_)*/0
+  , /*decltype(_impl_.retry_backoff_)*/false
   , /*decltype(_impl_._cached_size_)*/{}} {}
 struct ChangeMessageVisibilityRequestDefaultTypeInternal {
   PROTOBUF_CONSTEXPR ChangeMessageVisibilityRequestDefaultTypeInternal()
@@ -354,6 +355,7 @@ PROTOBUF_CONSTEXPR ChangeMessageVisibilityBatchEntry::ChangeMessageVisibilityBat
     /*decltype(_impl_.id_)*/{&::_pbi::fixed_address_empty_string, ::_pbi::ConstantInitialized{}}
   , /*decltype(_impl_.receipt_handle_)*/{&::_pbi::fixed_address_empty_string, ::_pbi::ConstantInitialized{}}
   , /*decltype(_impl_.visibility_seconds_)*/0
+  , /*decltype(_impl_.retry_backoff_)*/false
   , /*decltype(_impl_._cached_size_)*/{}} {}
 struct ChangeMessageVisibilityBatchEntryDefaultTypeInternal {
   PROTOBUF_CONSTEXPR ChangeMessageVisibilityBatchEntryDefaultTypeInternal()
@@ -582,9 +584,10 @@ struct ConsumeOpenDefaultTypeInternal {
 PROTOBUF_ATTRIBUTE_NO_DESTROY PROTOBUF_CONSTINIT PROTOBUF_ATTRIBUTE_INIT_PRIORITY1 ConsumeOpenDefaultTypeInternal _ConsumeOpen_default_instance_;
 PROTOBUF_CONSTEXPR ConsumeNack::ConsumeNack(
     ::_pbi::ConstantInitialized): _impl_{
-    /*decltype(_impl_.delivery_id_)*/uint64_t{0u}
-  , /*decltype(_impl_.delay_milliseconds_)*/0
-  , /*decltype(_impl_._cached_size_)*/{}} {}
+    /*decltype(_impl_._has_bits_)*/{}
+  , /*decltype(_impl_._cached_size_)*/{}
+  , /*decltype(_impl_.delivery_id_)*/uint64_t{0u}
+  , /*decltype(_impl_.delay_milliseconds_)*/0} {}
 struct ConsumeNackDefaultTypeInternal {
   PROTOBUF_CONSTEXPR ConsumeNackDefaultTypeInternal()
       : _instance(::_pbi::ConstantInitialized{}) {}
@@ -911,6 +914,7 @@ const uint32_t TableStruct_tagq_2fv1_2fmessage_2eproto::offsets[] PROTOBUF_SECTI
   PROTOBUF_FIELD_OFFSET(::tagq::v1::ChangeMessageVisibilityRequest, _impl_.queue_),
   PROTOBUF_FIELD_OFFSET(::tagq::v1::ChangeMessageVisibilityRequest, _impl_.receipt_handle_),
   PROTOBUF_FIELD_OFFSET(::tagq::v1::ChangeMessageVisibilityRequest, _impl_.visibility_seconds_),
+  PROTOBUF_FIELD_OFFSET(::tagq::v1::ChangeMessageVisibilityRequest, _impl_.retry_backoff_),
   ~0u,  // no _has_bits_
   PROTOBUF_FIELD_OFFSET(::tagq::v1::ChangeMessageVisibilityResponse, _internal_metadata_),
   ~0u,  // no _extensions_
@@ -926,6 +930,7 @@ const uint32_t TableStruct_tagq_2fv1_2fmessage_2eproto::offsets[] PROTOBUF_SECTI
   PROTOBUF_FIELD_OFFSET(::tagq::v1::ChangeMessageVisibilityBatchEntry, _impl_.id_),
   PROTOBUF_FIELD_OFFSET(::tagq::v1::ChangeMessageVisibilityBatchEntry, _impl_.receipt_handle_),
   PROTOBUF_FIELD_OFFSET(::tagq::v1::ChangeMessageVisibilityBatchEntry, _impl_.visibility_seconds_),
+  PROTOBUF_FIELD_OFFSET(::tagq::v1::ChangeMessageVisibilityBatchEntry, _impl_.retry_backoff_),
   ~0u,  // no _has_bits_
   PROTOBUF_FIELD_OFFSET(::tagq::v1::ChangeMessageVisibilityBatchRequest, _internal_metadata_),
   ~0u,  // no _extensions_
@@ -1067,7 +1072,7 @@ const uint32_t TableStruct_tagq_2fv1_2fmessage_2eproto::offsets[] PROTOBUF_SECTI
   0,
   2,
   ~0u,
-  ~0u,  // no _has_bits_
+  PROTOBUF_FIELD_OFFSET(::tagq::v1::ConsumeNack, _impl_._has_bits_),
   PROTOBUF_FIELD_OFFSET(::tagq::v1::ConsumeNack, _internal_metadata_),
   ~0u,  // no _extensions_
   ~0u,  // no _oneof_case_
@@ -1075,6 +1080,8 @@ const uint32_t TableStruct_tagq_2fv1_2fmessage_2eproto::offsets[] PROTOBUF_SECTI
   ~0u,  // no _inlined_string_donated_
   PROTOBUF_FIELD_OFFSET(::tagq::v1::ConsumeNack, _impl_.delivery_id_),
   PROTOBUF_FIELD_OFFSET(::tagq::v1::ConsumeNack, _impl_.delay_milliseconds_),
+  ~0u,
+  0,
   ~0u,  // no _has_bits_
   PROTOBUF_FIELD_OFFSET(::tagq::v1::ConsumeExtend, _internal_metadata_),
   ~0u,  // no _extensions_
@@ -1150,29 +1157,29 @@ static const ::_pbi::MigrationSchema schemas[] PROTOBUF_SECTION_VARIABLE(protode
   { 198, -1, -1, sizeof(::tagq::v1::DeleteMessageBatchRequest)},
   { 206, -1, -1, sizeof(::tagq::v1::DeleteMessageBatchResponse)},
   { 214, -1, -1, sizeof(::tagq::v1::ChangeMessageVisibilityRequest)},
-  { 223, -1, -1, sizeof(::tagq::v1::ChangeMessageVisibilityResponse)},
-  { 229, -1, -1, sizeof(::tagq::v1::ChangeMessageVisibilityBatchEntry)},
-  { 238, -1, -1, sizeof(::tagq::v1::ChangeMessageVisibilityBatchRequest)},
-  { 246, -1, -1, sizeof(::tagq::v1::ChangeMessageVisibilityBatchResponse)},
-  { 254, 265, -1, sizeof(::tagq::v1::PeekMessageRequest)},
-  { 270, -1, -1, sizeof(::tagq::v1::PeekMessageResponse)},
-  { 278, -1, -1, sizeof(::tagq::v1::DeadMessageRequest)},
-  { 288, -1, -1, sizeof(::tagq::v1::DeadMessageResponse)},
-  { 294, -1, -1, sizeof(::tagq::v1::DeadMessageBatchEntry)},
-  { 304, -1, -1, sizeof(::tagq::v1::DeadMessageBatchRequest)},
-  { 312, -1, -1, sizeof(::tagq::v1::DeadMessageBatchResponse)},
-  { 320, -1, -1, sizeof(::tagq::v1::PublishRequest)},
-  { 329, -1, -1, sizeof(::tagq::v1::PublishResponse)},
-  { 339, -1, -1, sizeof(::tagq::v1::StreamError)},
-  { 349, -1, -1, sizeof(::tagq::v1::ConsumeRequest)},
-  { 361, 373, -1, sizeof(::tagq::v1::ConsumeOpen)},
-  { 379, -1, -1, sizeof(::tagq::v1::ConsumeNack)},
-  { 387, -1, -1, sizeof(::tagq::v1::ConsumeExtend)},
-  { 395, -1, -1, sizeof(::tagq::v1::ConsumeDead)},
-  { 404, 412, -1, sizeof(::tagq::v1::ConsumeFlow)},
-  { 414, -1, -1, sizeof(::tagq::v1::ConsumeResponse)},
-  { 422, -1, -1, sizeof(::tagq::v1::ConsumeMessage)},
-  { 430, -1, -1, sizeof(::tagq::v1::ConsumeConfirmation)},
+  { 224, -1, -1, sizeof(::tagq::v1::ChangeMessageVisibilityResponse)},
+  { 230, -1, -1, sizeof(::tagq::v1::ChangeMessageVisibilityBatchEntry)},
+  { 240, -1, -1, sizeof(::tagq::v1::ChangeMessageVisibilityBatchRequest)},
+  { 248, -1, -1, sizeof(::tagq::v1::ChangeMessageVisibilityBatchResponse)},
+  { 256, 267, -1, sizeof(::tagq::v1::PeekMessageRequest)},
+  { 272, -1, -1, sizeof(::tagq::v1::PeekMessageResponse)},
+  { 280, -1, -1, sizeof(::tagq::v1::DeadMessageRequest)},
+  { 290, -1, -1, sizeof(::tagq::v1::DeadMessageResponse)},
+  { 296, -1, -1, sizeof(::tagq::v1::DeadMessageBatchEntry)},
+  { 306, -1, -1, sizeof(::tagq::v1::DeadMessageBatchRequest)},
+  { 314, -1, -1, sizeof(::tagq::v1::DeadMessageBatchResponse)},
+  { 322, -1, -1, sizeof(::tagq::v1::PublishRequest)},
+  { 331, -1, -1, sizeof(::tagq::v1::PublishResponse)},
+  { 341, -1, -1, sizeof(::tagq::v1::StreamError)},
+  { 351, -1, -1, sizeof(::tagq::v1::ConsumeRequest)},
+  { 363, 375, -1, sizeof(::tagq::v1::ConsumeOpen)},
+  { 381, 389, -1, sizeof(::tagq::v1::ConsumeNack)},
+  { 391, -1, -1, sizeof(::tagq::v1::ConsumeExtend)},
+  { 399, -1, -1, sizeof(::tagq::v1::ConsumeDead)},
+  { 408, 416, -1, sizeof(::tagq::v1::ConsumeFlow)},
+  { 418, -1, -1, sizeof(::tagq::v1::ConsumeResponse)},
+  { 426, -1, -1, sizeof(::tagq::v1::ConsumeMessage)},
+  { 434, -1, -1, sizeof(::tagq::v1::ConsumeConfirmation)},
 };
 
 static const ::_pb::Message* const file_default_instances[] = {
@@ -1303,129 +1310,132 @@ const char descriptor_table_protodef_tagq_2fv1_2fmessage_2eproto[] PROTOBUF_SECT
   "gq.v1.DeleteMessageBatchEntryR\007entries\"o"
   "\n\032DeleteMessageBatchResponse\022\036\n\nsuccessf"
   "ul\030\001 \003(\tR\nsuccessful\0221\n\006failed\030\002 \003(\0132\031.t"
-  "agq.v1.BatchResultErrorR\006failed\"\214\001\n\036Chan"
+  "agq.v1.BatchResultErrorR\006failed\"\261\001\n\036Chan"
   "geMessageVisibilityRequest\022\024\n\005queue\030\001 \001("
   "\tR\005queue\022%\n\016receipt_handle\030\002 \001(\tR\rreceip"
   "tHandle\022-\n\022visibility_seconds\030\003 \001(\005R\021vis"
-  "ibilitySeconds\"!\n\037ChangeMessageVisibilit"
-  "yResponse\"\211\001\n!ChangeMessageVisibilityBat"
-  "chEntry\022\016\n\002id\030\001 \001(\tR\002id\022%\n\016receipt_handl"
-  "e\030\002 \001(\tR\rreceiptHandle\022-\n\022visibility_sec"
-  "onds\030\003 \001(\005R\021visibilitySeconds\"\201\001\n#Change"
-  "MessageVisibilityBatchRequest\022\024\n\005queue\030\001"
-  " \001(\tR\005queue\022D\n\007entries\030\002 \003(\0132*.tagq.v1.C"
-  "hangeMessageVisibilityBatchEntryR\007entrie"
-  "s\"y\n$ChangeMessageVisibilityBatchRespons"
-  "e\022\036\n\nsuccessful\030\001 \003(\tR\nsuccessful\0221\n\006fai"
-  "led\030\002 \003(\0132\031.tagq.v1.BatchResultErrorR\006fa"
-  "iled\"\265\001\n\022PeekMessageRequest\022\024\n\005queue\030\001 \001"
-  "(\tR\005queue\022\037\n\013message_ids\030\002 \003(\tR\nmessageI"
-  "ds\022\020\n\003tag\030\003 \001(\tR\003tag\022&\n\014max_messages\030\004 \001"
-  "(\005H\000R\013maxMessages\210\001\001\022\035\n\npage_token\030\005 \001(\t"
-  "R\tpageTokenB\017\n\r_max_messages\"k\n\023PeekMess"
-  "ageResponse\022,\n\010messages\030\001 \003(\0132\020.tagq.v1."
-  "MessageR\010messages\022&\n\017next_page_token\030\002 \001"
-  "(\tR\rnextPageToken\"\213\001\n\022DeadMessageRequest"
-  "\022\024\n\005queue\030\001 \001(\tR\005queue\022%\n\016receipt_handle"
-  "\030\002 \001(\tR\rreceiptHandle\022\026\n\006reason\030\003 \001(\tR\006r"
-  "eason\022 \n\013description\030\004 \001(\tR\013description\""
-  "\025\n\023DeadMessageResponse\"\210\001\n\025DeadMessageBa"
-  "tchEntry\022\016\n\002id\030\001 \001(\tR\002id\022%\n\016receipt_hand"
-  "le\030\002 \001(\tR\rreceiptHandle\022\026\n\006reason\030\003 \001(\tR"
-  "\006reason\022 \n\013description\030\004 \001(\tR\013descriptio"
-  "n\"i\n\027DeadMessageBatchRequest\022\024\n\005queue\030\001 "
-  "\001(\tR\005queue\0228\n\007entries\030\002 \003(\0132\036.tagq.v1.De"
-  "adMessageBatchEntryR\007entries\"m\n\030DeadMess"
-  "ageBatchResponse\022\036\n\nsuccessful\030\001 \003(\tR\nsu"
-  "ccessful\0221\n\006failed\030\002 \003(\0132\031.tagq.v1.Batch"
-  "ResultErrorR\006failed\"r\n\016PublishRequest\022\020\n"
-  "\003seq\030\001 \001(\004R\003seq\022\024\n\005queue\030\002 \001(\tR\005queue\0228\n"
-  "\007entries\030\003 \003(\0132\036.tagq.v1.SendMessageBatc"
-  "hEntryR\007entries\"\303\001\n\017PublishResponse\022\020\n\003s"
-  "eq\030\001 \001(\004R\003seq\022\?\n\nsuccessful\030\002 \003(\0132\037.tagq"
-  ".v1.SendMessageBatchResultR\nsuccessful\0221"
-  "\n\006failed\030\003 \003(\0132\031.tagq.v1.BatchResultErro"
-  "rR\006failed\022*\n\005error\030\004 \001(\0132\024.tagq.v1.Strea"
-  "mErrorR\005error\"i\n\013StreamError\022\022\n\004code\030\001 \001"
-  "(\005R\004code\022\026\n\006reason\030\002 \001(\tR\006reason\022\030\n\007mess"
-  "age\030\003 \001(\tR\007message\022\024\n\005field\030\004 \001(\tR\005field"
-  "\"\202\002\n\016ConsumeRequest\022(\n\004open\030\001 \001(\0132\024.tagq"
-  ".v1.ConsumeOpenR\004open\022\022\n\004acks\030\002 \003(\004R\004ack"
-  "s\022*\n\005nacks\030\003 \003(\0132\024.tagq.v1.ConsumeNackR\005"
-  "nacks\0220\n\007extends\030\004 \003(\0132\026.tagq.v1.Consume"
-  "ExtendR\007extends\022*\n\005deads\030\005 \003(\0132\024.tagq.v1"
-  ".ConsumeDeadR\005deads\022(\n\004flow\030\006 \001(\0132\024.tagq"
-  ".v1.ConsumeFlowR\004flow\"\311\002\n\013ConsumeOpen\022\024\n"
-  "\005queue\030\001 \001(\tR\005queue\022\020\n\003tag\030\002 \001(\tR\003tag\022=\n"
-  "\030max_outstanding_messages\030\003 \001(\005H\000R\026maxOu"
-  "tstandingMessages\210\001\001\0227\n\025max_outstanding_"
-  "bytes\030\004 \001(\003H\001R\023maxOutstandingBytes\210\001\001\0222\n"
-  "\022visibility_seconds\030\005 \001(\005H\002R\021visibilityS"
-  "econds\210\001\001\022\030\n\007confirm\030\006 \001(\010R\007confirmB\033\n\031_"
-  "max_outstanding_messagesB\030\n\026_max_outstan"
-  "ding_bytesB\025\n\023_visibility_seconds\"]\n\013Con"
-  "sumeNack\022\037\n\013delivery_id\030\001 \001(\004R\ndeliveryI"
-  "d\022-\n\022delay_milliseconds\030\002 \001(\005R\021delayMill"
-  "iseconds\"_\n\rConsumeExtend\022\037\n\013delivery_id"
-  "\030\001 \001(\004R\ndeliveryId\022-\n\022visibility_seconds"
-  "\030\002 \001(\005R\021visibilitySeconds\"h\n\013ConsumeDead"
-  "\022\037\n\013delivery_id\030\001 \001(\004R\ndeliveryId\022\026\n\006rea"
-  "son\030\002 \001(\tR\006reason\022 \n\013description\030\003 \001(\tR\013"
-  "description\"\274\001\n\013ConsumeFlow\022=\n\030max_outst"
-  "anding_messages\030\001 \001(\005H\000R\026maxOutstandingM"
-  "essages\210\001\001\0227\n\025max_outstanding_bytes\030\002 \001("
-  "\003H\001R\023maxOutstandingBytes\210\001\001B\033\n\031_max_outs"
-  "tanding_messagesB\030\n\026_max_outstanding_byt"
-  "es\"\212\001\n\017ConsumeResponse\0223\n\010messages\030\001 \003(\013"
-  "2\027.tagq.v1.ConsumeMessageR\010messages\022B\n\rc"
-  "onfirmations\030\002 \003(\0132\034.tagq.v1.ConsumeConf"
-  "irmationR\rconfirmations\"]\n\016ConsumeMessag"
-  "e\022\037\n\013delivery_id\030\001 \001(\004R\ndeliveryId\022*\n\007me"
-  "ssage\030\002 \001(\0132\020.tagq.v1.MessageR\007message\"\233"
-  "\001\n\023ConsumeConfirmation\022\037\n\013delivery_id\030\001 "
-  "\001(\004R\ndeliveryId\0227\n\toperation\030\002 \001(\0162\031.tag"
-  "q.v1.ConsumeOperationR\toperation\022*\n\005erro"
-  "r\030\003 \001(\0132\024.tagq.v1.StreamErrorR\005error*\246\001\n"
-  "\020ConsumeOperation\022!\n\035CONSUME_OPERATION_U"
-  "NSPECIFIED\020\000\022\031\n\025CONSUME_OPERATION_ACK\020\001\022"
-  "\032\n\026CONSUME_OPERATION_NACK\020\002\022\034\n\030CONSUME_O"
-  "PERATION_EXTEND\020\003\022\032\n\026CONSUME_OPERATION_D"
-  "EAD\020\0042\221\010\n\016MessageService\022H\n\013SendMessage\022"
-  "\033.tagq.v1.SendMessageRequest\032\034.tagq.v1.S"
-  "endMessageResponse\022W\n\020SendMessageBatch\022 "
-  ".tagq.v1.SendMessageBatchRequest\032!.tagq."
-  "v1.SendMessageBatchResponse\022Q\n\016ReceiveMe"
-  "ssage\022\036.tagq.v1.ReceiveMessageRequest\032\037."
-  "tagq.v1.ReceiveMessageResponse\022N\n\rDelete"
-  "Message\022\035.tagq.v1.DeleteMessageRequest\032\036"
-  ".tagq.v1.DeleteMessageResponse\022]\n\022Delete"
-  "MessageBatch\022\".tagq.v1.DeleteMessageBatc"
-  "hRequest\032#.tagq.v1.DeleteMessageBatchRes"
-  "ponse\022l\n\027ChangeMessageVisibility\022\'.tagq."
-  "v1.ChangeMessageVisibilityRequest\032(.tagq"
-  ".v1.ChangeMessageVisibilityResponse\022{\n\034C"
-  "hangeMessageVisibilityBatch\022,.tagq.v1.Ch"
-  "angeMessageVisibilityBatchRequest\032-.tagq"
-  ".v1.ChangeMessageVisibilityBatchResponse"
-  "\022H\n\013PeekMessage\022\033.tagq.v1.PeekMessageReq"
-  "uest\032\034.tagq.v1.PeekMessageResponse\022H\n\013De"
-  "adMessage\022\033.tagq.v1.DeadMessageRequest\032\034"
-  ".tagq.v1.DeadMessageResponse\022W\n\020DeadMess"
-  "ageBatch\022 .tagq.v1.DeadMessageBatchReque"
-  "st\032!.tagq.v1.DeadMessageBatchResponse\022@\n"
-  "\007Publish\022\027.tagq.v1.PublishRequest\032\030.tagq"
-  ".v1.PublishResponse(\0010\001\022@\n\007Consume\022\027.tag"
-  "q.v1.ConsumeRequest\032\030.tagq.v1.ConsumeRes"
-  "ponse(\0010\001BX\n\013com.tagq.v1B\014MessageProtoP\001"
-  "\242\002\003TXX\252\002\007Tagq.V1\312\002\007Tagq\\V1\342\002\023Tagq\\V1\\GPB"
-  "Metadata\352\002\010Tagq::V1b\006proto3"
+  "ibilitySeconds\022#\n\rretry_backoff\030\004 \001(\010R\014r"
+  "etryBackoff\"!\n\037ChangeMessageVisibilityRe"
+  "sponse\"\256\001\n!ChangeMessageVisibilityBatchE"
+  "ntry\022\016\n\002id\030\001 \001(\tR\002id\022%\n\016receipt_handle\030\002"
+  " \001(\tR\rreceiptHandle\022-\n\022visibility_second"
+  "s\030\003 \001(\005R\021visibilitySeconds\022#\n\rretry_back"
+  "off\030\004 \001(\010R\014retryBackoff\"\201\001\n#ChangeMessag"
+  "eVisibilityBatchRequest\022\024\n\005queue\030\001 \001(\tR\005"
+  "queue\022D\n\007entries\030\002 \003(\0132*.tagq.v1.ChangeM"
+  "essageVisibilityBatchEntryR\007entries\"y\n$C"
+  "hangeMessageVisibilityBatchResponse\022\036\n\ns"
+  "uccessful\030\001 \003(\tR\nsuccessful\0221\n\006failed\030\002 "
+  "\003(\0132\031.tagq.v1.BatchResultErrorR\006failed\"\265"
+  "\001\n\022PeekMessageRequest\022\024\n\005queue\030\001 \001(\tR\005qu"
+  "eue\022\037\n\013message_ids\030\002 \003(\tR\nmessageIds\022\020\n\003"
+  "tag\030\003 \001(\tR\003tag\022&\n\014max_messages\030\004 \001(\005H\000R\013"
+  "maxMessages\210\001\001\022\035\n\npage_token\030\005 \001(\tR\tpage"
+  "TokenB\017\n\r_max_messages\"k\n\023PeekMessageRes"
+  "ponse\022,\n\010messages\030\001 \003(\0132\020.tagq.v1.Messag"
+  "eR\010messages\022&\n\017next_page_token\030\002 \001(\tR\rne"
+  "xtPageToken\"\213\001\n\022DeadMessageRequest\022\024\n\005qu"
+  "eue\030\001 \001(\tR\005queue\022%\n\016receipt_handle\030\002 \001(\t"
+  "R\rreceiptHandle\022\026\n\006reason\030\003 \001(\tR\006reason\022"
+  " \n\013description\030\004 \001(\tR\013description\"\025\n\023Dea"
+  "dMessageResponse\"\210\001\n\025DeadMessageBatchEnt"
+  "ry\022\016\n\002id\030\001 \001(\tR\002id\022%\n\016receipt_handle\030\002 \001"
+  "(\tR\rreceiptHandle\022\026\n\006reason\030\003 \001(\tR\006reaso"
+  "n\022 \n\013description\030\004 \001(\tR\013description\"i\n\027D"
+  "eadMessageBatchRequest\022\024\n\005queue\030\001 \001(\tR\005q"
+  "ueue\0228\n\007entries\030\002 \003(\0132\036.tagq.v1.DeadMess"
+  "ageBatchEntryR\007entries\"m\n\030DeadMessageBat"
+  "chResponse\022\036\n\nsuccessful\030\001 \003(\tR\nsuccessf"
+  "ul\0221\n\006failed\030\002 \003(\0132\031.tagq.v1.BatchResult"
+  "ErrorR\006failed\"r\n\016PublishRequest\022\020\n\003seq\030\001"
+  " \001(\004R\003seq\022\024\n\005queue\030\002 \001(\tR\005queue\0228\n\007entri"
+  "es\030\003 \003(\0132\036.tagq.v1.SendMessageBatchEntry"
+  "R\007entries\"\303\001\n\017PublishResponse\022\020\n\003seq\030\001 \001"
+  "(\004R\003seq\022\?\n\nsuccessful\030\002 \003(\0132\037.tagq.v1.Se"
+  "ndMessageBatchResultR\nsuccessful\0221\n\006fail"
+  "ed\030\003 \003(\0132\031.tagq.v1.BatchResultErrorR\006fai"
+  "led\022*\n\005error\030\004 \001(\0132\024.tagq.v1.StreamError"
+  "R\005error\"i\n\013StreamError\022\022\n\004code\030\001 \001(\005R\004co"
+  "de\022\026\n\006reason\030\002 \001(\tR\006reason\022\030\n\007message\030\003 "
+  "\001(\tR\007message\022\024\n\005field\030\004 \001(\tR\005field\"\202\002\n\016C"
+  "onsumeRequest\022(\n\004open\030\001 \001(\0132\024.tagq.v1.Co"
+  "nsumeOpenR\004open\022\022\n\004acks\030\002 \003(\004R\004acks\022*\n\005n"
+  "acks\030\003 \003(\0132\024.tagq.v1.ConsumeNackR\005nacks\022"
+  "0\n\007extends\030\004 \003(\0132\026.tagq.v1.ConsumeExtend"
+  "R\007extends\022*\n\005deads\030\005 \003(\0132\024.tagq.v1.Consu"
+  "meDeadR\005deads\022(\n\004flow\030\006 \001(\0132\024.tagq.v1.Co"
+  "nsumeFlowR\004flow\"\311\002\n\013ConsumeOpen\022\024\n\005queue"
+  "\030\001 \001(\tR\005queue\022\020\n\003tag\030\002 \001(\tR\003tag\022=\n\030max_o"
+  "utstanding_messages\030\003 \001(\005H\000R\026maxOutstand"
+  "ingMessages\210\001\001\0227\n\025max_outstanding_bytes\030"
+  "\004 \001(\003H\001R\023maxOutstandingBytes\210\001\001\0222\n\022visib"
+  "ility_seconds\030\005 \001(\005H\002R\021visibilitySeconds"
+  "\210\001\001\022\030\n\007confirm\030\006 \001(\010R\007confirmB\033\n\031_max_ou"
+  "tstanding_messagesB\030\n\026_max_outstanding_b"
+  "ytesB\025\n\023_visibility_seconds\"y\n\013ConsumeNa"
+  "ck\022\037\n\013delivery_id\030\001 \001(\004R\ndeliveryId\0222\n\022d"
+  "elay_milliseconds\030\002 \001(\005H\000R\021delayMillisec"
+  "onds\210\001\001B\025\n\023_delay_milliseconds\"_\n\rConsum"
+  "eExtend\022\037\n\013delivery_id\030\001 \001(\004R\ndeliveryId"
+  "\022-\n\022visibility_seconds\030\002 \001(\005R\021visibility"
+  "Seconds\"h\n\013ConsumeDead\022\037\n\013delivery_id\030\001 "
+  "\001(\004R\ndeliveryId\022\026\n\006reason\030\002 \001(\tR\006reason\022"
+  " \n\013description\030\003 \001(\tR\013description\"\274\001\n\013Co"
+  "nsumeFlow\022=\n\030max_outstanding_messages\030\001 "
+  "\001(\005H\000R\026maxOutstandingMessages\210\001\001\0227\n\025max_"
+  "outstanding_bytes\030\002 \001(\003H\001R\023maxOutstandin"
+  "gBytes\210\001\001B\033\n\031_max_outstanding_messagesB\030"
+  "\n\026_max_outstanding_bytes\"\212\001\n\017ConsumeResp"
+  "onse\0223\n\010messages\030\001 \003(\0132\027.tagq.v1.Consume"
+  "MessageR\010messages\022B\n\rconfirmations\030\002 \003(\013"
+  "2\034.tagq.v1.ConsumeConfirmationR\rconfirma"
+  "tions\"]\n\016ConsumeMessage\022\037\n\013delivery_id\030\001"
+  " \001(\004R\ndeliveryId\022*\n\007message\030\002 \001(\0132\020.tagq"
+  ".v1.MessageR\007message\"\233\001\n\023ConsumeConfirma"
+  "tion\022\037\n\013delivery_id\030\001 \001(\004R\ndeliveryId\0227\n"
+  "\toperation\030\002 \001(\0162\031.tagq.v1.ConsumeOperat"
+  "ionR\toperation\022*\n\005error\030\003 \001(\0132\024.tagq.v1."
+  "StreamErrorR\005error*\246\001\n\020ConsumeOperation\022"
+  "!\n\035CONSUME_OPERATION_UNSPECIFIED\020\000\022\031\n\025CO"
+  "NSUME_OPERATION_ACK\020\001\022\032\n\026CONSUME_OPERATI"
+  "ON_NACK\020\002\022\034\n\030CONSUME_OPERATION_EXTEND\020\003\022"
+  "\032\n\026CONSUME_OPERATION_DEAD\020\0042\221\010\n\016MessageS"
+  "ervice\022H\n\013SendMessage\022\033.tagq.v1.SendMess"
+  "ageRequest\032\034.tagq.v1.SendMessageResponse"
+  "\022W\n\020SendMessageBatch\022 .tagq.v1.SendMessa"
+  "geBatchRequest\032!.tagq.v1.SendMessageBatc"
+  "hResponse\022Q\n\016ReceiveMessage\022\036.tagq.v1.Re"
+  "ceiveMessageRequest\032\037.tagq.v1.ReceiveMes"
+  "sageResponse\022N\n\rDeleteMessage\022\035.tagq.v1."
+  "DeleteMessageRequest\032\036.tagq.v1.DeleteMes"
+  "sageResponse\022]\n\022DeleteMessageBatch\022\".tag"
+  "q.v1.DeleteMessageBatchRequest\032#.tagq.v1"
+  ".DeleteMessageBatchResponse\022l\n\027ChangeMes"
+  "sageVisibility\022\'.tagq.v1.ChangeMessageVi"
+  "sibilityRequest\032(.tagq.v1.ChangeMessageV"
+  "isibilityResponse\022{\n\034ChangeMessageVisibi"
+  "lityBatch\022,.tagq.v1.ChangeMessageVisibil"
+  "ityBatchRequest\032-.tagq.v1.ChangeMessageV"
+  "isibilityBatchResponse\022H\n\013PeekMessage\022\033."
+  "tagq.v1.PeekMessageRequest\032\034.tagq.v1.Pee"
+  "kMessageResponse\022H\n\013DeadMessage\022\033.tagq.v"
+  "1.DeadMessageRequest\032\034.tagq.v1.DeadMessa"
+  "geResponse\022W\n\020DeadMessageBatch\022 .tagq.v1"
+  ".DeadMessageBatchRequest\032!.tagq.v1.DeadM"
+  "essageBatchResponse\022@\n\007Publish\022\027.tagq.v1"
+  ".PublishRequest\032\030.tagq.v1.PublishRespons"
+  "e(\0010\001\022@\n\007Consume\022\027.tagq.v1.ConsumeReques"
+  "t\032\030.tagq.v1.ConsumeResponse(\0010\001BX\n\013com.t"
+  "agq.v1B\014MessageProtoP\001\242\002\003TXX\252\002\007Tagq.V1\312\002"
+  "\007Tagq\\V1\342\002\023Tagq\\V1\\GPBMetadata\352\002\010Tagq::V"
+  "1b\006proto3"
   ;
 static const ::_pbi::DescriptorTable* const descriptor_table_tagq_2fv1_2fmessage_2eproto_deps[1] = {
   &::descriptor_table_google_2fprotobuf_2ftimestamp_2eproto,
 };
 static ::_pbi::once_flag descriptor_table_tagq_2fv1_2fmessage_2eproto_once;
 const ::_pbi::DescriptorTable descriptor_table_tagq_2fv1_2fmessage_2eproto = {
-    false, false, 7827, descriptor_table_protodef_tagq_2fv1_2fmessage_2eproto,
+    false, false, 7929, descriptor_table_protodef_tagq_2fv1_2fmessage_2eproto,
     "tagq/v1/message.proto",
     &descriptor_table_tagq_2fv1_2fmessage_2eproto_once, descriptor_table_tagq_2fv1_2fmessage_2eproto_deps, 1, 44,
     schemas, file_default_instances, TableStruct_tagq_2fv1_2fmessage_2eproto::offsets,
@@ -6841,6 +6851,7 @@ ChangeMessageVisibilityRequest::ChangeMessageVisibilityRequest(const ChangeMessa
       decltype(_impl_.queue_){}
     , decltype(_impl_.receipt_handle_){}
     , decltype(_impl_.visibility_seconds_){}
+    , decltype(_impl_.retry_backoff_){}
     , /*decltype(_impl_._cached_size_)*/{}};
 
   _internal_metadata_.MergeFrom<::PROTOBUF_NAMESPACE_ID::UnknownFieldSet>(from._internal_metadata_);
@@ -6860,7 +6871,9 @@ ChangeMessageVisibilityRequest::ChangeMessageVisibilityRequest(const ChangeMessa
     _this->_impl_.receipt_handle_.Set(from._internal_receipt_handle(), 
       _this->GetArenaForAllocation());
   }
-  _this->_impl_.visibility_seconds_ = from._impl_.visibility_seconds_;
+  ::memcpy(&_impl_.visibility_seconds_, &from._impl_.visibility_seconds_,
+    static_cast<size_t>(reinterpret_cast<char*>(&_impl_.retry_backoff_) -
+    reinterpret_cast<char*>(&_impl_.visibility_seconds_)) + sizeof(_impl_.retry_backoff_));
   // @@protoc_insertion_point(copy_constructor:tagq.v1.ChangeMessageVisibilityRequest)
 }
 
@@ -6872,6 +6885,7 @@ inline void ChangeMessageVisibilityRequest::SharedCtor(
       decltype(_impl_.queue_){}
     , decltype(_impl_.receipt_handle_){}
     , decltype(_impl_.visibility_seconds_){0}
+    , decltype(_impl_.retry_backoff_){false}
     , /*decltype(_impl_._cached_size_)*/{}
   };
   _impl_.queue_.InitDefault();
@@ -6911,7 +6925,9 @@ void ChangeMessageVisibilityRequest::Clear() {
 
   _impl_.queue_.ClearToEmpty();
   _impl_.receipt_handle_.ClearToEmpty();
-  _impl_.visibility_seconds_ = 0;
+  ::memset(&_impl_.visibility_seconds_, 0, static_cast<size_t>(
+      reinterpret_cast<char*>(&_impl_.retry_backoff_) -
+      reinterpret_cast<char*>(&_impl_.visibility_seconds_)) + sizeof(_impl_.retry_backoff_));
   _internal_metadata_.Clear<::PROTOBUF_NAMESPACE_ID::UnknownFieldSet>();
 }
 
@@ -6945,6 +6961,14 @@ const char* ChangeMessageVisibilityRequest::_InternalParse(const char* ptr, ::_p
       case 3:
         if (PROTOBUF_PREDICT_TRUE(static_cast<uint8_t>(tag) == 24)) {
           _impl_.visibility_seconds_ = ::PROTOBUF_NAMESPACE_ID::internal::ReadVarint32(&ptr);
+          CHK_(ptr);
+        } else
+          goto handle_unusual;
+        continue;
+      // bool retry_backoff = 4 [json_name = "retryBackoff"];
+      case 4:
+        if (PROTOBUF_PREDICT_TRUE(static_cast<uint8_t>(tag) == 32)) {
+          _impl_.retry_backoff_ = ::PROTOBUF_NAMESPACE_ID::internal::ReadVarint64(&ptr);
           CHK_(ptr);
         } else
           goto handle_unusual;
@@ -7004,6 +7028,12 @@ uint8_t* ChangeMessageVisibilityRequest::_InternalSerialize(
     target = ::_pbi::WireFormatLite::WriteInt32ToArray(3, this->_internal_visibility_seconds(), target);
   }
 
+  // bool retry_backoff = 4 [json_name = "retryBackoff"];
+  if (this->_internal_retry_backoff() != 0) {
+    target = stream->EnsureSpace(target);
+    target = ::_pbi::WireFormatLite::WriteBoolToArray(4, this->_internal_retry_backoff(), target);
+  }
+
   if (PROTOBUF_PREDICT_FALSE(_internal_metadata_.have_unknown_fields())) {
     target = ::_pbi::WireFormat::InternalSerializeUnknownFieldsToArray(
         _internal_metadata_.unknown_fields<::PROTOBUF_NAMESPACE_ID::UnknownFieldSet>(::PROTOBUF_NAMESPACE_ID::UnknownFieldSet::default_instance), target, stream);
@@ -7039,6 +7069,11 @@ size_t ChangeMessageVisibilityRequest::ByteSizeLong() const {
     total_size += ::_pbi::WireFormatLite::Int32SizePlusOne(this->_internal_visibility_seconds());
   }
 
+  // bool retry_backoff = 4 [json_name = "retryBackoff"];
+  if (this->_internal_retry_backoff() != 0) {
+    total_size += 1 + 1;
+  }
+
   return MaybeComputeUnknownFieldsSize(total_size, &_impl_._cached_size_);
 }
 
@@ -7065,6 +7100,9 @@ void ChangeMessageVisibilityRequest::MergeImpl(::PROTOBUF_NAMESPACE_ID::Message&
   }
   if (from._internal_visibility_seconds() != 0) {
     _this->_internal_set_visibility_seconds(from._internal_visibility_seconds());
+  }
+  if (from._internal_retry_backoff() != 0) {
+    _this->_internal_set_retry_backoff(from._internal_retry_backoff());
   }
   _this->_internal_metadata_.MergeFrom<::PROTOBUF_NAMESPACE_ID::UnknownFieldSet>(from._internal_metadata_);
 }
@@ -7093,7 +7131,12 @@ void ChangeMessageVisibilityRequest::InternalSwap(ChangeMessageVisibilityRequest
       &_impl_.receipt_handle_, lhs_arena,
       &other->_impl_.receipt_handle_, rhs_arena
   );
-  swap(_impl_.visibility_seconds_, other->_impl_.visibility_seconds_);
+  ::PROTOBUF_NAMESPACE_ID::internal::memswap<
+      PROTOBUF_FIELD_OFFSET(ChangeMessageVisibilityRequest, _impl_.retry_backoff_)
+      + sizeof(ChangeMessageVisibilityRequest::_impl_.retry_backoff_)
+      - PROTOBUF_FIELD_OFFSET(ChangeMessageVisibilityRequest, _impl_.visibility_seconds_)>(
+          reinterpret_cast<char*>(&_impl_.visibility_seconds_),
+          reinterpret_cast<char*>(&other->_impl_.visibility_seconds_));
 }
 
 ::PROTOBUF_NAMESPACE_ID::Metadata ChangeMessageVisibilityRequest::GetMetadata() const {
@@ -7161,6 +7204,7 @@ ChangeMessageVisibilityBatchEntry::ChangeMessageVisibilityBatchEntry(const Chang
       decltype(_impl_.id_){}
     , decltype(_impl_.receipt_handle_){}
     , decltype(_impl_.visibility_seconds_){}
+    , decltype(_impl_.retry_backoff_){}
     , /*decltype(_impl_._cached_size_)*/{}};
 
   _internal_metadata_.MergeFrom<::PROTOBUF_NAMESPACE_ID::UnknownFieldSet>(from._internal_metadata_);
@@ -7180,7 +7224,9 @@ ChangeMessageVisibilityBatchEntry::ChangeMessageVisibilityBatchEntry(const Chang
     _this->_impl_.receipt_handle_.Set(from._internal_receipt_handle(), 
       _this->GetArenaForAllocation());
   }
-  _this->_impl_.visibility_seconds_ = from._impl_.visibility_seconds_;
+  ::memcpy(&_impl_.visibility_seconds_, &from._impl_.visibility_seconds_,
+    static_cast<size_t>(reinterpret_cast<char*>(&_impl_.retry_backoff_) -
+    reinterpret_cast<char*>(&_impl_.visibility_seconds_)) + sizeof(_impl_.retry_backoff_));
   // @@protoc_insertion_point(copy_constructor:tagq.v1.ChangeMessageVisibilityBatchEntry)
 }
 
@@ -7192,6 +7238,7 @@ inline void ChangeMessageVisibilityBatchEntry::SharedCtor(
       decltype(_impl_.id_){}
     , decltype(_impl_.receipt_handle_){}
     , decltype(_impl_.visibility_seconds_){0}
+    , decltype(_impl_.retry_backoff_){false}
     , /*decltype(_impl_._cached_size_)*/{}
   };
   _impl_.id_.InitDefault();
@@ -7231,7 +7278,9 @@ void ChangeMessageVisibilityBatchEntry::Clear() {
 
   _impl_.id_.ClearToEmpty();
   _impl_.receipt_handle_.ClearToEmpty();
-  _impl_.visibility_seconds_ = 0;
+  ::memset(&_impl_.visibility_seconds_, 0, static_cast<size_t>(
+      reinterpret_cast<char*>(&_impl_.retry_backoff_) -
+      reinterpret_cast<char*>(&_impl_.visibility_seconds_)) + sizeof(_impl_.retry_backoff_));
   _internal_metadata_.Clear<::PROTOBUF_NAMESPACE_ID::UnknownFieldSet>();
 }
 
@@ -7265,6 +7314,14 @@ const char* ChangeMessageVisibilityBatchEntry::_InternalParse(const char* ptr, :
       case 3:
         if (PROTOBUF_PREDICT_TRUE(static_cast<uint8_t>(tag) == 24)) {
           _impl_.visibility_seconds_ = ::PROTOBUF_NAMESPACE_ID::internal::ReadVarint32(&ptr);
+          CHK_(ptr);
+        } else
+          goto handle_unusual;
+        continue;
+      // bool retry_backoff = 4 [json_name = "retryBackoff"];
+      case 4:
+        if (PROTOBUF_PREDICT_TRUE(static_cast<uint8_t>(tag) == 32)) {
+          _impl_.retry_backoff_ = ::PROTOBUF_NAMESPACE_ID::internal::ReadVarint64(&ptr);
           CHK_(ptr);
         } else
           goto handle_unusual;
@@ -7324,6 +7381,12 @@ uint8_t* ChangeMessageVisibilityBatchEntry::_InternalSerialize(
     target = ::_pbi::WireFormatLite::WriteInt32ToArray(3, this->_internal_visibility_seconds(), target);
   }
 
+  // bool retry_backoff = 4 [json_name = "retryBackoff"];
+  if (this->_internal_retry_backoff() != 0) {
+    target = stream->EnsureSpace(target);
+    target = ::_pbi::WireFormatLite::WriteBoolToArray(4, this->_internal_retry_backoff(), target);
+  }
+
   if (PROTOBUF_PREDICT_FALSE(_internal_metadata_.have_unknown_fields())) {
     target = ::_pbi::WireFormat::InternalSerializeUnknownFieldsToArray(
         _internal_metadata_.unknown_fields<::PROTOBUF_NAMESPACE_ID::UnknownFieldSet>(::PROTOBUF_NAMESPACE_ID::UnknownFieldSet::default_instance), target, stream);
@@ -7359,6 +7422,11 @@ size_t ChangeMessageVisibilityBatchEntry::ByteSizeLong() const {
     total_size += ::_pbi::WireFormatLite::Int32SizePlusOne(this->_internal_visibility_seconds());
   }
 
+  // bool retry_backoff = 4 [json_name = "retryBackoff"];
+  if (this->_internal_retry_backoff() != 0) {
+    total_size += 1 + 1;
+  }
+
   return MaybeComputeUnknownFieldsSize(total_size, &_impl_._cached_size_);
 }
 
@@ -7385,6 +7453,9 @@ void ChangeMessageVisibilityBatchEntry::MergeImpl(::PROTOBUF_NAMESPACE_ID::Messa
   }
   if (from._internal_visibility_seconds() != 0) {
     _this->_internal_set_visibility_seconds(from._internal_visibility_seconds());
+  }
+  if (from._internal_retry_backoff() != 0) {
+    _this->_internal_set_retry_backoff(from._internal_retry_backoff());
   }
   _this->_internal_metadata_.MergeFrom<::PROTOBUF_NAMESPACE_ID::UnknownFieldSet>(from._internal_metadata_);
 }
@@ -7413,7 +7484,12 @@ void ChangeMessageVisibilityBatchEntry::InternalSwap(ChangeMessageVisibilityBatc
       &_impl_.receipt_handle_, lhs_arena,
       &other->_impl_.receipt_handle_, rhs_arena
   );
-  swap(_impl_.visibility_seconds_, other->_impl_.visibility_seconds_);
+  ::PROTOBUF_NAMESPACE_ID::internal::memswap<
+      PROTOBUF_FIELD_OFFSET(ChangeMessageVisibilityBatchEntry, _impl_.retry_backoff_)
+      + sizeof(ChangeMessageVisibilityBatchEntry::_impl_.retry_backoff_)
+      - PROTOBUF_FIELD_OFFSET(ChangeMessageVisibilityBatchEntry, _impl_.visibility_seconds_)>(
+          reinterpret_cast<char*>(&_impl_.visibility_seconds_),
+          reinterpret_cast<char*>(&other->_impl_.visibility_seconds_));
 }
 
 ::PROTOBUF_NAMESPACE_ID::Metadata ChangeMessageVisibilityBatchEntry::GetMetadata() const {
@@ -11372,6 +11448,10 @@ void ConsumeOpen::InternalSwap(ConsumeOpen* other) {
 
 class ConsumeNack::_Internal {
  public:
+  using HasBits = decltype(std::declval<ConsumeNack>()._impl_._has_bits_);
+  static void set_has_delay_milliseconds(HasBits* has_bits) {
+    (*has_bits)[0] |= 1u;
+  }
 };
 
 ConsumeNack::ConsumeNack(::PROTOBUF_NAMESPACE_ID::Arena* arena,
@@ -11384,9 +11464,10 @@ ConsumeNack::ConsumeNack(const ConsumeNack& from)
   : ::PROTOBUF_NAMESPACE_ID::Message() {
   ConsumeNack* const _this = this; (void)_this;
   new (&_impl_) Impl_{
-      decltype(_impl_.delivery_id_){}
-    , decltype(_impl_.delay_milliseconds_){}
-    , /*decltype(_impl_._cached_size_)*/{}};
+      decltype(_impl_._has_bits_){from._impl_._has_bits_}
+    , /*decltype(_impl_._cached_size_)*/{}
+    , decltype(_impl_.delivery_id_){}
+    , decltype(_impl_.delay_milliseconds_){}};
 
   _internal_metadata_.MergeFrom<::PROTOBUF_NAMESPACE_ID::UnknownFieldSet>(from._internal_metadata_);
   ::memcpy(&_impl_.delivery_id_, &from._impl_.delivery_id_,
@@ -11400,9 +11481,10 @@ inline void ConsumeNack::SharedCtor(
   (void)arena;
   (void)is_message_owned;
   new (&_impl_) Impl_{
-      decltype(_impl_.delivery_id_){uint64_t{0u}}
-    , decltype(_impl_.delay_milliseconds_){0}
+      decltype(_impl_._has_bits_){}
     , /*decltype(_impl_._cached_size_)*/{}
+    , decltype(_impl_.delivery_id_){uint64_t{0u}}
+    , decltype(_impl_.delay_milliseconds_){0}
   };
 }
 
@@ -11429,14 +11511,15 @@ void ConsumeNack::Clear() {
   // Prevent compiler warnings about cached_has_bits being unused
   (void) cached_has_bits;
 
-  ::memset(&_impl_.delivery_id_, 0, static_cast<size_t>(
-      reinterpret_cast<char*>(&_impl_.delay_milliseconds_) -
-      reinterpret_cast<char*>(&_impl_.delivery_id_)) + sizeof(_impl_.delay_milliseconds_));
+  _impl_.delivery_id_ = uint64_t{0u};
+  _impl_.delay_milliseconds_ = 0;
+  _impl_._has_bits_.Clear();
   _internal_metadata_.Clear<::PROTOBUF_NAMESPACE_ID::UnknownFieldSet>();
 }
 
 const char* ConsumeNack::_InternalParse(const char* ptr, ::_pbi::ParseContext* ctx) {
 #define CHK_(x) if (PROTOBUF_PREDICT_FALSE(!(x))) goto failure
+  _Internal::HasBits has_bits{};
   while (!ctx->Done(&ptr)) {
     uint32_t tag;
     ptr = ::_pbi::ReadTag(ptr, &tag);
@@ -11449,9 +11532,10 @@ const char* ConsumeNack::_InternalParse(const char* ptr, ::_pbi::ParseContext* c
         } else
           goto handle_unusual;
         continue;
-      // int32 delay_milliseconds = 2 [json_name = "delayMilliseconds"];
+      // optional int32 delay_milliseconds = 2 [json_name = "delayMilliseconds"];
       case 2:
         if (PROTOBUF_PREDICT_TRUE(static_cast<uint8_t>(tag) == 16)) {
+          _Internal::set_has_delay_milliseconds(&has_bits);
           _impl_.delay_milliseconds_ = ::PROTOBUF_NAMESPACE_ID::internal::ReadVarint32(&ptr);
           CHK_(ptr);
         } else
@@ -11473,6 +11557,7 @@ const char* ConsumeNack::_InternalParse(const char* ptr, ::_pbi::ParseContext* c
     CHK_(ptr != nullptr);
   }  // while
 message_done:
+  _impl_._has_bits_.Or(has_bits);
   return ptr;
 failure:
   ptr = nullptr;
@@ -11492,8 +11577,8 @@ uint8_t* ConsumeNack::_InternalSerialize(
     target = ::_pbi::WireFormatLite::WriteUInt64ToArray(1, this->_internal_delivery_id(), target);
   }
 
-  // int32 delay_milliseconds = 2 [json_name = "delayMilliseconds"];
-  if (this->_internal_delay_milliseconds() != 0) {
+  // optional int32 delay_milliseconds = 2 [json_name = "delayMilliseconds"];
+  if (_internal_has_delay_milliseconds()) {
     target = stream->EnsureSpace(target);
     target = ::_pbi::WireFormatLite::WriteInt32ToArray(2, this->_internal_delay_milliseconds(), target);
   }
@@ -11519,8 +11604,9 @@ size_t ConsumeNack::ByteSizeLong() const {
     total_size += ::_pbi::WireFormatLite::UInt64SizePlusOne(this->_internal_delivery_id());
   }
 
-  // int32 delay_milliseconds = 2 [json_name = "delayMilliseconds"];
-  if (this->_internal_delay_milliseconds() != 0) {
+  // optional int32 delay_milliseconds = 2 [json_name = "delayMilliseconds"];
+  cached_has_bits = _impl_._has_bits_[0];
+  if (cached_has_bits & 0x00000001u) {
     total_size += ::_pbi::WireFormatLite::Int32SizePlusOne(this->_internal_delay_milliseconds());
   }
 
@@ -11545,7 +11631,7 @@ void ConsumeNack::MergeImpl(::PROTOBUF_NAMESPACE_ID::Message& to_msg, const ::PR
   if (from._internal_delivery_id() != 0) {
     _this->_internal_set_delivery_id(from._internal_delivery_id());
   }
-  if (from._internal_delay_milliseconds() != 0) {
+  if (from._internal_has_delay_milliseconds()) {
     _this->_internal_set_delay_milliseconds(from._internal_delay_milliseconds());
   }
   _this->_internal_metadata_.MergeFrom<::PROTOBUF_NAMESPACE_ID::UnknownFieldSet>(from._internal_metadata_);
@@ -11565,6 +11651,7 @@ bool ConsumeNack::IsInitialized() const {
 void ConsumeNack::InternalSwap(ConsumeNack* other) {
   using std::swap;
   _internal_metadata_.InternalSwap(&other->_internal_metadata_);
+  swap(_impl_._has_bits_[0], other->_impl_._has_bits_[0]);
   ::PROTOBUF_NAMESPACE_ID::internal::memswap<
       PROTOBUF_FIELD_OFFSET(ConsumeNack, _impl_.delay_milliseconds_)
       + sizeof(ConsumeNack::_impl_.delay_milliseconds_)

@@ -3860,6 +3860,7 @@ class ChangeMessageVisibilityRequest final :
     kQueueFieldNumber = 1,
     kReceiptHandleFieldNumber = 2,
     kVisibilitySecondsFieldNumber = 3,
+    kRetryBackoffFieldNumber = 4,
   };
   // string queue = 1 [json_name = "queue"];
   void clear_queue();
@@ -3898,6 +3899,15 @@ class ChangeMessageVisibilityRequest final :
   void _internal_set_visibility_seconds(int32_t value);
   public:
 
+  // bool retry_backoff = 4 [json_name = "retryBackoff"];
+  void clear_retry_backoff();
+  bool retry_backoff() const;
+  void set_retry_backoff(bool value);
+  private:
+  bool _internal_retry_backoff() const;
+  void _internal_set_retry_backoff(bool value);
+  public:
+
   // @@protoc_insertion_point(class_scope:tagq.v1.ChangeMessageVisibilityRequest)
  private:
   class _Internal;
@@ -3909,6 +3919,7 @@ class ChangeMessageVisibilityRequest final :
     ::PROTOBUF_NAMESPACE_ID::internal::ArenaStringPtr queue_;
     ::PROTOBUF_NAMESPACE_ID::internal::ArenaStringPtr receipt_handle_;
     int32_t visibility_seconds_;
+    bool retry_backoff_;
     mutable ::PROTOBUF_NAMESPACE_ID::internal::CachedSize _cached_size_;
   };
   union { Impl_ _impl_; };
@@ -4158,6 +4169,7 @@ class ChangeMessageVisibilityBatchEntry final :
     kIdFieldNumber = 1,
     kReceiptHandleFieldNumber = 2,
     kVisibilitySecondsFieldNumber = 3,
+    kRetryBackoffFieldNumber = 4,
   };
   // string id = 1 [json_name = "id"];
   void clear_id();
@@ -4196,6 +4208,15 @@ class ChangeMessageVisibilityBatchEntry final :
   void _internal_set_visibility_seconds(int32_t value);
   public:
 
+  // bool retry_backoff = 4 [json_name = "retryBackoff"];
+  void clear_retry_backoff();
+  bool retry_backoff() const;
+  void set_retry_backoff(bool value);
+  private:
+  bool _internal_retry_backoff() const;
+  void _internal_set_retry_backoff(bool value);
+  public:
+
   // @@protoc_insertion_point(class_scope:tagq.v1.ChangeMessageVisibilityBatchEntry)
  private:
   class _Internal;
@@ -4207,6 +4228,7 @@ class ChangeMessageVisibilityBatchEntry final :
     ::PROTOBUF_NAMESPACE_ID::internal::ArenaStringPtr id_;
     ::PROTOBUF_NAMESPACE_ID::internal::ArenaStringPtr receipt_handle_;
     int32_t visibility_seconds_;
+    bool retry_backoff_;
     mutable ::PROTOBUF_NAMESPACE_ID::internal::CachedSize _cached_size_;
   };
   union { Impl_ _impl_; };
@@ -7055,7 +7077,11 @@ class ConsumeNack final :
   void _internal_set_delivery_id(uint64_t value);
   public:
 
-  // int32 delay_milliseconds = 2 [json_name = "delayMilliseconds"];
+  // optional int32 delay_milliseconds = 2 [json_name = "delayMilliseconds"];
+  bool has_delay_milliseconds() const;
+  private:
+  bool _internal_has_delay_milliseconds() const;
+  public:
   void clear_delay_milliseconds();
   int32_t delay_milliseconds() const;
   void set_delay_milliseconds(int32_t value);
@@ -7072,9 +7098,10 @@ class ConsumeNack final :
   typedef void InternalArenaConstructable_;
   typedef void DestructorSkippable_;
   struct Impl_ {
+    ::PROTOBUF_NAMESPACE_ID::internal::HasBits<1> _has_bits_;
+    mutable ::PROTOBUF_NAMESPACE_ID::internal::CachedSize _cached_size_;
     uint64_t delivery_id_;
     int32_t delay_milliseconds_;
-    mutable ::PROTOBUF_NAMESPACE_ID::internal::CachedSize _cached_size_;
   };
   union { Impl_ _impl_; };
   friend struct ::TableStruct_tagq_2fv1_2fmessage_2eproto;
@@ -11341,6 +11368,26 @@ inline void ChangeMessageVisibilityRequest::set_visibility_seconds(int32_t value
   // @@protoc_insertion_point(field_set:tagq.v1.ChangeMessageVisibilityRequest.visibility_seconds)
 }
 
+// bool retry_backoff = 4 [json_name = "retryBackoff"];
+inline void ChangeMessageVisibilityRequest::clear_retry_backoff() {
+  _impl_.retry_backoff_ = false;
+}
+inline bool ChangeMessageVisibilityRequest::_internal_retry_backoff() const {
+  return _impl_.retry_backoff_;
+}
+inline bool ChangeMessageVisibilityRequest::retry_backoff() const {
+  // @@protoc_insertion_point(field_get:tagq.v1.ChangeMessageVisibilityRequest.retry_backoff)
+  return _internal_retry_backoff();
+}
+inline void ChangeMessageVisibilityRequest::_internal_set_retry_backoff(bool value) {
+  
+  _impl_.retry_backoff_ = value;
+}
+inline void ChangeMessageVisibilityRequest::set_retry_backoff(bool value) {
+  _internal_set_retry_backoff(value);
+  // @@protoc_insertion_point(field_set:tagq.v1.ChangeMessageVisibilityRequest.retry_backoff)
+}
+
 // -------------------------------------------------------------------
 
 // ChangeMessageVisibilityResponse
@@ -11467,6 +11514,26 @@ inline void ChangeMessageVisibilityBatchEntry::_internal_set_visibility_seconds(
 inline void ChangeMessageVisibilityBatchEntry::set_visibility_seconds(int32_t value) {
   _internal_set_visibility_seconds(value);
   // @@protoc_insertion_point(field_set:tagq.v1.ChangeMessageVisibilityBatchEntry.visibility_seconds)
+}
+
+// bool retry_backoff = 4 [json_name = "retryBackoff"];
+inline void ChangeMessageVisibilityBatchEntry::clear_retry_backoff() {
+  _impl_.retry_backoff_ = false;
+}
+inline bool ChangeMessageVisibilityBatchEntry::_internal_retry_backoff() const {
+  return _impl_.retry_backoff_;
+}
+inline bool ChangeMessageVisibilityBatchEntry::retry_backoff() const {
+  // @@protoc_insertion_point(field_get:tagq.v1.ChangeMessageVisibilityBatchEntry.retry_backoff)
+  return _internal_retry_backoff();
+}
+inline void ChangeMessageVisibilityBatchEntry::_internal_set_retry_backoff(bool value) {
+  
+  _impl_.retry_backoff_ = value;
+}
+inline void ChangeMessageVisibilityBatchEntry::set_retry_backoff(bool value) {
+  _internal_set_retry_backoff(value);
+  // @@protoc_insertion_point(field_set:tagq.v1.ChangeMessageVisibilityBatchEntry.retry_backoff)
 }
 
 // -------------------------------------------------------------------
@@ -13723,9 +13790,17 @@ inline void ConsumeNack::set_delivery_id(uint64_t value) {
   // @@protoc_insertion_point(field_set:tagq.v1.ConsumeNack.delivery_id)
 }
 
-// int32 delay_milliseconds = 2 [json_name = "delayMilliseconds"];
+// optional int32 delay_milliseconds = 2 [json_name = "delayMilliseconds"];
+inline bool ConsumeNack::_internal_has_delay_milliseconds() const {
+  bool value = (_impl_._has_bits_[0] & 0x00000001u) != 0;
+  return value;
+}
+inline bool ConsumeNack::has_delay_milliseconds() const {
+  return _internal_has_delay_milliseconds();
+}
 inline void ConsumeNack::clear_delay_milliseconds() {
   _impl_.delay_milliseconds_ = 0;
+  _impl_._has_bits_[0] &= ~0x00000001u;
 }
 inline int32_t ConsumeNack::_internal_delay_milliseconds() const {
   return _impl_.delay_milliseconds_;
@@ -13735,7 +13810,7 @@ inline int32_t ConsumeNack::delay_milliseconds() const {
   return _internal_delay_milliseconds();
 }
 inline void ConsumeNack::_internal_set_delay_milliseconds(int32_t value) {
-  
+  _impl_._has_bits_[0] |= 0x00000001u;
   _impl_.delay_milliseconds_ = value;
 }
 inline void ConsumeNack::set_delay_milliseconds(int32_t value) {

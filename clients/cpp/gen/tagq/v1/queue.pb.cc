@@ -46,6 +46,7 @@ PROTOBUF_CONSTEXPR Queue::Queue(
   , /*decltype(_impl_.create_time_)*/nullptr
   , /*decltype(_impl_.update_time_)*/nullptr
   , /*decltype(_impl_.state_)*/nullptr
+  , /*decltype(_impl_.retry_policy_)*/nullptr
   , /*decltype(_impl_.delay_seconds_)*/0
   , /*decltype(_impl_.visibility_timeout_seconds_)*/0
   , /*decltype(_impl_.receive_wait_seconds_)*/0
@@ -71,6 +72,20 @@ struct QueueDefaultTypeInternal {
   };
 };
 PROTOBUF_ATTRIBUTE_NO_DESTROY PROTOBUF_CONSTINIT PROTOBUF_ATTRIBUTE_INIT_PRIORITY1 QueueDefaultTypeInternal _Queue_default_instance_;
+PROTOBUF_CONSTEXPR RetryPolicy::RetryPolicy(
+    ::_pbi::ConstantInitialized): _impl_{
+    /*decltype(_impl_.min_backoff_seconds_)*/0
+  , /*decltype(_impl_.max_backoff_seconds_)*/0
+  , /*decltype(_impl_._cached_size_)*/{}} {}
+struct RetryPolicyDefaultTypeInternal {
+  PROTOBUF_CONSTEXPR RetryPolicyDefaultTypeInternal()
+      : _instance(::_pbi::ConstantInitialized{}) {}
+  ~RetryPolicyDefaultTypeInternal() {}
+  union {
+    RetryPolicy _instance;
+  };
+};
+PROTOBUF_ATTRIBUTE_NO_DESTROY PROTOBUF_CONSTINIT PROTOBUF_ATTRIBUTE_INIT_PRIORITY1 RetryPolicyDefaultTypeInternal _RetryPolicy_default_instance_;
 PROTOBUF_CONSTEXPR RedrivePolicy::RedrivePolicy(
     ::_pbi::ConstantInitialized): _impl_{
     /*decltype(_impl_.dead_letter_queue_)*/{&::_pbi::fixed_address_empty_string, ::_pbi::ConstantInitialized{}}
@@ -550,7 +565,7 @@ struct RatePointDefaultTypeInternal {
 PROTOBUF_ATTRIBUTE_NO_DESTROY PROTOBUF_CONSTINIT PROTOBUF_ATTRIBUTE_INIT_PRIORITY1 RatePointDefaultTypeInternal _RatePoint_default_instance_;
 }  // namespace v1
 }  // namespace tagq
-static ::_pb::Metadata file_level_metadata_tagq_2fv1_2fqueue_2eproto[35];
+static ::_pb::Metadata file_level_metadata_tagq_2fv1_2fqueue_2eproto[36];
 static const ::_pb::EnumDescriptor* file_level_enum_descriptors_tagq_2fv1_2fqueue_2eproto[3];
 static constexpr ::_pb::ServiceDescriptor const** file_level_service_descriptors_tagq_2fv1_2fqueue_2eproto = nullptr;
 
@@ -596,6 +611,7 @@ const uint32_t TableStruct_tagq_2fv1_2fqueue_2eproto::offsets[] PROTOBUF_SECTION
   PROTOBUF_FIELD_OFFSET(::tagq::v1::Queue, _impl_.priority_queue_),
   PROTOBUF_FIELD_OFFSET(::tagq::v1::Queue, _impl_.tags_),
   PROTOBUF_FIELD_OFFSET(::tagq::v1::Queue, _impl_.partitions_),
+  PROTOBUF_FIELD_OFFSET(::tagq::v1::Queue, _impl_.retry_policy_),
   ~0u,
   0,
   1,
@@ -621,6 +637,15 @@ const uint32_t TableStruct_tagq_2fv1_2fqueue_2eproto::offsets[] PROTOBUF_SECTION
   ~0u,
   ~0u,
   9,
+  ~0u,
+  ~0u,  // no _has_bits_
+  PROTOBUF_FIELD_OFFSET(::tagq::v1::RetryPolicy, _internal_metadata_),
+  ~0u,  // no _extensions_
+  ~0u,  // no _oneof_case_
+  ~0u,  // no _weak_field_map_
+  ~0u,  // no _inlined_string_donated_
+  PROTOBUF_FIELD_OFFSET(::tagq::v1::RetryPolicy, _impl_.min_backoff_seconds_),
+  PROTOBUF_FIELD_OFFSET(::tagq::v1::RetryPolicy, _impl_.max_backoff_seconds_),
   ~0u,  // no _has_bits_
   PROTOBUF_FIELD_OFFSET(::tagq::v1::RedrivePolicy, _internal_metadata_),
   ~0u,  // no _extensions_
@@ -919,45 +944,47 @@ const uint32_t TableStruct_tagq_2fv1_2fqueue_2eproto::offsets[] PROTOBUF_SECTION
 };
 static const ::_pbi::MigrationSchema schemas[] PROTOBUF_SECTION_VARIABLE(protodesc_cold) = {
   { 0, 8, -1, sizeof(::tagq::v1::Queue_UserAttributesEntry_DoNotUse)},
-  { 10, 41, -1, sizeof(::tagq::v1::Queue)},
-  { 66, -1, -1, sizeof(::tagq::v1::RedrivePolicy)},
-  { 74, -1, -1, sizeof(::tagq::v1::QueueState)},
-  { 86, 94, -1, sizeof(::tagq::v1::Tag_UserAttributesEntry_DoNotUse)},
-  { 96, 110, -1, sizeof(::tagq::v1::Tag)},
-  { 118, -1, -1, sizeof(::tagq::v1::TagFilter)},
-  { 126, 134, -1, sizeof(::tagq::v1::AttributeCondition)},
-  { 136, -1, -1, sizeof(::tagq::v1::TagState)},
-  { 150, -1, -1, sizeof(::tagq::v1::CreateQueueRequest)},
-  { 158, -1, -1, sizeof(::tagq::v1::CreateQueueResponse)},
-  { 165, -1, -1, sizeof(::tagq::v1::GetQueueRequest)},
-  { 172, -1, -1, sizeof(::tagq::v1::GetQueueResponse)},
-  { 179, -1, -1, sizeof(::tagq::v1::ListQueuesRequest)},
-  { 192, -1, -1, sizeof(::tagq::v1::ListQueuesResponse)},
-  { 201, -1, -1, sizeof(::tagq::v1::UpdateQueueRequest)},
-  { 209, -1, -1, sizeof(::tagq::v1::UpdateQueueResponse)},
-  { 216, -1, -1, sizeof(::tagq::v1::DeleteQueueRequest)},
-  { 224, -1, -1, sizeof(::tagq::v1::DeleteQueueResponse)},
-  { 230, -1, -1, sizeof(::tagq::v1::PurgeQueueRequest)},
-  { 237, -1, -1, sizeof(::tagq::v1::PurgeQueueResponse)},
-  { 244, -1, -1, sizeof(::tagq::v1::CreateTagRequest)},
-  { 252, -1, -1, sizeof(::tagq::v1::CreateTagResponse)},
-  { 259, -1, -1, sizeof(::tagq::v1::GetTagRequest)},
-  { 267, -1, -1, sizeof(::tagq::v1::GetTagResponse)},
-  { 274, -1, -1, sizeof(::tagq::v1::ListTagsRequest)},
-  { 283, -1, -1, sizeof(::tagq::v1::ListTagsResponse)},
-  { 291, -1, -1, sizeof(::tagq::v1::DeleteTagRequest)},
-  { 299, -1, -1, sizeof(::tagq::v1::DeleteTagResponse)},
-  { 305, -1, -1, sizeof(::tagq::v1::SeekTagRequest)},
-  { 316, -1, -1, sizeof(::tagq::v1::SeekTagResponse)},
-  { 323, -1, -1, sizeof(::tagq::v1::GetQueueRatesRequest)},
-  { 332, -1, -1, sizeof(::tagq::v1::GetQueueRatesResponse)},
-  { 342, -1, -1, sizeof(::tagq::v1::TagRates)},
-  { 350, -1, -1, sizeof(::tagq::v1::RatePoint)},
+  { 10, 42, -1, sizeof(::tagq::v1::Queue)},
+  { 68, -1, -1, sizeof(::tagq::v1::RetryPolicy)},
+  { 76, -1, -1, sizeof(::tagq::v1::RedrivePolicy)},
+  { 84, -1, -1, sizeof(::tagq::v1::QueueState)},
+  { 96, 104, -1, sizeof(::tagq::v1::Tag_UserAttributesEntry_DoNotUse)},
+  { 106, 120, -1, sizeof(::tagq::v1::Tag)},
+  { 128, -1, -1, sizeof(::tagq::v1::TagFilter)},
+  { 136, 144, -1, sizeof(::tagq::v1::AttributeCondition)},
+  { 146, -1, -1, sizeof(::tagq::v1::TagState)},
+  { 160, -1, -1, sizeof(::tagq::v1::CreateQueueRequest)},
+  { 168, -1, -1, sizeof(::tagq::v1::CreateQueueResponse)},
+  { 175, -1, -1, sizeof(::tagq::v1::GetQueueRequest)},
+  { 182, -1, -1, sizeof(::tagq::v1::GetQueueResponse)},
+  { 189, -1, -1, sizeof(::tagq::v1::ListQueuesRequest)},
+  { 202, -1, -1, sizeof(::tagq::v1::ListQueuesResponse)},
+  { 211, -1, -1, sizeof(::tagq::v1::UpdateQueueRequest)},
+  { 219, -1, -1, sizeof(::tagq::v1::UpdateQueueResponse)},
+  { 226, -1, -1, sizeof(::tagq::v1::DeleteQueueRequest)},
+  { 234, -1, -1, sizeof(::tagq::v1::DeleteQueueResponse)},
+  { 240, -1, -1, sizeof(::tagq::v1::PurgeQueueRequest)},
+  { 247, -1, -1, sizeof(::tagq::v1::PurgeQueueResponse)},
+  { 254, -1, -1, sizeof(::tagq::v1::CreateTagRequest)},
+  { 262, -1, -1, sizeof(::tagq::v1::CreateTagResponse)},
+  { 269, -1, -1, sizeof(::tagq::v1::GetTagRequest)},
+  { 277, -1, -1, sizeof(::tagq::v1::GetTagResponse)},
+  { 284, -1, -1, sizeof(::tagq::v1::ListTagsRequest)},
+  { 293, -1, -1, sizeof(::tagq::v1::ListTagsResponse)},
+  { 301, -1, -1, sizeof(::tagq::v1::DeleteTagRequest)},
+  { 309, -1, -1, sizeof(::tagq::v1::DeleteTagResponse)},
+  { 315, -1, -1, sizeof(::tagq::v1::SeekTagRequest)},
+  { 326, -1, -1, sizeof(::tagq::v1::SeekTagResponse)},
+  { 333, -1, -1, sizeof(::tagq::v1::GetQueueRatesRequest)},
+  { 342, -1, -1, sizeof(::tagq::v1::GetQueueRatesResponse)},
+  { 352, -1, -1, sizeof(::tagq::v1::TagRates)},
+  { 360, -1, -1, sizeof(::tagq::v1::RatePoint)},
 };
 
 static const ::_pb::Message* const file_default_instances[] = {
   &::tagq::v1::_Queue_UserAttributesEntry_DoNotUse_default_instance_._instance,
   &::tagq::v1::_Queue_default_instance_._instance,
+  &::tagq::v1::_RetryPolicy_default_instance_._instance,
   &::tagq::v1::_RedrivePolicy_default_instance_._instance,
   &::tagq::v1::_QueueState_default_instance_._instance,
   &::tagq::v1::_Tag_UserAttributesEntry_DoNotUse_default_instance_._instance,
@@ -996,7 +1023,7 @@ static const ::_pb::Message* const file_default_instances[] = {
 const char descriptor_table_protodef_tagq_2fv1_2fqueue_2eproto[] PROTOBUF_SECTION_VARIABLE(protodesc_cold) =
   "\n\023tagq/v1/queue.proto\022\007tagq.v1\032 google/p"
   "rotobuf/field_mask.proto\032\037google/protobu"
-  "f/timestamp.proto\"\266\014\n\005Queue\022\022\n\004name\030\001 \001("
+  "f/timestamp.proto\"\357\014\n\005Queue\022\022\n\004name\030\001 \001("
   "\tR\004name\022(\n\rdelay_seconds\030\002 \001(\005H\000R\014delayS"
   "econds\210\001\001\022A\n\032visibility_timeout_seconds\030"
   "\003 \001(\005H\001R\030visibilityTimeoutSeconds\210\001\001\0225\n\024"
@@ -1028,140 +1055,144 @@ const char descriptor_table_protodef_tagq_2fv1_2fqueue_2eproto[] PROTOBUF_SECTIO
   "\026 \001(\005H\010R\022readQuotaPerSecond\210\001\001\022%\n\016priori"
   "ty_queue\030\027 \001(\010R\rpriorityQueue\022 \n\004tags\030( "
   "\003(\0132\014.tagq.v1.TagR\004tags\022#\n\npartitions\030) "
-  "\001(\005H\tR\npartitions\210\001\001\032A\n\023UserAttributesEn"
-  "try\022\020\n\003key\030\001 \001(\tR\003key\022\024\n\005value\030\002 \001(\tR\005va"
-  "lue:\0028\001B\020\n\016_delay_secondsB\035\n\033_visibility"
-  "_timeout_secondsB\027\n\025_receive_wait_second"
-  "sB\034\n\032_message_retention_secondsB\024\n\022_max_"
-  "message_bytesB\030\n\026_max_retained_messagesB"
-  "\025\n\023_max_retained_bytesB\031\n\027_write_quota_p"
-  "er_secondB\030\n\026_read_quota_per_secondB\r\n\013_"
-  "partitions\"g\n\rRedrivePolicy\022*\n\021dead_lett"
-  "er_queue\030\001 \001(\tR\017deadLetterQueue\022*\n\021max_r"
-  "eceive_count\030\002 \001(\005R\017maxReceiveCount\"\205\002\n\n"
-  "QueueState\022+\n\021retained_messages\030\001 \001(\003R\020r"
-  "etainedMessages\022\033\n\ttag_count\030\002 \001(\005R\010tagC"
-  "ount\0222\n\013default_tag\030\003 \001(\0132\021.tagq.v1.TagS"
-  "tateR\ndefaultTag\022%\n\016retained_bytes\030\004 \001(\003"
-  "R\rretainedBytes\022#\n\rdropped_total\030\005 \001(\003R\014"
-  "droppedTotal\022-\n\022deduplicated_total\030\006 \001(\003"
-  "R\021deduplicatedTotal\"\250\004\n\003Tag\022\022\n\004name\030\001 \001("
-  "\tR\004name\0229\n\nstart_time\030\002 \001(\0132\032.google.pro"
-  "tobuf.TimestampR\tstartTime\022*\n\006filter\030\003 \001"
-  "(\0132\022.tagq.v1.TagFilterR\006filter\022A\n\032visibi"
-  "lity_timeout_seconds\030\004 \001(\005H\000R\030visibility"
-  "TimeoutSeconds\210\001\001\022I\n\017user_attributes\030\005 \003"
-  "(\0132 .tagq.v1.Tag.UserAttributesEntryR\016us"
-  "erAttributes\022;\n\013create_time\030\006 \001(\0132\032.goog"
-  "le.protobuf.TimestampR\ncreateTime\022\'\n\005sta"
-  "te\030\007 \001(\0132\021.tagq.v1.TagStateR\005state\0226\n\025re"
-  "ad_quota_per_second\030\010 \001(\005H\001R\022readQuotaPe"
-  "rSecond\210\001\001\032A\n\023UserAttributesEntry\022\020\n\003key"
-  "\030\001 \001(\tR\003key\022\024\n\005value\030\002 \001(\tR\005value:\0028\001B\035\n"
-  "\033_visibility_timeout_secondsB\030\n\026_read_qu"
-  "ota_per_second\"\312\001\n\tTagFilter\0227\n\010operator"
-  "\030\001 \001(\0162\033.tagq.v1.TagFilter.OperatorR\010ope"
-  "rator\022;\n\nconditions\030\002 \003(\0132\033.tagq.v1.Attr"
-  "ibuteConditionR\nconditions\"G\n\010Operator\022\030"
-  "\n\024OPERATOR_UNSPECIFIED\020\000\022\020\n\014OPERATOR_AND"
-  "\020\001\022\017\n\013OPERATOR_OR\020\002\"a\n\022AttributeConditio"
-  "n\022\022\n\004name\030\001 \001(\tR\004name\022&\n\014string_value\030\002 "
-  "\001(\tH\000R\013stringValue\210\001\001B\017\n\r_string_value\"\260"
-  "\002\n\010TagState\022\034\n\tavailable\030\001 \001(\003R\tavailabl"
-  "e\022\033\n\tin_flight\030\002 \001(\003R\010inFlight\022\030\n\007delaye"
-  "d\030\003 \001(\003R\007delayed\022%\n\016received_total\030\004 \001(\003"
-  "R\rreceivedTotal\022#\n\rdeleted_total\030\005 \001(\003R\014"
-  "deletedTotal\022\035\n\ndead_total\030\006 \001(\003R\tdeadTo"
-  "tal\022#\n\rexpired_total\030\007 \001(\003R\014expiredTotal"
-  "\022\?\n\034oldest_available_age_seconds\030\010 \001(\003R\031"
-  "oldestAvailableAgeSeconds\"`\n\022CreateQueue"
-  "Request\022$\n\005queue\030\001 \001(\0132\016.tagq.v1.QueueR\005"
-  "queue\022$\n\016no_default_tag\030\002 \001(\010R\014noDefault"
-  "Tag\";\n\023CreateQueueResponse\022$\n\005queue\030\001 \001("
-  "\0132\016.tagq.v1.QueueR\005queue\"%\n\017GetQueueRequ"
-  "est\022\022\n\004name\030\001 \001(\tR\004name\"8\n\020GetQueueRespo"
-  "nse\022$\n\005queue\030\001 \001(\0132\016.tagq.v1.QueueR\005queu"
-  "e\"\343\001\n\021ListQueuesRequest\022\026\n\006prefix\030\001 \001(\tR"
-  "\006prefix\022\033\n\tpage_size\030\002 \001(\005R\010pageSize\022\035\n\n"
-  "page_token\030\003 \001(\tR\tpageToken\022&\n\004view\030\004 \001("
-  "\0162\022.tagq.v1.QueueViewR\004view\022#\n\rname_cont"
-  "ains\030\005 \001(\tR\014nameContains\022\022\n\004skip\030\006 \001(\005R\004"
-  "skip\022\031\n\010order_by\030\007 \001(\tR\007orderBy\"\203\001\n\022List"
-  "QueuesResponse\022&\n\006queues\030\001 \003(\0132\016.tagq.v1"
-  ".QueueR\006queues\022&\n\017next_page_token\030\002 \001(\tR"
-  "\rnextPageToken\022\035\n\ntotal_size\030\003 \001(\005R\ttota"
-  "lSize\"w\n\022UpdateQueueRequest\022$\n\005queue\030\001 \001"
-  "(\0132\016.tagq.v1.QueueR\005queue\022;\n\013update_mask"
-  "\030\002 \001(\0132\032.google.protobuf.FieldMaskR\nupda"
-  "teMask\";\n\023UpdateQueueResponse\022$\n\005queue\030\001"
-  " \001(\0132\016.tagq.v1.QueueR\005queue\">\n\022DeleteQue"
-  "ueRequest\022\022\n\004name\030\001 \001(\tR\004name\022\024\n\005force\030\002"
-  " \001(\010R\005force\"\025\n\023DeleteQueueResponse\"\'\n\021Pu"
-  "rgeQueueRequest\022\022\n\004name\030\001 \001(\tR\004name\"=\n\022P"
-  "urgeQueueResponse\022\'\n\017purged_messages\030\001 \001"
-  "(\003R\016purgedMessages\"H\n\020CreateTagRequest\022\024"
-  "\n\005queue\030\001 \001(\tR\005queue\022\036\n\003tag\030\002 \001(\0132\014.tagq"
-  ".v1.TagR\003tag\"3\n\021CreateTagResponse\022\036\n\003tag"
-  "\030\001 \001(\0132\014.tagq.v1.TagR\003tag\"9\n\rGetTagReque"
-  "st\022\024\n\005queue\030\001 \001(\tR\005queue\022\022\n\004name\030\002 \001(\tR\004"
-  "name\"0\n\016GetTagResponse\022\036\n\003tag\030\001 \001(\0132\014.ta"
-  "gq.v1.TagR\003tag\"c\n\017ListTagsRequest\022\024\n\005que"
-  "ue\030\001 \001(\tR\005queue\022\033\n\tpage_size\030\002 \001(\005R\010page"
-  "Size\022\035\n\npage_token\030\003 \001(\tR\tpageToken\"\\\n\020L"
-  "istTagsResponse\022 \n\004tags\030\001 \003(\0132\014.tagq.v1."
-  "TagR\004tags\022&\n\017next_page_token\030\002 \001(\tR\rnext"
-  "PageToken\"<\n\020DeleteTagRequest\022\024\n\005queue\030\001"
-  " \001(\tR\005queue\022\022\n\004name\030\002 \001(\tR\004name\"\023\n\021Delet"
-  "eTagResponse\"\227\001\n\016SeekTagRequest\022\024\n\005queue"
-  "\030\001 \001(\tR\005queue\022\022\n\004name\030\002 \001(\tR\004name\0220\n\004tim"
-  "e\030\003 \001(\0132\032.google.protobuf.TimestampH\000R\004t"
-  "ime\022\037\n\nmessage_id\030\004 \001(\tH\000R\tmessageIdB\010\n\006"
-  "target\"1\n\017SeekTagResponse\022\036\n\003tag\030\001 \001(\0132\014"
-  ".tagq.v1.TagR\003tag\"e\n\024GetQueueRatesReques"
-  "t\022\024\n\005queue\030\001 \001(\tR\005queue\022\020\n\003tag\030\002 \001(\tR\003ta"
-  "g\022%\n\016window_seconds\030\003 \001(\005R\rwindowSeconds"
-  "\"\320\001\n\025GetQueueRatesResponse\022-\n\022resolution"
-  "_seconds\030\001 \001(\005R\021resolutionSeconds\0225\n\010end"
-  "_time\030\002 \001(\0132\032.google.protobuf.TimestampR"
-  "\007endTime\022*\n\006points\030\003 \003(\0132\022.tagq.v1.RateP"
-  "ointR\006points\022%\n\004tags\030\004 \003(\0132\021.tagq.v1.Tag"
-  "RatesR\004tags\"H\n\010TagRates\022\020\n\003tag\030\001 \001(\tR\003ta"
-  "g\022*\n\006points\030\002 \003(\0132\022.tagq.v1.RatePointR\006p"
-  "oints\"\345\001\n\tRatePoint\022.\n\004time\030\001 \001(\0132\032.goog"
-  "le.protobuf.TimestampR\004time\022\"\n\rin_per_se"
-  "cond\030\002 \001(\001R\013inPerSecond\022.\n\023received_per_"
-  "second\030\003 \001(\001R\021receivedPerSecond\022,\n\022delet"
-  "ed_per_second\030\004 \001(\001R\020deletedPerSecond\022&\n"
-  "\017dead_per_second\030\005 \001(\001R\rdeadPerSecond*r\n"
-  "\016OverflowPolicy\022\037\n\033OVERFLOW_POLICY_UNSPE"
-  "CIFIED\020\000\022\036\n\032OVERFLOW_POLICY_REJECT_NEW\020\001"
-  "\022\037\n\033OVERFLOW_POLICY_DROP_OLDEST\020\002*R\n\tQue"
-  "ueView\022\032\n\026QUEUE_VIEW_UNSPECIFIED\020\000\022\024\n\020QU"
-  "EUE_VIEW_BASIC\020\001\022\023\n\017QUEUE_VIEW_TAGS\020\0022\315\006"
-  "\n\014QueueService\022H\n\013CreateQueue\022\033.tagq.v1."
-  "CreateQueueRequest\032\034.tagq.v1.CreateQueue"
-  "Response\022\?\n\010GetQueue\022\030.tagq.v1.GetQueueR"
-  "equest\032\031.tagq.v1.GetQueueResponse\022E\n\nLis"
-  "tQueues\022\032.tagq.v1.ListQueuesRequest\032\033.ta"
-  "gq.v1.ListQueuesResponse\022H\n\013UpdateQueue\022"
-  "\033.tagq.v1.UpdateQueueRequest\032\034.tagq.v1.U"
-  "pdateQueueResponse\022H\n\013DeleteQueue\022\033.tagq"
-  ".v1.DeleteQueueRequest\032\034.tagq.v1.DeleteQ"
-  "ueueResponse\022E\n\nPurgeQueue\022\032.tagq.v1.Pur"
-  "geQueueRequest\032\033.tagq.v1.PurgeQueueRespo"
-  "nse\022B\n\tCreateTag\022\031.tagq.v1.CreateTagRequ"
-  "est\032\032.tagq.v1.CreateTagResponse\0229\n\006GetTa"
-  "g\022\026.tagq.v1.GetTagRequest\032\027.tagq.v1.GetT"
-  "agResponse\022\?\n\010ListTags\022\030.tagq.v1.ListTag"
-  "sRequest\032\031.tagq.v1.ListTagsResponse\022B\n\tD"
-  "eleteTag\022\031.tagq.v1.DeleteTagRequest\032\032.ta"
-  "gq.v1.DeleteTagResponse\022<\n\007SeekTag\022\027.tag"
-  "q.v1.SeekTagRequest\032\030.tagq.v1.SeekTagRes"
-  "ponse\022N\n\rGetQueueRates\022\035.tagq.v1.GetQueu"
-  "eRatesRequest\032\036.tagq.v1.GetQueueRatesRes"
-  "ponseBV\n\013com.tagq.v1B\nQueueProtoP\001\242\002\003TXX"
-  "\252\002\007Tagq.V1\312\002\007Tagq\\V1\342\002\023Tagq\\V1\\GPBMetada"
-  "ta\352\002\010Tagq::V1b\006proto3"
+  "\001(\005H\tR\npartitions\210\001\001\0227\n\014retry_policy\030* \001"
+  "(\0132\024.tagq.v1.RetryPolicyR\013retryPolicy\032A\n"
+  "\023UserAttributesEntry\022\020\n\003key\030\001 \001(\tR\003key\022\024"
+  "\n\005value\030\002 \001(\tR\005value:\0028\001B\020\n\016_delay_secon"
+  "dsB\035\n\033_visibility_timeout_secondsB\027\n\025_re"
+  "ceive_wait_secondsB\034\n\032_message_retention"
+  "_secondsB\024\n\022_max_message_bytesB\030\n\026_max_r"
+  "etained_messagesB\025\n\023_max_retained_bytesB"
+  "\031\n\027_write_quota_per_secondB\030\n\026_read_quot"
+  "a_per_secondB\r\n\013_partitions\"m\n\013RetryPoli"
+  "cy\022.\n\023min_backoff_seconds\030\001 \001(\005R\021minBack"
+  "offSeconds\022.\n\023max_backoff_seconds\030\002 \001(\005R"
+  "\021maxBackoffSeconds\"g\n\rRedrivePolicy\022*\n\021d"
+  "ead_letter_queue\030\001 \001(\tR\017deadLetterQueue\022"
+  "*\n\021max_receive_count\030\002 \001(\005R\017maxReceiveCo"
+  "unt\"\205\002\n\nQueueState\022+\n\021retained_messages\030"
+  "\001 \001(\003R\020retainedMessages\022\033\n\ttag_count\030\002 \001"
+  "(\005R\010tagCount\0222\n\013default_tag\030\003 \001(\0132\021.tagq"
+  ".v1.TagStateR\ndefaultTag\022%\n\016retained_byt"
+  "es\030\004 \001(\003R\rretainedBytes\022#\n\rdropped_total"
+  "\030\005 \001(\003R\014droppedTotal\022-\n\022deduplicated_tot"
+  "al\030\006 \001(\003R\021deduplicatedTotal\"\250\004\n\003Tag\022\022\n\004n"
+  "ame\030\001 \001(\tR\004name\0229\n\nstart_time\030\002 \001(\0132\032.go"
+  "ogle.protobuf.TimestampR\tstartTime\022*\n\006fi"
+  "lter\030\003 \001(\0132\022.tagq.v1.TagFilterR\006filter\022A"
+  "\n\032visibility_timeout_seconds\030\004 \001(\005H\000R\030vi"
+  "sibilityTimeoutSeconds\210\001\001\022I\n\017user_attrib"
+  "utes\030\005 \003(\0132 .tagq.v1.Tag.UserAttributesE"
+  "ntryR\016userAttributes\022;\n\013create_time\030\006 \001("
+  "\0132\032.google.protobuf.TimestampR\ncreateTim"
+  "e\022\'\n\005state\030\007 \001(\0132\021.tagq.v1.TagStateR\005sta"
+  "te\0226\n\025read_quota_per_second\030\010 \001(\005H\001R\022rea"
+  "dQuotaPerSecond\210\001\001\032A\n\023UserAttributesEntr"
+  "y\022\020\n\003key\030\001 \001(\tR\003key\022\024\n\005value\030\002 \001(\tR\005valu"
+  "e:\0028\001B\035\n\033_visibility_timeout_secondsB\030\n\026"
+  "_read_quota_per_second\"\312\001\n\tTagFilter\0227\n\010"
+  "operator\030\001 \001(\0162\033.tagq.v1.TagFilter.Opera"
+  "torR\010operator\022;\n\nconditions\030\002 \003(\0132\033.tagq"
+  ".v1.AttributeConditionR\nconditions\"G\n\010Op"
+  "erator\022\030\n\024OPERATOR_UNSPECIFIED\020\000\022\020\n\014OPER"
+  "ATOR_AND\020\001\022\017\n\013OPERATOR_OR\020\002\"a\n\022Attribute"
+  "Condition\022\022\n\004name\030\001 \001(\tR\004name\022&\n\014string_"
+  "value\030\002 \001(\tH\000R\013stringValue\210\001\001B\017\n\r_string"
+  "_value\"\260\002\n\010TagState\022\034\n\tavailable\030\001 \001(\003R\t"
+  "available\022\033\n\tin_flight\030\002 \001(\003R\010inFlight\022\030"
+  "\n\007delayed\030\003 \001(\003R\007delayed\022%\n\016received_tot"
+  "al\030\004 \001(\003R\rreceivedTotal\022#\n\rdeleted_total"
+  "\030\005 \001(\003R\014deletedTotal\022\035\n\ndead_total\030\006 \001(\003"
+  "R\tdeadTotal\022#\n\rexpired_total\030\007 \001(\003R\014expi"
+  "redTotal\022\?\n\034oldest_available_age_seconds"
+  "\030\010 \001(\003R\031oldestAvailableAgeSeconds\"`\n\022Cre"
+  "ateQueueRequest\022$\n\005queue\030\001 \001(\0132\016.tagq.v1"
+  ".QueueR\005queue\022$\n\016no_default_tag\030\002 \001(\010R\014n"
+  "oDefaultTag\";\n\023CreateQueueResponse\022$\n\005qu"
+  "eue\030\001 \001(\0132\016.tagq.v1.QueueR\005queue\"%\n\017GetQ"
+  "ueueRequest\022\022\n\004name\030\001 \001(\tR\004name\"8\n\020GetQu"
+  "eueResponse\022$\n\005queue\030\001 \001(\0132\016.tagq.v1.Que"
+  "ueR\005queue\"\343\001\n\021ListQueuesRequest\022\026\n\006prefi"
+  "x\030\001 \001(\tR\006prefix\022\033\n\tpage_size\030\002 \001(\005R\010page"
+  "Size\022\035\n\npage_token\030\003 \001(\tR\tpageToken\022&\n\004v"
+  "iew\030\004 \001(\0162\022.tagq.v1.QueueViewR\004view\022#\n\rn"
+  "ame_contains\030\005 \001(\tR\014nameContains\022\022\n\004skip"
+  "\030\006 \001(\005R\004skip\022\031\n\010order_by\030\007 \001(\tR\007orderBy\""
+  "\203\001\n\022ListQueuesResponse\022&\n\006queues\030\001 \003(\0132\016"
+  ".tagq.v1.QueueR\006queues\022&\n\017next_page_toke"
+  "n\030\002 \001(\tR\rnextPageToken\022\035\n\ntotal_size\030\003 \001"
+  "(\005R\ttotalSize\"w\n\022UpdateQueueRequest\022$\n\005q"
+  "ueue\030\001 \001(\0132\016.tagq.v1.QueueR\005queue\022;\n\013upd"
+  "ate_mask\030\002 \001(\0132\032.google.protobuf.FieldMa"
+  "skR\nupdateMask\";\n\023UpdateQueueResponse\022$\n"
+  "\005queue\030\001 \001(\0132\016.tagq.v1.QueueR\005queue\">\n\022D"
+  "eleteQueueRequest\022\022\n\004name\030\001 \001(\tR\004name\022\024\n"
+  "\005force\030\002 \001(\010R\005force\"\025\n\023DeleteQueueRespon"
+  "se\"\'\n\021PurgeQueueRequest\022\022\n\004name\030\001 \001(\tR\004n"
+  "ame\"=\n\022PurgeQueueResponse\022\'\n\017purged_mess"
+  "ages\030\001 \001(\003R\016purgedMessages\"H\n\020CreateTagR"
+  "equest\022\024\n\005queue\030\001 \001(\tR\005queue\022\036\n\003tag\030\002 \001("
+  "\0132\014.tagq.v1.TagR\003tag\"3\n\021CreateTagRespons"
+  "e\022\036\n\003tag\030\001 \001(\0132\014.tagq.v1.TagR\003tag\"9\n\rGet"
+  "TagRequest\022\024\n\005queue\030\001 \001(\tR\005queue\022\022\n\004name"
+  "\030\002 \001(\tR\004name\"0\n\016GetTagResponse\022\036\n\003tag\030\001 "
+  "\001(\0132\014.tagq.v1.TagR\003tag\"c\n\017ListTagsReques"
+  "t\022\024\n\005queue\030\001 \001(\tR\005queue\022\033\n\tpage_size\030\002 \001"
+  "(\005R\010pageSize\022\035\n\npage_token\030\003 \001(\tR\tpageTo"
+  "ken\"\\\n\020ListTagsResponse\022 \n\004tags\030\001 \003(\0132\014."
+  "tagq.v1.TagR\004tags\022&\n\017next_page_token\030\002 \001"
+  "(\tR\rnextPageToken\"<\n\020DeleteTagRequest\022\024\n"
+  "\005queue\030\001 \001(\tR\005queue\022\022\n\004name\030\002 \001(\tR\004name\""
+  "\023\n\021DeleteTagResponse\"\227\001\n\016SeekTagRequest\022"
+  "\024\n\005queue\030\001 \001(\tR\005queue\022\022\n\004name\030\002 \001(\tR\004nam"
+  "e\0220\n\004time\030\003 \001(\0132\032.google.protobuf.Timest"
+  "ampH\000R\004time\022\037\n\nmessage_id\030\004 \001(\tH\000R\tmessa"
+  "geIdB\010\n\006target\"1\n\017SeekTagResponse\022\036\n\003tag"
+  "\030\001 \001(\0132\014.tagq.v1.TagR\003tag\"e\n\024GetQueueRat"
+  "esRequest\022\024\n\005queue\030\001 \001(\tR\005queue\022\020\n\003tag\030\002"
+  " \001(\tR\003tag\022%\n\016window_seconds\030\003 \001(\005R\rwindo"
+  "wSeconds\"\320\001\n\025GetQueueRatesResponse\022-\n\022re"
+  "solution_seconds\030\001 \001(\005R\021resolutionSecond"
+  "s\0225\n\010end_time\030\002 \001(\0132\032.google.protobuf.Ti"
+  "mestampR\007endTime\022*\n\006points\030\003 \003(\0132\022.tagq."
+  "v1.RatePointR\006points\022%\n\004tags\030\004 \003(\0132\021.tag"
+  "q.v1.TagRatesR\004tags\"H\n\010TagRates\022\020\n\003tag\030\001"
+  " \001(\tR\003tag\022*\n\006points\030\002 \003(\0132\022.tagq.v1.Rate"
+  "PointR\006points\"\345\001\n\tRatePoint\022.\n\004time\030\001 \001("
+  "\0132\032.google.protobuf.TimestampR\004time\022\"\n\ri"
+  "n_per_second\030\002 \001(\001R\013inPerSecond\022.\n\023recei"
+  "ved_per_second\030\003 \001(\001R\021receivedPerSecond\022"
+  ",\n\022deleted_per_second\030\004 \001(\001R\020deletedPerS"
+  "econd\022&\n\017dead_per_second\030\005 \001(\001R\rdeadPerS"
+  "econd*r\n\016OverflowPolicy\022\037\n\033OVERFLOW_POLI"
+  "CY_UNSPECIFIED\020\000\022\036\n\032OVERFLOW_POLICY_REJE"
+  "CT_NEW\020\001\022\037\n\033OVERFLOW_POLICY_DROP_OLDEST\020"
+  "\002*R\n\tQueueView\022\032\n\026QUEUE_VIEW_UNSPECIFIED"
+  "\020\000\022\024\n\020QUEUE_VIEW_BASIC\020\001\022\023\n\017QUEUE_VIEW_T"
+  "AGS\020\0022\315\006\n\014QueueService\022H\n\013CreateQueue\022\033."
+  "tagq.v1.CreateQueueRequest\032\034.tagq.v1.Cre"
+  "ateQueueResponse\022\?\n\010GetQueue\022\030.tagq.v1.G"
+  "etQueueRequest\032\031.tagq.v1.GetQueueRespons"
+  "e\022E\n\nListQueues\022\032.tagq.v1.ListQueuesRequ"
+  "est\032\033.tagq.v1.ListQueuesResponse\022H\n\013Upda"
+  "teQueue\022\033.tagq.v1.UpdateQueueRequest\032\034.t"
+  "agq.v1.UpdateQueueResponse\022H\n\013DeleteQueu"
+  "e\022\033.tagq.v1.DeleteQueueRequest\032\034.tagq.v1"
+  ".DeleteQueueResponse\022E\n\nPurgeQueue\022\032.tag"
+  "q.v1.PurgeQueueRequest\032\033.tagq.v1.PurgeQu"
+  "eueResponse\022B\n\tCreateTag\022\031.tagq.v1.Creat"
+  "eTagRequest\032\032.tagq.v1.CreateTagResponse\022"
+  "9\n\006GetTag\022\026.tagq.v1.GetTagRequest\032\027.tagq"
+  ".v1.GetTagResponse\022\?\n\010ListTags\022\030.tagq.v1"
+  ".ListTagsRequest\032\031.tagq.v1.ListTagsRespo"
+  "nse\022B\n\tDeleteTag\022\031.tagq.v1.DeleteTagRequ"
+  "est\032\032.tagq.v1.DeleteTagResponse\022<\n\007SeekT"
+  "ag\022\027.tagq.v1.SeekTagRequest\032\030.tagq.v1.Se"
+  "ekTagResponse\022N\n\rGetQueueRates\022\035.tagq.v1"
+  ".GetQueueRatesRequest\032\036.tagq.v1.GetQueue"
+  "RatesResponseBV\n\013com.tagq.v1B\nQueueProto"
+  "P\001\242\002\003TXX\252\002\007Tagq.V1\312\002\007Tagq\\V1\342\002\023Tagq\\V1\\G"
+  "PBMetadata\352\002\010Tagq::V1b\006proto3"
   ;
 static const ::_pbi::DescriptorTable* const descriptor_table_tagq_2fv1_2fqueue_2eproto_deps[2] = {
   &::descriptor_table_google_2fprotobuf_2ffield_5fmask_2eproto,
@@ -1169,9 +1200,9 @@ static const ::_pbi::DescriptorTable* const descriptor_table_tagq_2fv1_2fqueue_2
 };
 static ::_pbi::once_flag descriptor_table_tagq_2fv1_2fqueue_2eproto_once;
 const ::_pbi::DescriptorTable descriptor_table_tagq_2fv1_2fqueue_2eproto = {
-    false, false, 6701, descriptor_table_protodef_tagq_2fv1_2fqueue_2eproto,
+    false, false, 6869, descriptor_table_protodef_tagq_2fv1_2fqueue_2eproto,
     "tagq/v1/queue.proto",
-    &descriptor_table_tagq_2fv1_2fqueue_2eproto_once, descriptor_table_tagq_2fv1_2fqueue_2eproto_deps, 2, 35,
+    &descriptor_table_tagq_2fv1_2fqueue_2eproto_once, descriptor_table_tagq_2fv1_2fqueue_2eproto_deps, 2, 36,
     schemas, file_default_instances, TableStruct_tagq_2fv1_2fqueue_2eproto::offsets,
     file_level_metadata_tagq_2fv1_2fqueue_2eproto, file_level_enum_descriptors_tagq_2fv1_2fqueue_2eproto,
     file_level_service_descriptors_tagq_2fv1_2fqueue_2eproto,
@@ -1291,6 +1322,7 @@ class Queue::_Internal {
   static void set_has_partitions(HasBits* has_bits) {
     (*has_bits)[0] |= 512u;
   }
+  static const ::tagq::v1::RetryPolicy& retry_policy(const Queue* msg);
 };
 
 const ::tagq::v1::RedrivePolicy&
@@ -1308,6 +1340,10 @@ Queue::_Internal::update_time(const Queue* msg) {
 const ::tagq::v1::QueueState&
 Queue::_Internal::state(const Queue* msg) {
   return *msg->_impl_.state_;
+}
+const ::tagq::v1::RetryPolicy&
+Queue::_Internal::retry_policy(const Queue* msg) {
+  return *msg->_impl_.retry_policy_;
 }
 void Queue::clear_create_time() {
   if (GetArenaForAllocation() == nullptr && _impl_.create_time_ != nullptr) {
@@ -1345,6 +1381,7 @@ Queue::Queue(const Queue& from)
     , decltype(_impl_.create_time_){nullptr}
     , decltype(_impl_.update_time_){nullptr}
     , decltype(_impl_.state_){nullptr}
+    , decltype(_impl_.retry_policy_){nullptr}
     , decltype(_impl_.delay_seconds_){}
     , decltype(_impl_.visibility_timeout_seconds_){}
     , decltype(_impl_.receive_wait_seconds_){}
@@ -1392,6 +1429,9 @@ Queue::Queue(const Queue& from)
   if (from._internal_has_state()) {
     _this->_impl_.state_ = new ::tagq::v1::QueueState(*from._impl_.state_);
   }
+  if (from._internal_has_retry_policy()) {
+    _this->_impl_.retry_policy_ = new ::tagq::v1::RetryPolicy(*from._impl_.retry_policy_);
+  }
   ::memcpy(&_impl_.delay_seconds_, &from._impl_.delay_seconds_,
     static_cast<size_t>(reinterpret_cast<char*>(&_impl_.partitions_) -
     reinterpret_cast<char*>(&_impl_.delay_seconds_)) + sizeof(_impl_.partitions_));
@@ -1414,6 +1454,7 @@ inline void Queue::SharedCtor(
     , decltype(_impl_.create_time_){nullptr}
     , decltype(_impl_.update_time_){nullptr}
     , decltype(_impl_.state_){nullptr}
+    , decltype(_impl_.retry_policy_){nullptr}
     , decltype(_impl_.delay_seconds_){0}
     , decltype(_impl_.visibility_timeout_seconds_){0}
     , decltype(_impl_.receive_wait_seconds_){0}
@@ -1463,6 +1504,7 @@ inline void Queue::SharedDtor() {
   if (this != internal_default_instance()) delete _impl_.create_time_;
   if (this != internal_default_instance()) delete _impl_.update_time_;
   if (this != internal_default_instance()) delete _impl_.state_;
+  if (this != internal_default_instance()) delete _impl_.retry_policy_;
 }
 
 void Queue::ArenaDtor(void* object) {
@@ -1500,6 +1542,10 @@ void Queue::Clear() {
     delete _impl_.state_;
   }
   _impl_.state_ = nullptr;
+  if (GetArenaForAllocation() == nullptr && _impl_.retry_policy_ != nullptr) {
+    delete _impl_.retry_policy_;
+  }
+  _impl_.retry_policy_ = nullptr;
   cached_has_bits = _impl_._has_bits_[0];
   if (cached_has_bits & 0x0000001fu) {
     ::memset(&_impl_.delay_seconds_, 0, static_cast<size_t>(
@@ -1762,6 +1808,14 @@ const char* Queue::_InternalParse(const char* ptr, ::_pbi::ParseContext* ctx) {
         } else
           goto handle_unusual;
         continue;
+      // .tagq.v1.RetryPolicy retry_policy = 42 [json_name = "retryPolicy"];
+      case 42:
+        if (PROTOBUF_PREDICT_TRUE(static_cast<uint8_t>(tag) == 82)) {
+          ptr = ctx->ParseMessage(_internal_mutable_retry_policy(), ptr);
+          CHK_(ptr);
+        } else
+          goto handle_unusual;
+        continue;
       default:
         goto handle_unusual;
     }  // switch
@@ -1985,6 +2039,13 @@ uint8_t* Queue::_InternalSerialize(
     target = ::_pbi::WireFormatLite::WriteInt32ToArray(41, this->_internal_partitions(), target);
   }
 
+  // .tagq.v1.RetryPolicy retry_policy = 42 [json_name = "retryPolicy"];
+  if (this->_internal_has_retry_policy()) {
+    target = ::PROTOBUF_NAMESPACE_ID::internal::WireFormatLite::
+      InternalWriteMessage(42, _Internal::retry_policy(this),
+        _Internal::retry_policy(this).GetCachedSize(), target, stream);
+  }
+
   if (PROTOBUF_PREDICT_FALSE(_internal_metadata_.have_unknown_fields())) {
     target = ::_pbi::WireFormat::InternalSerializeUnknownFieldsToArray(
         _internal_metadata_.unknown_fields<::PROTOBUF_NAMESPACE_ID::UnknownFieldSet>(::PROTOBUF_NAMESPACE_ID::UnknownFieldSet::default_instance), target, stream);
@@ -2065,6 +2126,13 @@ size_t Queue::ByteSizeLong() const {
     total_size += 1 +
       ::PROTOBUF_NAMESPACE_ID::internal::WireFormatLite::MessageSize(
         *_impl_.state_);
+  }
+
+  // .tagq.v1.RetryPolicy retry_policy = 42 [json_name = "retryPolicy"];
+  if (this->_internal_has_retry_policy()) {
+    total_size += 2 +
+      ::PROTOBUF_NAMESPACE_ID::internal::WireFormatLite::MessageSize(
+        *_impl_.retry_policy_);
   }
 
   cached_has_bits = _impl_._has_bits_[0];
@@ -2206,6 +2274,10 @@ void Queue::MergeImpl(::PROTOBUF_NAMESPACE_ID::Message& to_msg, const ::PROTOBUF
     _this->_internal_mutable_state()->::tagq::v1::QueueState::MergeFrom(
         from._internal_state());
   }
+  if (from._internal_has_retry_policy()) {
+    _this->_internal_mutable_retry_policy()->::tagq::v1::RetryPolicy::MergeFrom(
+        from._internal_retry_policy());
+  }
   cached_has_bits = from._impl_._has_bits_[0];
   if (cached_has_bits & 0x0000001fu) {
     if (cached_has_bits & 0x00000001u) {
@@ -2304,6 +2376,217 @@ void Queue::InternalSwap(Queue* other) {
   return ::_pbi::AssignDescriptors(
       &descriptor_table_tagq_2fv1_2fqueue_2eproto_getter, &descriptor_table_tagq_2fv1_2fqueue_2eproto_once,
       file_level_metadata_tagq_2fv1_2fqueue_2eproto[1]);
+}
+
+// ===================================================================
+
+class RetryPolicy::_Internal {
+ public:
+};
+
+RetryPolicy::RetryPolicy(::PROTOBUF_NAMESPACE_ID::Arena* arena,
+                         bool is_message_owned)
+  : ::PROTOBUF_NAMESPACE_ID::Message(arena, is_message_owned) {
+  SharedCtor(arena, is_message_owned);
+  // @@protoc_insertion_point(arena_constructor:tagq.v1.RetryPolicy)
+}
+RetryPolicy::RetryPolicy(const RetryPolicy& from)
+  : ::PROTOBUF_NAMESPACE_ID::Message() {
+  RetryPolicy* const _this = this; (void)_this;
+  new (&_impl_) Impl_{
+      decltype(_impl_.min_backoff_seconds_){}
+    , decltype(_impl_.max_backoff_seconds_){}
+    , /*decltype(_impl_._cached_size_)*/{}};
+
+  _internal_metadata_.MergeFrom<::PROTOBUF_NAMESPACE_ID::UnknownFieldSet>(from._internal_metadata_);
+  ::memcpy(&_impl_.min_backoff_seconds_, &from._impl_.min_backoff_seconds_,
+    static_cast<size_t>(reinterpret_cast<char*>(&_impl_.max_backoff_seconds_) -
+    reinterpret_cast<char*>(&_impl_.min_backoff_seconds_)) + sizeof(_impl_.max_backoff_seconds_));
+  // @@protoc_insertion_point(copy_constructor:tagq.v1.RetryPolicy)
+}
+
+inline void RetryPolicy::SharedCtor(
+    ::_pb::Arena* arena, bool is_message_owned) {
+  (void)arena;
+  (void)is_message_owned;
+  new (&_impl_) Impl_{
+      decltype(_impl_.min_backoff_seconds_){0}
+    , decltype(_impl_.max_backoff_seconds_){0}
+    , /*decltype(_impl_._cached_size_)*/{}
+  };
+}
+
+RetryPolicy::~RetryPolicy() {
+  // @@protoc_insertion_point(destructor:tagq.v1.RetryPolicy)
+  if (auto *arena = _internal_metadata_.DeleteReturnArena<::PROTOBUF_NAMESPACE_ID::UnknownFieldSet>()) {
+  (void)arena;
+    return;
+  }
+  SharedDtor();
+}
+
+inline void RetryPolicy::SharedDtor() {
+  GOOGLE_DCHECK(GetArenaForAllocation() == nullptr);
+}
+
+void RetryPolicy::SetCachedSize(int size) const {
+  _impl_._cached_size_.Set(size);
+}
+
+void RetryPolicy::Clear() {
+// @@protoc_insertion_point(message_clear_start:tagq.v1.RetryPolicy)
+  uint32_t cached_has_bits = 0;
+  // Prevent compiler warnings about cached_has_bits being unused
+  (void) cached_has_bits;
+
+  ::memset(&_impl_.min_backoff_seconds_, 0, static_cast<size_t>(
+      reinterpret_cast<char*>(&_impl_.max_backoff_seconds_) -
+      reinterpret_cast<char*>(&_impl_.min_backoff_seconds_)) + sizeof(_impl_.max_backoff_seconds_));
+  _internal_metadata_.Clear<::PROTOBUF_NAMESPACE_ID::UnknownFieldSet>();
+}
+
+const char* RetryPolicy::_InternalParse(const char* ptr, ::_pbi::ParseContext* ctx) {
+#define CHK_(x) if (PROTOBUF_PREDICT_FALSE(!(x))) goto failure
+  while (!ctx->Done(&ptr)) {
+    uint32_t tag;
+    ptr = ::_pbi::ReadTag(ptr, &tag);
+    switch (tag >> 3) {
+      // int32 min_backoff_seconds = 1 [json_name = "minBackoffSeconds"];
+      case 1:
+        if (PROTOBUF_PREDICT_TRUE(static_cast<uint8_t>(tag) == 8)) {
+          _impl_.min_backoff_seconds_ = ::PROTOBUF_NAMESPACE_ID::internal::ReadVarint32(&ptr);
+          CHK_(ptr);
+        } else
+          goto handle_unusual;
+        continue;
+      // int32 max_backoff_seconds = 2 [json_name = "maxBackoffSeconds"];
+      case 2:
+        if (PROTOBUF_PREDICT_TRUE(static_cast<uint8_t>(tag) == 16)) {
+          _impl_.max_backoff_seconds_ = ::PROTOBUF_NAMESPACE_ID::internal::ReadVarint32(&ptr);
+          CHK_(ptr);
+        } else
+          goto handle_unusual;
+        continue;
+      default:
+        goto handle_unusual;
+    }  // switch
+  handle_unusual:
+    if ((tag == 0) || ((tag & 7) == 4)) {
+      CHK_(ptr);
+      ctx->SetLastTag(tag);
+      goto message_done;
+    }
+    ptr = UnknownFieldParse(
+        tag,
+        _internal_metadata_.mutable_unknown_fields<::PROTOBUF_NAMESPACE_ID::UnknownFieldSet>(),
+        ptr, ctx);
+    CHK_(ptr != nullptr);
+  }  // while
+message_done:
+  return ptr;
+failure:
+  ptr = nullptr;
+  goto message_done;
+#undef CHK_
+}
+
+uint8_t* RetryPolicy::_InternalSerialize(
+    uint8_t* target, ::PROTOBUF_NAMESPACE_ID::io::EpsCopyOutputStream* stream) const {
+  // @@protoc_insertion_point(serialize_to_array_start:tagq.v1.RetryPolicy)
+  uint32_t cached_has_bits = 0;
+  (void) cached_has_bits;
+
+  // int32 min_backoff_seconds = 1 [json_name = "minBackoffSeconds"];
+  if (this->_internal_min_backoff_seconds() != 0) {
+    target = stream->EnsureSpace(target);
+    target = ::_pbi::WireFormatLite::WriteInt32ToArray(1, this->_internal_min_backoff_seconds(), target);
+  }
+
+  // int32 max_backoff_seconds = 2 [json_name = "maxBackoffSeconds"];
+  if (this->_internal_max_backoff_seconds() != 0) {
+    target = stream->EnsureSpace(target);
+    target = ::_pbi::WireFormatLite::WriteInt32ToArray(2, this->_internal_max_backoff_seconds(), target);
+  }
+
+  if (PROTOBUF_PREDICT_FALSE(_internal_metadata_.have_unknown_fields())) {
+    target = ::_pbi::WireFormat::InternalSerializeUnknownFieldsToArray(
+        _internal_metadata_.unknown_fields<::PROTOBUF_NAMESPACE_ID::UnknownFieldSet>(::PROTOBUF_NAMESPACE_ID::UnknownFieldSet::default_instance), target, stream);
+  }
+  // @@protoc_insertion_point(serialize_to_array_end:tagq.v1.RetryPolicy)
+  return target;
+}
+
+size_t RetryPolicy::ByteSizeLong() const {
+// @@protoc_insertion_point(message_byte_size_start:tagq.v1.RetryPolicy)
+  size_t total_size = 0;
+
+  uint32_t cached_has_bits = 0;
+  // Prevent compiler warnings about cached_has_bits being unused
+  (void) cached_has_bits;
+
+  // int32 min_backoff_seconds = 1 [json_name = "minBackoffSeconds"];
+  if (this->_internal_min_backoff_seconds() != 0) {
+    total_size += ::_pbi::WireFormatLite::Int32SizePlusOne(this->_internal_min_backoff_seconds());
+  }
+
+  // int32 max_backoff_seconds = 2 [json_name = "maxBackoffSeconds"];
+  if (this->_internal_max_backoff_seconds() != 0) {
+    total_size += ::_pbi::WireFormatLite::Int32SizePlusOne(this->_internal_max_backoff_seconds());
+  }
+
+  return MaybeComputeUnknownFieldsSize(total_size, &_impl_._cached_size_);
+}
+
+const ::PROTOBUF_NAMESPACE_ID::Message::ClassData RetryPolicy::_class_data_ = {
+    ::PROTOBUF_NAMESPACE_ID::Message::CopyWithSourceCheck,
+    RetryPolicy::MergeImpl
+};
+const ::PROTOBUF_NAMESPACE_ID::Message::ClassData*RetryPolicy::GetClassData() const { return &_class_data_; }
+
+
+void RetryPolicy::MergeImpl(::PROTOBUF_NAMESPACE_ID::Message& to_msg, const ::PROTOBUF_NAMESPACE_ID::Message& from_msg) {
+  auto* const _this = static_cast<RetryPolicy*>(&to_msg);
+  auto& from = static_cast<const RetryPolicy&>(from_msg);
+  // @@protoc_insertion_point(class_specific_merge_from_start:tagq.v1.RetryPolicy)
+  GOOGLE_DCHECK_NE(&from, _this);
+  uint32_t cached_has_bits = 0;
+  (void) cached_has_bits;
+
+  if (from._internal_min_backoff_seconds() != 0) {
+    _this->_internal_set_min_backoff_seconds(from._internal_min_backoff_seconds());
+  }
+  if (from._internal_max_backoff_seconds() != 0) {
+    _this->_internal_set_max_backoff_seconds(from._internal_max_backoff_seconds());
+  }
+  _this->_internal_metadata_.MergeFrom<::PROTOBUF_NAMESPACE_ID::UnknownFieldSet>(from._internal_metadata_);
+}
+
+void RetryPolicy::CopyFrom(const RetryPolicy& from) {
+// @@protoc_insertion_point(class_specific_copy_from_start:tagq.v1.RetryPolicy)
+  if (&from == this) return;
+  Clear();
+  MergeFrom(from);
+}
+
+bool RetryPolicy::IsInitialized() const {
+  return true;
+}
+
+void RetryPolicy::InternalSwap(RetryPolicy* other) {
+  using std::swap;
+  _internal_metadata_.InternalSwap(&other->_internal_metadata_);
+  ::PROTOBUF_NAMESPACE_ID::internal::memswap<
+      PROTOBUF_FIELD_OFFSET(RetryPolicy, _impl_.max_backoff_seconds_)
+      + sizeof(RetryPolicy::_impl_.max_backoff_seconds_)
+      - PROTOBUF_FIELD_OFFSET(RetryPolicy, _impl_.min_backoff_seconds_)>(
+          reinterpret_cast<char*>(&_impl_.min_backoff_seconds_),
+          reinterpret_cast<char*>(&other->_impl_.min_backoff_seconds_));
+}
+
+::PROTOBUF_NAMESPACE_ID::Metadata RetryPolicy::GetMetadata() const {
+  return ::_pbi::AssignDescriptors(
+      &descriptor_table_tagq_2fv1_2fqueue_2eproto_getter, &descriptor_table_tagq_2fv1_2fqueue_2eproto_once,
+      file_level_metadata_tagq_2fv1_2fqueue_2eproto[2]);
 }
 
 // ===================================================================
@@ -2533,7 +2816,7 @@ void RedrivePolicy::InternalSwap(RedrivePolicy* other) {
 ::PROTOBUF_NAMESPACE_ID::Metadata RedrivePolicy::GetMetadata() const {
   return ::_pbi::AssignDescriptors(
       &descriptor_table_tagq_2fv1_2fqueue_2eproto_getter, &descriptor_table_tagq_2fv1_2fqueue_2eproto_once,
-      file_level_metadata_tagq_2fv1_2fqueue_2eproto[2]);
+      file_level_metadata_tagq_2fv1_2fqueue_2eproto[3]);
 }
 
 // ===================================================================
@@ -2857,7 +3140,7 @@ void QueueState::InternalSwap(QueueState* other) {
 ::PROTOBUF_NAMESPACE_ID::Metadata QueueState::GetMetadata() const {
   return ::_pbi::AssignDescriptors(
       &descriptor_table_tagq_2fv1_2fqueue_2eproto_getter, &descriptor_table_tagq_2fv1_2fqueue_2eproto_once,
-      file_level_metadata_tagq_2fv1_2fqueue_2eproto[3]);
+      file_level_metadata_tagq_2fv1_2fqueue_2eproto[4]);
 }
 
 // ===================================================================
@@ -2871,7 +3154,7 @@ void Tag_UserAttributesEntry_DoNotUse::MergeFrom(const Tag_UserAttributesEntry_D
 ::PROTOBUF_NAMESPACE_ID::Metadata Tag_UserAttributesEntry_DoNotUse::GetMetadata() const {
   return ::_pbi::AssignDescriptors(
       &descriptor_table_tagq_2fv1_2fqueue_2eproto_getter, &descriptor_table_tagq_2fv1_2fqueue_2eproto_once,
-      file_level_metadata_tagq_2fv1_2fqueue_2eproto[4]);
+      file_level_metadata_tagq_2fv1_2fqueue_2eproto[5]);
 }
 
 // ===================================================================
@@ -3403,7 +3686,7 @@ void Tag::InternalSwap(Tag* other) {
 ::PROTOBUF_NAMESPACE_ID::Metadata Tag::GetMetadata() const {
   return ::_pbi::AssignDescriptors(
       &descriptor_table_tagq_2fv1_2fqueue_2eproto_getter, &descriptor_table_tagq_2fv1_2fqueue_2eproto_once,
-      file_level_metadata_tagq_2fv1_2fqueue_2eproto[5]);
+      file_level_metadata_tagq_2fv1_2fqueue_2eproto[6]);
 }
 
 // ===================================================================
@@ -3618,7 +3901,7 @@ void TagFilter::InternalSwap(TagFilter* other) {
 ::PROTOBUF_NAMESPACE_ID::Metadata TagFilter::GetMetadata() const {
   return ::_pbi::AssignDescriptors(
       &descriptor_table_tagq_2fv1_2fqueue_2eproto_getter, &descriptor_table_tagq_2fv1_2fqueue_2eproto_once,
-      file_level_metadata_tagq_2fv1_2fqueue_2eproto[6]);
+      file_level_metadata_tagq_2fv1_2fqueue_2eproto[7]);
 }
 
 // ===================================================================
@@ -3885,7 +4168,7 @@ void AttributeCondition::InternalSwap(AttributeCondition* other) {
 ::PROTOBUF_NAMESPACE_ID::Metadata AttributeCondition::GetMetadata() const {
   return ::_pbi::AssignDescriptors(
       &descriptor_table_tagq_2fv1_2fqueue_2eproto_getter, &descriptor_table_tagq_2fv1_2fqueue_2eproto_once,
-      file_level_metadata_tagq_2fv1_2fqueue_2eproto[7]);
+      file_level_metadata_tagq_2fv1_2fqueue_2eproto[8]);
 }
 
 // ===================================================================
@@ -4240,7 +4523,7 @@ void TagState::InternalSwap(TagState* other) {
 ::PROTOBUF_NAMESPACE_ID::Metadata TagState::GetMetadata() const {
   return ::_pbi::AssignDescriptors(
       &descriptor_table_tagq_2fv1_2fqueue_2eproto_getter, &descriptor_table_tagq_2fv1_2fqueue_2eproto_once,
-      file_level_metadata_tagq_2fv1_2fqueue_2eproto[8]);
+      file_level_metadata_tagq_2fv1_2fqueue_2eproto[9]);
 }
 
 // ===================================================================
@@ -4464,7 +4747,7 @@ void CreateQueueRequest::InternalSwap(CreateQueueRequest* other) {
 ::PROTOBUF_NAMESPACE_ID::Metadata CreateQueueRequest::GetMetadata() const {
   return ::_pbi::AssignDescriptors(
       &descriptor_table_tagq_2fv1_2fqueue_2eproto_getter, &descriptor_table_tagq_2fv1_2fqueue_2eproto_once,
-      file_level_metadata_tagq_2fv1_2fqueue_2eproto[9]);
+      file_level_metadata_tagq_2fv1_2fqueue_2eproto[10]);
 }
 
 // ===================================================================
@@ -4657,7 +4940,7 @@ void CreateQueueResponse::InternalSwap(CreateQueueResponse* other) {
 ::PROTOBUF_NAMESPACE_ID::Metadata CreateQueueResponse::GetMetadata() const {
   return ::_pbi::AssignDescriptors(
       &descriptor_table_tagq_2fv1_2fqueue_2eproto_getter, &descriptor_table_tagq_2fv1_2fqueue_2eproto_once,
-      file_level_metadata_tagq_2fv1_2fqueue_2eproto[10]);
+      file_level_metadata_tagq_2fv1_2fqueue_2eproto[11]);
 }
 
 // ===================================================================
@@ -4860,7 +5143,7 @@ void GetQueueRequest::InternalSwap(GetQueueRequest* other) {
 ::PROTOBUF_NAMESPACE_ID::Metadata GetQueueRequest::GetMetadata() const {
   return ::_pbi::AssignDescriptors(
       &descriptor_table_tagq_2fv1_2fqueue_2eproto_getter, &descriptor_table_tagq_2fv1_2fqueue_2eproto_once,
-      file_level_metadata_tagq_2fv1_2fqueue_2eproto[11]);
+      file_level_metadata_tagq_2fv1_2fqueue_2eproto[12]);
 }
 
 // ===================================================================
@@ -5053,7 +5336,7 @@ void GetQueueResponse::InternalSwap(GetQueueResponse* other) {
 ::PROTOBUF_NAMESPACE_ID::Metadata GetQueueResponse::GetMetadata() const {
   return ::_pbi::AssignDescriptors(
       &descriptor_table_tagq_2fv1_2fqueue_2eproto_getter, &descriptor_table_tagq_2fv1_2fqueue_2eproto_once,
-      file_level_metadata_tagq_2fv1_2fqueue_2eproto[12]);
+      file_level_metadata_tagq_2fv1_2fqueue_2eproto[13]);
 }
 
 // ===================================================================
@@ -5493,7 +5776,7 @@ void ListQueuesRequest::InternalSwap(ListQueuesRequest* other) {
 ::PROTOBUF_NAMESPACE_ID::Metadata ListQueuesRequest::GetMetadata() const {
   return ::_pbi::AssignDescriptors(
       &descriptor_table_tagq_2fv1_2fqueue_2eproto_getter, &descriptor_table_tagq_2fv1_2fqueue_2eproto_once,
-      file_level_metadata_tagq_2fv1_2fqueue_2eproto[13]);
+      file_level_metadata_tagq_2fv1_2fqueue_2eproto[14]);
 }
 
 // ===================================================================
@@ -5757,7 +6040,7 @@ void ListQueuesResponse::InternalSwap(ListQueuesResponse* other) {
 ::PROTOBUF_NAMESPACE_ID::Metadata ListQueuesResponse::GetMetadata() const {
   return ::_pbi::AssignDescriptors(
       &descriptor_table_tagq_2fv1_2fqueue_2eproto_getter, &descriptor_table_tagq_2fv1_2fqueue_2eproto_once,
-      file_level_metadata_tagq_2fv1_2fqueue_2eproto[14]);
+      file_level_metadata_tagq_2fv1_2fqueue_2eproto[15]);
 }
 
 // ===================================================================
@@ -6002,7 +6285,7 @@ void UpdateQueueRequest::InternalSwap(UpdateQueueRequest* other) {
 ::PROTOBUF_NAMESPACE_ID::Metadata UpdateQueueRequest::GetMetadata() const {
   return ::_pbi::AssignDescriptors(
       &descriptor_table_tagq_2fv1_2fqueue_2eproto_getter, &descriptor_table_tagq_2fv1_2fqueue_2eproto_once,
-      file_level_metadata_tagq_2fv1_2fqueue_2eproto[15]);
+      file_level_metadata_tagq_2fv1_2fqueue_2eproto[16]);
 }
 
 // ===================================================================
@@ -6195,7 +6478,7 @@ void UpdateQueueResponse::InternalSwap(UpdateQueueResponse* other) {
 ::PROTOBUF_NAMESPACE_ID::Metadata UpdateQueueResponse::GetMetadata() const {
   return ::_pbi::AssignDescriptors(
       &descriptor_table_tagq_2fv1_2fqueue_2eproto_getter, &descriptor_table_tagq_2fv1_2fqueue_2eproto_once,
-      file_level_metadata_tagq_2fv1_2fqueue_2eproto[16]);
+      file_level_metadata_tagq_2fv1_2fqueue_2eproto[17]);
 }
 
 // ===================================================================
@@ -6425,7 +6708,7 @@ void DeleteQueueRequest::InternalSwap(DeleteQueueRequest* other) {
 ::PROTOBUF_NAMESPACE_ID::Metadata DeleteQueueRequest::GetMetadata() const {
   return ::_pbi::AssignDescriptors(
       &descriptor_table_tagq_2fv1_2fqueue_2eproto_getter, &descriptor_table_tagq_2fv1_2fqueue_2eproto_once,
-      file_level_metadata_tagq_2fv1_2fqueue_2eproto[17]);
+      file_level_metadata_tagq_2fv1_2fqueue_2eproto[18]);
 }
 
 // ===================================================================
@@ -6465,7 +6748,7 @@ const ::PROTOBUF_NAMESPACE_ID::Message::ClassData*DeleteQueueResponse::GetClassD
 ::PROTOBUF_NAMESPACE_ID::Metadata DeleteQueueResponse::GetMetadata() const {
   return ::_pbi::AssignDescriptors(
       &descriptor_table_tagq_2fv1_2fqueue_2eproto_getter, &descriptor_table_tagq_2fv1_2fqueue_2eproto_once,
-      file_level_metadata_tagq_2fv1_2fqueue_2eproto[18]);
+      file_level_metadata_tagq_2fv1_2fqueue_2eproto[19]);
 }
 
 // ===================================================================
@@ -6668,7 +6951,7 @@ void PurgeQueueRequest::InternalSwap(PurgeQueueRequest* other) {
 ::PROTOBUF_NAMESPACE_ID::Metadata PurgeQueueRequest::GetMetadata() const {
   return ::_pbi::AssignDescriptors(
       &descriptor_table_tagq_2fv1_2fqueue_2eproto_getter, &descriptor_table_tagq_2fv1_2fqueue_2eproto_once,
-      file_level_metadata_tagq_2fv1_2fqueue_2eproto[19]);
+      file_level_metadata_tagq_2fv1_2fqueue_2eproto[20]);
 }
 
 // ===================================================================
@@ -6846,7 +7129,7 @@ void PurgeQueueResponse::InternalSwap(PurgeQueueResponse* other) {
 ::PROTOBUF_NAMESPACE_ID::Metadata PurgeQueueResponse::GetMetadata() const {
   return ::_pbi::AssignDescriptors(
       &descriptor_table_tagq_2fv1_2fqueue_2eproto_getter, &descriptor_table_tagq_2fv1_2fqueue_2eproto_once,
-      file_level_metadata_tagq_2fv1_2fqueue_2eproto[20]);
+      file_level_metadata_tagq_2fv1_2fqueue_2eproto[21]);
 }
 
 // ===================================================================
@@ -7091,7 +7374,7 @@ void CreateTagRequest::InternalSwap(CreateTagRequest* other) {
 ::PROTOBUF_NAMESPACE_ID::Metadata CreateTagRequest::GetMetadata() const {
   return ::_pbi::AssignDescriptors(
       &descriptor_table_tagq_2fv1_2fqueue_2eproto_getter, &descriptor_table_tagq_2fv1_2fqueue_2eproto_once,
-      file_level_metadata_tagq_2fv1_2fqueue_2eproto[21]);
+      file_level_metadata_tagq_2fv1_2fqueue_2eproto[22]);
 }
 
 // ===================================================================
@@ -7284,7 +7567,7 @@ void CreateTagResponse::InternalSwap(CreateTagResponse* other) {
 ::PROTOBUF_NAMESPACE_ID::Metadata CreateTagResponse::GetMetadata() const {
   return ::_pbi::AssignDescriptors(
       &descriptor_table_tagq_2fv1_2fqueue_2eproto_getter, &descriptor_table_tagq_2fv1_2fqueue_2eproto_once,
-      file_level_metadata_tagq_2fv1_2fqueue_2eproto[22]);
+      file_level_metadata_tagq_2fv1_2fqueue_2eproto[23]);
 }
 
 // ===================================================================
@@ -7537,7 +7820,7 @@ void GetTagRequest::InternalSwap(GetTagRequest* other) {
 ::PROTOBUF_NAMESPACE_ID::Metadata GetTagRequest::GetMetadata() const {
   return ::_pbi::AssignDescriptors(
       &descriptor_table_tagq_2fv1_2fqueue_2eproto_getter, &descriptor_table_tagq_2fv1_2fqueue_2eproto_once,
-      file_level_metadata_tagq_2fv1_2fqueue_2eproto[23]);
+      file_level_metadata_tagq_2fv1_2fqueue_2eproto[24]);
 }
 
 // ===================================================================
@@ -7730,7 +8013,7 @@ void GetTagResponse::InternalSwap(GetTagResponse* other) {
 ::PROTOBUF_NAMESPACE_ID::Metadata GetTagResponse::GetMetadata() const {
   return ::_pbi::AssignDescriptors(
       &descriptor_table_tagq_2fv1_2fqueue_2eproto_getter, &descriptor_table_tagq_2fv1_2fqueue_2eproto_once,
-      file_level_metadata_tagq_2fv1_2fqueue_2eproto[24]);
+      file_level_metadata_tagq_2fv1_2fqueue_2eproto[25]);
 }
 
 // ===================================================================
@@ -8010,7 +8293,7 @@ void ListTagsRequest::InternalSwap(ListTagsRequest* other) {
 ::PROTOBUF_NAMESPACE_ID::Metadata ListTagsRequest::GetMetadata() const {
   return ::_pbi::AssignDescriptors(
       &descriptor_table_tagq_2fv1_2fqueue_2eproto_getter, &descriptor_table_tagq_2fv1_2fqueue_2eproto_once,
-      file_level_metadata_tagq_2fv1_2fqueue_2eproto[25]);
+      file_level_metadata_tagq_2fv1_2fqueue_2eproto[26]);
 }
 
 // ===================================================================
@@ -8247,7 +8530,7 @@ void ListTagsResponse::InternalSwap(ListTagsResponse* other) {
 ::PROTOBUF_NAMESPACE_ID::Metadata ListTagsResponse::GetMetadata() const {
   return ::_pbi::AssignDescriptors(
       &descriptor_table_tagq_2fv1_2fqueue_2eproto_getter, &descriptor_table_tagq_2fv1_2fqueue_2eproto_once,
-      file_level_metadata_tagq_2fv1_2fqueue_2eproto[26]);
+      file_level_metadata_tagq_2fv1_2fqueue_2eproto[27]);
 }
 
 // ===================================================================
@@ -8500,7 +8783,7 @@ void DeleteTagRequest::InternalSwap(DeleteTagRequest* other) {
 ::PROTOBUF_NAMESPACE_ID::Metadata DeleteTagRequest::GetMetadata() const {
   return ::_pbi::AssignDescriptors(
       &descriptor_table_tagq_2fv1_2fqueue_2eproto_getter, &descriptor_table_tagq_2fv1_2fqueue_2eproto_once,
-      file_level_metadata_tagq_2fv1_2fqueue_2eproto[27]);
+      file_level_metadata_tagq_2fv1_2fqueue_2eproto[28]);
 }
 
 // ===================================================================
@@ -8540,7 +8823,7 @@ const ::PROTOBUF_NAMESPACE_ID::Message::ClassData*DeleteTagResponse::GetClassDat
 ::PROTOBUF_NAMESPACE_ID::Metadata DeleteTagResponse::GetMetadata() const {
   return ::_pbi::AssignDescriptors(
       &descriptor_table_tagq_2fv1_2fqueue_2eproto_getter, &descriptor_table_tagq_2fv1_2fqueue_2eproto_once,
-      file_level_metadata_tagq_2fv1_2fqueue_2eproto[28]);
+      file_level_metadata_tagq_2fv1_2fqueue_2eproto[29]);
 }
 
 // ===================================================================
@@ -8937,7 +9220,7 @@ void SeekTagRequest::InternalSwap(SeekTagRequest* other) {
 ::PROTOBUF_NAMESPACE_ID::Metadata SeekTagRequest::GetMetadata() const {
   return ::_pbi::AssignDescriptors(
       &descriptor_table_tagq_2fv1_2fqueue_2eproto_getter, &descriptor_table_tagq_2fv1_2fqueue_2eproto_once,
-      file_level_metadata_tagq_2fv1_2fqueue_2eproto[29]);
+      file_level_metadata_tagq_2fv1_2fqueue_2eproto[30]);
 }
 
 // ===================================================================
@@ -9130,7 +9413,7 @@ void SeekTagResponse::InternalSwap(SeekTagResponse* other) {
 ::PROTOBUF_NAMESPACE_ID::Metadata SeekTagResponse::GetMetadata() const {
   return ::_pbi::AssignDescriptors(
       &descriptor_table_tagq_2fv1_2fqueue_2eproto_getter, &descriptor_table_tagq_2fv1_2fqueue_2eproto_once,
-      file_level_metadata_tagq_2fv1_2fqueue_2eproto[30]);
+      file_level_metadata_tagq_2fv1_2fqueue_2eproto[31]);
 }
 
 // ===================================================================
@@ -9410,7 +9693,7 @@ void GetQueueRatesRequest::InternalSwap(GetQueueRatesRequest* other) {
 ::PROTOBUF_NAMESPACE_ID::Metadata GetQueueRatesRequest::GetMetadata() const {
   return ::_pbi::AssignDescriptors(
       &descriptor_table_tagq_2fv1_2fqueue_2eproto_getter, &descriptor_table_tagq_2fv1_2fqueue_2eproto_once,
-      file_level_metadata_tagq_2fv1_2fqueue_2eproto[31]);
+      file_level_metadata_tagq_2fv1_2fqueue_2eproto[32]);
 }
 
 // ===================================================================
@@ -9708,7 +9991,7 @@ void GetQueueRatesResponse::InternalSwap(GetQueueRatesResponse* other) {
 ::PROTOBUF_NAMESPACE_ID::Metadata GetQueueRatesResponse::GetMetadata() const {
   return ::_pbi::AssignDescriptors(
       &descriptor_table_tagq_2fv1_2fqueue_2eproto_getter, &descriptor_table_tagq_2fv1_2fqueue_2eproto_once,
-      file_level_metadata_tagq_2fv1_2fqueue_2eproto[32]);
+      file_level_metadata_tagq_2fv1_2fqueue_2eproto[33]);
 }
 
 // ===================================================================
@@ -9945,7 +10228,7 @@ void TagRates::InternalSwap(TagRates* other) {
 ::PROTOBUF_NAMESPACE_ID::Metadata TagRates::GetMetadata() const {
   return ::_pbi::AssignDescriptors(
       &descriptor_table_tagq_2fv1_2fqueue_2eproto_getter, &descriptor_table_tagq_2fv1_2fqueue_2eproto_once,
-      file_level_metadata_tagq_2fv1_2fqueue_2eproto[33]);
+      file_level_metadata_tagq_2fv1_2fqueue_2eproto[34]);
 }
 
 // ===================================================================
@@ -10299,7 +10582,7 @@ void RatePoint::InternalSwap(RatePoint* other) {
 ::PROTOBUF_NAMESPACE_ID::Metadata RatePoint::GetMetadata() const {
   return ::_pbi::AssignDescriptors(
       &descriptor_table_tagq_2fv1_2fqueue_2eproto_getter, &descriptor_table_tagq_2fv1_2fqueue_2eproto_once,
-      file_level_metadata_tagq_2fv1_2fqueue_2eproto[34]);
+      file_level_metadata_tagq_2fv1_2fqueue_2eproto[35]);
 }
 
 // @@protoc_insertion_point(namespace_scope)
@@ -10313,6 +10596,10 @@ Arena::CreateMaybeMessage< ::tagq::v1::Queue_UserAttributesEntry_DoNotUse >(Aren
 template<> PROTOBUF_NOINLINE ::tagq::v1::Queue*
 Arena::CreateMaybeMessage< ::tagq::v1::Queue >(Arena* arena) {
   return Arena::CreateMessageInternal< ::tagq::v1::Queue >(arena);
+}
+template<> PROTOBUF_NOINLINE ::tagq::v1::RetryPolicy*
+Arena::CreateMaybeMessage< ::tagq::v1::RetryPolicy >(Arena* arena) {
+  return Arena::CreateMessageInternal< ::tagq::v1::RetryPolicy >(arena);
 }
 template<> PROTOBUF_NOINLINE ::tagq::v1::RedrivePolicy*
 Arena::CreateMaybeMessage< ::tagq::v1::RedrivePolicy >(Arena* arena) {

@@ -131,6 +131,9 @@ extern RatePointDefaultTypeInternal _RatePoint_default_instance_;
 class RedrivePolicy;
 struct RedrivePolicyDefaultTypeInternal;
 extern RedrivePolicyDefaultTypeInternal _RedrivePolicy_default_instance_;
+class RetryPolicy;
+struct RetryPolicyDefaultTypeInternal;
+extern RetryPolicyDefaultTypeInternal _RetryPolicy_default_instance_;
 class SeekTagRequest;
 struct SeekTagRequestDefaultTypeInternal;
 extern SeekTagRequestDefaultTypeInternal _SeekTagRequest_default_instance_;
@@ -187,6 +190,7 @@ template<> ::tagq::v1::QueueState* Arena::CreateMaybeMessage<::tagq::v1::QueueSt
 template<> ::tagq::v1::Queue_UserAttributesEntry_DoNotUse* Arena::CreateMaybeMessage<::tagq::v1::Queue_UserAttributesEntry_DoNotUse>(Arena*);
 template<> ::tagq::v1::RatePoint* Arena::CreateMaybeMessage<::tagq::v1::RatePoint>(Arena*);
 template<> ::tagq::v1::RedrivePolicy* Arena::CreateMaybeMessage<::tagq::v1::RedrivePolicy>(Arena*);
+template<> ::tagq::v1::RetryPolicy* Arena::CreateMaybeMessage<::tagq::v1::RetryPolicy>(Arena*);
 template<> ::tagq::v1::SeekTagRequest* Arena::CreateMaybeMessage<::tagq::v1::SeekTagRequest>(Arena*);
 template<> ::tagq::v1::SeekTagResponse* Arena::CreateMaybeMessage<::tagq::v1::SeekTagResponse>(Arena*);
 template<> ::tagq::v1::Tag* Arena::CreateMaybeMessage<::tagq::v1::Tag>(Arena*);
@@ -441,6 +445,7 @@ class Queue final :
     kCreateTimeFieldNumber = 13,
     kUpdateTimeFieldNumber = 14,
     kStateFieldNumber = 15,
+    kRetryPolicyFieldNumber = 42,
     kDelaySecondsFieldNumber = 2,
     kVisibilityTimeoutSecondsFieldNumber = 3,
     kReceiveWaitSecondsFieldNumber = 4,
@@ -616,6 +621,24 @@ class Queue final :
   void unsafe_arena_set_allocated_state(
       ::tagq::v1::QueueState* state);
   ::tagq::v1::QueueState* unsafe_arena_release_state();
+
+  // .tagq.v1.RetryPolicy retry_policy = 42 [json_name = "retryPolicy"];
+  bool has_retry_policy() const;
+  private:
+  bool _internal_has_retry_policy() const;
+  public:
+  void clear_retry_policy();
+  const ::tagq::v1::RetryPolicy& retry_policy() const;
+  PROTOBUF_NODISCARD ::tagq::v1::RetryPolicy* release_retry_policy();
+  ::tagq::v1::RetryPolicy* mutable_retry_policy();
+  void set_allocated_retry_policy(::tagq::v1::RetryPolicy* retry_policy);
+  private:
+  const ::tagq::v1::RetryPolicy& _internal_retry_policy() const;
+  ::tagq::v1::RetryPolicy* _internal_mutable_retry_policy();
+  public:
+  void unsafe_arena_set_allocated_retry_policy(
+      ::tagq::v1::RetryPolicy* retry_policy);
+  ::tagq::v1::RetryPolicy* unsafe_arena_release_retry_policy();
 
   // optional int32 delay_seconds = 2 [json_name = "delaySeconds"];
   bool has_delay_seconds() const;
@@ -824,6 +847,7 @@ class Queue final :
     ::PROTOBUF_NAMESPACE_ID::Timestamp* create_time_;
     ::PROTOBUF_NAMESPACE_ID::Timestamp* update_time_;
     ::tagq::v1::QueueState* state_;
+    ::tagq::v1::RetryPolicy* retry_policy_;
     int32_t delay_seconds_;
     int32_t visibility_timeout_seconds_;
     int32_t receive_wait_seconds_;
@@ -840,6 +864,165 @@ class Queue final :
     int32_t read_quota_per_second_;
     bool priority_queue_;
     int32_t partitions_;
+  };
+  union { Impl_ _impl_; };
+  friend struct ::TableStruct_tagq_2fv1_2fqueue_2eproto;
+};
+// -------------------------------------------------------------------
+
+class RetryPolicy final :
+    public ::PROTOBUF_NAMESPACE_ID::Message /* @@protoc_insertion_point(class_definition:tagq.v1.RetryPolicy) */ {
+ public:
+  inline RetryPolicy() : RetryPolicy(nullptr) {}
+  ~RetryPolicy() override;
+  explicit PROTOBUF_CONSTEXPR RetryPolicy(::PROTOBUF_NAMESPACE_ID::internal::ConstantInitialized);
+
+  RetryPolicy(const RetryPolicy& from);
+  RetryPolicy(RetryPolicy&& from) noexcept
+    : RetryPolicy() {
+    *this = ::std::move(from);
+  }
+
+  inline RetryPolicy& operator=(const RetryPolicy& from) {
+    CopyFrom(from);
+    return *this;
+  }
+  inline RetryPolicy& operator=(RetryPolicy&& from) noexcept {
+    if (this == &from) return *this;
+    if (GetOwningArena() == from.GetOwningArena()
+  #ifdef PROTOBUF_FORCE_COPY_IN_MOVE
+        && GetOwningArena() != nullptr
+  #endif  // !PROTOBUF_FORCE_COPY_IN_MOVE
+    ) {
+      InternalSwap(&from);
+    } else {
+      CopyFrom(from);
+    }
+    return *this;
+  }
+
+  static const ::PROTOBUF_NAMESPACE_ID::Descriptor* descriptor() {
+    return GetDescriptor();
+  }
+  static const ::PROTOBUF_NAMESPACE_ID::Descriptor* GetDescriptor() {
+    return default_instance().GetMetadata().descriptor;
+  }
+  static const ::PROTOBUF_NAMESPACE_ID::Reflection* GetReflection() {
+    return default_instance().GetMetadata().reflection;
+  }
+  static const RetryPolicy& default_instance() {
+    return *internal_default_instance();
+  }
+  static inline const RetryPolicy* internal_default_instance() {
+    return reinterpret_cast<const RetryPolicy*>(
+               &_RetryPolicy_default_instance_);
+  }
+  static constexpr int kIndexInFileMessages =
+    2;
+
+  friend void swap(RetryPolicy& a, RetryPolicy& b) {
+    a.Swap(&b);
+  }
+  inline void Swap(RetryPolicy* other) {
+    if (other == this) return;
+  #ifdef PROTOBUF_FORCE_COPY_IN_SWAP
+    if (GetOwningArena() != nullptr &&
+        GetOwningArena() == other->GetOwningArena()) {
+   #else  // PROTOBUF_FORCE_COPY_IN_SWAP
+    if (GetOwningArena() == other->GetOwningArena()) {
+  #endif  // !PROTOBUF_FORCE_COPY_IN_SWAP
+      InternalSwap(other);
+    } else {
+      ::PROTOBUF_NAMESPACE_ID::internal::GenericSwap(this, other);
+    }
+  }
+  void UnsafeArenaSwap(RetryPolicy* other) {
+    if (other == this) return;
+    GOOGLE_DCHECK(GetOwningArena() == other->GetOwningArena());
+    InternalSwap(other);
+  }
+
+  // implements Message ----------------------------------------------
+
+  RetryPolicy* New(::PROTOBUF_NAMESPACE_ID::Arena* arena = nullptr) const final {
+    return CreateMaybeMessage<RetryPolicy>(arena);
+  }
+  using ::PROTOBUF_NAMESPACE_ID::Message::CopyFrom;
+  void CopyFrom(const RetryPolicy& from);
+  using ::PROTOBUF_NAMESPACE_ID::Message::MergeFrom;
+  void MergeFrom( const RetryPolicy& from) {
+    RetryPolicy::MergeImpl(*this, from);
+  }
+  private:
+  static void MergeImpl(::PROTOBUF_NAMESPACE_ID::Message& to_msg, const ::PROTOBUF_NAMESPACE_ID::Message& from_msg);
+  public:
+  PROTOBUF_ATTRIBUTE_REINITIALIZES void Clear() final;
+  bool IsInitialized() const final;
+
+  size_t ByteSizeLong() const final;
+  const char* _InternalParse(const char* ptr, ::PROTOBUF_NAMESPACE_ID::internal::ParseContext* ctx) final;
+  uint8_t* _InternalSerialize(
+      uint8_t* target, ::PROTOBUF_NAMESPACE_ID::io::EpsCopyOutputStream* stream) const final;
+  int GetCachedSize() const final { return _impl_._cached_size_.Get(); }
+
+  private:
+  void SharedCtor(::PROTOBUF_NAMESPACE_ID::Arena* arena, bool is_message_owned);
+  void SharedDtor();
+  void SetCachedSize(int size) const final;
+  void InternalSwap(RetryPolicy* other);
+
+  private:
+  friend class ::PROTOBUF_NAMESPACE_ID::internal::AnyMetadata;
+  static ::PROTOBUF_NAMESPACE_ID::StringPiece FullMessageName() {
+    return "tagq.v1.RetryPolicy";
+  }
+  protected:
+  explicit RetryPolicy(::PROTOBUF_NAMESPACE_ID::Arena* arena,
+                       bool is_message_owned = false);
+  public:
+
+  static const ClassData _class_data_;
+  const ::PROTOBUF_NAMESPACE_ID::Message::ClassData*GetClassData() const final;
+
+  ::PROTOBUF_NAMESPACE_ID::Metadata GetMetadata() const final;
+
+  // nested types ----------------------------------------------------
+
+  // accessors -------------------------------------------------------
+
+  enum : int {
+    kMinBackoffSecondsFieldNumber = 1,
+    kMaxBackoffSecondsFieldNumber = 2,
+  };
+  // int32 min_backoff_seconds = 1 [json_name = "minBackoffSeconds"];
+  void clear_min_backoff_seconds();
+  int32_t min_backoff_seconds() const;
+  void set_min_backoff_seconds(int32_t value);
+  private:
+  int32_t _internal_min_backoff_seconds() const;
+  void _internal_set_min_backoff_seconds(int32_t value);
+  public:
+
+  // int32 max_backoff_seconds = 2 [json_name = "maxBackoffSeconds"];
+  void clear_max_backoff_seconds();
+  int32_t max_backoff_seconds() const;
+  void set_max_backoff_seconds(int32_t value);
+  private:
+  int32_t _internal_max_backoff_seconds() const;
+  void _internal_set_max_backoff_seconds(int32_t value);
+  public:
+
+  // @@protoc_insertion_point(class_scope:tagq.v1.RetryPolicy)
+ private:
+  class _Internal;
+
+  template <typename T> friend class ::PROTOBUF_NAMESPACE_ID::Arena::InternalHelper;
+  typedef void InternalArenaConstructable_;
+  typedef void DestructorSkippable_;
+  struct Impl_ {
+    int32_t min_backoff_seconds_;
+    int32_t max_backoff_seconds_;
+    mutable ::PROTOBUF_NAMESPACE_ID::internal::CachedSize _cached_size_;
   };
   union { Impl_ _impl_; };
   friend struct ::TableStruct_tagq_2fv1_2fqueue_2eproto;
@@ -894,7 +1077,7 @@ class RedrivePolicy final :
                &_RedrivePolicy_default_instance_);
   }
   static constexpr int kIndexInFileMessages =
-    2;
+    3;
 
   friend void swap(RedrivePolicy& a, RedrivePolicy& b) {
     a.Swap(&b);
@@ -1058,7 +1241,7 @@ class QueueState final :
                &_QueueState_default_instance_);
   }
   static constexpr int kIndexInFileMessages =
-    3;
+    4;
 
   friend void swap(QueueState& a, QueueState& b) {
     a.Swap(&b);
@@ -1298,7 +1481,7 @@ class Tag final :
                &_Tag_default_instance_);
   }
   static constexpr int kIndexInFileMessages =
-    5;
+    6;
 
   friend void swap(Tag& a, Tag& b) {
     a.Swap(&b);
@@ -1588,7 +1771,7 @@ class TagFilter final :
                &_TagFilter_default_instance_);
   }
   static constexpr int kIndexInFileMessages =
-    6;
+    7;
 
   friend void swap(TagFilter& a, TagFilter& b) {
     a.Swap(&b);
@@ -1788,7 +1971,7 @@ class AttributeCondition final :
                &_AttributeCondition_default_instance_);
   }
   static constexpr int kIndexInFileMessages =
-    7;
+    8;
 
   friend void swap(AttributeCondition& a, AttributeCondition& b) {
     a.Swap(&b);
@@ -1962,7 +2145,7 @@ class TagState final :
                &_TagState_default_instance_);
   }
   static constexpr int kIndexInFileMessages =
-    8;
+    9;
 
   friend void swap(TagState& a, TagState& b) {
     a.Swap(&b);
@@ -2187,7 +2370,7 @@ class CreateQueueRequest final :
                &_CreateQueueRequest_default_instance_);
   }
   static constexpr int kIndexInFileMessages =
-    9;
+    10;
 
   friend void swap(CreateQueueRequest& a, CreateQueueRequest& b) {
     a.Swap(&b);
@@ -2355,7 +2538,7 @@ class CreateQueueResponse final :
                &_CreateQueueResponse_default_instance_);
   }
   static constexpr int kIndexInFileMessages =
-    10;
+    11;
 
   friend void swap(CreateQueueResponse& a, CreateQueueResponse& b) {
     a.Swap(&b);
@@ -2512,7 +2695,7 @@ class GetQueueRequest final :
                &_GetQueueRequest_default_instance_);
   }
   static constexpr int kIndexInFileMessages =
-    11;
+    12;
 
   friend void swap(GetQueueRequest& a, GetQueueRequest& b) {
     a.Swap(&b);
@@ -2665,7 +2848,7 @@ class GetQueueResponse final :
                &_GetQueueResponse_default_instance_);
   }
   static constexpr int kIndexInFileMessages =
-    12;
+    13;
 
   friend void swap(GetQueueResponse& a, GetQueueResponse& b) {
     a.Swap(&b);
@@ -2822,7 +3005,7 @@ class ListQueuesRequest final :
                &_ListQueuesRequest_default_instance_);
   }
   static constexpr int kIndexInFileMessages =
-    13;
+    14;
 
   friend void swap(ListQueuesRequest& a, ListQueuesRequest& b) {
     a.Swap(&b);
@@ -3056,7 +3239,7 @@ class ListQueuesResponse final :
                &_ListQueuesResponse_default_instance_);
   }
   static constexpr int kIndexInFileMessages =
-    14;
+    15;
 
   friend void swap(ListQueuesResponse& a, ListQueuesResponse& b) {
     a.Swap(&b);
@@ -3240,7 +3423,7 @@ class UpdateQueueRequest final :
                &_UpdateQueueRequest_default_instance_);
   }
   static constexpr int kIndexInFileMessages =
-    15;
+    16;
 
   friend void swap(UpdateQueueRequest& a, UpdateQueueRequest& b) {
     a.Swap(&b);
@@ -3417,7 +3600,7 @@ class UpdateQueueResponse final :
                &_UpdateQueueResponse_default_instance_);
   }
   static constexpr int kIndexInFileMessages =
-    16;
+    17;
 
   friend void swap(UpdateQueueResponse& a, UpdateQueueResponse& b) {
     a.Swap(&b);
@@ -3574,7 +3757,7 @@ class DeleteQueueRequest final :
                &_DeleteQueueRequest_default_instance_);
   }
   static constexpr int kIndexInFileMessages =
-    17;
+    18;
 
   friend void swap(DeleteQueueRequest& a, DeleteQueueRequest& b) {
     a.Swap(&b);
@@ -3737,7 +3920,7 @@ class DeleteQueueResponse final :
                &_DeleteQueueResponse_default_instance_);
   }
   static constexpr int kIndexInFileMessages =
-    18;
+    19;
 
   friend void swap(DeleteQueueResponse& a, DeleteQueueResponse& b) {
     a.Swap(&b);
@@ -3856,7 +4039,7 @@ class PurgeQueueRequest final :
                &_PurgeQueueRequest_default_instance_);
   }
   static constexpr int kIndexInFileMessages =
-    19;
+    20;
 
   friend void swap(PurgeQueueRequest& a, PurgeQueueRequest& b) {
     a.Swap(&b);
@@ -4009,7 +4192,7 @@ class PurgeQueueResponse final :
                &_PurgeQueueResponse_default_instance_);
   }
   static constexpr int kIndexInFileMessages =
-    20;
+    21;
 
   friend void swap(PurgeQueueResponse& a, PurgeQueueResponse& b) {
     a.Swap(&b);
@@ -4157,7 +4340,7 @@ class CreateTagRequest final :
                &_CreateTagRequest_default_instance_);
   }
   static constexpr int kIndexInFileMessages =
-    21;
+    22;
 
   friend void swap(CreateTagRequest& a, CreateTagRequest& b) {
     a.Swap(&b);
@@ -4330,7 +4513,7 @@ class CreateTagResponse final :
                &_CreateTagResponse_default_instance_);
   }
   static constexpr int kIndexInFileMessages =
-    22;
+    23;
 
   friend void swap(CreateTagResponse& a, CreateTagResponse& b) {
     a.Swap(&b);
@@ -4487,7 +4670,7 @@ class GetTagRequest final :
                &_GetTagRequest_default_instance_);
   }
   static constexpr int kIndexInFileMessages =
-    23;
+    24;
 
   friend void swap(GetTagRequest& a, GetTagRequest& b) {
     a.Swap(&b);
@@ -4656,7 +4839,7 @@ class GetTagResponse final :
                &_GetTagResponse_default_instance_);
   }
   static constexpr int kIndexInFileMessages =
-    24;
+    25;
 
   friend void swap(GetTagResponse& a, GetTagResponse& b) {
     a.Swap(&b);
@@ -4813,7 +4996,7 @@ class ListTagsRequest final :
                &_ListTagsRequest_default_instance_);
   }
   static constexpr int kIndexInFileMessages =
-    25;
+    26;
 
   friend void swap(ListTagsRequest& a, ListTagsRequest& b) {
     a.Swap(&b);
@@ -4993,7 +5176,7 @@ class ListTagsResponse final :
                &_ListTagsResponse_default_instance_);
   }
   static constexpr int kIndexInFileMessages =
-    26;
+    27;
 
   friend void swap(ListTagsResponse& a, ListTagsResponse& b) {
     a.Swap(&b);
@@ -5166,7 +5349,7 @@ class DeleteTagRequest final :
                &_DeleteTagRequest_default_instance_);
   }
   static constexpr int kIndexInFileMessages =
-    27;
+    28;
 
   friend void swap(DeleteTagRequest& a, DeleteTagRequest& b) {
     a.Swap(&b);
@@ -5334,7 +5517,7 @@ class DeleteTagResponse final :
                &_DeleteTagResponse_default_instance_);
   }
   static constexpr int kIndexInFileMessages =
-    28;
+    29;
 
   friend void swap(DeleteTagResponse& a, DeleteTagResponse& b) {
     a.Swap(&b);
@@ -5459,7 +5642,7 @@ class SeekTagRequest final :
                &_SeekTagRequest_default_instance_);
   }
   static constexpr int kIndexInFileMessages =
-    29;
+    30;
 
   friend void swap(SeekTagRequest& a, SeekTagRequest& b) {
     a.Swap(&b);
@@ -5681,7 +5864,7 @@ class SeekTagResponse final :
                &_SeekTagResponse_default_instance_);
   }
   static constexpr int kIndexInFileMessages =
-    30;
+    31;
 
   friend void swap(SeekTagResponse& a, SeekTagResponse& b) {
     a.Swap(&b);
@@ -5838,7 +6021,7 @@ class GetQueueRatesRequest final :
                &_GetQueueRatesRequest_default_instance_);
   }
   static constexpr int kIndexInFileMessages =
-    31;
+    32;
 
   friend void swap(GetQueueRatesRequest& a, GetQueueRatesRequest& b) {
     a.Swap(&b);
@@ -6018,7 +6201,7 @@ class GetQueueRatesResponse final :
                &_GetQueueRatesResponse_default_instance_);
   }
   static constexpr int kIndexInFileMessages =
-    32;
+    33;
 
   friend void swap(GetQueueRatesResponse& a, GetQueueRatesResponse& b) {
     a.Swap(&b);
@@ -6226,7 +6409,7 @@ class TagRates final :
                &_TagRates_default_instance_);
   }
   static constexpr int kIndexInFileMessages =
-    33;
+    34;
 
   friend void swap(TagRates& a, TagRates& b) {
     a.Swap(&b);
@@ -6399,7 +6582,7 @@ class RatePoint final :
                &_RatePoint_default_instance_);
   }
   static constexpr int kIndexInFileMessages =
-    34;
+    35;
 
   friend void swap(RatePoint& a, RatePoint& b) {
     a.Swap(&b);
@@ -7555,6 +7738,140 @@ inline void Queue::_internal_set_partitions(int32_t value) {
 inline void Queue::set_partitions(int32_t value) {
   _internal_set_partitions(value);
   // @@protoc_insertion_point(field_set:tagq.v1.Queue.partitions)
+}
+
+// .tagq.v1.RetryPolicy retry_policy = 42 [json_name = "retryPolicy"];
+inline bool Queue::_internal_has_retry_policy() const {
+  return this != internal_default_instance() && _impl_.retry_policy_ != nullptr;
+}
+inline bool Queue::has_retry_policy() const {
+  return _internal_has_retry_policy();
+}
+inline void Queue::clear_retry_policy() {
+  if (GetArenaForAllocation() == nullptr && _impl_.retry_policy_ != nullptr) {
+    delete _impl_.retry_policy_;
+  }
+  _impl_.retry_policy_ = nullptr;
+}
+inline const ::tagq::v1::RetryPolicy& Queue::_internal_retry_policy() const {
+  const ::tagq::v1::RetryPolicy* p = _impl_.retry_policy_;
+  return p != nullptr ? *p : reinterpret_cast<const ::tagq::v1::RetryPolicy&>(
+      ::tagq::v1::_RetryPolicy_default_instance_);
+}
+inline const ::tagq::v1::RetryPolicy& Queue::retry_policy() const {
+  // @@protoc_insertion_point(field_get:tagq.v1.Queue.retry_policy)
+  return _internal_retry_policy();
+}
+inline void Queue::unsafe_arena_set_allocated_retry_policy(
+    ::tagq::v1::RetryPolicy* retry_policy) {
+  if (GetArenaForAllocation() == nullptr) {
+    delete reinterpret_cast<::PROTOBUF_NAMESPACE_ID::MessageLite*>(_impl_.retry_policy_);
+  }
+  _impl_.retry_policy_ = retry_policy;
+  if (retry_policy) {
+    
+  } else {
+    
+  }
+  // @@protoc_insertion_point(field_unsafe_arena_set_allocated:tagq.v1.Queue.retry_policy)
+}
+inline ::tagq::v1::RetryPolicy* Queue::release_retry_policy() {
+  
+  ::tagq::v1::RetryPolicy* temp = _impl_.retry_policy_;
+  _impl_.retry_policy_ = nullptr;
+#ifdef PROTOBUF_FORCE_COPY_IN_RELEASE
+  auto* old =  reinterpret_cast<::PROTOBUF_NAMESPACE_ID::MessageLite*>(temp);
+  temp = ::PROTOBUF_NAMESPACE_ID::internal::DuplicateIfNonNull(temp);
+  if (GetArenaForAllocation() == nullptr) { delete old; }
+#else  // PROTOBUF_FORCE_COPY_IN_RELEASE
+  if (GetArenaForAllocation() != nullptr) {
+    temp = ::PROTOBUF_NAMESPACE_ID::internal::DuplicateIfNonNull(temp);
+  }
+#endif  // !PROTOBUF_FORCE_COPY_IN_RELEASE
+  return temp;
+}
+inline ::tagq::v1::RetryPolicy* Queue::unsafe_arena_release_retry_policy() {
+  // @@protoc_insertion_point(field_release:tagq.v1.Queue.retry_policy)
+  
+  ::tagq::v1::RetryPolicy* temp = _impl_.retry_policy_;
+  _impl_.retry_policy_ = nullptr;
+  return temp;
+}
+inline ::tagq::v1::RetryPolicy* Queue::_internal_mutable_retry_policy() {
+  
+  if (_impl_.retry_policy_ == nullptr) {
+    auto* p = CreateMaybeMessage<::tagq::v1::RetryPolicy>(GetArenaForAllocation());
+    _impl_.retry_policy_ = p;
+  }
+  return _impl_.retry_policy_;
+}
+inline ::tagq::v1::RetryPolicy* Queue::mutable_retry_policy() {
+  ::tagq::v1::RetryPolicy* _msg = _internal_mutable_retry_policy();
+  // @@protoc_insertion_point(field_mutable:tagq.v1.Queue.retry_policy)
+  return _msg;
+}
+inline void Queue::set_allocated_retry_policy(::tagq::v1::RetryPolicy* retry_policy) {
+  ::PROTOBUF_NAMESPACE_ID::Arena* message_arena = GetArenaForAllocation();
+  if (message_arena == nullptr) {
+    delete _impl_.retry_policy_;
+  }
+  if (retry_policy) {
+    ::PROTOBUF_NAMESPACE_ID::Arena* submessage_arena =
+        ::PROTOBUF_NAMESPACE_ID::Arena::InternalGetOwningArena(retry_policy);
+    if (message_arena != submessage_arena) {
+      retry_policy = ::PROTOBUF_NAMESPACE_ID::internal::GetOwnedMessage(
+          message_arena, retry_policy, submessage_arena);
+    }
+    
+  } else {
+    
+  }
+  _impl_.retry_policy_ = retry_policy;
+  // @@protoc_insertion_point(field_set_allocated:tagq.v1.Queue.retry_policy)
+}
+
+// -------------------------------------------------------------------
+
+// RetryPolicy
+
+// int32 min_backoff_seconds = 1 [json_name = "minBackoffSeconds"];
+inline void RetryPolicy::clear_min_backoff_seconds() {
+  _impl_.min_backoff_seconds_ = 0;
+}
+inline int32_t RetryPolicy::_internal_min_backoff_seconds() const {
+  return _impl_.min_backoff_seconds_;
+}
+inline int32_t RetryPolicy::min_backoff_seconds() const {
+  // @@protoc_insertion_point(field_get:tagq.v1.RetryPolicy.min_backoff_seconds)
+  return _internal_min_backoff_seconds();
+}
+inline void RetryPolicy::_internal_set_min_backoff_seconds(int32_t value) {
+  
+  _impl_.min_backoff_seconds_ = value;
+}
+inline void RetryPolicy::set_min_backoff_seconds(int32_t value) {
+  _internal_set_min_backoff_seconds(value);
+  // @@protoc_insertion_point(field_set:tagq.v1.RetryPolicy.min_backoff_seconds)
+}
+
+// int32 max_backoff_seconds = 2 [json_name = "maxBackoffSeconds"];
+inline void RetryPolicy::clear_max_backoff_seconds() {
+  _impl_.max_backoff_seconds_ = 0;
+}
+inline int32_t RetryPolicy::_internal_max_backoff_seconds() const {
+  return _impl_.max_backoff_seconds_;
+}
+inline int32_t RetryPolicy::max_backoff_seconds() const {
+  // @@protoc_insertion_point(field_get:tagq.v1.RetryPolicy.max_backoff_seconds)
+  return _internal_max_backoff_seconds();
+}
+inline void RetryPolicy::_internal_set_max_backoff_seconds(int32_t value) {
+  
+  _impl_.max_backoff_seconds_ = value;
+}
+inline void RetryPolicy::set_max_backoff_seconds(int32_t value) {
+  _internal_set_max_backoff_seconds(value);
+  // @@protoc_insertion_point(field_set:tagq.v1.RetryPolicy.max_backoff_seconds)
 }
 
 // -------------------------------------------------------------------
@@ -11520,6 +11837,8 @@ inline void RatePoint::set_dead_per_second(double value) {
 #ifdef __GNUC__
   #pragma GCC diagnostic pop
 #endif  // __GNUC__
+// -------------------------------------------------------------------
+
 // -------------------------------------------------------------------
 
 // -------------------------------------------------------------------

@@ -109,6 +109,7 @@ Google::Protobuf::DescriptorPool.generated_pool.build do
       optional :queue, :string, 1, json_name: "queue"
       optional :receipt_handle, :string, 2, json_name: "receiptHandle"
       optional :visibility_seconds, :int32, 3, json_name: "visibilitySeconds"
+      optional :retry_backoff, :bool, 4, json_name: "retryBackoff"
     end
     add_message "tagq.v1.ChangeMessageVisibilityResponse" do
     end
@@ -116,6 +117,7 @@ Google::Protobuf::DescriptorPool.generated_pool.build do
       optional :id, :string, 1, json_name: "id"
       optional :receipt_handle, :string, 2, json_name: "receiptHandle"
       optional :visibility_seconds, :int32, 3, json_name: "visibilitySeconds"
+      optional :retry_backoff, :bool, 4, json_name: "retryBackoff"
     end
     add_message "tagq.v1.ChangeMessageVisibilityBatchRequest" do
       optional :queue, :string, 1, json_name: "queue"
@@ -193,7 +195,7 @@ Google::Protobuf::DescriptorPool.generated_pool.build do
     end
     add_message "tagq.v1.ConsumeNack" do
       optional :delivery_id, :uint64, 1, json_name: "deliveryId"
-      optional :delay_milliseconds, :int32, 2, json_name: "delayMilliseconds"
+      proto3_optional :delay_milliseconds, :int32, 2, json_name: "delayMilliseconds"
     end
     add_message "tagq.v1.ConsumeExtend" do
       optional :delivery_id, :uint64, 1, json_name: "deliveryId"

@@ -34,6 +34,11 @@ Google::Protobuf::DescriptorPool.generated_pool.build do
       optional :priority_queue, :bool, 23, json_name: "priorityQueue"
       repeated :tags, :message, 40, "tagq.v1.Tag", json_name: "tags"
       proto3_optional :partitions, :int32, 41, json_name: "partitions"
+      optional :retry_policy, :message, 42, "tagq.v1.RetryPolicy", json_name: "retryPolicy"
+    end
+    add_message "tagq.v1.RetryPolicy" do
+      optional :min_backoff_seconds, :int32, 1, json_name: "minBackoffSeconds"
+      optional :max_backoff_seconds, :int32, 2, json_name: "maxBackoffSeconds"
     end
     add_message "tagq.v1.RedrivePolicy" do
       optional :dead_letter_queue, :string, 1, json_name: "deadLetterQueue"
@@ -204,6 +209,7 @@ end
 module Tagq
   module V1
     Queue = ::Google::Protobuf::DescriptorPool.generated_pool.lookup("tagq.v1.Queue").msgclass
+    RetryPolicy = ::Google::Protobuf::DescriptorPool.generated_pool.lookup("tagq.v1.RetryPolicy").msgclass
     RedrivePolicy = ::Google::Protobuf::DescriptorPool.generated_pool.lookup("tagq.v1.RedrivePolicy").msgclass
     QueueState = ::Google::Protobuf::DescriptorPool.generated_pool.lookup("tagq.v1.QueueState").msgclass
     Tag = ::Google::Protobuf::DescriptorPool.generated_pool.lookup("tagq.v1.Tag").msgclass

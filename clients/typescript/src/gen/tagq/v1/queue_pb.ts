@@ -12,7 +12,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file tagq/v1/queue.proto.
  */
 export const file_tagq_v1_queue: GenFile = /*@__PURE__*/
-  fileDesc("ChN0YWdxL3YxL3F1ZXVlLnByb3RvEgd0YWdxLnYxIpQJCgVRdWV1ZRIMCgRuYW1lGAEgASgJEhoKDWRlbGF5X3NlY29uZHMYAiABKAVIAIgBARInChp2aXNpYmlsaXR5X3RpbWVvdXRfc2Vjb25kcxgDIAEoBUgBiAEBEiEKFHJlY2VpdmVfd2FpdF9zZWNvbmRzGAQgASgFSAKIAQESJgoZbWVzc2FnZV9yZXRlbnRpb25fc2Vjb25kcxgFIAEoBUgDiAEBEh4KEW1heF9tZXNzYWdlX2J5dGVzGAYgASgFSASIAQESLgoOcmVkcml2ZV9wb2xpY3kYByABKAsyFi50YWdxLnYxLlJlZHJpdmVQb2xpY3kSGQoRZGVhZF9sZXR0ZXJfcXVldWUYCCABKAgSEwoLdG9waWNfcXVldWUYCSABKAgSHQoVcmV0YWluX2Fja2VkX21lc3NhZ2VzGAogASgIEjsKD3VzZXJfYXR0cmlidXRlcxgLIAMoCzIiLnRhZ3EudjEuUXVldWUuVXNlckF0dHJpYnV0ZXNFbnRyeRIYChBkZWZhdWx0X3RhZ19uYW1lGAwgASgJEi8KC2NyZWF0ZV90aW1lGA0gASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIvCgt1cGRhdGVfdGltZRgOIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASIgoFc3RhdGUYDyABKAsyEy50YWdxLnYxLlF1ZXVlU3RhdGUSFQoNc291cmNlX3F1ZXVlcxgQIAMoCRIiChVtYXhfcmV0YWluZWRfbWVzc2FnZXMYESABKANIBYgBARIfChJtYXhfcmV0YWluZWRfYnl0ZXMYEiABKANIBogBARIwCg9vdmVyZmxvd19wb2xpY3kYEyABKA4yFy50YWdxLnYxLk92ZXJmbG93UG9saWN5EiMKG2NvbnRlbnRfYmFzZWRfZGVkdXBsaWNhdGlvbhgUIAEoCBIjChZ3cml0ZV9xdW90YV9wZXJfc2Vjb25kGBUgASgFSAeIAQESIgoVcmVhZF9xdW90YV9wZXJfc2Vjb25kGBYgASgFSAiIAQESFgoOcHJpb3JpdHlfcXVldWUYFyABKAgSGgoEdGFncxgoIAMoCzIMLnRhZ3EudjEuVGFnEhcKCnBhcnRpdGlvbnMYKSABKAVICYgBARo1ChNVc2VyQXR0cmlidXRlc0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAFCEAoOX2RlbGF5X3NlY29uZHNCHQobX3Zpc2liaWxpdHlfdGltZW91dF9zZWNvbmRzQhcKFV9yZWNlaXZlX3dhaXRfc2Vjb25kc0IcChpfbWVzc2FnZV9yZXRlbnRpb25fc2Vjb25kc0IUChJfbWF4X21lc3NhZ2VfYnl0ZXNCGAoWX21heF9yZXRhaW5lZF9tZXNzYWdlc0IVChNfbWF4X3JldGFpbmVkX2J5dGVzQhkKF193cml0ZV9xdW90YV9wZXJfc2Vjb25kQhgKFl9yZWFkX3F1b3RhX3Blcl9zZWNvbmRCDQoLX3BhcnRpdGlvbnMiRQoNUmVkcml2ZVBvbGljeRIZChFkZWFkX2xldHRlcl9xdWV1ZRgBIAEoCRIZChFtYXhfcmVjZWl2ZV9jb3VudBgCIAEoBSKtAQoKUXVldWVTdGF0ZRIZChFyZXRhaW5lZF9tZXNzYWdlcxgBIAEoAxIRCgl0YWdfY291bnQYAiABKAUSJgoLZGVmYXVsdF90YWcYAyABKAsyES50YWdxLnYxLlRhZ1N0YXRlEhYKDnJldGFpbmVkX2J5dGVzGAQgASgDEhUKDWRyb3BwZWRfdG90YWwYBSABKAMSGgoSZGVkdXBsaWNhdGVkX3RvdGFsGAYgASgDIrIDCgNUYWcSDAoEbmFtZRgBIAEoCRIuCgpzdGFydF90aW1lGAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIiCgZmaWx0ZXIYAyABKAsyEi50YWdxLnYxLlRhZ0ZpbHRlchInChp2aXNpYmlsaXR5X3RpbWVvdXRfc2Vjb25kcxgEIAEoBUgAiAEBEjkKD3VzZXJfYXR0cmlidXRlcxgFIAMoCzIgLnRhZ3EudjEuVGFnLlVzZXJBdHRyaWJ1dGVzRW50cnkSLwoLY3JlYXRlX3RpbWUYBiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEiAKBXN0YXRlGAcgASgLMhEudGFncS52MS5UYWdTdGF0ZRIiChVyZWFkX3F1b3RhX3Blcl9zZWNvbmQYCCABKAVIAYgBARo1ChNVc2VyQXR0cmlidXRlc0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAFCHQobX3Zpc2liaWxpdHlfdGltZW91dF9zZWNvbmRzQhgKFl9yZWFkX3F1b3RhX3Blcl9zZWNvbmQitAEKCVRhZ0ZpbHRlchItCghvcGVyYXRvchgBIAEoDjIbLnRhZ3EudjEuVGFnRmlsdGVyLk9wZXJhdG9yEi8KCmNvbmRpdGlvbnMYAiADKAsyGy50YWdxLnYxLkF0dHJpYnV0ZUNvbmRpdGlvbiJHCghPcGVyYXRvchIYChRPUEVSQVRPUl9VTlNQRUNJRklFRBAAEhAKDE9QRVJBVE9SX0FORBABEg8KC09QRVJBVE9SX09SEAIiTgoSQXR0cmlidXRlQ29uZGl0aW9uEgwKBG5hbWUYASABKAkSGQoMc3RyaW5nX3ZhbHVlGAIgASgJSACIAQFCDwoNX3N0cmluZ192YWx1ZSLBAQoIVGFnU3RhdGUSEQoJYXZhaWxhYmxlGAEgASgDEhEKCWluX2ZsaWdodBgCIAEoAxIPCgdkZWxheWVkGAMgASgDEhYKDnJlY2VpdmVkX3RvdGFsGAQgASgDEhUKDWRlbGV0ZWRfdG90YWwYBSABKAMSEgoKZGVhZF90b3RhbBgGIAEoAxIVCg1leHBpcmVkX3RvdGFsGAcgASgDEiQKHG9sZGVzdF9hdmFpbGFibGVfYWdlX3NlY29uZHMYCCABKAMiSwoSQ3JlYXRlUXVldWVSZXF1ZXN0Eh0KBXF1ZXVlGAEgASgLMg4udGFncS52MS5RdWV1ZRIWCg5ub19kZWZhdWx0X3RhZxgCIAEoCCI0ChNDcmVhdGVRdWV1ZVJlc3BvbnNlEh0KBXF1ZXVlGAEgASgLMg4udGFncS52MS5RdWV1ZSIfCg9HZXRRdWV1ZVJlcXVlc3QSDAoEbmFtZRgBIAEoCSIxChBHZXRRdWV1ZVJlc3BvbnNlEh0KBXF1ZXVlGAEgASgLMg4udGFncS52MS5RdWV1ZSKjAQoRTGlzdFF1ZXVlc1JlcXVlc3QSDgoGcHJlZml4GAEgASgJEhEKCXBhZ2Vfc2l6ZRgCIAEoBRISCgpwYWdlX3Rva2VuGAMgASgJEiAKBHZpZXcYBCABKA4yEi50YWdxLnYxLlF1ZXVlVmlldxIVCg1uYW1lX2NvbnRhaW5zGAUgASgJEgwKBHNraXAYBiABKAUSEAoIb3JkZXJfYnkYByABKAkiYQoSTGlzdFF1ZXVlc1Jlc3BvbnNlEh4KBnF1ZXVlcxgBIAMoCzIOLnRhZ3EudjEuUXVldWUSFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJEhIKCnRvdGFsX3NpemUYAyABKAUiZAoSVXBkYXRlUXVldWVSZXF1ZXN0Eh0KBXF1ZXVlGAEgASgLMg4udGFncS52MS5RdWV1ZRIvCgt1cGRhdGVfbWFzaxgCIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5GaWVsZE1hc2siNAoTVXBkYXRlUXVldWVSZXNwb25zZRIdCgVxdWV1ZRgBIAEoCzIOLnRhZ3EudjEuUXVldWUiMQoSRGVsZXRlUXVldWVSZXF1ZXN0EgwKBG5hbWUYASABKAkSDQoFZm9yY2UYAiABKAgiFQoTRGVsZXRlUXVldWVSZXNwb25zZSIhChFQdXJnZVF1ZXVlUmVxdWVzdBIMCgRuYW1lGAEgASgJIi0KElB1cmdlUXVldWVSZXNwb25zZRIXCg9wdXJnZWRfbWVzc2FnZXMYASABKAMiPAoQQ3JlYXRlVGFnUmVxdWVzdBINCgVxdWV1ZRgBIAEoCRIZCgN0YWcYAiABKAsyDC50YWdxLnYxLlRhZyIuChFDcmVhdGVUYWdSZXNwb25zZRIZCgN0YWcYASABKAsyDC50YWdxLnYxLlRhZyIsCg1HZXRUYWdSZXF1ZXN0Eg0KBXF1ZXVlGAEgASgJEgwKBG5hbWUYAiABKAkiKwoOR2V0VGFnUmVzcG9uc2USGQoDdGFnGAEgASgLMgwudGFncS52MS5UYWciRwoPTGlzdFRhZ3NSZXF1ZXN0Eg0KBXF1ZXVlGAEgASgJEhEKCXBhZ2Vfc2l6ZRgCIAEoBRISCgpwYWdlX3Rva2VuGAMgASgJIkcKEExpc3RUYWdzUmVzcG9uc2USGgoEdGFncxgBIAMoCzIMLnRhZ3EudjEuVGFnEhcKD25leHRfcGFnZV90b2tlbhgCIAEoCSIvChBEZWxldGVUYWdSZXF1ZXN0Eg0KBXF1ZXVlGAEgASgJEgwKBG5hbWUYAiABKAkiEwoRRGVsZXRlVGFnUmVzcG9uc2UieQoOU2Vla1RhZ1JlcXVlc3QSDQoFcXVldWUYASABKAkSDAoEbmFtZRgCIAEoCRIqCgR0aW1lGAMgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcEgAEhQKCm1lc3NhZ2VfaWQYBCABKAlIAEIICgZ0YXJnZXQiLAoPU2Vla1RhZ1Jlc3BvbnNlEhkKA3RhZxgBIAEoCzIMLnRhZ3EudjEuVGFnIkoKFEdldFF1ZXVlUmF0ZXNSZXF1ZXN0Eg0KBXF1ZXVlGAEgASgJEgsKA3RhZxgCIAEoCRIWCg53aW5kb3dfc2Vjb25kcxgDIAEoBSKmAQoVR2V0UXVldWVSYXRlc1Jlc3BvbnNlEhoKEnJlc29sdXRpb25fc2Vjb25kcxgBIAEoBRIsCghlbmRfdGltZRgCIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASIgoGcG9pbnRzGAMgAygLMhIudGFncS52MS5SYXRlUG9pbnQSHwoEdGFncxgEIAMoCzIRLnRhZ3EudjEuVGFnUmF0ZXMiOwoIVGFnUmF0ZXMSCwoDdGFnGAEgASgJEiIKBnBvaW50cxgCIAMoCzISLnRhZ3EudjEuUmF0ZVBvaW50Ip4BCglSYXRlUG9pbnQSKAoEdGltZRgBIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASFQoNaW5fcGVyX3NlY29uZBgCIAEoARIbChNyZWNlaXZlZF9wZXJfc2Vjb25kGAMgASgBEhoKEmRlbGV0ZWRfcGVyX3NlY29uZBgEIAEoARIXCg9kZWFkX3Blcl9zZWNvbmQYBSABKAEqcgoOT3ZlcmZsb3dQb2xpY3kSHwobT1ZFUkZMT1dfUE9MSUNZX1VOU1BFQ0lGSUVEEAASHgoaT1ZFUkZMT1dfUE9MSUNZX1JFSkVDVF9ORVcQARIfChtPVkVSRkxPV19QT0xJQ1lfRFJPUF9PTERFU1QQAipSCglRdWV1ZVZpZXcSGgoWUVVFVUVfVklFV19VTlNQRUNJRklFRBAAEhQKEFFVRVVFX1ZJRVdfQkFTSUMQARITCg9RVUVVRV9WSUVXX1RBR1MQAjLNBgoMUXVldWVTZXJ2aWNlEkgKC0NyZWF0ZVF1ZXVlEhsudGFncS52MS5DcmVhdGVRdWV1ZVJlcXVlc3QaHC50YWdxLnYxLkNyZWF0ZVF1ZXVlUmVzcG9uc2USPwoIR2V0UXVldWUSGC50YWdxLnYxLkdldFF1ZXVlUmVxdWVzdBoZLnRhZ3EudjEuR2V0UXVldWVSZXNwb25zZRJFCgpMaXN0UXVldWVzEhoudGFncS52MS5MaXN0UXVldWVzUmVxdWVzdBobLnRhZ3EudjEuTGlzdFF1ZXVlc1Jlc3BvbnNlEkgKC1VwZGF0ZVF1ZXVlEhsudGFncS52MS5VcGRhdGVRdWV1ZVJlcXVlc3QaHC50YWdxLnYxLlVwZGF0ZVF1ZXVlUmVzcG9uc2USSAoLRGVsZXRlUXVldWUSGy50YWdxLnYxLkRlbGV0ZVF1ZXVlUmVxdWVzdBocLnRhZ3EudjEuRGVsZXRlUXVldWVSZXNwb25zZRJFCgpQdXJnZVF1ZXVlEhoudGFncS52MS5QdXJnZVF1ZXVlUmVxdWVzdBobLnRhZ3EudjEuUHVyZ2VRdWV1ZVJlc3BvbnNlEkIKCUNyZWF0ZVRhZxIZLnRhZ3EudjEuQ3JlYXRlVGFnUmVxdWVzdBoaLnRhZ3EudjEuQ3JlYXRlVGFnUmVzcG9uc2USOQoGR2V0VGFnEhYudGFncS52MS5HZXRUYWdSZXF1ZXN0GhcudGFncS52MS5HZXRUYWdSZXNwb25zZRI/CghMaXN0VGFncxIYLnRhZ3EudjEuTGlzdFRhZ3NSZXF1ZXN0GhkudGFncS52MS5MaXN0VGFnc1Jlc3BvbnNlEkIKCURlbGV0ZVRhZxIZLnRhZ3EudjEuRGVsZXRlVGFnUmVxdWVzdBoaLnRhZ3EudjEuRGVsZXRlVGFnUmVzcG9uc2USPAoHU2Vla1RhZxIXLnRhZ3EudjEuU2Vla1RhZ1JlcXVlc3QaGC50YWdxLnYxLlNlZWtUYWdSZXNwb25zZRJOCg1HZXRRdWV1ZVJhdGVzEh0udGFncS52MS5HZXRRdWV1ZVJhdGVzUmVxdWVzdBoeLnRhZ3EudjEuR2V0UXVldWVSYXRlc1Jlc3BvbnNlYgZwcm90bzM", [file_google_protobuf_field_mask, file_google_protobuf_timestamp]);
+  fileDesc("ChN0YWdxL3YxL3F1ZXVlLnByb3RvEgd0YWdxLnYxIsAJCgVRdWV1ZRIMCgRuYW1lGAEgASgJEhoKDWRlbGF5X3NlY29uZHMYAiABKAVIAIgBARInChp2aXNpYmlsaXR5X3RpbWVvdXRfc2Vjb25kcxgDIAEoBUgBiAEBEiEKFHJlY2VpdmVfd2FpdF9zZWNvbmRzGAQgASgFSAKIAQESJgoZbWVzc2FnZV9yZXRlbnRpb25fc2Vjb25kcxgFIAEoBUgDiAEBEh4KEW1heF9tZXNzYWdlX2J5dGVzGAYgASgFSASIAQESLgoOcmVkcml2ZV9wb2xpY3kYByABKAsyFi50YWdxLnYxLlJlZHJpdmVQb2xpY3kSGQoRZGVhZF9sZXR0ZXJfcXVldWUYCCABKAgSEwoLdG9waWNfcXVldWUYCSABKAgSHQoVcmV0YWluX2Fja2VkX21lc3NhZ2VzGAogASgIEjsKD3VzZXJfYXR0cmlidXRlcxgLIAMoCzIiLnRhZ3EudjEuUXVldWUuVXNlckF0dHJpYnV0ZXNFbnRyeRIYChBkZWZhdWx0X3RhZ19uYW1lGAwgASgJEi8KC2NyZWF0ZV90aW1lGA0gASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIvCgt1cGRhdGVfdGltZRgOIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASIgoFc3RhdGUYDyABKAsyEy50YWdxLnYxLlF1ZXVlU3RhdGUSFQoNc291cmNlX3F1ZXVlcxgQIAMoCRIiChVtYXhfcmV0YWluZWRfbWVzc2FnZXMYESABKANIBYgBARIfChJtYXhfcmV0YWluZWRfYnl0ZXMYEiABKANIBogBARIwCg9vdmVyZmxvd19wb2xpY3kYEyABKA4yFy50YWdxLnYxLk92ZXJmbG93UG9saWN5EiMKG2NvbnRlbnRfYmFzZWRfZGVkdXBsaWNhdGlvbhgUIAEoCBIjChZ3cml0ZV9xdW90YV9wZXJfc2Vjb25kGBUgASgFSAeIAQESIgoVcmVhZF9xdW90YV9wZXJfc2Vjb25kGBYgASgFSAiIAQESFgoOcHJpb3JpdHlfcXVldWUYFyABKAgSGgoEdGFncxgoIAMoCzIMLnRhZ3EudjEuVGFnEhcKCnBhcnRpdGlvbnMYKSABKAVICYgBARIqCgxyZXRyeV9wb2xpY3kYKiABKAsyFC50YWdxLnYxLlJldHJ5UG9saWN5GjUKE1VzZXJBdHRyaWJ1dGVzRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4AUIQCg5fZGVsYXlfc2Vjb25kc0IdChtfdmlzaWJpbGl0eV90aW1lb3V0X3NlY29uZHNCFwoVX3JlY2VpdmVfd2FpdF9zZWNvbmRzQhwKGl9tZXNzYWdlX3JldGVudGlvbl9zZWNvbmRzQhQKEl9tYXhfbWVzc2FnZV9ieXRlc0IYChZfbWF4X3JldGFpbmVkX21lc3NhZ2VzQhUKE19tYXhfcmV0YWluZWRfYnl0ZXNCGQoXX3dyaXRlX3F1b3RhX3Blcl9zZWNvbmRCGAoWX3JlYWRfcXVvdGFfcGVyX3NlY29uZEINCgtfcGFydGl0aW9ucyJHCgtSZXRyeVBvbGljeRIbChNtaW5fYmFja29mZl9zZWNvbmRzGAEgASgFEhsKE21heF9iYWNrb2ZmX3NlY29uZHMYAiABKAUiRQoNUmVkcml2ZVBvbGljeRIZChFkZWFkX2xldHRlcl9xdWV1ZRgBIAEoCRIZChFtYXhfcmVjZWl2ZV9jb3VudBgCIAEoBSKtAQoKUXVldWVTdGF0ZRIZChFyZXRhaW5lZF9tZXNzYWdlcxgBIAEoAxIRCgl0YWdfY291bnQYAiABKAUSJgoLZGVmYXVsdF90YWcYAyABKAsyES50YWdxLnYxLlRhZ1N0YXRlEhYKDnJldGFpbmVkX2J5dGVzGAQgASgDEhUKDWRyb3BwZWRfdG90YWwYBSABKAMSGgoSZGVkdXBsaWNhdGVkX3RvdGFsGAYgASgDIrIDCgNUYWcSDAoEbmFtZRgBIAEoCRIuCgpzdGFydF90aW1lGAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIiCgZmaWx0ZXIYAyABKAsyEi50YWdxLnYxLlRhZ0ZpbHRlchInChp2aXNpYmlsaXR5X3RpbWVvdXRfc2Vjb25kcxgEIAEoBUgAiAEBEjkKD3VzZXJfYXR0cmlidXRlcxgFIAMoCzIgLnRhZ3EudjEuVGFnLlVzZXJBdHRyaWJ1dGVzRW50cnkSLwoLY3JlYXRlX3RpbWUYBiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEiAKBXN0YXRlGAcgASgLMhEudGFncS52MS5UYWdTdGF0ZRIiChVyZWFkX3F1b3RhX3Blcl9zZWNvbmQYCCABKAVIAYgBARo1ChNVc2VyQXR0cmlidXRlc0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAFCHQobX3Zpc2liaWxpdHlfdGltZW91dF9zZWNvbmRzQhgKFl9yZWFkX3F1b3RhX3Blcl9zZWNvbmQitAEKCVRhZ0ZpbHRlchItCghvcGVyYXRvchgBIAEoDjIbLnRhZ3EudjEuVGFnRmlsdGVyLk9wZXJhdG9yEi8KCmNvbmRpdGlvbnMYAiADKAsyGy50YWdxLnYxLkF0dHJpYnV0ZUNvbmRpdGlvbiJHCghPcGVyYXRvchIYChRPUEVSQVRPUl9VTlNQRUNJRklFRBAAEhAKDE9QRVJBVE9SX0FORBABEg8KC09QRVJBVE9SX09SEAIiTgoSQXR0cmlidXRlQ29uZGl0aW9uEgwKBG5hbWUYASABKAkSGQoMc3RyaW5nX3ZhbHVlGAIgASgJSACIAQFCDwoNX3N0cmluZ192YWx1ZSLBAQoIVGFnU3RhdGUSEQoJYXZhaWxhYmxlGAEgASgDEhEKCWluX2ZsaWdodBgCIAEoAxIPCgdkZWxheWVkGAMgASgDEhYKDnJlY2VpdmVkX3RvdGFsGAQgASgDEhUKDWRlbGV0ZWRfdG90YWwYBSABKAMSEgoKZGVhZF90b3RhbBgGIAEoAxIVCg1leHBpcmVkX3RvdGFsGAcgASgDEiQKHG9sZGVzdF9hdmFpbGFibGVfYWdlX3NlY29uZHMYCCABKAMiSwoSQ3JlYXRlUXVldWVSZXF1ZXN0Eh0KBXF1ZXVlGAEgASgLMg4udGFncS52MS5RdWV1ZRIWCg5ub19kZWZhdWx0X3RhZxgCIAEoCCI0ChNDcmVhdGVRdWV1ZVJlc3BvbnNlEh0KBXF1ZXVlGAEgASgLMg4udGFncS52MS5RdWV1ZSIfCg9HZXRRdWV1ZVJlcXVlc3QSDAoEbmFtZRgBIAEoCSIxChBHZXRRdWV1ZVJlc3BvbnNlEh0KBXF1ZXVlGAEgASgLMg4udGFncS52MS5RdWV1ZSKjAQoRTGlzdFF1ZXVlc1JlcXVlc3QSDgoGcHJlZml4GAEgASgJEhEKCXBhZ2Vfc2l6ZRgCIAEoBRISCgpwYWdlX3Rva2VuGAMgASgJEiAKBHZpZXcYBCABKA4yEi50YWdxLnYxLlF1ZXVlVmlldxIVCg1uYW1lX2NvbnRhaW5zGAUgASgJEgwKBHNraXAYBiABKAUSEAoIb3JkZXJfYnkYByABKAkiYQoSTGlzdFF1ZXVlc1Jlc3BvbnNlEh4KBnF1ZXVlcxgBIAMoCzIOLnRhZ3EudjEuUXVldWUSFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJEhIKCnRvdGFsX3NpemUYAyABKAUiZAoSVXBkYXRlUXVldWVSZXF1ZXN0Eh0KBXF1ZXVlGAEgASgLMg4udGFncS52MS5RdWV1ZRIvCgt1cGRhdGVfbWFzaxgCIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5GaWVsZE1hc2siNAoTVXBkYXRlUXVldWVSZXNwb25zZRIdCgVxdWV1ZRgBIAEoCzIOLnRhZ3EudjEuUXVldWUiMQoSRGVsZXRlUXVldWVSZXF1ZXN0EgwKBG5hbWUYASABKAkSDQoFZm9yY2UYAiABKAgiFQoTRGVsZXRlUXVldWVSZXNwb25zZSIhChFQdXJnZVF1ZXVlUmVxdWVzdBIMCgRuYW1lGAEgASgJIi0KElB1cmdlUXVldWVSZXNwb25zZRIXCg9wdXJnZWRfbWVzc2FnZXMYASABKAMiPAoQQ3JlYXRlVGFnUmVxdWVzdBINCgVxdWV1ZRgBIAEoCRIZCgN0YWcYAiABKAsyDC50YWdxLnYxLlRhZyIuChFDcmVhdGVUYWdSZXNwb25zZRIZCgN0YWcYASABKAsyDC50YWdxLnYxLlRhZyIsCg1HZXRUYWdSZXF1ZXN0Eg0KBXF1ZXVlGAEgASgJEgwKBG5hbWUYAiABKAkiKwoOR2V0VGFnUmVzcG9uc2USGQoDdGFnGAEgASgLMgwudGFncS52MS5UYWciRwoPTGlzdFRhZ3NSZXF1ZXN0Eg0KBXF1ZXVlGAEgASgJEhEKCXBhZ2Vfc2l6ZRgCIAEoBRISCgpwYWdlX3Rva2VuGAMgASgJIkcKEExpc3RUYWdzUmVzcG9uc2USGgoEdGFncxgBIAMoCzIMLnRhZ3EudjEuVGFnEhcKD25leHRfcGFnZV90b2tlbhgCIAEoCSIvChBEZWxldGVUYWdSZXF1ZXN0Eg0KBXF1ZXVlGAEgASgJEgwKBG5hbWUYAiABKAkiEwoRRGVsZXRlVGFnUmVzcG9uc2UieQoOU2Vla1RhZ1JlcXVlc3QSDQoFcXVldWUYASABKAkSDAoEbmFtZRgCIAEoCRIqCgR0aW1lGAMgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcEgAEhQKCm1lc3NhZ2VfaWQYBCABKAlIAEIICgZ0YXJnZXQiLAoPU2Vla1RhZ1Jlc3BvbnNlEhkKA3RhZxgBIAEoCzIMLnRhZ3EudjEuVGFnIkoKFEdldFF1ZXVlUmF0ZXNSZXF1ZXN0Eg0KBXF1ZXVlGAEgASgJEgsKA3RhZxgCIAEoCRIWCg53aW5kb3dfc2Vjb25kcxgDIAEoBSKmAQoVR2V0UXVldWVSYXRlc1Jlc3BvbnNlEhoKEnJlc29sdXRpb25fc2Vjb25kcxgBIAEoBRIsCghlbmRfdGltZRgCIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASIgoGcG9pbnRzGAMgAygLMhIudGFncS52MS5SYXRlUG9pbnQSHwoEdGFncxgEIAMoCzIRLnRhZ3EudjEuVGFnUmF0ZXMiOwoIVGFnUmF0ZXMSCwoDdGFnGAEgASgJEiIKBnBvaW50cxgCIAMoCzISLnRhZ3EudjEuUmF0ZVBvaW50Ip4BCglSYXRlUG9pbnQSKAoEdGltZRgBIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASFQoNaW5fcGVyX3NlY29uZBgCIAEoARIbChNyZWNlaXZlZF9wZXJfc2Vjb25kGAMgASgBEhoKEmRlbGV0ZWRfcGVyX3NlY29uZBgEIAEoARIXCg9kZWFkX3Blcl9zZWNvbmQYBSABKAEqcgoOT3ZlcmZsb3dQb2xpY3kSHwobT1ZFUkZMT1dfUE9MSUNZX1VOU1BFQ0lGSUVEEAASHgoaT1ZFUkZMT1dfUE9MSUNZX1JFSkVDVF9ORVcQARIfChtPVkVSRkxPV19QT0xJQ1lfRFJPUF9PTERFU1QQAipSCglRdWV1ZVZpZXcSGgoWUVVFVUVfVklFV19VTlNQRUNJRklFRBAAEhQKEFFVRVVFX1ZJRVdfQkFTSUMQARITCg9RVUVVRV9WSUVXX1RBR1MQAjLNBgoMUXVldWVTZXJ2aWNlEkgKC0NyZWF0ZVF1ZXVlEhsudGFncS52MS5DcmVhdGVRdWV1ZVJlcXVlc3QaHC50YWdxLnYxLkNyZWF0ZVF1ZXVlUmVzcG9uc2USPwoIR2V0UXVldWUSGC50YWdxLnYxLkdldFF1ZXVlUmVxdWVzdBoZLnRhZ3EudjEuR2V0UXVldWVSZXNwb25zZRJFCgpMaXN0UXVldWVzEhoudGFncS52MS5MaXN0UXVldWVzUmVxdWVzdBobLnRhZ3EudjEuTGlzdFF1ZXVlc1Jlc3BvbnNlEkgKC1VwZGF0ZVF1ZXVlEhsudGFncS52MS5VcGRhdGVRdWV1ZVJlcXVlc3QaHC50YWdxLnYxLlVwZGF0ZVF1ZXVlUmVzcG9uc2USSAoLRGVsZXRlUXVldWUSGy50YWdxLnYxLkRlbGV0ZVF1ZXVlUmVxdWVzdBocLnRhZ3EudjEuRGVsZXRlUXVldWVSZXNwb25zZRJFCgpQdXJnZVF1ZXVlEhoudGFncS52MS5QdXJnZVF1ZXVlUmVxdWVzdBobLnRhZ3EudjEuUHVyZ2VRdWV1ZVJlc3BvbnNlEkIKCUNyZWF0ZVRhZxIZLnRhZ3EudjEuQ3JlYXRlVGFnUmVxdWVzdBoaLnRhZ3EudjEuQ3JlYXRlVGFnUmVzcG9uc2USOQoGR2V0VGFnEhYudGFncS52MS5HZXRUYWdSZXF1ZXN0GhcudGFncS52MS5HZXRUYWdSZXNwb25zZRI/CghMaXN0VGFncxIYLnRhZ3EudjEuTGlzdFRhZ3NSZXF1ZXN0GhkudGFncS52MS5MaXN0VGFnc1Jlc3BvbnNlEkIKCURlbGV0ZVRhZxIZLnRhZ3EudjEuRGVsZXRlVGFnUmVxdWVzdBoaLnRhZ3EudjEuRGVsZXRlVGFnUmVzcG9uc2USPAoHU2Vla1RhZxIXLnRhZ3EudjEuU2Vla1RhZ1JlcXVlc3QaGC50YWdxLnYxLlNlZWtUYWdSZXNwb25zZRJOCg1HZXRRdWV1ZVJhdGVzEh0udGFncS52MS5HZXRRdWV1ZVJhdGVzUmVxdWVzdBoeLnRhZ3EudjEuR2V0UXVldWVSYXRlc1Jlc3BvbnNlYgZwcm90bzM", [file_google_protobuf_field_mask, file_google_protobuf_timestamp]);
 
 /**
  * Queue is a stream of messages read by one or more tags.
@@ -231,6 +231,18 @@ export type Queue = Message<"tagq.v1.Queue"> & {
    * @generated from field: optional int32 partitions = 41;
    */
   partitions?: number | undefined;
+
+  /**
+   * Server-side retry backoff for every tag of this queue, each on its own
+   * (README "Retry backoff"): a message that comes back to a tag (its
+   * visibility ran out, or a nack without a delay of its own) waits an
+   * exponential backoff with jitter first. Unset: none (back at once).
+   * Set it with UpdateQueue (update_mask "retry_policy"); an update with
+   * that path and no policy removes it.
+   *
+   * @generated from field: tagq.v1.RetryPolicy retry_policy = 42;
+   */
+  retryPolicy?: RetryPolicy | undefined;
 };
 
 /**
@@ -239,6 +251,39 @@ export type Queue = Message<"tagq.v1.Queue"> & {
  */
 export const QueueSchema: GenMessage<Queue> = /*@__PURE__*/
   messageDesc(file_tagq_v1_queue, 0);
+
+/**
+ * RetryPolicy delays a message that comes back to a tag: after the tag's
+ * n-th receive, by a backoff drawn uniformly from [b, min(max, 2b)] s,
+ * b = min(max_backoff_seconds, min_backoff_seconds * 2^(n-1)). A message
+ * at its redrive policy's max_receive_count is dead-lettered, not backed
+ * off; an explicit visibility (ChangeMessageVisibility with
+ * visibility_seconds, a nack with a delay) always wins.
+ *
+ * @generated from message tagq.v1.RetryPolicy
+ */
+export type RetryPolicy = Message<"tagq.v1.RetryPolicy"> & {
+  /**
+   * 0-43200. The first backoff is at least this long.
+   *
+   * @generated from field: int32 min_backoff_seconds = 1;
+   */
+  minBackoffSeconds: number;
+
+  /**
+   * min_backoff_seconds-43200. No backoff is longer.
+   *
+   * @generated from field: int32 max_backoff_seconds = 2;
+   */
+  maxBackoffSeconds: number;
+};
+
+/**
+ * Describes the message tagq.v1.RetryPolicy.
+ * Use `create(RetryPolicySchema)` to create a new message.
+ */
+export const RetryPolicySchema: GenMessage<RetryPolicy> = /*@__PURE__*/
+  messageDesc(file_tagq_v1_queue, 1);
 
 /**
  * RedrivePolicy moves a message that one tag received max_receive_count
@@ -268,7 +313,7 @@ export type RedrivePolicy = Message<"tagq.v1.RedrivePolicy"> & {
  * Use `create(RedrivePolicySchema)` to create a new message.
  */
 export const RedrivePolicySchema: GenMessage<RedrivePolicy> = /*@__PURE__*/
-  messageDesc(file_tagq_v1_queue, 1);
+  messageDesc(file_tagq_v1_queue, 2);
 
 /**
  * QueueState is a snapshot of a queue's storage.
@@ -328,7 +373,7 @@ export type QueueState = Message<"tagq.v1.QueueState"> & {
  * Use `create(QueueStateSchema)` to create a new message.
  */
 export const QueueStateSchema: GenMessage<QueueState> = /*@__PURE__*/
-  messageDesc(file_tagq_v1_queue, 2);
+  messageDesc(file_tagq_v1_queue, 3);
 
 /**
  * Tag is an independent reader of a queue with its own cursor, in-flight
@@ -403,7 +448,7 @@ export type Tag = Message<"tagq.v1.Tag"> & {
  * Use `create(TagSchema)` to create a new message.
  */
 export const TagSchema: GenMessage<Tag> = /*@__PURE__*/
-  messageDesc(file_tagq_v1_queue, 3);
+  messageDesc(file_tagq_v1_queue, 4);
 
 /**
  * TagFilter admits a message when its attributes satisfy the conditions.
@@ -429,7 +474,7 @@ export type TagFilter = Message<"tagq.v1.TagFilter"> & {
  * Use `create(TagFilterSchema)` to create a new message.
  */
 export const TagFilterSchema: GenMessage<TagFilter> = /*@__PURE__*/
-  messageDesc(file_tagq_v1_queue, 4);
+  messageDesc(file_tagq_v1_queue, 5);
 
 /**
  * How conditions combine.
@@ -463,7 +508,7 @@ export enum TagFilter_Operator {
  * Describes the enum tagq.v1.TagFilter.Operator.
  */
 export const TagFilter_OperatorSchema: GenEnum<TagFilter_Operator> = /*@__PURE__*/
-  enumDesc(file_tagq_v1_queue, 4, 0);
+  enumDesc(file_tagq_v1_queue, 5, 0);
 
 /**
  * AttributeCondition holds when the message has the attribute, and, if
@@ -488,7 +533,7 @@ export type AttributeCondition = Message<"tagq.v1.AttributeCondition"> & {
  * Use `create(AttributeConditionSchema)` to create a new message.
  */
 export const AttributeConditionSchema: GenMessage<AttributeCondition> = /*@__PURE__*/
-  messageDesc(file_tagq_v1_queue, 5);
+  messageDesc(file_tagq_v1_queue, 6);
 
 /**
  * TagState counts a tag's messages. The first three are exact at the time of
@@ -559,7 +604,7 @@ export type TagState = Message<"tagq.v1.TagState"> & {
  * Use `create(TagStateSchema)` to create a new message.
  */
 export const TagStateSchema: GenMessage<TagState> = /*@__PURE__*/
-  messageDesc(file_tagq_v1_queue, 6);
+  messageDesc(file_tagq_v1_queue, 7);
 
 /**
  * @generated from message tagq.v1.CreateQueueRequest
@@ -587,7 +632,7 @@ export type CreateQueueRequest = Message<"tagq.v1.CreateQueueRequest"> & {
  * Use `create(CreateQueueRequestSchema)` to create a new message.
  */
 export const CreateQueueRequestSchema: GenMessage<CreateQueueRequest> = /*@__PURE__*/
-  messageDesc(file_tagq_v1_queue, 7);
+  messageDesc(file_tagq_v1_queue, 8);
 
 /**
  * @generated from message tagq.v1.CreateQueueResponse
@@ -604,7 +649,7 @@ export type CreateQueueResponse = Message<"tagq.v1.CreateQueueResponse"> & {
  * Use `create(CreateQueueResponseSchema)` to create a new message.
  */
 export const CreateQueueResponseSchema: GenMessage<CreateQueueResponse> = /*@__PURE__*/
-  messageDesc(file_tagq_v1_queue, 8);
+  messageDesc(file_tagq_v1_queue, 9);
 
 /**
  * @generated from message tagq.v1.GetQueueRequest
@@ -621,7 +666,7 @@ export type GetQueueRequest = Message<"tagq.v1.GetQueueRequest"> & {
  * Use `create(GetQueueRequestSchema)` to create a new message.
  */
 export const GetQueueRequestSchema: GenMessage<GetQueueRequest> = /*@__PURE__*/
-  messageDesc(file_tagq_v1_queue, 9);
+  messageDesc(file_tagq_v1_queue, 10);
 
 /**
  * @generated from message tagq.v1.GetQueueResponse
@@ -638,7 +683,7 @@ export type GetQueueResponse = Message<"tagq.v1.GetQueueResponse"> & {
  * Use `create(GetQueueResponseSchema)` to create a new message.
  */
 export const GetQueueResponseSchema: GenMessage<GetQueueResponse> = /*@__PURE__*/
-  messageDesc(file_tagq_v1_queue, 10);
+  messageDesc(file_tagq_v1_queue, 11);
 
 /**
  * @generated from message tagq.v1.ListQueuesRequest
@@ -710,7 +755,7 @@ export type ListQueuesRequest = Message<"tagq.v1.ListQueuesRequest"> & {
  * Use `create(ListQueuesRequestSchema)` to create a new message.
  */
 export const ListQueuesRequestSchema: GenMessage<ListQueuesRequest> = /*@__PURE__*/
-  messageDesc(file_tagq_v1_queue, 11);
+  messageDesc(file_tagq_v1_queue, 12);
 
 /**
  * @generated from message tagq.v1.ListQueuesResponse
@@ -742,7 +787,7 @@ export type ListQueuesResponse = Message<"tagq.v1.ListQueuesResponse"> & {
  * Use `create(ListQueuesResponseSchema)` to create a new message.
  */
 export const ListQueuesResponseSchema: GenMessage<ListQueuesResponse> = /*@__PURE__*/
-  messageDesc(file_tagq_v1_queue, 12);
+  messageDesc(file_tagq_v1_queue, 13);
 
 /**
  * @generated from message tagq.v1.UpdateQueueRequest
@@ -772,7 +817,7 @@ export type UpdateQueueRequest = Message<"tagq.v1.UpdateQueueRequest"> & {
  * Use `create(UpdateQueueRequestSchema)` to create a new message.
  */
 export const UpdateQueueRequestSchema: GenMessage<UpdateQueueRequest> = /*@__PURE__*/
-  messageDesc(file_tagq_v1_queue, 13);
+  messageDesc(file_tagq_v1_queue, 14);
 
 /**
  * @generated from message tagq.v1.UpdateQueueResponse
@@ -789,7 +834,7 @@ export type UpdateQueueResponse = Message<"tagq.v1.UpdateQueueResponse"> & {
  * Use `create(UpdateQueueResponseSchema)` to create a new message.
  */
 export const UpdateQueueResponseSchema: GenMessage<UpdateQueueResponse> = /*@__PURE__*/
-  messageDesc(file_tagq_v1_queue, 14);
+  messageDesc(file_tagq_v1_queue, 15);
 
 /**
  * @generated from message tagq.v1.DeleteQueueRequest
@@ -815,7 +860,7 @@ export type DeleteQueueRequest = Message<"tagq.v1.DeleteQueueRequest"> & {
  * Use `create(DeleteQueueRequestSchema)` to create a new message.
  */
 export const DeleteQueueRequestSchema: GenMessage<DeleteQueueRequest> = /*@__PURE__*/
-  messageDesc(file_tagq_v1_queue, 15);
+  messageDesc(file_tagq_v1_queue, 16);
 
 /**
  * @generated from message tagq.v1.DeleteQueueResponse
@@ -828,7 +873,7 @@ export type DeleteQueueResponse = Message<"tagq.v1.DeleteQueueResponse"> & {
  * Use `create(DeleteQueueResponseSchema)` to create a new message.
  */
 export const DeleteQueueResponseSchema: GenMessage<DeleteQueueResponse> = /*@__PURE__*/
-  messageDesc(file_tagq_v1_queue, 16);
+  messageDesc(file_tagq_v1_queue, 17);
 
 /**
  * @generated from message tagq.v1.PurgeQueueRequest
@@ -845,7 +890,7 @@ export type PurgeQueueRequest = Message<"tagq.v1.PurgeQueueRequest"> & {
  * Use `create(PurgeQueueRequestSchema)` to create a new message.
  */
 export const PurgeQueueRequestSchema: GenMessage<PurgeQueueRequest> = /*@__PURE__*/
-  messageDesc(file_tagq_v1_queue, 17);
+  messageDesc(file_tagq_v1_queue, 18);
 
 /**
  * @generated from message tagq.v1.PurgeQueueResponse
@@ -864,7 +909,7 @@ export type PurgeQueueResponse = Message<"tagq.v1.PurgeQueueResponse"> & {
  * Use `create(PurgeQueueResponseSchema)` to create a new message.
  */
 export const PurgeQueueResponseSchema: GenMessage<PurgeQueueResponse> = /*@__PURE__*/
-  messageDesc(file_tagq_v1_queue, 18);
+  messageDesc(file_tagq_v1_queue, 19);
 
 /**
  * @generated from message tagq.v1.CreateTagRequest
@@ -886,7 +931,7 @@ export type CreateTagRequest = Message<"tagq.v1.CreateTagRequest"> & {
  * Use `create(CreateTagRequestSchema)` to create a new message.
  */
 export const CreateTagRequestSchema: GenMessage<CreateTagRequest> = /*@__PURE__*/
-  messageDesc(file_tagq_v1_queue, 19);
+  messageDesc(file_tagq_v1_queue, 20);
 
 /**
  * @generated from message tagq.v1.CreateTagResponse
@@ -903,7 +948,7 @@ export type CreateTagResponse = Message<"tagq.v1.CreateTagResponse"> & {
  * Use `create(CreateTagResponseSchema)` to create a new message.
  */
 export const CreateTagResponseSchema: GenMessage<CreateTagResponse> = /*@__PURE__*/
-  messageDesc(file_tagq_v1_queue, 20);
+  messageDesc(file_tagq_v1_queue, 21);
 
 /**
  * @generated from message tagq.v1.GetTagRequest
@@ -925,7 +970,7 @@ export type GetTagRequest = Message<"tagq.v1.GetTagRequest"> & {
  * Use `create(GetTagRequestSchema)` to create a new message.
  */
 export const GetTagRequestSchema: GenMessage<GetTagRequest> = /*@__PURE__*/
-  messageDesc(file_tagq_v1_queue, 21);
+  messageDesc(file_tagq_v1_queue, 22);
 
 /**
  * @generated from message tagq.v1.GetTagResponse
@@ -942,7 +987,7 @@ export type GetTagResponse = Message<"tagq.v1.GetTagResponse"> & {
  * Use `create(GetTagResponseSchema)` to create a new message.
  */
 export const GetTagResponseSchema: GenMessage<GetTagResponse> = /*@__PURE__*/
-  messageDesc(file_tagq_v1_queue, 22);
+  messageDesc(file_tagq_v1_queue, 23);
 
 /**
  * @generated from message tagq.v1.ListTagsRequest
@@ -971,7 +1016,7 @@ export type ListTagsRequest = Message<"tagq.v1.ListTagsRequest"> & {
  * Use `create(ListTagsRequestSchema)` to create a new message.
  */
 export const ListTagsRequestSchema: GenMessage<ListTagsRequest> = /*@__PURE__*/
-  messageDesc(file_tagq_v1_queue, 23);
+  messageDesc(file_tagq_v1_queue, 24);
 
 /**
  * @generated from message tagq.v1.ListTagsResponse
@@ -993,7 +1038,7 @@ export type ListTagsResponse = Message<"tagq.v1.ListTagsResponse"> & {
  * Use `create(ListTagsResponseSchema)` to create a new message.
  */
 export const ListTagsResponseSchema: GenMessage<ListTagsResponse> = /*@__PURE__*/
-  messageDesc(file_tagq_v1_queue, 24);
+  messageDesc(file_tagq_v1_queue, 25);
 
 /**
  * @generated from message tagq.v1.DeleteTagRequest
@@ -1015,7 +1060,7 @@ export type DeleteTagRequest = Message<"tagq.v1.DeleteTagRequest"> & {
  * Use `create(DeleteTagRequestSchema)` to create a new message.
  */
 export const DeleteTagRequestSchema: GenMessage<DeleteTagRequest> = /*@__PURE__*/
-  messageDesc(file_tagq_v1_queue, 25);
+  messageDesc(file_tagq_v1_queue, 26);
 
 /**
  * @generated from message tagq.v1.DeleteTagResponse
@@ -1028,7 +1073,7 @@ export type DeleteTagResponse = Message<"tagq.v1.DeleteTagResponse"> & {
  * Use `create(DeleteTagResponseSchema)` to create a new message.
  */
 export const DeleteTagResponseSchema: GenMessage<DeleteTagResponse> = /*@__PURE__*/
-  messageDesc(file_tagq_v1_queue, 26);
+  messageDesc(file_tagq_v1_queue, 27);
 
 /**
  * @generated from message tagq.v1.SeekTagRequest
@@ -1080,7 +1125,7 @@ export type SeekTagRequest = Message<"tagq.v1.SeekTagRequest"> & {
  * Use `create(SeekTagRequestSchema)` to create a new message.
  */
 export const SeekTagRequestSchema: GenMessage<SeekTagRequest> = /*@__PURE__*/
-  messageDesc(file_tagq_v1_queue, 27);
+  messageDesc(file_tagq_v1_queue, 28);
 
 /**
  * @generated from message tagq.v1.SeekTagResponse
@@ -1099,7 +1144,7 @@ export type SeekTagResponse = Message<"tagq.v1.SeekTagResponse"> & {
  * Use `create(SeekTagResponseSchema)` to create a new message.
  */
 export const SeekTagResponseSchema: GenMessage<SeekTagResponse> = /*@__PURE__*/
-  messageDesc(file_tagq_v1_queue, 28);
+  messageDesc(file_tagq_v1_queue, 29);
 
 /**
  * @generated from message tagq.v1.GetQueueRatesRequest
@@ -1130,7 +1175,7 @@ export type GetQueueRatesRequest = Message<"tagq.v1.GetQueueRatesRequest"> & {
  * Use `create(GetQueueRatesRequestSchema)` to create a new message.
  */
 export const GetQueueRatesRequestSchema: GenMessage<GetQueueRatesRequest> = /*@__PURE__*/
-  messageDesc(file_tagq_v1_queue, 29);
+  messageDesc(file_tagq_v1_queue, 30);
 
 /**
  * @generated from message tagq.v1.GetQueueRatesResponse
@@ -1173,7 +1218,7 @@ export type GetQueueRatesResponse = Message<"tagq.v1.GetQueueRatesResponse"> & {
  * Use `create(GetQueueRatesResponseSchema)` to create a new message.
  */
 export const GetQueueRatesResponseSchema: GenMessage<GetQueueRatesResponse> = /*@__PURE__*/
-  messageDesc(file_tagq_v1_queue, 30);
+  messageDesc(file_tagq_v1_queue, 31);
 
 /**
  * TagRates is one tag's rates: in counts the messages admitted to it (its
@@ -1198,7 +1243,7 @@ export type TagRates = Message<"tagq.v1.TagRates"> & {
  * Use `create(TagRatesSchema)` to create a new message.
  */
 export const TagRatesSchema: GenMessage<TagRates> = /*@__PURE__*/
-  messageDesc(file_tagq_v1_queue, 31);
+  messageDesc(file_tagq_v1_queue, 32);
 
 /**
  * RatePoint is the mean rates per second over resolution_seconds ending at
@@ -1239,7 +1284,7 @@ export type RatePoint = Message<"tagq.v1.RatePoint"> & {
  * Use `create(RatePointSchema)` to create a new message.
  */
 export const RatePointSchema: GenMessage<RatePoint> = /*@__PURE__*/
-  messageDesc(file_tagq_v1_queue, 32);
+  messageDesc(file_tagq_v1_queue, 33);
 
 /**
  * OverflowPolicy says what happens to a send beyond max_retained_messages

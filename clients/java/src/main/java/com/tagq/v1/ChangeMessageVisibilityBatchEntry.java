@@ -134,6 +134,21 @@ private static final long serialVersionUID = 0L;
     return visibilitySeconds_;
   }
 
+  public static final int RETRY_BACKOFF_FIELD_NUMBER = 4;
+  private boolean retryBackoff_ = false;
+  /**
+   * <pre>
+   * As ChangeMessageVisibilityRequest's.
+   * </pre>
+   *
+   * <code>bool retry_backoff = 4 [json_name = "retryBackoff"];</code>
+   * @return The retryBackoff.
+   */
+  @java.lang.Override
+  public boolean getRetryBackoff() {
+    return retryBackoff_;
+  }
+
   private byte memoizedIsInitialized = -1;
   @java.lang.Override
   public final boolean isInitialized() {
@@ -157,6 +172,9 @@ private static final long serialVersionUID = 0L;
     if (visibilitySeconds_ != 0) {
       output.writeInt32(3, visibilitySeconds_);
     }
+    if (retryBackoff_ != false) {
+      output.writeBool(4, retryBackoff_);
+    }
     getUnknownFields().writeTo(output);
   }
 
@@ -175,6 +193,10 @@ private static final long serialVersionUID = 0L;
     if (visibilitySeconds_ != 0) {
       size += com.google.protobuf.CodedOutputStream
         .computeInt32Size(3, visibilitySeconds_);
+    }
+    if (retryBackoff_ != false) {
+      size += com.google.protobuf.CodedOutputStream
+        .computeBoolSize(4, retryBackoff_);
     }
     size += getUnknownFields().getSerializedSize();
     memoizedSize = size;
@@ -197,6 +219,8 @@ private static final long serialVersionUID = 0L;
         .equals(other.getReceiptHandle())) return false;
     if (getVisibilitySeconds()
         != other.getVisibilitySeconds()) return false;
+    if (getRetryBackoff()
+        != other.getRetryBackoff()) return false;
     if (!getUnknownFields().equals(other.getUnknownFields())) return false;
     return true;
   }
@@ -214,6 +238,9 @@ private static final long serialVersionUID = 0L;
     hash = (53 * hash) + getReceiptHandle().hashCode();
     hash = (37 * hash) + VISIBILITY_SECONDS_FIELD_NUMBER;
     hash = (53 * hash) + getVisibilitySeconds();
+    hash = (37 * hash) + RETRY_BACKOFF_FIELD_NUMBER;
+    hash = (53 * hash) + com.google.protobuf.Internal.hashBoolean(
+        getRetryBackoff());
     hash = (29 * hash) + getUnknownFields().hashCode();
     memoizedHashCode = hash;
     return hash;
@@ -346,6 +373,7 @@ private static final long serialVersionUID = 0L;
       id_ = "";
       receiptHandle_ = "";
       visibilitySeconds_ = 0;
+      retryBackoff_ = false;
       return this;
     }
 
@@ -387,6 +415,9 @@ private static final long serialVersionUID = 0L;
       }
       if (((from_bitField0_ & 0x00000004) != 0)) {
         result.visibilitySeconds_ = visibilitySeconds_;
+      }
+      if (((from_bitField0_ & 0x00000008) != 0)) {
+        result.retryBackoff_ = retryBackoff_;
       }
     }
 
@@ -447,6 +478,9 @@ private static final long serialVersionUID = 0L;
       if (other.getVisibilitySeconds() != 0) {
         setVisibilitySeconds(other.getVisibilitySeconds());
       }
+      if (other.getRetryBackoff() != false) {
+        setRetryBackoff(other.getRetryBackoff());
+      }
       this.mergeUnknownFields(other.getUnknownFields());
       onChanged();
       return this;
@@ -488,6 +522,11 @@ private static final long serialVersionUID = 0L;
               bitField0_ |= 0x00000004;
               break;
             } // case 24
+            case 32: {
+              retryBackoff_ = input.readBool();
+              bitField0_ |= 0x00000008;
+              break;
+            } // case 32
             default: {
               if (!super.parseUnknownField(input, extensionRegistry, tag)) {
                 done = true; // was an endgroup tag
@@ -677,6 +716,50 @@ private static final long serialVersionUID = 0L;
     public Builder clearVisibilitySeconds() {
       bitField0_ = (bitField0_ & ~0x00000004);
       visibilitySeconds_ = 0;
+      onChanged();
+      return this;
+    }
+
+    private boolean retryBackoff_ ;
+    /**
+     * <pre>
+     * As ChangeMessageVisibilityRequest's.
+     * </pre>
+     *
+     * <code>bool retry_backoff = 4 [json_name = "retryBackoff"];</code>
+     * @return The retryBackoff.
+     */
+    @java.lang.Override
+    public boolean getRetryBackoff() {
+      return retryBackoff_;
+    }
+    /**
+     * <pre>
+     * As ChangeMessageVisibilityRequest's.
+     * </pre>
+     *
+     * <code>bool retry_backoff = 4 [json_name = "retryBackoff"];</code>
+     * @param value The retryBackoff to set.
+     * @return This builder for chaining.
+     */
+    public Builder setRetryBackoff(boolean value) {
+      
+      retryBackoff_ = value;
+      bitField0_ |= 0x00000008;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * As ChangeMessageVisibilityRequest's.
+     * </pre>
+     *
+     * <code>bool retry_backoff = 4 [json_name = "retryBackoff"];</code>
+     * @return This builder for chaining.
+     */
+    public Builder clearRetryBackoff() {
+      bitField0_ = (bitField0_ & ~0x00000008);
+      retryBackoff_ = false;
       onChanged();
       return this;
     }

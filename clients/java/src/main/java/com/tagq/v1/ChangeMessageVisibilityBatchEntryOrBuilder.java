@@ -36,4 +36,14 @@ public interface ChangeMessageVisibilityBatchEntryOrBuilder extends
    * @return The visibilitySeconds.
    */
   int getVisibilitySeconds();
+
+  /**
+   * <pre>
+   * As ChangeMessageVisibilityRequest's.
+   * </pre>
+   *
+   * <code>bool retry_backoff = 4 [json_name = "retryBackoff"];</code>
+   * @return The retryBackoff.
+   */
+  boolean getRetryBackoff();
 }

@@ -50,4 +50,16 @@ public interface ChangeMessageVisibilityRequestOrBuilder extends
    * @return The visibilitySeconds.
    */
   int getVisibilitySeconds();
+
+  /**
+   * <pre>
+   * A nack that takes the queue's retry backoff (Queue.retry_policy)
+   * instead of visibility_seconds, which must then be 0; on a queue
+   * without a policy, visible at once.
+   * </pre>
+   *
+   * <code>bool retry_backoff = 4 [json_name = "retryBackoff"];</code>
+   * @return The retryBackoff.
+   */
+  boolean getRetryBackoff();
 }

@@ -43,6 +43,7 @@ private static final long serialVersionUID = 0L;
             com.tagq.v1.ConsumeNack.class, com.tagq.v1.ConsumeNack.Builder.class);
   }
 
+  private int bitField0_;
   public static final int DELIVERY_ID_FIELD_NUMBER = 1;
   private long deliveryId_ = 0L;
   /**
@@ -58,10 +59,26 @@ private static final long serialVersionUID = 0L;
   private int delayMilliseconds_ = 0;
   /**
    * <pre>
-   * Visible again after this long (0-43200000 ms; 0 = at once).
+   * Visible again after this long (0-43200000 ms; 0 = at once). Unset:
+   * after the queue's retry backoff (Queue.retry_policy), or at once on a
+   * queue without one.
    * </pre>
    *
-   * <code>int32 delay_milliseconds = 2 [json_name = "delayMilliseconds"];</code>
+   * <code>optional int32 delay_milliseconds = 2 [json_name = "delayMilliseconds"];</code>
+   * @return Whether the delayMilliseconds field is set.
+   */
+  @java.lang.Override
+  public boolean hasDelayMilliseconds() {
+    return ((bitField0_ & 0x00000001) != 0);
+  }
+  /**
+   * <pre>
+   * Visible again after this long (0-43200000 ms; 0 = at once). Unset:
+   * after the queue's retry backoff (Queue.retry_policy), or at once on a
+   * queue without one.
+   * </pre>
+   *
+   * <code>optional int32 delay_milliseconds = 2 [json_name = "delayMilliseconds"];</code>
    * @return The delayMilliseconds.
    */
   @java.lang.Override
@@ -86,7 +103,7 @@ private static final long serialVersionUID = 0L;
     if (deliveryId_ != 0L) {
       output.writeUInt64(1, deliveryId_);
     }
-    if (delayMilliseconds_ != 0) {
+    if (((bitField0_ & 0x00000001) != 0)) {
       output.writeInt32(2, delayMilliseconds_);
     }
     getUnknownFields().writeTo(output);
@@ -102,7 +119,7 @@ private static final long serialVersionUID = 0L;
       size += com.google.protobuf.CodedOutputStream
         .computeUInt64Size(1, deliveryId_);
     }
-    if (delayMilliseconds_ != 0) {
+    if (((bitField0_ & 0x00000001) != 0)) {
       size += com.google.protobuf.CodedOutputStream
         .computeInt32Size(2, delayMilliseconds_);
     }
@@ -123,8 +140,11 @@ private static final long serialVersionUID = 0L;
 
     if (getDeliveryId()
         != other.getDeliveryId()) return false;
-    if (getDelayMilliseconds()
-        != other.getDelayMilliseconds()) return false;
+    if (hasDelayMilliseconds() != other.hasDelayMilliseconds()) return false;
+    if (hasDelayMilliseconds()) {
+      if (getDelayMilliseconds()
+          != other.getDelayMilliseconds()) return false;
+    }
     if (!getUnknownFields().equals(other.getUnknownFields())) return false;
     return true;
   }
@@ -139,8 +159,10 @@ private static final long serialVersionUID = 0L;
     hash = (37 * hash) + DELIVERY_ID_FIELD_NUMBER;
     hash = (53 * hash) + com.google.protobuf.Internal.hashLong(
         getDeliveryId());
-    hash = (37 * hash) + DELAY_MILLISECONDS_FIELD_NUMBER;
-    hash = (53 * hash) + getDelayMilliseconds();
+    if (hasDelayMilliseconds()) {
+      hash = (37 * hash) + DELAY_MILLISECONDS_FIELD_NUMBER;
+      hash = (53 * hash) + getDelayMilliseconds();
+    }
     hash = (29 * hash) + getUnknownFields().hashCode();
     memoizedHashCode = hash;
     return hash;
@@ -308,9 +330,12 @@ private static final long serialVersionUID = 0L;
       if (((from_bitField0_ & 0x00000001) != 0)) {
         result.deliveryId_ = deliveryId_;
       }
+      int to_bitField0_ = 0;
       if (((from_bitField0_ & 0x00000002) != 0)) {
         result.delayMilliseconds_ = delayMilliseconds_;
+        to_bitField0_ |= 0x00000001;
       }
+      result.bitField0_ |= to_bitField0_;
     }
 
     @java.lang.Override
@@ -360,7 +385,7 @@ private static final long serialVersionUID = 0L;
       if (other.getDeliveryId() != 0L) {
         setDeliveryId(other.getDeliveryId());
       }
-      if (other.getDelayMilliseconds() != 0) {
+      if (other.hasDelayMilliseconds()) {
         setDelayMilliseconds(other.getDelayMilliseconds());
       }
       this.mergeUnknownFields(other.getUnknownFields());
@@ -451,10 +476,26 @@ private static final long serialVersionUID = 0L;
     private int delayMilliseconds_ ;
     /**
      * <pre>
-     * Visible again after this long (0-43200000 ms; 0 = at once).
+     * Visible again after this long (0-43200000 ms; 0 = at once). Unset:
+     * after the queue's retry backoff (Queue.retry_policy), or at once on a
+     * queue without one.
      * </pre>
      *
-     * <code>int32 delay_milliseconds = 2 [json_name = "delayMilliseconds"];</code>
+     * <code>optional int32 delay_milliseconds = 2 [json_name = "delayMilliseconds"];</code>
+     * @return Whether the delayMilliseconds field is set.
+     */
+    @java.lang.Override
+    public boolean hasDelayMilliseconds() {
+      return ((bitField0_ & 0x00000002) != 0);
+    }
+    /**
+     * <pre>
+     * Visible again after this long (0-43200000 ms; 0 = at once). Unset:
+     * after the queue's retry backoff (Queue.retry_policy), or at once on a
+     * queue without one.
+     * </pre>
+     *
+     * <code>optional int32 delay_milliseconds = 2 [json_name = "delayMilliseconds"];</code>
      * @return The delayMilliseconds.
      */
     @java.lang.Override
@@ -463,10 +504,12 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * Visible again after this long (0-43200000 ms; 0 = at once).
+     * Visible again after this long (0-43200000 ms; 0 = at once). Unset:
+     * after the queue's retry backoff (Queue.retry_policy), or at once on a
+     * queue without one.
      * </pre>
      *
-     * <code>int32 delay_milliseconds = 2 [json_name = "delayMilliseconds"];</code>
+     * <code>optional int32 delay_milliseconds = 2 [json_name = "delayMilliseconds"];</code>
      * @param value The delayMilliseconds to set.
      * @return This builder for chaining.
      */
@@ -479,10 +522,12 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * Visible again after this long (0-43200000 ms; 0 = at once).
+     * Visible again after this long (0-43200000 ms; 0 = at once). Unset:
+     * after the queue's retry backoff (Queue.retry_policy), or at once on a
+     * queue without one.
      * </pre>
      *
-     * <code>int32 delay_milliseconds = 2 [json_name = "delayMilliseconds"];</code>
+     * <code>optional int32 delay_milliseconds = 2 [json_name = "delayMilliseconds"];</code>
      * @return This builder for chaining.
      */
     public Builder clearDelayMilliseconds() {

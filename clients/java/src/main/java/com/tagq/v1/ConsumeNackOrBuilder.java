@@ -15,10 +15,23 @@ public interface ConsumeNackOrBuilder extends
 
   /**
    * <pre>
-   * Visible again after this long (0-43200000 ms; 0 = at once).
+   * Visible again after this long (0-43200000 ms; 0 = at once). Unset:
+   * after the queue's retry backoff (Queue.retry_policy), or at once on a
+   * queue without one.
    * </pre>
    *
-   * <code>int32 delay_milliseconds = 2 [json_name = "delayMilliseconds"];</code>
+   * <code>optional int32 delay_milliseconds = 2 [json_name = "delayMilliseconds"];</code>
+   * @return Whether the delayMilliseconds field is set.
+   */
+  boolean hasDelayMilliseconds();
+  /**
+   * <pre>
+   * Visible again after this long (0-43200000 ms; 0 = at once). Unset:
+   * after the queue's retry backoff (Queue.retry_policy), or at once on a
+   * queue without one.
+   * </pre>
+   *
+   * <code>optional int32 delay_milliseconds = 2 [json_name = "delayMilliseconds"];</code>
    * @return The delayMilliseconds.
    */
   int getDelayMilliseconds();

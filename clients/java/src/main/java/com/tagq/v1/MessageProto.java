@@ -323,122 +323,125 @@ public final class MessageProto {
       "gq.v1.DeleteMessageBatchEntryR\007entries\"o" +
       "\n\032DeleteMessageBatchResponse\022\036\n\nsuccessf" +
       "ul\030\001 \003(\tR\nsuccessful\0221\n\006failed\030\002 \003(\0132\031.t" +
-      "agq.v1.BatchResultErrorR\006failed\"\214\001\n\036Chan" +
+      "agq.v1.BatchResultErrorR\006failed\"\261\001\n\036Chan" +
       "geMessageVisibilityRequest\022\024\n\005queue\030\001 \001(" +
       "\tR\005queue\022%\n\016receipt_handle\030\002 \001(\tR\rreceip" +
       "tHandle\022-\n\022visibility_seconds\030\003 \001(\005R\021vis" +
-      "ibilitySeconds\"!\n\037ChangeMessageVisibilit" +
-      "yResponse\"\211\001\n!ChangeMessageVisibilityBat" +
-      "chEntry\022\016\n\002id\030\001 \001(\tR\002id\022%\n\016receipt_handl" +
-      "e\030\002 \001(\tR\rreceiptHandle\022-\n\022visibility_sec" +
-      "onds\030\003 \001(\005R\021visibilitySeconds\"\201\001\n#Change" +
-      "MessageVisibilityBatchRequest\022\024\n\005queue\030\001" +
-      " \001(\tR\005queue\022D\n\007entries\030\002 \003(\0132*.tagq.v1.C" +
-      "hangeMessageVisibilityBatchEntryR\007entrie" +
-      "s\"y\n$ChangeMessageVisibilityBatchRespons" +
-      "e\022\036\n\nsuccessful\030\001 \003(\tR\nsuccessful\0221\n\006fai" +
-      "led\030\002 \003(\0132\031.tagq.v1.BatchResultErrorR\006fa" +
-      "iled\"\265\001\n\022PeekMessageRequest\022\024\n\005queue\030\001 \001" +
-      "(\tR\005queue\022\037\n\013message_ids\030\002 \003(\tR\nmessageI" +
-      "ds\022\020\n\003tag\030\003 \001(\tR\003tag\022&\n\014max_messages\030\004 \001" +
-      "(\005H\000R\013maxMessages\210\001\001\022\035\n\npage_token\030\005 \001(\t" +
-      "R\tpageTokenB\017\n\r_max_messages\"k\n\023PeekMess" +
-      "ageResponse\022,\n\010messages\030\001 \003(\0132\020.tagq.v1." +
-      "MessageR\010messages\022&\n\017next_page_token\030\002 \001" +
-      "(\tR\rnextPageToken\"\213\001\n\022DeadMessageRequest" +
-      "\022\024\n\005queue\030\001 \001(\tR\005queue\022%\n\016receipt_handle" +
-      "\030\002 \001(\tR\rreceiptHandle\022\026\n\006reason\030\003 \001(\tR\006r" +
-      "eason\022 \n\013description\030\004 \001(\tR\013description\"" +
-      "\025\n\023DeadMessageResponse\"\210\001\n\025DeadMessageBa" +
-      "tchEntry\022\016\n\002id\030\001 \001(\tR\002id\022%\n\016receipt_hand" +
-      "le\030\002 \001(\tR\rreceiptHandle\022\026\n\006reason\030\003 \001(\tR" +
-      "\006reason\022 \n\013description\030\004 \001(\tR\013descriptio" +
-      "n\"i\n\027DeadMessageBatchRequest\022\024\n\005queue\030\001 " +
-      "\001(\tR\005queue\0228\n\007entries\030\002 \003(\0132\036.tagq.v1.De" +
-      "adMessageBatchEntryR\007entries\"m\n\030DeadMess" +
-      "ageBatchResponse\022\036\n\nsuccessful\030\001 \003(\tR\nsu" +
-      "ccessful\0221\n\006failed\030\002 \003(\0132\031.tagq.v1.Batch" +
-      "ResultErrorR\006failed\"r\n\016PublishRequest\022\020\n" +
-      "\003seq\030\001 \001(\004R\003seq\022\024\n\005queue\030\002 \001(\tR\005queue\0228\n" +
-      "\007entries\030\003 \003(\0132\036.tagq.v1.SendMessageBatc" +
-      "hEntryR\007entries\"\303\001\n\017PublishResponse\022\020\n\003s" +
-      "eq\030\001 \001(\004R\003seq\022?\n\nsuccessful\030\002 \003(\0132\037.tagq" +
-      ".v1.SendMessageBatchResultR\nsuccessful\0221" +
-      "\n\006failed\030\003 \003(\0132\031.tagq.v1.BatchResultErro" +
-      "rR\006failed\022*\n\005error\030\004 \001(\0132\024.tagq.v1.Strea" +
-      "mErrorR\005error\"i\n\013StreamError\022\022\n\004code\030\001 \001" +
-      "(\005R\004code\022\026\n\006reason\030\002 \001(\tR\006reason\022\030\n\007mess" +
-      "age\030\003 \001(\tR\007message\022\024\n\005field\030\004 \001(\tR\005field" +
-      "\"\202\002\n\016ConsumeRequest\022(\n\004open\030\001 \001(\0132\024.tagq" +
-      ".v1.ConsumeOpenR\004open\022\022\n\004acks\030\002 \003(\004R\004ack" +
-      "s\022*\n\005nacks\030\003 \003(\0132\024.tagq.v1.ConsumeNackR\005" +
-      "nacks\0220\n\007extends\030\004 \003(\0132\026.tagq.v1.Consume" +
-      "ExtendR\007extends\022*\n\005deads\030\005 \003(\0132\024.tagq.v1" +
-      ".ConsumeDeadR\005deads\022(\n\004flow\030\006 \001(\0132\024.tagq" +
-      ".v1.ConsumeFlowR\004flow\"\311\002\n\013ConsumeOpen\022\024\n" +
-      "\005queue\030\001 \001(\tR\005queue\022\020\n\003tag\030\002 \001(\tR\003tag\022=\n" +
-      "\030max_outstanding_messages\030\003 \001(\005H\000R\026maxOu" +
-      "tstandingMessages\210\001\001\0227\n\025max_outstanding_" +
-      "bytes\030\004 \001(\003H\001R\023maxOutstandingBytes\210\001\001\0222\n" +
-      "\022visibility_seconds\030\005 \001(\005H\002R\021visibilityS" +
-      "econds\210\001\001\022\030\n\007confirm\030\006 \001(\010R\007confirmB\033\n\031_" +
-      "max_outstanding_messagesB\030\n\026_max_outstan" +
-      "ding_bytesB\025\n\023_visibility_seconds\"]\n\013Con" +
-      "sumeNack\022\037\n\013delivery_id\030\001 \001(\004R\ndeliveryI" +
-      "d\022-\n\022delay_milliseconds\030\002 \001(\005R\021delayMill" +
-      "iseconds\"_\n\rConsumeExtend\022\037\n\013delivery_id" +
-      "\030\001 \001(\004R\ndeliveryId\022-\n\022visibility_seconds" +
-      "\030\002 \001(\005R\021visibilitySeconds\"h\n\013ConsumeDead" +
-      "\022\037\n\013delivery_id\030\001 \001(\004R\ndeliveryId\022\026\n\006rea" +
-      "son\030\002 \001(\tR\006reason\022 \n\013description\030\003 \001(\tR\013" +
-      "description\"\274\001\n\013ConsumeFlow\022=\n\030max_outst" +
-      "anding_messages\030\001 \001(\005H\000R\026maxOutstandingM" +
-      "essages\210\001\001\0227\n\025max_outstanding_bytes\030\002 \001(" +
-      "\003H\001R\023maxOutstandingBytes\210\001\001B\033\n\031_max_outs" +
-      "tanding_messagesB\030\n\026_max_outstanding_byt" +
-      "es\"\212\001\n\017ConsumeResponse\0223\n\010messages\030\001 \003(\013" +
-      "2\027.tagq.v1.ConsumeMessageR\010messages\022B\n\rc" +
-      "onfirmations\030\002 \003(\0132\034.tagq.v1.ConsumeConf" +
-      "irmationR\rconfirmations\"]\n\016ConsumeMessag" +
-      "e\022\037\n\013delivery_id\030\001 \001(\004R\ndeliveryId\022*\n\007me" +
-      "ssage\030\002 \001(\0132\020.tagq.v1.MessageR\007message\"\233" +
-      "\001\n\023ConsumeConfirmation\022\037\n\013delivery_id\030\001 " +
-      "\001(\004R\ndeliveryId\0227\n\toperation\030\002 \001(\0162\031.tag" +
-      "q.v1.ConsumeOperationR\toperation\022*\n\005erro" +
-      "r\030\003 \001(\0132\024.tagq.v1.StreamErrorR\005error*\246\001\n" +
-      "\020ConsumeOperation\022!\n\035CONSUME_OPERATION_U" +
-      "NSPECIFIED\020\000\022\031\n\025CONSUME_OPERATION_ACK\020\001\022" +
-      "\032\n\026CONSUME_OPERATION_NACK\020\002\022\034\n\030CONSUME_O" +
-      "PERATION_EXTEND\020\003\022\032\n\026CONSUME_OPERATION_D" +
-      "EAD\020\0042\221\010\n\016MessageService\022H\n\013SendMessage\022" +
-      "\033.tagq.v1.SendMessageRequest\032\034.tagq.v1.S" +
-      "endMessageResponse\022W\n\020SendMessageBatch\022 " +
-      ".tagq.v1.SendMessageBatchRequest\032!.tagq." +
-      "v1.SendMessageBatchResponse\022Q\n\016ReceiveMe" +
-      "ssage\022\036.tagq.v1.ReceiveMessageRequest\032\037." +
-      "tagq.v1.ReceiveMessageResponse\022N\n\rDelete" +
-      "Message\022\035.tagq.v1.DeleteMessageRequest\032\036" +
-      ".tagq.v1.DeleteMessageResponse\022]\n\022Delete" +
-      "MessageBatch\022\".tagq.v1.DeleteMessageBatc" +
-      "hRequest\032#.tagq.v1.DeleteMessageBatchRes" +
-      "ponse\022l\n\027ChangeMessageVisibility\022\'.tagq." +
-      "v1.ChangeMessageVisibilityRequest\032(.tagq" +
-      ".v1.ChangeMessageVisibilityResponse\022{\n\034C" +
-      "hangeMessageVisibilityBatch\022,.tagq.v1.Ch" +
-      "angeMessageVisibilityBatchRequest\032-.tagq" +
-      ".v1.ChangeMessageVisibilityBatchResponse" +
-      "\022H\n\013PeekMessage\022\033.tagq.v1.PeekMessageReq" +
-      "uest\032\034.tagq.v1.PeekMessageResponse\022H\n\013De" +
-      "adMessage\022\033.tagq.v1.DeadMessageRequest\032\034" +
-      ".tagq.v1.DeadMessageResponse\022W\n\020DeadMess" +
-      "ageBatch\022 .tagq.v1.DeadMessageBatchReque" +
-      "st\032!.tagq.v1.DeadMessageBatchResponse\022@\n" +
-      "\007Publish\022\027.tagq.v1.PublishRequest\032\030.tagq" +
-      ".v1.PublishResponse(\0010\001\022@\n\007Consume\022\027.tag" +
-      "q.v1.ConsumeRequest\032\030.tagq.v1.ConsumeRes" +
-      "ponse(\0010\001BX\n\013com.tagq.v1B\014MessageProtoP\001" +
-      "\242\002\003TXX\252\002\007Tagq.V1\312\002\007Tagq\\V1\342\002\023Tagq\\V1\\GPB" +
-      "Metadata\352\002\010Tagq::V1b\006proto3"
+      "ibilitySeconds\022#\n\rretry_backoff\030\004 \001(\010R\014r" +
+      "etryBackoff\"!\n\037ChangeMessageVisibilityRe" +
+      "sponse\"\256\001\n!ChangeMessageVisibilityBatchE" +
+      "ntry\022\016\n\002id\030\001 \001(\tR\002id\022%\n\016receipt_handle\030\002" +
+      " \001(\tR\rreceiptHandle\022-\n\022visibility_second" +
+      "s\030\003 \001(\005R\021visibilitySeconds\022#\n\rretry_back" +
+      "off\030\004 \001(\010R\014retryBackoff\"\201\001\n#ChangeMessag" +
+      "eVisibilityBatchRequest\022\024\n\005queue\030\001 \001(\tR\005" +
+      "queue\022D\n\007entries\030\002 \003(\0132*.tagq.v1.ChangeM" +
+      "essageVisibilityBatchEntryR\007entries\"y\n$C" +
+      "hangeMessageVisibilityBatchResponse\022\036\n\ns" +
+      "uccessful\030\001 \003(\tR\nsuccessful\0221\n\006failed\030\002 " +
+      "\003(\0132\031.tagq.v1.BatchResultErrorR\006failed\"\265" +
+      "\001\n\022PeekMessageRequest\022\024\n\005queue\030\001 \001(\tR\005qu" +
+      "eue\022\037\n\013message_ids\030\002 \003(\tR\nmessageIds\022\020\n\003" +
+      "tag\030\003 \001(\tR\003tag\022&\n\014max_messages\030\004 \001(\005H\000R\013" +
+      "maxMessages\210\001\001\022\035\n\npage_token\030\005 \001(\tR\tpage" +
+      "TokenB\017\n\r_max_messages\"k\n\023PeekMessageRes" +
+      "ponse\022,\n\010messages\030\001 \003(\0132\020.tagq.v1.Messag" +
+      "eR\010messages\022&\n\017next_page_token\030\002 \001(\tR\rne" +
+      "xtPageToken\"\213\001\n\022DeadMessageRequest\022\024\n\005qu" +
+      "eue\030\001 \001(\tR\005queue\022%\n\016receipt_handle\030\002 \001(\t" +
+      "R\rreceiptHandle\022\026\n\006reason\030\003 \001(\tR\006reason\022" +
+      " \n\013description\030\004 \001(\tR\013description\"\025\n\023Dea" +
+      "dMessageResponse\"\210\001\n\025DeadMessageBatchEnt" +
+      "ry\022\016\n\002id\030\001 \001(\tR\002id\022%\n\016receipt_handle\030\002 \001" +
+      "(\tR\rreceiptHandle\022\026\n\006reason\030\003 \001(\tR\006reaso" +
+      "n\022 \n\013description\030\004 \001(\tR\013description\"i\n\027D" +
+      "eadMessageBatchRequest\022\024\n\005queue\030\001 \001(\tR\005q" +
+      "ueue\0228\n\007entries\030\002 \003(\0132\036.tagq.v1.DeadMess" +
+      "ageBatchEntryR\007entries\"m\n\030DeadMessageBat" +
+      "chResponse\022\036\n\nsuccessful\030\001 \003(\tR\nsuccessf" +
+      "ul\0221\n\006failed\030\002 \003(\0132\031.tagq.v1.BatchResult" +
+      "ErrorR\006failed\"r\n\016PublishRequest\022\020\n\003seq\030\001" +
+      " \001(\004R\003seq\022\024\n\005queue\030\002 \001(\tR\005queue\0228\n\007entri" +
+      "es\030\003 \003(\0132\036.tagq.v1.SendMessageBatchEntry" +
+      "R\007entries\"\303\001\n\017PublishResponse\022\020\n\003seq\030\001 \001" +
+      "(\004R\003seq\022?\n\nsuccessful\030\002 \003(\0132\037.tagq.v1.Se" +
+      "ndMessageBatchResultR\nsuccessful\0221\n\006fail" +
+      "ed\030\003 \003(\0132\031.tagq.v1.BatchResultErrorR\006fai" +
+      "led\022*\n\005error\030\004 \001(\0132\024.tagq.v1.StreamError" +
+      "R\005error\"i\n\013StreamError\022\022\n\004code\030\001 \001(\005R\004co" +
+      "de\022\026\n\006reason\030\002 \001(\tR\006reason\022\030\n\007message\030\003 " +
+      "\001(\tR\007message\022\024\n\005field\030\004 \001(\tR\005field\"\202\002\n\016C" +
+      "onsumeRequest\022(\n\004open\030\001 \001(\0132\024.tagq.v1.Co" +
+      "nsumeOpenR\004open\022\022\n\004acks\030\002 \003(\004R\004acks\022*\n\005n" +
+      "acks\030\003 \003(\0132\024.tagq.v1.ConsumeNackR\005nacks\022" +
+      "0\n\007extends\030\004 \003(\0132\026.tagq.v1.ConsumeExtend" +
+      "R\007extends\022*\n\005deads\030\005 \003(\0132\024.tagq.v1.Consu" +
+      "meDeadR\005deads\022(\n\004flow\030\006 \001(\0132\024.tagq.v1.Co" +
+      "nsumeFlowR\004flow\"\311\002\n\013ConsumeOpen\022\024\n\005queue" +
+      "\030\001 \001(\tR\005queue\022\020\n\003tag\030\002 \001(\tR\003tag\022=\n\030max_o" +
+      "utstanding_messages\030\003 \001(\005H\000R\026maxOutstand" +
+      "ingMessages\210\001\001\0227\n\025max_outstanding_bytes\030" +
+      "\004 \001(\003H\001R\023maxOutstandingBytes\210\001\001\0222\n\022visib" +
+      "ility_seconds\030\005 \001(\005H\002R\021visibilitySeconds" +
+      "\210\001\001\022\030\n\007confirm\030\006 \001(\010R\007confirmB\033\n\031_max_ou" +
+      "tstanding_messagesB\030\n\026_max_outstanding_b" +
+      "ytesB\025\n\023_visibility_seconds\"y\n\013ConsumeNa" +
+      "ck\022\037\n\013delivery_id\030\001 \001(\004R\ndeliveryId\0222\n\022d" +
+      "elay_milliseconds\030\002 \001(\005H\000R\021delayMillisec" +
+      "onds\210\001\001B\025\n\023_delay_milliseconds\"_\n\rConsum" +
+      "eExtend\022\037\n\013delivery_id\030\001 \001(\004R\ndeliveryId" +
+      "\022-\n\022visibility_seconds\030\002 \001(\005R\021visibility" +
+      "Seconds\"h\n\013ConsumeDead\022\037\n\013delivery_id\030\001 " +
+      "\001(\004R\ndeliveryId\022\026\n\006reason\030\002 \001(\tR\006reason\022" +
+      " \n\013description\030\003 \001(\tR\013description\"\274\001\n\013Co" +
+      "nsumeFlow\022=\n\030max_outstanding_messages\030\001 " +
+      "\001(\005H\000R\026maxOutstandingMessages\210\001\001\0227\n\025max_" +
+      "outstanding_bytes\030\002 \001(\003H\001R\023maxOutstandin" +
+      "gBytes\210\001\001B\033\n\031_max_outstanding_messagesB\030" +
+      "\n\026_max_outstanding_bytes\"\212\001\n\017ConsumeResp" +
+      "onse\0223\n\010messages\030\001 \003(\0132\027.tagq.v1.Consume" +
+      "MessageR\010messages\022B\n\rconfirmations\030\002 \003(\013" +
+      "2\034.tagq.v1.ConsumeConfirmationR\rconfirma" +
+      "tions\"]\n\016ConsumeMessage\022\037\n\013delivery_id\030\001" +
+      " \001(\004R\ndeliveryId\022*\n\007message\030\002 \001(\0132\020.tagq" +
+      ".v1.MessageR\007message\"\233\001\n\023ConsumeConfirma" +
+      "tion\022\037\n\013delivery_id\030\001 \001(\004R\ndeliveryId\0227\n" +
+      "\toperation\030\002 \001(\0162\031.tagq.v1.ConsumeOperat" +
+      "ionR\toperation\022*\n\005error\030\003 \001(\0132\024.tagq.v1." +
+      "StreamErrorR\005error*\246\001\n\020ConsumeOperation\022" +
+      "!\n\035CONSUME_OPERATION_UNSPECIFIED\020\000\022\031\n\025CO" +
+      "NSUME_OPERATION_ACK\020\001\022\032\n\026CONSUME_OPERATI" +
+      "ON_NACK\020\002\022\034\n\030CONSUME_OPERATION_EXTEND\020\003\022" +
+      "\032\n\026CONSUME_OPERATION_DEAD\020\0042\221\010\n\016MessageS" +
+      "ervice\022H\n\013SendMessage\022\033.tagq.v1.SendMess" +
+      "ageRequest\032\034.tagq.v1.SendMessageResponse" +
+      "\022W\n\020SendMessageBatch\022 .tagq.v1.SendMessa" +
+      "geBatchRequest\032!.tagq.v1.SendMessageBatc" +
+      "hResponse\022Q\n\016ReceiveMessage\022\036.tagq.v1.Re" +
+      "ceiveMessageRequest\032\037.tagq.v1.ReceiveMes" +
+      "sageResponse\022N\n\rDeleteMessage\022\035.tagq.v1." +
+      "DeleteMessageRequest\032\036.tagq.v1.DeleteMes" +
+      "sageResponse\022]\n\022DeleteMessageBatch\022\".tag" +
+      "q.v1.DeleteMessageBatchRequest\032#.tagq.v1" +
+      ".DeleteMessageBatchResponse\022l\n\027ChangeMes" +
+      "sageVisibility\022\'.tagq.v1.ChangeMessageVi" +
+      "sibilityRequest\032(.tagq.v1.ChangeMessageV" +
+      "isibilityResponse\022{\n\034ChangeMessageVisibi" +
+      "lityBatch\022,.tagq.v1.ChangeMessageVisibil" +
+      "ityBatchRequest\032-.tagq.v1.ChangeMessageV" +
+      "isibilityBatchResponse\022H\n\013PeekMessage\022\033." +
+      "tagq.v1.PeekMessageRequest\032\034.tagq.v1.Pee" +
+      "kMessageResponse\022H\n\013DeadMessage\022\033.tagq.v" +
+      "1.DeadMessageRequest\032\034.tagq.v1.DeadMessa" +
+      "geResponse\022W\n\020DeadMessageBatch\022 .tagq.v1" +
+      ".DeadMessageBatchRequest\032!.tagq.v1.DeadM" +
+      "essageBatchResponse\022@\n\007Publish\022\027.tagq.v1" +
+      ".PublishRequest\032\030.tagq.v1.PublishRespons" +
+      "e(\0010\001\022@\n\007Consume\022\027.tagq.v1.ConsumeReques" +
+      "t\032\030.tagq.v1.ConsumeResponse(\0010\001BX\n\013com.t" +
+      "agq.v1B\014MessageProtoP\001\242\002\003TXX\252\002\007Tagq.V1\312\002" +
+      "\007Tagq\\V1\342\002\023Tagq\\V1\\GPBMetadata\352\002\010Tagq::V" +
+      "1b\006proto3"
     };
     descriptor = com.google.protobuf.Descriptors.FileDescriptor
       .internalBuildGeneratedFileFrom(descriptorData,
@@ -570,7 +573,7 @@ public final class MessageProto {
     internal_static_tagq_v1_ChangeMessageVisibilityRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessageV3.FieldAccessorTable(
         internal_static_tagq_v1_ChangeMessageVisibilityRequest_descriptor,
-        new java.lang.String[] { "Queue", "ReceiptHandle", "VisibilitySeconds", });
+        new java.lang.String[] { "Queue", "ReceiptHandle", "VisibilitySeconds", "RetryBackoff", });
     internal_static_tagq_v1_ChangeMessageVisibilityResponse_descriptor =
       getDescriptor().getMessageTypes().get(18);
     internal_static_tagq_v1_ChangeMessageVisibilityResponse_fieldAccessorTable = new
@@ -582,7 +585,7 @@ public final class MessageProto {
     internal_static_tagq_v1_ChangeMessageVisibilityBatchEntry_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessageV3.FieldAccessorTable(
         internal_static_tagq_v1_ChangeMessageVisibilityBatchEntry_descriptor,
-        new java.lang.String[] { "Id", "ReceiptHandle", "VisibilitySeconds", });
+        new java.lang.String[] { "Id", "ReceiptHandle", "VisibilitySeconds", "RetryBackoff", });
     internal_static_tagq_v1_ChangeMessageVisibilityBatchRequest_descriptor =
       getDescriptor().getMessageTypes().get(20);
     internal_static_tagq_v1_ChangeMessageVisibilityBatchRequest_fieldAccessorTable = new
@@ -672,7 +675,7 @@ public final class MessageProto {
     internal_static_tagq_v1_ConsumeNack_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessageV3.FieldAccessorTable(
         internal_static_tagq_v1_ConsumeNack_descriptor,
-        new java.lang.String[] { "DeliveryId", "DelayMilliseconds", });
+        new java.lang.String[] { "DeliveryId", "DelayMilliseconds", "DelayMilliseconds", });
     internal_static_tagq_v1_ConsumeExtend_descriptor =
       getDescriptor().getMessageTypes().get(35);
     internal_static_tagq_v1_ConsumeExtend_fieldAccessorTable = new

@@ -961,6 +961,59 @@ java.lang.String defaultValue) {
     return partitions_;
   }
 
+  public static final int RETRY_POLICY_FIELD_NUMBER = 42;
+  private com.tagq.v1.RetryPolicy retryPolicy_;
+  /**
+   * <pre>
+   * Server-side retry backoff for every tag of this queue, each on its own
+   * (README "Retry backoff"): a message that comes back to a tag (its
+   * visibility ran out, or a nack without a delay of its own) waits an
+   * exponential backoff with jitter first. Unset: none (back at once).
+   * Set it with UpdateQueue (update_mask "retry_policy"); an update with
+   * that path and no policy removes it.
+   * </pre>
+   *
+   * <code>.tagq.v1.RetryPolicy retry_policy = 42 [json_name = "retryPolicy"];</code>
+   * @return Whether the retryPolicy field is set.
+   */
+  @java.lang.Override
+  public boolean hasRetryPolicy() {
+    return retryPolicy_ != null;
+  }
+  /**
+   * <pre>
+   * Server-side retry backoff for every tag of this queue, each on its own
+   * (README "Retry backoff"): a message that comes back to a tag (its
+   * visibility ran out, or a nack without a delay of its own) waits an
+   * exponential backoff with jitter first. Unset: none (back at once).
+   * Set it with UpdateQueue (update_mask "retry_policy"); an update with
+   * that path and no policy removes it.
+   * </pre>
+   *
+   * <code>.tagq.v1.RetryPolicy retry_policy = 42 [json_name = "retryPolicy"];</code>
+   * @return The retryPolicy.
+   */
+  @java.lang.Override
+  public com.tagq.v1.RetryPolicy getRetryPolicy() {
+    return retryPolicy_ == null ? com.tagq.v1.RetryPolicy.getDefaultInstance() : retryPolicy_;
+  }
+  /**
+   * <pre>
+   * Server-side retry backoff for every tag of this queue, each on its own
+   * (README "Retry backoff"): a message that comes back to a tag (its
+   * visibility ran out, or a nack without a delay of its own) waits an
+   * exponential backoff with jitter first. Unset: none (back at once).
+   * Set it with UpdateQueue (update_mask "retry_policy"); an update with
+   * that path and no policy removes it.
+   * </pre>
+   *
+   * <code>.tagq.v1.RetryPolicy retry_policy = 42 [json_name = "retryPolicy"];</code>
+   */
+  @java.lang.Override
+  public com.tagq.v1.RetryPolicyOrBuilder getRetryPolicyOrBuilder() {
+    return retryPolicy_ == null ? com.tagq.v1.RetryPolicy.getDefaultInstance() : retryPolicy_;
+  }
+
   private byte memoizedIsInitialized = -1;
   @java.lang.Override
   public final boolean isInitialized() {
@@ -1052,6 +1105,9 @@ java.lang.String defaultValue) {
     }
     if (((bitField0_ & 0x00000200) != 0)) {
       output.writeInt32(41, partitions_);
+    }
+    if (retryPolicy_ != null) {
+      output.writeMessage(42, getRetryPolicy());
     }
     getUnknownFields().writeTo(output);
   }
@@ -1170,6 +1226,10 @@ java.lang.String defaultValue) {
       size += com.google.protobuf.CodedOutputStream
         .computeInt32Size(41, partitions_);
     }
+    if (retryPolicy_ != null) {
+      size += com.google.protobuf.CodedOutputStream
+        .computeMessageSize(42, getRetryPolicy());
+    }
     size += getUnknownFields().getSerializedSize();
     memoizedSize = size;
     return size;
@@ -1276,6 +1336,11 @@ java.lang.String defaultValue) {
       if (getPartitions()
           != other.getPartitions()) return false;
     }
+    if (hasRetryPolicy() != other.hasRetryPolicy()) return false;
+    if (hasRetryPolicy()) {
+      if (!getRetryPolicy()
+          .equals(other.getRetryPolicy())) return false;
+    }
     if (!getUnknownFields().equals(other.getUnknownFields())) return false;
     return true;
   }
@@ -1377,6 +1442,10 @@ java.lang.String defaultValue) {
     if (hasPartitions()) {
       hash = (37 * hash) + PARTITIONS_FIELD_NUMBER;
       hash = (53 * hash) + getPartitions();
+    }
+    if (hasRetryPolicy()) {
+      hash = (37 * hash) + RETRY_POLICY_FIELD_NUMBER;
+      hash = (53 * hash) + getRetryPolicy().hashCode();
     }
     hash = (29 * hash) + getUnknownFields().hashCode();
     memoizedHashCode = hash;
@@ -1581,6 +1650,11 @@ java.lang.String defaultValue) {
       }
       bitField0_ = (bitField0_ & ~0x00800000);
       partitions_ = 0;
+      retryPolicy_ = null;
+      if (retryPolicyBuilder_ != null) {
+        retryPolicyBuilder_.dispose();
+        retryPolicyBuilder_ = null;
+      }
       return this;
     }
 
@@ -1720,6 +1794,11 @@ java.lang.String defaultValue) {
       if (((from_bitField0_ & 0x01000000) != 0)) {
         result.partitions_ = partitions_;
         to_bitField0_ |= 0x00000200;
+      }
+      if (((from_bitField0_ & 0x02000000) != 0)) {
+        result.retryPolicy_ = retryPolicyBuilder_ == null
+            ? retryPolicy_
+            : retryPolicyBuilder_.build();
       }
       result.bitField0_ |= to_bitField0_;
     }
@@ -1876,6 +1955,9 @@ java.lang.String defaultValue) {
       }
       if (other.hasPartitions()) {
         setPartitions(other.getPartitions());
+      }
+      if (other.hasRetryPolicy()) {
+        mergeRetryPolicy(other.getRetryPolicy());
       }
       this.mergeUnknownFields(other.getUnknownFields());
       onChanged();
@@ -2049,6 +2131,13 @@ java.lang.String defaultValue) {
               bitField0_ |= 0x01000000;
               break;
             } // case 328
+            case 338: {
+              input.readMessage(
+                  getRetryPolicyFieldBuilder().getBuilder(),
+                  extensionRegistry);
+              bitField0_ |= 0x02000000;
+              break;
+            } // case 338
             default: {
               if (!super.parseUnknownField(input, extensionRegistry, tag)) {
                 done = true; // was an endgroup tag
@@ -4498,6 +4587,206 @@ java.lang.String defaultValue) {
       partitions_ = 0;
       onChanged();
       return this;
+    }
+
+    private com.tagq.v1.RetryPolicy retryPolicy_;
+    private com.google.protobuf.SingleFieldBuilderV3<
+        com.tagq.v1.RetryPolicy, com.tagq.v1.RetryPolicy.Builder, com.tagq.v1.RetryPolicyOrBuilder> retryPolicyBuilder_;
+    /**
+     * <pre>
+     * Server-side retry backoff for every tag of this queue, each on its own
+     * (README "Retry backoff"): a message that comes back to a tag (its
+     * visibility ran out, or a nack without a delay of its own) waits an
+     * exponential backoff with jitter first. Unset: none (back at once).
+     * Set it with UpdateQueue (update_mask "retry_policy"); an update with
+     * that path and no policy removes it.
+     * </pre>
+     *
+     * <code>.tagq.v1.RetryPolicy retry_policy = 42 [json_name = "retryPolicy"];</code>
+     * @return Whether the retryPolicy field is set.
+     */
+    public boolean hasRetryPolicy() {
+      return ((bitField0_ & 0x02000000) != 0);
+    }
+    /**
+     * <pre>
+     * Server-side retry backoff for every tag of this queue, each on its own
+     * (README "Retry backoff"): a message that comes back to a tag (its
+     * visibility ran out, or a nack without a delay of its own) waits an
+     * exponential backoff with jitter first. Unset: none (back at once).
+     * Set it with UpdateQueue (update_mask "retry_policy"); an update with
+     * that path and no policy removes it.
+     * </pre>
+     *
+     * <code>.tagq.v1.RetryPolicy retry_policy = 42 [json_name = "retryPolicy"];</code>
+     * @return The retryPolicy.
+     */
+    public com.tagq.v1.RetryPolicy getRetryPolicy() {
+      if (retryPolicyBuilder_ == null) {
+        return retryPolicy_ == null ? com.tagq.v1.RetryPolicy.getDefaultInstance() : retryPolicy_;
+      } else {
+        return retryPolicyBuilder_.getMessage();
+      }
+    }
+    /**
+     * <pre>
+     * Server-side retry backoff for every tag of this queue, each on its own
+     * (README "Retry backoff"): a message that comes back to a tag (its
+     * visibility ran out, or a nack without a delay of its own) waits an
+     * exponential backoff with jitter first. Unset: none (back at once).
+     * Set it with UpdateQueue (update_mask "retry_policy"); an update with
+     * that path and no policy removes it.
+     * </pre>
+     *
+     * <code>.tagq.v1.RetryPolicy retry_policy = 42 [json_name = "retryPolicy"];</code>
+     */
+    public Builder setRetryPolicy(com.tagq.v1.RetryPolicy value) {
+      if (retryPolicyBuilder_ == null) {
+        if (value == null) {
+          throw new NullPointerException();
+        }
+        retryPolicy_ = value;
+      } else {
+        retryPolicyBuilder_.setMessage(value);
+      }
+      bitField0_ |= 0x02000000;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * Server-side retry backoff for every tag of this queue, each on its own
+     * (README "Retry backoff"): a message that comes back to a tag (its
+     * visibility ran out, or a nack without a delay of its own) waits an
+     * exponential backoff with jitter first. Unset: none (back at once).
+     * Set it with UpdateQueue (update_mask "retry_policy"); an update with
+     * that path and no policy removes it.
+     * </pre>
+     *
+     * <code>.tagq.v1.RetryPolicy retry_policy = 42 [json_name = "retryPolicy"];</code>
+     */
+    public Builder setRetryPolicy(
+        com.tagq.v1.RetryPolicy.Builder builderForValue) {
+      if (retryPolicyBuilder_ == null) {
+        retryPolicy_ = builderForValue.build();
+      } else {
+        retryPolicyBuilder_.setMessage(builderForValue.build());
+      }
+      bitField0_ |= 0x02000000;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * Server-side retry backoff for every tag of this queue, each on its own
+     * (README "Retry backoff"): a message that comes back to a tag (its
+     * visibility ran out, or a nack without a delay of its own) waits an
+     * exponential backoff with jitter first. Unset: none (back at once).
+     * Set it with UpdateQueue (update_mask "retry_policy"); an update with
+     * that path and no policy removes it.
+     * </pre>
+     *
+     * <code>.tagq.v1.RetryPolicy retry_policy = 42 [json_name = "retryPolicy"];</code>
+     */
+    public Builder mergeRetryPolicy(com.tagq.v1.RetryPolicy value) {
+      if (retryPolicyBuilder_ == null) {
+        if (((bitField0_ & 0x02000000) != 0) &&
+          retryPolicy_ != null &&
+          retryPolicy_ != com.tagq.v1.RetryPolicy.getDefaultInstance()) {
+          getRetryPolicyBuilder().mergeFrom(value);
+        } else {
+          retryPolicy_ = value;
+        }
+      } else {
+        retryPolicyBuilder_.mergeFrom(value);
+      }
+      bitField0_ |= 0x02000000;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * Server-side retry backoff for every tag of this queue, each on its own
+     * (README "Retry backoff"): a message that comes back to a tag (its
+     * visibility ran out, or a nack without a delay of its own) waits an
+     * exponential backoff with jitter first. Unset: none (back at once).
+     * Set it with UpdateQueue (update_mask "retry_policy"); an update with
+     * that path and no policy removes it.
+     * </pre>
+     *
+     * <code>.tagq.v1.RetryPolicy retry_policy = 42 [json_name = "retryPolicy"];</code>
+     */
+    public Builder clearRetryPolicy() {
+      bitField0_ = (bitField0_ & ~0x02000000);
+      retryPolicy_ = null;
+      if (retryPolicyBuilder_ != null) {
+        retryPolicyBuilder_.dispose();
+        retryPolicyBuilder_ = null;
+      }
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * Server-side retry backoff for every tag of this queue, each on its own
+     * (README "Retry backoff"): a message that comes back to a tag (its
+     * visibility ran out, or a nack without a delay of its own) waits an
+     * exponential backoff with jitter first. Unset: none (back at once).
+     * Set it with UpdateQueue (update_mask "retry_policy"); an update with
+     * that path and no policy removes it.
+     * </pre>
+     *
+     * <code>.tagq.v1.RetryPolicy retry_policy = 42 [json_name = "retryPolicy"];</code>
+     */
+    public com.tagq.v1.RetryPolicy.Builder getRetryPolicyBuilder() {
+      bitField0_ |= 0x02000000;
+      onChanged();
+      return getRetryPolicyFieldBuilder().getBuilder();
+    }
+    /**
+     * <pre>
+     * Server-side retry backoff for every tag of this queue, each on its own
+     * (README "Retry backoff"): a message that comes back to a tag (its
+     * visibility ran out, or a nack without a delay of its own) waits an
+     * exponential backoff with jitter first. Unset: none (back at once).
+     * Set it with UpdateQueue (update_mask "retry_policy"); an update with
+     * that path and no policy removes it.
+     * </pre>
+     *
+     * <code>.tagq.v1.RetryPolicy retry_policy = 42 [json_name = "retryPolicy"];</code>
+     */
+    public com.tagq.v1.RetryPolicyOrBuilder getRetryPolicyOrBuilder() {
+      if (retryPolicyBuilder_ != null) {
+        return retryPolicyBuilder_.getMessageOrBuilder();
+      } else {
+        return retryPolicy_ == null ?
+            com.tagq.v1.RetryPolicy.getDefaultInstance() : retryPolicy_;
+      }
+    }
+    /**
+     * <pre>
+     * Server-side retry backoff for every tag of this queue, each on its own
+     * (README "Retry backoff"): a message that comes back to a tag (its
+     * visibility ran out, or a nack without a delay of its own) waits an
+     * exponential backoff with jitter first. Unset: none (back at once).
+     * Set it with UpdateQueue (update_mask "retry_policy"); an update with
+     * that path and no policy removes it.
+     * </pre>
+     *
+     * <code>.tagq.v1.RetryPolicy retry_policy = 42 [json_name = "retryPolicy"];</code>
+     */
+    private com.google.protobuf.SingleFieldBuilderV3<
+        com.tagq.v1.RetryPolicy, com.tagq.v1.RetryPolicy.Builder, com.tagq.v1.RetryPolicyOrBuilder> 
+        getRetryPolicyFieldBuilder() {
+      if (retryPolicyBuilder_ == null) {
+        retryPolicyBuilder_ = new com.google.protobuf.SingleFieldBuilderV3<
+            com.tagq.v1.RetryPolicy, com.tagq.v1.RetryPolicy.Builder, com.tagq.v1.RetryPolicyOrBuilder>(
+                getRetryPolicy(),
+                getParentForChildren(),
+                isClean());
+        retryPolicy_ = null;
+      }
+      return retryPolicyBuilder_;
     }
     @java.lang.Override
     public final Builder setUnknownFields(

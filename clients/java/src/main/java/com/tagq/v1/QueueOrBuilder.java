@@ -623,4 +623,46 @@ java.lang.String defaultValue);
    * @return The partitions.
    */
   int getPartitions();
+
+  /**
+   * <pre>
+   * Server-side retry backoff for every tag of this queue, each on its own
+   * (README "Retry backoff"): a message that comes back to a tag (its
+   * visibility ran out, or a nack without a delay of its own) waits an
+   * exponential backoff with jitter first. Unset: none (back at once).
+   * Set it with UpdateQueue (update_mask "retry_policy"); an update with
+   * that path and no policy removes it.
+   * </pre>
+   *
+   * <code>.tagq.v1.RetryPolicy retry_policy = 42 [json_name = "retryPolicy"];</code>
+   * @return Whether the retryPolicy field is set.
+   */
+  boolean hasRetryPolicy();
+  /**
+   * <pre>
+   * Server-side retry backoff for every tag of this queue, each on its own
+   * (README "Retry backoff"): a message that comes back to a tag (its
+   * visibility ran out, or a nack without a delay of its own) waits an
+   * exponential backoff with jitter first. Unset: none (back at once).
+   * Set it with UpdateQueue (update_mask "retry_policy"); an update with
+   * that path and no policy removes it.
+   * </pre>
+   *
+   * <code>.tagq.v1.RetryPolicy retry_policy = 42 [json_name = "retryPolicy"];</code>
+   * @return The retryPolicy.
+   */
+  com.tagq.v1.RetryPolicy getRetryPolicy();
+  /**
+   * <pre>
+   * Server-side retry backoff for every tag of this queue, each on its own
+   * (README "Retry backoff"): a message that comes back to a tag (its
+   * visibility ran out, or a nack without a delay of its own) waits an
+   * exponential backoff with jitter first. Unset: none (back at once).
+   * Set it with UpdateQueue (update_mask "retry_policy"); an update with
+   * that path and no policy removes it.
+   * </pre>
+   *
+   * <code>.tagq.v1.RetryPolicy retry_policy = 42 [json_name = "retryPolicy"];</code>
+   */
+  com.tagq.v1.RetryPolicyOrBuilder getRetryPolicyOrBuilder();
 }

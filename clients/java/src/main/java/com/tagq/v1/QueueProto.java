@@ -25,6 +25,11 @@ public final class QueueProto {
     com.google.protobuf.GeneratedMessageV3.FieldAccessorTable
       internal_static_tagq_v1_Queue_UserAttributesEntry_fieldAccessorTable;
   static final com.google.protobuf.Descriptors.Descriptor
+    internal_static_tagq_v1_RetryPolicy_descriptor;
+  static final 
+    com.google.protobuf.GeneratedMessageV3.FieldAccessorTable
+      internal_static_tagq_v1_RetryPolicy_fieldAccessorTable;
+  static final com.google.protobuf.Descriptors.Descriptor
     internal_static_tagq_v1_RedrivePolicy_descriptor;
   static final 
     com.google.protobuf.GeneratedMessageV3.FieldAccessorTable
@@ -200,7 +205,7 @@ public final class QueueProto {
     java.lang.String[] descriptorData = {
       "\n\023tagq/v1/queue.proto\022\007tagq.v1\032 google/p" +
       "rotobuf/field_mask.proto\032\037google/protobu" +
-      "f/timestamp.proto\"\266\014\n\005Queue\022\022\n\004name\030\001 \001(" +
+      "f/timestamp.proto\"\357\014\n\005Queue\022\022\n\004name\030\001 \001(" +
       "\tR\004name\022(\n\rdelay_seconds\030\002 \001(\005H\000R\014delayS" +
       "econds\210\001\001\022A\n\032visibility_timeout_seconds\030" +
       "\003 \001(\005H\001R\030visibilityTimeoutSeconds\210\001\001\0225\n\024" +
@@ -232,140 +237,144 @@ public final class QueueProto {
       "\026 \001(\005H\010R\022readQuotaPerSecond\210\001\001\022%\n\016priori" +
       "ty_queue\030\027 \001(\010R\rpriorityQueue\022 \n\004tags\030( " +
       "\003(\0132\014.tagq.v1.TagR\004tags\022#\n\npartitions\030) " +
-      "\001(\005H\tR\npartitions\210\001\001\032A\n\023UserAttributesEn" +
-      "try\022\020\n\003key\030\001 \001(\tR\003key\022\024\n\005value\030\002 \001(\tR\005va" +
-      "lue:\0028\001B\020\n\016_delay_secondsB\035\n\033_visibility" +
-      "_timeout_secondsB\027\n\025_receive_wait_second" +
-      "sB\034\n\032_message_retention_secondsB\024\n\022_max_" +
-      "message_bytesB\030\n\026_max_retained_messagesB" +
-      "\025\n\023_max_retained_bytesB\031\n\027_write_quota_p" +
-      "er_secondB\030\n\026_read_quota_per_secondB\r\n\013_" +
-      "partitions\"g\n\rRedrivePolicy\022*\n\021dead_lett" +
-      "er_queue\030\001 \001(\tR\017deadLetterQueue\022*\n\021max_r" +
-      "eceive_count\030\002 \001(\005R\017maxReceiveCount\"\205\002\n\n" +
-      "QueueState\022+\n\021retained_messages\030\001 \001(\003R\020r" +
-      "etainedMessages\022\033\n\ttag_count\030\002 \001(\005R\010tagC" +
-      "ount\0222\n\013default_tag\030\003 \001(\0132\021.tagq.v1.TagS" +
-      "tateR\ndefaultTag\022%\n\016retained_bytes\030\004 \001(\003" +
-      "R\rretainedBytes\022#\n\rdropped_total\030\005 \001(\003R\014" +
-      "droppedTotal\022-\n\022deduplicated_total\030\006 \001(\003" +
-      "R\021deduplicatedTotal\"\250\004\n\003Tag\022\022\n\004name\030\001 \001(" +
-      "\tR\004name\0229\n\nstart_time\030\002 \001(\0132\032.google.pro" +
-      "tobuf.TimestampR\tstartTime\022*\n\006filter\030\003 \001" +
-      "(\0132\022.tagq.v1.TagFilterR\006filter\022A\n\032visibi" +
-      "lity_timeout_seconds\030\004 \001(\005H\000R\030visibility" +
-      "TimeoutSeconds\210\001\001\022I\n\017user_attributes\030\005 \003" +
-      "(\0132 .tagq.v1.Tag.UserAttributesEntryR\016us" +
-      "erAttributes\022;\n\013create_time\030\006 \001(\0132\032.goog" +
-      "le.protobuf.TimestampR\ncreateTime\022\'\n\005sta" +
-      "te\030\007 \001(\0132\021.tagq.v1.TagStateR\005state\0226\n\025re" +
-      "ad_quota_per_second\030\010 \001(\005H\001R\022readQuotaPe" +
-      "rSecond\210\001\001\032A\n\023UserAttributesEntry\022\020\n\003key" +
-      "\030\001 \001(\tR\003key\022\024\n\005value\030\002 \001(\tR\005value:\0028\001B\035\n" +
-      "\033_visibility_timeout_secondsB\030\n\026_read_qu" +
-      "ota_per_second\"\312\001\n\tTagFilter\0227\n\010operator" +
-      "\030\001 \001(\0162\033.tagq.v1.TagFilter.OperatorR\010ope" +
-      "rator\022;\n\nconditions\030\002 \003(\0132\033.tagq.v1.Attr" +
-      "ibuteConditionR\nconditions\"G\n\010Operator\022\030" +
-      "\n\024OPERATOR_UNSPECIFIED\020\000\022\020\n\014OPERATOR_AND" +
-      "\020\001\022\017\n\013OPERATOR_OR\020\002\"a\n\022AttributeConditio" +
-      "n\022\022\n\004name\030\001 \001(\tR\004name\022&\n\014string_value\030\002 " +
-      "\001(\tH\000R\013stringValue\210\001\001B\017\n\r_string_value\"\260" +
-      "\002\n\010TagState\022\034\n\tavailable\030\001 \001(\003R\tavailabl" +
-      "e\022\033\n\tin_flight\030\002 \001(\003R\010inFlight\022\030\n\007delaye" +
-      "d\030\003 \001(\003R\007delayed\022%\n\016received_total\030\004 \001(\003" +
-      "R\rreceivedTotal\022#\n\rdeleted_total\030\005 \001(\003R\014" +
-      "deletedTotal\022\035\n\ndead_total\030\006 \001(\003R\tdeadTo" +
-      "tal\022#\n\rexpired_total\030\007 \001(\003R\014expiredTotal" +
-      "\022?\n\034oldest_available_age_seconds\030\010 \001(\003R\031" +
-      "oldestAvailableAgeSeconds\"`\n\022CreateQueue" +
-      "Request\022$\n\005queue\030\001 \001(\0132\016.tagq.v1.QueueR\005" +
-      "queue\022$\n\016no_default_tag\030\002 \001(\010R\014noDefault" +
-      "Tag\";\n\023CreateQueueResponse\022$\n\005queue\030\001 \001(" +
-      "\0132\016.tagq.v1.QueueR\005queue\"%\n\017GetQueueRequ" +
-      "est\022\022\n\004name\030\001 \001(\tR\004name\"8\n\020GetQueueRespo" +
-      "nse\022$\n\005queue\030\001 \001(\0132\016.tagq.v1.QueueR\005queu" +
-      "e\"\343\001\n\021ListQueuesRequest\022\026\n\006prefix\030\001 \001(\tR" +
-      "\006prefix\022\033\n\tpage_size\030\002 \001(\005R\010pageSize\022\035\n\n" +
-      "page_token\030\003 \001(\tR\tpageToken\022&\n\004view\030\004 \001(" +
-      "\0162\022.tagq.v1.QueueViewR\004view\022#\n\rname_cont" +
-      "ains\030\005 \001(\tR\014nameContains\022\022\n\004skip\030\006 \001(\005R\004" +
-      "skip\022\031\n\010order_by\030\007 \001(\tR\007orderBy\"\203\001\n\022List" +
-      "QueuesResponse\022&\n\006queues\030\001 \003(\0132\016.tagq.v1" +
-      ".QueueR\006queues\022&\n\017next_page_token\030\002 \001(\tR" +
-      "\rnextPageToken\022\035\n\ntotal_size\030\003 \001(\005R\ttota" +
-      "lSize\"w\n\022UpdateQueueRequest\022$\n\005queue\030\001 \001" +
-      "(\0132\016.tagq.v1.QueueR\005queue\022;\n\013update_mask" +
-      "\030\002 \001(\0132\032.google.protobuf.FieldMaskR\nupda" +
-      "teMask\";\n\023UpdateQueueResponse\022$\n\005queue\030\001" +
-      " \001(\0132\016.tagq.v1.QueueR\005queue\">\n\022DeleteQue" +
-      "ueRequest\022\022\n\004name\030\001 \001(\tR\004name\022\024\n\005force\030\002" +
-      " \001(\010R\005force\"\025\n\023DeleteQueueResponse\"\'\n\021Pu" +
-      "rgeQueueRequest\022\022\n\004name\030\001 \001(\tR\004name\"=\n\022P" +
-      "urgeQueueResponse\022\'\n\017purged_messages\030\001 \001" +
-      "(\003R\016purgedMessages\"H\n\020CreateTagRequest\022\024" +
-      "\n\005queue\030\001 \001(\tR\005queue\022\036\n\003tag\030\002 \001(\0132\014.tagq" +
-      ".v1.TagR\003tag\"3\n\021CreateTagResponse\022\036\n\003tag" +
-      "\030\001 \001(\0132\014.tagq.v1.TagR\003tag\"9\n\rGetTagReque" +
-      "st\022\024\n\005queue\030\001 \001(\tR\005queue\022\022\n\004name\030\002 \001(\tR\004" +
-      "name\"0\n\016GetTagResponse\022\036\n\003tag\030\001 \001(\0132\014.ta" +
-      "gq.v1.TagR\003tag\"c\n\017ListTagsRequest\022\024\n\005que" +
-      "ue\030\001 \001(\tR\005queue\022\033\n\tpage_size\030\002 \001(\005R\010page" +
-      "Size\022\035\n\npage_token\030\003 \001(\tR\tpageToken\"\\\n\020L" +
-      "istTagsResponse\022 \n\004tags\030\001 \003(\0132\014.tagq.v1." +
-      "TagR\004tags\022&\n\017next_page_token\030\002 \001(\tR\rnext" +
-      "PageToken\"<\n\020DeleteTagRequest\022\024\n\005queue\030\001" +
-      " \001(\tR\005queue\022\022\n\004name\030\002 \001(\tR\004name\"\023\n\021Delet" +
-      "eTagResponse\"\227\001\n\016SeekTagRequest\022\024\n\005queue" +
-      "\030\001 \001(\tR\005queue\022\022\n\004name\030\002 \001(\tR\004name\0220\n\004tim" +
-      "e\030\003 \001(\0132\032.google.protobuf.TimestampH\000R\004t" +
-      "ime\022\037\n\nmessage_id\030\004 \001(\tH\000R\tmessageIdB\010\n\006" +
-      "target\"1\n\017SeekTagResponse\022\036\n\003tag\030\001 \001(\0132\014" +
-      ".tagq.v1.TagR\003tag\"e\n\024GetQueueRatesReques" +
-      "t\022\024\n\005queue\030\001 \001(\tR\005queue\022\020\n\003tag\030\002 \001(\tR\003ta" +
-      "g\022%\n\016window_seconds\030\003 \001(\005R\rwindowSeconds" +
-      "\"\320\001\n\025GetQueueRatesResponse\022-\n\022resolution" +
-      "_seconds\030\001 \001(\005R\021resolutionSeconds\0225\n\010end" +
-      "_time\030\002 \001(\0132\032.google.protobuf.TimestampR" +
-      "\007endTime\022*\n\006points\030\003 \003(\0132\022.tagq.v1.RateP" +
-      "ointR\006points\022%\n\004tags\030\004 \003(\0132\021.tagq.v1.Tag" +
-      "RatesR\004tags\"H\n\010TagRates\022\020\n\003tag\030\001 \001(\tR\003ta" +
-      "g\022*\n\006points\030\002 \003(\0132\022.tagq.v1.RatePointR\006p" +
-      "oints\"\345\001\n\tRatePoint\022.\n\004time\030\001 \001(\0132\032.goog" +
-      "le.protobuf.TimestampR\004time\022\"\n\rin_per_se" +
-      "cond\030\002 \001(\001R\013inPerSecond\022.\n\023received_per_" +
-      "second\030\003 \001(\001R\021receivedPerSecond\022,\n\022delet" +
-      "ed_per_second\030\004 \001(\001R\020deletedPerSecond\022&\n" +
-      "\017dead_per_second\030\005 \001(\001R\rdeadPerSecond*r\n" +
-      "\016OverflowPolicy\022\037\n\033OVERFLOW_POLICY_UNSPE" +
-      "CIFIED\020\000\022\036\n\032OVERFLOW_POLICY_REJECT_NEW\020\001" +
-      "\022\037\n\033OVERFLOW_POLICY_DROP_OLDEST\020\002*R\n\tQue" +
-      "ueView\022\032\n\026QUEUE_VIEW_UNSPECIFIED\020\000\022\024\n\020QU" +
-      "EUE_VIEW_BASIC\020\001\022\023\n\017QUEUE_VIEW_TAGS\020\0022\315\006" +
-      "\n\014QueueService\022H\n\013CreateQueue\022\033.tagq.v1." +
-      "CreateQueueRequest\032\034.tagq.v1.CreateQueue" +
-      "Response\022?\n\010GetQueue\022\030.tagq.v1.GetQueueR" +
-      "equest\032\031.tagq.v1.GetQueueResponse\022E\n\nLis" +
-      "tQueues\022\032.tagq.v1.ListQueuesRequest\032\033.ta" +
-      "gq.v1.ListQueuesResponse\022H\n\013UpdateQueue\022" +
-      "\033.tagq.v1.UpdateQueueRequest\032\034.tagq.v1.U" +
-      "pdateQueueResponse\022H\n\013DeleteQueue\022\033.tagq" +
-      ".v1.DeleteQueueRequest\032\034.tagq.v1.DeleteQ" +
-      "ueueResponse\022E\n\nPurgeQueue\022\032.tagq.v1.Pur" +
-      "geQueueRequest\032\033.tagq.v1.PurgeQueueRespo" +
-      "nse\022B\n\tCreateTag\022\031.tagq.v1.CreateTagRequ" +
-      "est\032\032.tagq.v1.CreateTagResponse\0229\n\006GetTa" +
-      "g\022\026.tagq.v1.GetTagRequest\032\027.tagq.v1.GetT" +
-      "agResponse\022?\n\010ListTags\022\030.tagq.v1.ListTag" +
-      "sRequest\032\031.tagq.v1.ListTagsResponse\022B\n\tD" +
-      "eleteTag\022\031.tagq.v1.DeleteTagRequest\032\032.ta" +
-      "gq.v1.DeleteTagResponse\022<\n\007SeekTag\022\027.tag" +
-      "q.v1.SeekTagRequest\032\030.tagq.v1.SeekTagRes" +
-      "ponse\022N\n\rGetQueueRates\022\035.tagq.v1.GetQueu" +
-      "eRatesRequest\032\036.tagq.v1.GetQueueRatesRes" +
-      "ponseBV\n\013com.tagq.v1B\nQueueProtoP\001\242\002\003TXX" +
-      "\252\002\007Tagq.V1\312\002\007Tagq\\V1\342\002\023Tagq\\V1\\GPBMetada" +
-      "ta\352\002\010Tagq::V1b\006proto3"
+      "\001(\005H\tR\npartitions\210\001\001\0227\n\014retry_policy\030* \001" +
+      "(\0132\024.tagq.v1.RetryPolicyR\013retryPolicy\032A\n" +
+      "\023UserAttributesEntry\022\020\n\003key\030\001 \001(\tR\003key\022\024" +
+      "\n\005value\030\002 \001(\tR\005value:\0028\001B\020\n\016_delay_secon" +
+      "dsB\035\n\033_visibility_timeout_secondsB\027\n\025_re" +
+      "ceive_wait_secondsB\034\n\032_message_retention" +
+      "_secondsB\024\n\022_max_message_bytesB\030\n\026_max_r" +
+      "etained_messagesB\025\n\023_max_retained_bytesB" +
+      "\031\n\027_write_quota_per_secondB\030\n\026_read_quot" +
+      "a_per_secondB\r\n\013_partitions\"m\n\013RetryPoli" +
+      "cy\022.\n\023min_backoff_seconds\030\001 \001(\005R\021minBack" +
+      "offSeconds\022.\n\023max_backoff_seconds\030\002 \001(\005R" +
+      "\021maxBackoffSeconds\"g\n\rRedrivePolicy\022*\n\021d" +
+      "ead_letter_queue\030\001 \001(\tR\017deadLetterQueue\022" +
+      "*\n\021max_receive_count\030\002 \001(\005R\017maxReceiveCo" +
+      "unt\"\205\002\n\nQueueState\022+\n\021retained_messages\030" +
+      "\001 \001(\003R\020retainedMessages\022\033\n\ttag_count\030\002 \001" +
+      "(\005R\010tagCount\0222\n\013default_tag\030\003 \001(\0132\021.tagq" +
+      ".v1.TagStateR\ndefaultTag\022%\n\016retained_byt" +
+      "es\030\004 \001(\003R\rretainedBytes\022#\n\rdropped_total" +
+      "\030\005 \001(\003R\014droppedTotal\022-\n\022deduplicated_tot" +
+      "al\030\006 \001(\003R\021deduplicatedTotal\"\250\004\n\003Tag\022\022\n\004n" +
+      "ame\030\001 \001(\tR\004name\0229\n\nstart_time\030\002 \001(\0132\032.go" +
+      "ogle.protobuf.TimestampR\tstartTime\022*\n\006fi" +
+      "lter\030\003 \001(\0132\022.tagq.v1.TagFilterR\006filter\022A" +
+      "\n\032visibility_timeout_seconds\030\004 \001(\005H\000R\030vi" +
+      "sibilityTimeoutSeconds\210\001\001\022I\n\017user_attrib" +
+      "utes\030\005 \003(\0132 .tagq.v1.Tag.UserAttributesE" +
+      "ntryR\016userAttributes\022;\n\013create_time\030\006 \001(" +
+      "\0132\032.google.protobuf.TimestampR\ncreateTim" +
+      "e\022\'\n\005state\030\007 \001(\0132\021.tagq.v1.TagStateR\005sta" +
+      "te\0226\n\025read_quota_per_second\030\010 \001(\005H\001R\022rea" +
+      "dQuotaPerSecond\210\001\001\032A\n\023UserAttributesEntr" +
+      "y\022\020\n\003key\030\001 \001(\tR\003key\022\024\n\005value\030\002 \001(\tR\005valu" +
+      "e:\0028\001B\035\n\033_visibility_timeout_secondsB\030\n\026" +
+      "_read_quota_per_second\"\312\001\n\tTagFilter\0227\n\010" +
+      "operator\030\001 \001(\0162\033.tagq.v1.TagFilter.Opera" +
+      "torR\010operator\022;\n\nconditions\030\002 \003(\0132\033.tagq" +
+      ".v1.AttributeConditionR\nconditions\"G\n\010Op" +
+      "erator\022\030\n\024OPERATOR_UNSPECIFIED\020\000\022\020\n\014OPER" +
+      "ATOR_AND\020\001\022\017\n\013OPERATOR_OR\020\002\"a\n\022Attribute" +
+      "Condition\022\022\n\004name\030\001 \001(\tR\004name\022&\n\014string_" +
+      "value\030\002 \001(\tH\000R\013stringValue\210\001\001B\017\n\r_string" +
+      "_value\"\260\002\n\010TagState\022\034\n\tavailable\030\001 \001(\003R\t" +
+      "available\022\033\n\tin_flight\030\002 \001(\003R\010inFlight\022\030" +
+      "\n\007delayed\030\003 \001(\003R\007delayed\022%\n\016received_tot" +
+      "al\030\004 \001(\003R\rreceivedTotal\022#\n\rdeleted_total" +
+      "\030\005 \001(\003R\014deletedTotal\022\035\n\ndead_total\030\006 \001(\003" +
+      "R\tdeadTotal\022#\n\rexpired_total\030\007 \001(\003R\014expi" +
+      "redTotal\022?\n\034oldest_available_age_seconds" +
+      "\030\010 \001(\003R\031oldestAvailableAgeSeconds\"`\n\022Cre" +
+      "ateQueueRequest\022$\n\005queue\030\001 \001(\0132\016.tagq.v1" +
+      ".QueueR\005queue\022$\n\016no_default_tag\030\002 \001(\010R\014n" +
+      "oDefaultTag\";\n\023CreateQueueResponse\022$\n\005qu" +
+      "eue\030\001 \001(\0132\016.tagq.v1.QueueR\005queue\"%\n\017GetQ" +
+      "ueueRequest\022\022\n\004name\030\001 \001(\tR\004name\"8\n\020GetQu" +
+      "eueResponse\022$\n\005queue\030\001 \001(\0132\016.tagq.v1.Que" +
+      "ueR\005queue\"\343\001\n\021ListQueuesRequest\022\026\n\006prefi" +
+      "x\030\001 \001(\tR\006prefix\022\033\n\tpage_size\030\002 \001(\005R\010page" +
+      "Size\022\035\n\npage_token\030\003 \001(\tR\tpageToken\022&\n\004v" +
+      "iew\030\004 \001(\0162\022.tagq.v1.QueueViewR\004view\022#\n\rn" +
+      "ame_contains\030\005 \001(\tR\014nameContains\022\022\n\004skip" +
+      "\030\006 \001(\005R\004skip\022\031\n\010order_by\030\007 \001(\tR\007orderBy\"" +
+      "\203\001\n\022ListQueuesResponse\022&\n\006queues\030\001 \003(\0132\016" +
+      ".tagq.v1.QueueR\006queues\022&\n\017next_page_toke" +
+      "n\030\002 \001(\tR\rnextPageToken\022\035\n\ntotal_size\030\003 \001" +
+      "(\005R\ttotalSize\"w\n\022UpdateQueueRequest\022$\n\005q" +
+      "ueue\030\001 \001(\0132\016.tagq.v1.QueueR\005queue\022;\n\013upd" +
+      "ate_mask\030\002 \001(\0132\032.google.protobuf.FieldMa" +
+      "skR\nupdateMask\";\n\023UpdateQueueResponse\022$\n" +
+      "\005queue\030\001 \001(\0132\016.tagq.v1.QueueR\005queue\">\n\022D" +
+      "eleteQueueRequest\022\022\n\004name\030\001 \001(\tR\004name\022\024\n" +
+      "\005force\030\002 \001(\010R\005force\"\025\n\023DeleteQueueRespon" +
+      "se\"\'\n\021PurgeQueueRequest\022\022\n\004name\030\001 \001(\tR\004n" +
+      "ame\"=\n\022PurgeQueueResponse\022\'\n\017purged_mess" +
+      "ages\030\001 \001(\003R\016purgedMessages\"H\n\020CreateTagR" +
+      "equest\022\024\n\005queue\030\001 \001(\tR\005queue\022\036\n\003tag\030\002 \001(" +
+      "\0132\014.tagq.v1.TagR\003tag\"3\n\021CreateTagRespons" +
+      "e\022\036\n\003tag\030\001 \001(\0132\014.tagq.v1.TagR\003tag\"9\n\rGet" +
+      "TagRequest\022\024\n\005queue\030\001 \001(\tR\005queue\022\022\n\004name" +
+      "\030\002 \001(\tR\004name\"0\n\016GetTagResponse\022\036\n\003tag\030\001 " +
+      "\001(\0132\014.tagq.v1.TagR\003tag\"c\n\017ListTagsReques" +
+      "t\022\024\n\005queue\030\001 \001(\tR\005queue\022\033\n\tpage_size\030\002 \001" +
+      "(\005R\010pageSize\022\035\n\npage_token\030\003 \001(\tR\tpageTo" +
+      "ken\"\\\n\020ListTagsResponse\022 \n\004tags\030\001 \003(\0132\014." +
+      "tagq.v1.TagR\004tags\022&\n\017next_page_token\030\002 \001" +
+      "(\tR\rnextPageToken\"<\n\020DeleteTagRequest\022\024\n" +
+      "\005queue\030\001 \001(\tR\005queue\022\022\n\004name\030\002 \001(\tR\004name\"" +
+      "\023\n\021DeleteTagResponse\"\227\001\n\016SeekTagRequest\022" +
+      "\024\n\005queue\030\001 \001(\tR\005queue\022\022\n\004name\030\002 \001(\tR\004nam" +
+      "e\0220\n\004time\030\003 \001(\0132\032.google.protobuf.Timest" +
+      "ampH\000R\004time\022\037\n\nmessage_id\030\004 \001(\tH\000R\tmessa" +
+      "geIdB\010\n\006target\"1\n\017SeekTagResponse\022\036\n\003tag" +
+      "\030\001 \001(\0132\014.tagq.v1.TagR\003tag\"e\n\024GetQueueRat" +
+      "esRequest\022\024\n\005queue\030\001 \001(\tR\005queue\022\020\n\003tag\030\002" +
+      " \001(\tR\003tag\022%\n\016window_seconds\030\003 \001(\005R\rwindo" +
+      "wSeconds\"\320\001\n\025GetQueueRatesResponse\022-\n\022re" +
+      "solution_seconds\030\001 \001(\005R\021resolutionSecond" +
+      "s\0225\n\010end_time\030\002 \001(\0132\032.google.protobuf.Ti" +
+      "mestampR\007endTime\022*\n\006points\030\003 \003(\0132\022.tagq." +
+      "v1.RatePointR\006points\022%\n\004tags\030\004 \003(\0132\021.tag" +
+      "q.v1.TagRatesR\004tags\"H\n\010TagRates\022\020\n\003tag\030\001" +
+      " \001(\tR\003tag\022*\n\006points\030\002 \003(\0132\022.tagq.v1.Rate" +
+      "PointR\006points\"\345\001\n\tRatePoint\022.\n\004time\030\001 \001(" +
+      "\0132\032.google.protobuf.TimestampR\004time\022\"\n\ri" +
+      "n_per_second\030\002 \001(\001R\013inPerSecond\022.\n\023recei" +
+      "ved_per_second\030\003 \001(\001R\021receivedPerSecond\022" +
+      ",\n\022deleted_per_second\030\004 \001(\001R\020deletedPerS" +
+      "econd\022&\n\017dead_per_second\030\005 \001(\001R\rdeadPerS" +
+      "econd*r\n\016OverflowPolicy\022\037\n\033OVERFLOW_POLI" +
+      "CY_UNSPECIFIED\020\000\022\036\n\032OVERFLOW_POLICY_REJE" +
+      "CT_NEW\020\001\022\037\n\033OVERFLOW_POLICY_DROP_OLDEST\020" +
+      "\002*R\n\tQueueView\022\032\n\026QUEUE_VIEW_UNSPECIFIED" +
+      "\020\000\022\024\n\020QUEUE_VIEW_BASIC\020\001\022\023\n\017QUEUE_VIEW_T" +
+      "AGS\020\0022\315\006\n\014QueueService\022H\n\013CreateQueue\022\033." +
+      "tagq.v1.CreateQueueRequest\032\034.tagq.v1.Cre" +
+      "ateQueueResponse\022?\n\010GetQueue\022\030.tagq.v1.G" +
+      "etQueueRequest\032\031.tagq.v1.GetQueueRespons" +
+      "e\022E\n\nListQueues\022\032.tagq.v1.ListQueuesRequ" +
+      "est\032\033.tagq.v1.ListQueuesResponse\022H\n\013Upda" +
+      "teQueue\022\033.tagq.v1.UpdateQueueRequest\032\034.t" +
+      "agq.v1.UpdateQueueResponse\022H\n\013DeleteQueu" +
+      "e\022\033.tagq.v1.DeleteQueueRequest\032\034.tagq.v1" +
+      ".DeleteQueueResponse\022E\n\nPurgeQueue\022\032.tag" +
+      "q.v1.PurgeQueueRequest\032\033.tagq.v1.PurgeQu" +
+      "eueResponse\022B\n\tCreateTag\022\031.tagq.v1.Creat" +
+      "eTagRequest\032\032.tagq.v1.CreateTagResponse\022" +
+      "9\n\006GetTag\022\026.tagq.v1.GetTagRequest\032\027.tagq" +
+      ".v1.GetTagResponse\022?\n\010ListTags\022\030.tagq.v1" +
+      ".ListTagsRequest\032\031.tagq.v1.ListTagsRespo" +
+      "nse\022B\n\tDeleteTag\022\031.tagq.v1.DeleteTagRequ" +
+      "est\032\032.tagq.v1.DeleteTagResponse\022<\n\007SeekT" +
+      "ag\022\027.tagq.v1.SeekTagRequest\032\030.tagq.v1.Se" +
+      "ekTagResponse\022N\n\rGetQueueRates\022\035.tagq.v1" +
+      ".GetQueueRatesRequest\032\036.tagq.v1.GetQueue" +
+      "RatesResponseBV\n\013com.tagq.v1B\nQueueProto" +
+      "P\001\242\002\003TXX\252\002\007Tagq.V1\312\002\007Tagq\\V1\342\002\023Tagq\\V1\\G" +
+      "PBMetadata\352\002\010Tagq::V1b\006proto3"
     };
     descriptor = com.google.protobuf.Descriptors.FileDescriptor
       .internalBuildGeneratedFileFrom(descriptorData,
@@ -378,27 +387,33 @@ public final class QueueProto {
     internal_static_tagq_v1_Queue_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessageV3.FieldAccessorTable(
         internal_static_tagq_v1_Queue_descriptor,
-        new java.lang.String[] { "Name", "DelaySeconds", "VisibilityTimeoutSeconds", "ReceiveWaitSeconds", "MessageRetentionSeconds", "MaxMessageBytes", "RedrivePolicy", "DeadLetterQueue", "TopicQueue", "RetainAckedMessages", "UserAttributes", "DefaultTagName", "CreateTime", "UpdateTime", "State", "SourceQueues", "MaxRetainedMessages", "MaxRetainedBytes", "OverflowPolicy", "ContentBasedDeduplication", "WriteQuotaPerSecond", "ReadQuotaPerSecond", "PriorityQueue", "Tags", "Partitions", "DelaySeconds", "VisibilityTimeoutSeconds", "ReceiveWaitSeconds", "MessageRetentionSeconds", "MaxMessageBytes", "MaxRetainedMessages", "MaxRetainedBytes", "WriteQuotaPerSecond", "ReadQuotaPerSecond", "Partitions", });
+        new java.lang.String[] { "Name", "DelaySeconds", "VisibilityTimeoutSeconds", "ReceiveWaitSeconds", "MessageRetentionSeconds", "MaxMessageBytes", "RedrivePolicy", "DeadLetterQueue", "TopicQueue", "RetainAckedMessages", "UserAttributes", "DefaultTagName", "CreateTime", "UpdateTime", "State", "SourceQueues", "MaxRetainedMessages", "MaxRetainedBytes", "OverflowPolicy", "ContentBasedDeduplication", "WriteQuotaPerSecond", "ReadQuotaPerSecond", "PriorityQueue", "Tags", "Partitions", "RetryPolicy", "DelaySeconds", "VisibilityTimeoutSeconds", "ReceiveWaitSeconds", "MessageRetentionSeconds", "MaxMessageBytes", "MaxRetainedMessages", "MaxRetainedBytes", "WriteQuotaPerSecond", "ReadQuotaPerSecond", "Partitions", });
     internal_static_tagq_v1_Queue_UserAttributesEntry_descriptor =
       internal_static_tagq_v1_Queue_descriptor.getNestedTypes().get(0);
     internal_static_tagq_v1_Queue_UserAttributesEntry_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessageV3.FieldAccessorTable(
         internal_static_tagq_v1_Queue_UserAttributesEntry_descriptor,
         new java.lang.String[] { "Key", "Value", });
-    internal_static_tagq_v1_RedrivePolicy_descriptor =
+    internal_static_tagq_v1_RetryPolicy_descriptor =
       getDescriptor().getMessageTypes().get(1);
+    internal_static_tagq_v1_RetryPolicy_fieldAccessorTable = new
+      com.google.protobuf.GeneratedMessageV3.FieldAccessorTable(
+        internal_static_tagq_v1_RetryPolicy_descriptor,
+        new java.lang.String[] { "MinBackoffSeconds", "MaxBackoffSeconds", });
+    internal_static_tagq_v1_RedrivePolicy_descriptor =
+      getDescriptor().getMessageTypes().get(2);
     internal_static_tagq_v1_RedrivePolicy_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessageV3.FieldAccessorTable(
         internal_static_tagq_v1_RedrivePolicy_descriptor,
         new java.lang.String[] { "DeadLetterQueue", "MaxReceiveCount", });
     internal_static_tagq_v1_QueueState_descriptor =
-      getDescriptor().getMessageTypes().get(2);
+      getDescriptor().getMessageTypes().get(3);
     internal_static_tagq_v1_QueueState_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessageV3.FieldAccessorTable(
         internal_static_tagq_v1_QueueState_descriptor,
         new java.lang.String[] { "RetainedMessages", "TagCount", "DefaultTag", "RetainedBytes", "DroppedTotal", "DeduplicatedTotal", });
     internal_static_tagq_v1_Tag_descriptor =
-      getDescriptor().getMessageTypes().get(3);
+      getDescriptor().getMessageTypes().get(4);
     internal_static_tagq_v1_Tag_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessageV3.FieldAccessorTable(
         internal_static_tagq_v1_Tag_descriptor,
@@ -410,175 +425,175 @@ public final class QueueProto {
         internal_static_tagq_v1_Tag_UserAttributesEntry_descriptor,
         new java.lang.String[] { "Key", "Value", });
     internal_static_tagq_v1_TagFilter_descriptor =
-      getDescriptor().getMessageTypes().get(4);
+      getDescriptor().getMessageTypes().get(5);
     internal_static_tagq_v1_TagFilter_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessageV3.FieldAccessorTable(
         internal_static_tagq_v1_TagFilter_descriptor,
         new java.lang.String[] { "Operator", "Conditions", });
     internal_static_tagq_v1_AttributeCondition_descriptor =
-      getDescriptor().getMessageTypes().get(5);
+      getDescriptor().getMessageTypes().get(6);
     internal_static_tagq_v1_AttributeCondition_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessageV3.FieldAccessorTable(
         internal_static_tagq_v1_AttributeCondition_descriptor,
         new java.lang.String[] { "Name", "StringValue", "StringValue", });
     internal_static_tagq_v1_TagState_descriptor =
-      getDescriptor().getMessageTypes().get(6);
+      getDescriptor().getMessageTypes().get(7);
     internal_static_tagq_v1_TagState_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessageV3.FieldAccessorTable(
         internal_static_tagq_v1_TagState_descriptor,
         new java.lang.String[] { "Available", "InFlight", "Delayed", "ReceivedTotal", "DeletedTotal", "DeadTotal", "ExpiredTotal", "OldestAvailableAgeSeconds", });
     internal_static_tagq_v1_CreateQueueRequest_descriptor =
-      getDescriptor().getMessageTypes().get(7);
+      getDescriptor().getMessageTypes().get(8);
     internal_static_tagq_v1_CreateQueueRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessageV3.FieldAccessorTable(
         internal_static_tagq_v1_CreateQueueRequest_descriptor,
         new java.lang.String[] { "Queue", "NoDefaultTag", });
     internal_static_tagq_v1_CreateQueueResponse_descriptor =
-      getDescriptor().getMessageTypes().get(8);
+      getDescriptor().getMessageTypes().get(9);
     internal_static_tagq_v1_CreateQueueResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessageV3.FieldAccessorTable(
         internal_static_tagq_v1_CreateQueueResponse_descriptor,
         new java.lang.String[] { "Queue", });
     internal_static_tagq_v1_GetQueueRequest_descriptor =
-      getDescriptor().getMessageTypes().get(9);
+      getDescriptor().getMessageTypes().get(10);
     internal_static_tagq_v1_GetQueueRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessageV3.FieldAccessorTable(
         internal_static_tagq_v1_GetQueueRequest_descriptor,
         new java.lang.String[] { "Name", });
     internal_static_tagq_v1_GetQueueResponse_descriptor =
-      getDescriptor().getMessageTypes().get(10);
+      getDescriptor().getMessageTypes().get(11);
     internal_static_tagq_v1_GetQueueResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessageV3.FieldAccessorTable(
         internal_static_tagq_v1_GetQueueResponse_descriptor,
         new java.lang.String[] { "Queue", });
     internal_static_tagq_v1_ListQueuesRequest_descriptor =
-      getDescriptor().getMessageTypes().get(11);
+      getDescriptor().getMessageTypes().get(12);
     internal_static_tagq_v1_ListQueuesRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessageV3.FieldAccessorTable(
         internal_static_tagq_v1_ListQueuesRequest_descriptor,
         new java.lang.String[] { "Prefix", "PageSize", "PageToken", "View", "NameContains", "Skip", "OrderBy", });
     internal_static_tagq_v1_ListQueuesResponse_descriptor =
-      getDescriptor().getMessageTypes().get(12);
+      getDescriptor().getMessageTypes().get(13);
     internal_static_tagq_v1_ListQueuesResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessageV3.FieldAccessorTable(
         internal_static_tagq_v1_ListQueuesResponse_descriptor,
         new java.lang.String[] { "Queues", "NextPageToken", "TotalSize", });
     internal_static_tagq_v1_UpdateQueueRequest_descriptor =
-      getDescriptor().getMessageTypes().get(13);
+      getDescriptor().getMessageTypes().get(14);
     internal_static_tagq_v1_UpdateQueueRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessageV3.FieldAccessorTable(
         internal_static_tagq_v1_UpdateQueueRequest_descriptor,
         new java.lang.String[] { "Queue", "UpdateMask", });
     internal_static_tagq_v1_UpdateQueueResponse_descriptor =
-      getDescriptor().getMessageTypes().get(14);
+      getDescriptor().getMessageTypes().get(15);
     internal_static_tagq_v1_UpdateQueueResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessageV3.FieldAccessorTable(
         internal_static_tagq_v1_UpdateQueueResponse_descriptor,
         new java.lang.String[] { "Queue", });
     internal_static_tagq_v1_DeleteQueueRequest_descriptor =
-      getDescriptor().getMessageTypes().get(15);
+      getDescriptor().getMessageTypes().get(16);
     internal_static_tagq_v1_DeleteQueueRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessageV3.FieldAccessorTable(
         internal_static_tagq_v1_DeleteQueueRequest_descriptor,
         new java.lang.String[] { "Name", "Force", });
     internal_static_tagq_v1_DeleteQueueResponse_descriptor =
-      getDescriptor().getMessageTypes().get(16);
+      getDescriptor().getMessageTypes().get(17);
     internal_static_tagq_v1_DeleteQueueResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessageV3.FieldAccessorTable(
         internal_static_tagq_v1_DeleteQueueResponse_descriptor,
         new java.lang.String[] { });
     internal_static_tagq_v1_PurgeQueueRequest_descriptor =
-      getDescriptor().getMessageTypes().get(17);
+      getDescriptor().getMessageTypes().get(18);
     internal_static_tagq_v1_PurgeQueueRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessageV3.FieldAccessorTable(
         internal_static_tagq_v1_PurgeQueueRequest_descriptor,
         new java.lang.String[] { "Name", });
     internal_static_tagq_v1_PurgeQueueResponse_descriptor =
-      getDescriptor().getMessageTypes().get(18);
+      getDescriptor().getMessageTypes().get(19);
     internal_static_tagq_v1_PurgeQueueResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessageV3.FieldAccessorTable(
         internal_static_tagq_v1_PurgeQueueResponse_descriptor,
         new java.lang.String[] { "PurgedMessages", });
     internal_static_tagq_v1_CreateTagRequest_descriptor =
-      getDescriptor().getMessageTypes().get(19);
+      getDescriptor().getMessageTypes().get(20);
     internal_static_tagq_v1_CreateTagRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessageV3.FieldAccessorTable(
         internal_static_tagq_v1_CreateTagRequest_descriptor,
         new java.lang.String[] { "Queue", "Tag", });
     internal_static_tagq_v1_CreateTagResponse_descriptor =
-      getDescriptor().getMessageTypes().get(20);
+      getDescriptor().getMessageTypes().get(21);
     internal_static_tagq_v1_CreateTagResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessageV3.FieldAccessorTable(
         internal_static_tagq_v1_CreateTagResponse_descriptor,
         new java.lang.String[] { "Tag", });
     internal_static_tagq_v1_GetTagRequest_descriptor =
-      getDescriptor().getMessageTypes().get(21);
+      getDescriptor().getMessageTypes().get(22);
     internal_static_tagq_v1_GetTagRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessageV3.FieldAccessorTable(
         internal_static_tagq_v1_GetTagRequest_descriptor,
         new java.lang.String[] { "Queue", "Name", });
     internal_static_tagq_v1_GetTagResponse_descriptor =
-      getDescriptor().getMessageTypes().get(22);
+      getDescriptor().getMessageTypes().get(23);
     internal_static_tagq_v1_GetTagResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessageV3.FieldAccessorTable(
         internal_static_tagq_v1_GetTagResponse_descriptor,
         new java.lang.String[] { "Tag", });
     internal_static_tagq_v1_ListTagsRequest_descriptor =
-      getDescriptor().getMessageTypes().get(23);
+      getDescriptor().getMessageTypes().get(24);
     internal_static_tagq_v1_ListTagsRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessageV3.FieldAccessorTable(
         internal_static_tagq_v1_ListTagsRequest_descriptor,
         new java.lang.String[] { "Queue", "PageSize", "PageToken", });
     internal_static_tagq_v1_ListTagsResponse_descriptor =
-      getDescriptor().getMessageTypes().get(24);
+      getDescriptor().getMessageTypes().get(25);
     internal_static_tagq_v1_ListTagsResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessageV3.FieldAccessorTable(
         internal_static_tagq_v1_ListTagsResponse_descriptor,
         new java.lang.String[] { "Tags", "NextPageToken", });
     internal_static_tagq_v1_DeleteTagRequest_descriptor =
-      getDescriptor().getMessageTypes().get(25);
+      getDescriptor().getMessageTypes().get(26);
     internal_static_tagq_v1_DeleteTagRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessageV3.FieldAccessorTable(
         internal_static_tagq_v1_DeleteTagRequest_descriptor,
         new java.lang.String[] { "Queue", "Name", });
     internal_static_tagq_v1_DeleteTagResponse_descriptor =
-      getDescriptor().getMessageTypes().get(26);
+      getDescriptor().getMessageTypes().get(27);
     internal_static_tagq_v1_DeleteTagResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessageV3.FieldAccessorTable(
         internal_static_tagq_v1_DeleteTagResponse_descriptor,
         new java.lang.String[] { });
     internal_static_tagq_v1_SeekTagRequest_descriptor =
-      getDescriptor().getMessageTypes().get(27);
+      getDescriptor().getMessageTypes().get(28);
     internal_static_tagq_v1_SeekTagRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessageV3.FieldAccessorTable(
         internal_static_tagq_v1_SeekTagRequest_descriptor,
         new java.lang.String[] { "Queue", "Name", "Time", "MessageId", "Target", });
     internal_static_tagq_v1_SeekTagResponse_descriptor =
-      getDescriptor().getMessageTypes().get(28);
+      getDescriptor().getMessageTypes().get(29);
     internal_static_tagq_v1_SeekTagResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessageV3.FieldAccessorTable(
         internal_static_tagq_v1_SeekTagResponse_descriptor,
         new java.lang.String[] { "Tag", });
     internal_static_tagq_v1_GetQueueRatesRequest_descriptor =
-      getDescriptor().getMessageTypes().get(29);
+      getDescriptor().getMessageTypes().get(30);
     internal_static_tagq_v1_GetQueueRatesRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessageV3.FieldAccessorTable(
         internal_static_tagq_v1_GetQueueRatesRequest_descriptor,
         new java.lang.String[] { "Queue", "Tag", "WindowSeconds", });
     internal_static_tagq_v1_GetQueueRatesResponse_descriptor =
-      getDescriptor().getMessageTypes().get(30);
+      getDescriptor().getMessageTypes().get(31);
     internal_static_tagq_v1_GetQueueRatesResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessageV3.FieldAccessorTable(
         internal_static_tagq_v1_GetQueueRatesResponse_descriptor,
         new java.lang.String[] { "ResolutionSeconds", "EndTime", "Points", "Tags", });
     internal_static_tagq_v1_TagRates_descriptor =
-      getDescriptor().getMessageTypes().get(31);
+      getDescriptor().getMessageTypes().get(32);
     internal_static_tagq_v1_TagRates_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessageV3.FieldAccessorTable(
         internal_static_tagq_v1_TagRates_descriptor,
         new java.lang.String[] { "Tag", "Points", });
     internal_static_tagq_v1_RatePoint_descriptor =
-      getDescriptor().getMessageTypes().get(32);
+      getDescriptor().getMessageTypes().get(33);
     internal_static_tagq_v1_RatePoint_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessageV3.FieldAccessorTable(
         internal_static_tagq_v1_RatePoint_descriptor,
