@@ -78,6 +78,27 @@ type Hooks struct {
 	// receives through either at random, as processes of one deployment
 	// may differ. Without it, everything goes through the one storage.
 	Twin tags.Storage
+	// Partitioner, for a harness whose storage makes the model tests'
+	// queues partitioned (tags.QueueConfig.Partitions > 1), says where the
+	// storage put each message; the models then keep one sequence per
+	// partition. Without it the model tests skip on a partitioned queue.
+	// With it the priority model skips: a priority queue has one partition,
+	// which the harness's unpartitioned twin covers.
+	Partitioner Partitioner
+}
+
+// Partitioner tells the model tests how a storage lays out a partitioned
+// queue: each partition is a queue of its own to the per-tag rules (its
+// order of message ids, its janitor, its share of the caps), and a
+// receive gathers from all of them in any interleaving.
+type Partitioner interface {
+	// Locate names the partition (0 to Partitions-1) of queue that holds
+	// message id, and the stream id (package streamid) the message has in
+	// that partition.
+	Locate(queue, id string) (partition int, streamID string)
+	// CapShares is the cap on retained messages and bytes that each
+	// partition of q (as GetQueue reports it) enforces of q's own.
+	CapShares(q *tags.Queue) (messages, bytes int64)
 }
 
 // Maintainer is the background work a storage's server runs on timers
