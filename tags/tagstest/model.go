@@ -43,7 +43,7 @@ import (
 // TAGQ_MODEL_SEEDS and TAGQ_MODEL_OPS scale the run; TAGQ_MODEL_FIRST_SEED
 // replays from a given seed (failures name their queue, model<seed>).
 func testModel_RandomOperationsMatchReferenceModel(t *testing.T, b *B) {
-	seeds, ops := envInt("TAGQ_MODEL_SEEDS", 6), envInt("TAGQ_MODEL_OPS", 250)
+	seeds, ops := envInt("TAGQ_MODEL_SEEDS", b.defaultSeeds()), envInt("TAGQ_MODEL_OPS", 250)
 	first := envInt("TAGQ_MODEL_FIRST_SEED", 1)
 	renewed := 0
 	for seed := first; seed < first+seeds; seed++ {
@@ -59,7 +59,7 @@ func testModel_RandomOperationsMatchReferenceModel(t *testing.T, b *B) {
 // every tag that had not finished it and as dropped by the queue; retained
 // messages, bytes and drops are checked after every janitor pass.
 func testModel_CapsDropOldest(t *testing.T, b *B) {
-	seeds, ops := envInt("TAGQ_MODEL_SEEDS", 6), envInt("TAGQ_MODEL_OPS", 250)
+	seeds, ops := envInt("TAGQ_MODEL_SEEDS", b.defaultSeeds()), envInt("TAGQ_MODEL_OPS", 250)
 	first := envInt("TAGQ_MODEL_FIRST_SEED", 1)
 	for seed := first; seed < first+seeds; seed++ {
 		runModel(t, b, fmt.Sprintf("capped%d", seed), uint64(seed), ops, true)
@@ -76,9 +76,20 @@ const (
 // windows to pass in which none did.
 func requireWindowsPassed(t *testing.T, seeds, ops, renewed int) {
 	t.Helper()
-	if seeds >= 4 && ops >= 200 && renewed == 0 {
+	if seeds >= 3 && ops >= 200 && renewed == 0 {
 		t.Fatal("no deduplication id was stored again after its window: window expiry went untested")
 	}
+}
+
+// defaultSeeds is how many seeds a model test runs without
+// TAGQ_MODEL_SEEDS: 6, or 3 on a harness of partitioned queues (a
+// Partitioner), whose every step costs a call per partition (the suite
+// stays fast; its unpartitioned twin runs the 6).
+func (b *B) defaultSeeds() int {
+	if b.extras().Partitioner != nil {
+		return 3
+	}
+	return 6
 }
 
 func envInt(name string, def int) int {
@@ -251,7 +262,7 @@ func (m *model) lastIn(part int) *mMsg {
 
 func (m *model) failf(format string, args ...any) {
 	m.t.Helper()
-	m.t.Fatalf("queue %s step %d (%s): %s", m.q, m.step, m.op, fmt.Sprintf(format, args...))
+	m.b.failure(fmt.Sprintf("queue %s step %d (%s): %s", m.q, m.step, m.op, fmt.Sprintf(format, args...)))
 }
 
 func (tg *mTag) admits(idx int, msg *mMsg) bool {

@@ -155,6 +155,7 @@ type B struct {
 
 	makeHooks func() Hooks // nil: none
 	hooks     *Hooks
+	catch     bool // model failures panic (modelcheck.go), not fail t
 }
 
 // extras is the harness's Hooks for this test's storage, made at the

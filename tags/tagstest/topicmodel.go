@@ -21,7 +21,7 @@ import (
 // tag counter match after each step. (The model of model.go covers
 // S1-S12 on plain queues.)
 func testModel_TopicQueue(t *testing.T, b *B) {
-	seeds, ops := envInt("TAGQ_MODEL_SEEDS", 6), envInt("TAGQ_MODEL_OPS", 250)
+	seeds, ops := envInt("TAGQ_MODEL_SEEDS", b.defaultSeeds()), envInt("TAGQ_MODEL_OPS", 250)
 	for seed := 1; seed <= seeds; seed++ {
 		runTopicModel(t, b, fmt.Sprintf("topics%d", seed), uint64(seed), ops)
 	}
@@ -111,7 +111,7 @@ func (r *tmRun) now() int64 { return r.b.now(r.q) }
 
 func (r *tmRun) fail(format string, args ...any) {
 	r.t.Helper()
-	r.t.Fatalf("queue %s step %d (%s): %s", r.q, r.step, r.op, fmt.Sprintf(format, args...))
+	r.b.failure(fmt.Sprintf("queue %s step %d (%s): %s", r.q, r.step, r.op, fmt.Sprintf(format, args...)))
 }
 
 // pickInFlight picks a tag, and one of its messages in flight, at random.
