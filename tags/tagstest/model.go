@@ -197,6 +197,7 @@ type model struct {
 	capMsgs   int64          // each partition's cap on retained messages (capped)
 	capBytes  int64          // and on retained bytes
 	dedupPart map[string]int // the partition each deduplication id went to
+	droppedIn map[int]bool   // partitions whose cap dropped a message
 }
 
 // mDedup is a deduplication id the queue remembers: the message first
@@ -356,6 +357,20 @@ func runModel(t *testing.T, b *B, q string, seed uint64, ops int, capped bool) i
 	if ops >= 200 && !capped && m.deduped == 0 {
 		t.Fatalf("queue %s: no send was a duplicate: deduplication went untested", q)
 	}
+	if ops >= 200 && m.parts > 1 {
+		// Every partition's sequence was followed, and (capped) the caps
+		// bit in more than one.
+		used := map[int]bool{}
+		for _, msg := range m.msgs {
+			used[msg.part] = true
+		}
+		if len(used) < m.parts {
+			t.Fatalf("queue %s: messages went to %d of its %d partitions", q, len(used), m.parts)
+		}
+		if capped && len(m.droppedIn) < 2 {
+			t.Fatalf("queue %s: the caps dropped messages in %d partitions: per-partition caps went untested", q, len(m.droppedIn))
+		}
+	}
 	return m.renewed
 }
 
@@ -365,7 +380,7 @@ func runModel(t *testing.T, b *B, q string, seed uint64, ops int, capped bool) i
 func newModel(t *testing.T, b *B, q string, seed uint64, capped bool) *model {
 	m := &model{t: t, b: b, bg: b.maintainer(), insp: b.extras().Inspector, twin: b.extras().Twin, q: q,
 		rnd: rand.New(rand.NewPCG(seed, 42)), byID: map[string]int{}, tags: map[string]*mTag{},
-		capped: capped, dedup: map[string]mDedup{}, dedupPart: map[string]int{}, parts: 1,
+		capped: capped, dedup: map[string]mDedup{}, dedupPart: map[string]int{}, droppedIn: map[int]bool{}, parts: 1,
 		capMsgs: modelMaxMsgs, capBytes: modelMaxBytes}
 	_, err := b.s.CreateQueue(b.ctx, tags.QueueConfig{Name: q + "-dlq", DeadLetterQueue: true})
 	require.NoError(t, err)
@@ -967,6 +982,7 @@ func (m *model) trimPart(part int) {
 			}
 			if needed && !expired {
 				m.dropped++
+				m.droppedIn[part] = true
 			}
 			msg.trimmed = true
 			continue

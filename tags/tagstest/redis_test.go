@@ -53,15 +53,22 @@ func TestConformance(t *testing.T) {
 		if url == "" {
 			continue
 		}
+		h := harness(func(t *testing.T) redis.UniversalClient {
+			opt, err := redis.ParseURL(url)
+			require.NoError(t, err)
+			opt.ContextTimeoutEnabled = true
+			return redis.NewClient(opt)
+		}, false)
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			tagstest.Run(t, harness(func(t *testing.T) redis.UniversalClient {
-				opt, err := redis.ParseURL(url)
-				require.NoError(t, err)
-				opt.ContextTimeoutEnabled = true
-				return redis.NewClient(opt)
-			}, false))
+			tagstest.Run(t, h)
 		})
+		if name == "redis" {
+			t.Run("redis-partitioned", func(t *testing.T) {
+				t.Parallel()
+				tagstest.Run(t, partitionedHarness(h, 3))
+			})
+		}
 	}
 	if seeds := os.Getenv("TAGQ_TEST_REDIS_CLUSTER"); seeds != "" {
 		cluster := harness(func(*testing.T) redis.UniversalClient {

@@ -370,6 +370,15 @@ func runTopicModel(t *testing.T, b *B, q string, seed uint64, ops int) {
 		}
 		run.endStep()
 	}
+	if ops >= 200 && pt != nil && len(msgs) > 0 {
+		used := map[int]bool{}
+		for _, m := range msgs {
+			used[m.part] = true
+		}
+		if len(used) < 2 {
+			t.Fatalf("queue %s: every topic went to one partition: partitions went untested", q)
+		}
+	}
 }
 
 // partitioner is the harness's Partitioner when queue q (made) is
