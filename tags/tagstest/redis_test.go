@@ -28,7 +28,9 @@ import (
 // The suite on redisstore.Store: on an in-process miniredis, and with
 // TAGQ_TEST_REDIS_URL / TAGQ_TEST_REDIS_CLUSTER set on that redis-server
 // or Redis Cluster too, each test on a key prefix of its own, removed
-// afterwards (as the engine's own suite in package tags/redisstore).
+// afterwards (as the engine's own suite in package tags/redisstore); on
+// miniredis, the redis-server and the Cluster also with every queue it
+// may have partitioned (…-partitioned), the model tests included.
 func TestConformance(t *testing.T) {
 	t.Run("miniredis", func(t *testing.T) {
 		t.Parallel()

@@ -16,9 +16,13 @@
 // (prioritymodel.go). They need the storage's background work on demand
 // (Hooks.Maintainer; without it they skip), and check more when the
 // harness gives an Inspector (invariants of how the storage keeps
-// deliveries) or a Twin (a second storage on the same data). TAGQ_MODEL_SEEDS
-// and TAGQ_MODEL_OPS scale them; TAGQ_MODEL_FIRST_SEED replays the plain
-// model from a seed.
+// deliveries) or a Twin (a second storage on the same data). On a
+// storage that makes its queues partitioned they need a Partitioner (where
+// each message went): the plain and topic models then keep one sequence
+// per partition and take a receive's messages from the partitions in any
+// interleaving, each checked exactly (modelcheck.go shows the checks fail
+// on wrong answers). TAGQ_MODEL_SEEDS and TAGQ_MODEL_OPS scale them;
+// TAGQ_MODEL_FIRST_SEED replays the plain model from a seed.
 //
 //	func TestConformance(t *testing.T) {
 //		tagstest.Run(t, tagstest.Harness{
