@@ -24,29 +24,42 @@ import (
 //     swapped: a partition's messages out of send order;
 //   - order (topic model): a receive hands out a later message of a topic
 //     in place of the first one the tag has not finished: out of order
-//     within a topic (and so within its partition).
+//     within a topic (and so within its partition);
+//   - share (partitioned queues, capped model): the storage is right but
+//     the model is told each partition's cap is one message more than it
+//     is: the drops the caps make must not match.
 func testModel_ChecksCatchWrongDeliveries(t *testing.T, b *B) {
 	hk := b.extras()
 	hk.Twin = nil // every receive through the wrapper
 	for _, c := range []struct {
-		mode  string
-		want  []string // the failure names one of these
-		topic bool
+		mode   string
+		want   []string // the failure names one of these
+		topic  bool
+		capped bool
 	}{
-		{"dup", []string{"which is", "receive count"}, false},
-		{"lose", []string{"messages,"}, false},
-		{"count", []string{"receive count"}, false},
-		{"swap", []string{"in partition"}, false},
-		{"order", []string{"not ready"}, true},
+		{"dup", []string{"which is", "receive count"}, false, false},
+		{"lose", []string{"messages,"}, false, false},
+		{"count", []string{"receive count"}, false, false},
+		{"swap", []string{"in partition"}, false, false},
+		{"order", []string{"not ready"}, true, false},
+		{"share", []string{"retains", "retained", "dropped", "state"}, false, true},
 	} {
 		w := &wrongStorage{Storage: b.s, mode: c.mode, pt: hk.Partitioner, last: map[string]tags.Message{}}
-		bb := &B{t: t, ctx: b.ctx, s: w, clock: b.clock, hooks: &hk, catch: true}
+		hks := hk
+		if c.mode == "share" {
+			if hk.Partitioner == nil {
+				continue // a queue of one partition: no shares
+			}
+			hks.Partitioner = wrongShares{hk.Partitioner}
+			w.done = 1 // every answer the model reads of the caps is off
+		}
+		bb := &B{t: t, ctx: b.ctx, s: w, clock: b.clock, hooks: &hks, catch: true}
 		msg := caught(func() {
 			q := "wrong" + c.mode
 			if c.topic {
 				runTopicModel(t, bb, q, 1, 250)
 			} else {
-				runModel(t, bb, q, 1, 250, false)
+				runModel(t, bb, q, 1, 250, c.capped)
 			}
 		})
 		switch {
@@ -222,4 +235,13 @@ func (b *B) failure(msg string) {
 		panic(modelFailure{msg: msg})
 	}
 	b.t.Fatal(msg)
+}
+
+// wrongShares tells the model each partition's cap on retained messages
+// is one more than its Partitioner says.
+type wrongShares struct{ Partitioner }
+
+func (w wrongShares) CapShares(q *tags.Queue) (int64, int64) {
+	n, bytes := w.Partitioner.CapShares(q)
+	return n + 1, bytes
 }
