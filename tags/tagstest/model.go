@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -45,11 +46,14 @@ import (
 func testModel_RandomOperationsMatchReferenceModel(t *testing.T, b *B) {
 	seeds, ops := envInt("TAGQ_MODEL_SEEDS", b.defaultSeeds()), envInt("TAGQ_MODEL_OPS", 250)
 	first := envInt("TAGQ_MODEL_FIRST_SEED", 1)
+	var mu sync.Mutex
 	renewed := 0
-	for seed := first; seed < first+seeds; seed++ {
-		q := fmt.Sprintf("model%d", seed)
-		renewed += runModel(t, b, q, uint64(seed), ops, false)
-	}
+	b.eachSeed(first, seeds, func(t *testing.T, b *B, seed int) {
+		n := runModel(t, b, fmt.Sprintf("model%d", seed), uint64(seed), ops, false)
+		mu.Lock()
+		renewed += n
+		mu.Unlock()
+	})
 	requireWindowsPassed(t, seeds, ops, renewed)
 }
 
@@ -61,9 +65,9 @@ func testModel_RandomOperationsMatchReferenceModel(t *testing.T, b *B) {
 func testModel_CapsDropOldest(t *testing.T, b *B) {
 	seeds, ops := envInt("TAGQ_MODEL_SEEDS", b.defaultSeeds()), envInt("TAGQ_MODEL_OPS", 250)
 	first := envInt("TAGQ_MODEL_FIRST_SEED", 1)
-	for seed := first; seed < first+seeds; seed++ {
+	b.eachSeed(first, seeds, func(t *testing.T, b *B, seed int) {
 		runModel(t, b, fmt.Sprintf("capped%d", seed), uint64(seed), ops, true)
-	}
+	})
 }
 
 // Caps of the capped model run: a few messages' worth.
@@ -84,12 +88,35 @@ func requireWindowsPassed(t *testing.T, seeds, ops, renewed int) {
 // defaultSeeds is how many seeds a model test runs without
 // TAGQ_MODEL_SEEDS: 6, or 3 on a harness of partitioned queues (a
 // Partitioner), whose every step costs a call per partition (the suite
-// stays fast; its unpartitioned twin runs the 6).
+// stays fast; its unpartitioned twin runs the 6; scale up with the
+// variables).
 func (b *B) defaultSeeds() int {
 	if b.extras().Partitioner != nil {
 		return 3
 	}
 	return 6
+}
+
+// eachSeed runs fn for seeds first, first+1, … (seeds of them), one after
+// another on t and b; on a harness of partitioned queues (a
+// Partitioner), whose steps wait on a call per partition, in parallel
+// subtests (seed<n>), each with a B of its own on the same storage.
+func (b *B) eachSeed(first, seeds int, fn func(t *testing.T, b *B, seed int)) {
+	hk := b.extras()
+	if hk.Partitioner == nil {
+		for seed := first; seed < first+seeds; seed++ {
+			fn(b.t, b, seed)
+		}
+		return
+	}
+	b.t.Run("seeds", func(t *testing.T) { // returns when every seed has run
+		for seed := first; seed < first+seeds; seed++ {
+			t.Run(fmt.Sprintf("seed%d", seed), func(t *testing.T) {
+				t.Parallel()
+				fn(t, &B{t: t, ctx: b.ctx, s: b.s, clock: b.clock, hooks: &hk, catch: b.catch}, seed)
+			})
+		}
+	})
 }
 
 func envInt(name string, def int) int {

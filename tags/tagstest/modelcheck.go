@@ -26,7 +26,7 @@ import (
 //     in place of the first one the tag has not finished: out of order
 //     within a topic (and so within its partition);
 //   - share (partitioned queues, capped model): the storage is right but
-//     the model is told each partition's cap is one message more than it
+//     the model is told each partition's cap is one message less than it
 //     is: the drops the caps make must not match.
 func testModel_ChecksCatchWrongDeliveries(t *testing.T, b *B) {
 	hk := b.extras()
@@ -238,10 +238,10 @@ func (b *B) failure(msg string) {
 }
 
 // wrongShares tells the model each partition's cap on retained messages
-// is one more than its Partitioner says.
+// is one less than its Partitioner says.
 type wrongShares struct{ Partitioner }
 
 func (w wrongShares) CapShares(q *tags.Queue) (int64, int64) {
 	n, bytes := w.Partitioner.CapShares(q)
-	return n + 1, bytes
+	return max(n-1, 1), bytes
 }

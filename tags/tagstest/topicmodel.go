@@ -22,9 +22,9 @@ import (
 // S1-S12 on plain queues.)
 func testModel_TopicQueue(t *testing.T, b *B) {
 	seeds, ops := envInt("TAGQ_MODEL_SEEDS", b.defaultSeeds()), envInt("TAGQ_MODEL_OPS", 250)
-	for seed := 1; seed <= seeds; seed++ {
+	b.eachSeed(1, seeds, func(t *testing.T, b *B, seed int) {
 		runTopicModel(t, b, fmt.Sprintf("topics%d", seed), uint64(seed), ops)
-	}
+	})
 }
 
 type tmMsg struct {
