@@ -62,6 +62,7 @@ var cases = []struct {
 	{"Model_MovedBackInStreamOrder", testModel_MovedBackInStreamOrder},
 	{"Model_TopicQueue", testModel_TopicQueue},
 	{"Model_PriorityQueue", testModel_PriorityQueue},
+	{"Model_ChecksCatchWrongDeliveries", testModel_ChecksCatchWrongDeliveries},
 }
 
 // From semantics_test.go.

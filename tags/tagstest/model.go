@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -43,13 +44,16 @@ import (
 // TAGQ_MODEL_SEEDS and TAGQ_MODEL_OPS scale the run; TAGQ_MODEL_FIRST_SEED
 // replays from a given seed (failures name their queue, model<seed>).
 func testModel_RandomOperationsMatchReferenceModel(t *testing.T, b *B) {
-	seeds, ops := envInt("TAGQ_MODEL_SEEDS", 6), envInt("TAGQ_MODEL_OPS", 250)
+	seeds, ops := envInt("TAGQ_MODEL_SEEDS", b.defaultSeeds()), envInt("TAGQ_MODEL_OPS", 250)
 	first := envInt("TAGQ_MODEL_FIRST_SEED", 1)
+	var mu sync.Mutex
 	renewed := 0
-	for seed := first; seed < first+seeds; seed++ {
-		q := fmt.Sprintf("model%d", seed)
-		renewed += runModel(t, b, q, uint64(seed), ops, false)
-	}
+	b.eachSeed(first, seeds, func(t *testing.T, b *B, seed int) {
+		n := runModel(t, b, fmt.Sprintf("model%d", seed), uint64(seed), ops, false)
+		mu.Lock()
+		renewed += n
+		mu.Unlock()
+	})
 	requireWindowsPassed(t, seeds, ops, renewed)
 }
 
@@ -59,11 +63,11 @@ func testModel_RandomOperationsMatchReferenceModel(t *testing.T, b *B) {
 // every tag that had not finished it and as dropped by the queue; retained
 // messages, bytes and drops are checked after every janitor pass.
 func testModel_CapsDropOldest(t *testing.T, b *B) {
-	seeds, ops := envInt("TAGQ_MODEL_SEEDS", 6), envInt("TAGQ_MODEL_OPS", 250)
+	seeds, ops := envInt("TAGQ_MODEL_SEEDS", b.defaultSeeds()), envInt("TAGQ_MODEL_OPS", 250)
 	first := envInt("TAGQ_MODEL_FIRST_SEED", 1)
-	for seed := first; seed < first+seeds; seed++ {
+	b.eachSeed(first, seeds, func(t *testing.T, b *B, seed int) {
 		runModel(t, b, fmt.Sprintf("capped%d", seed), uint64(seed), ops, true)
-	}
+	})
 }
 
 // Caps of the capped model run: a few messages' worth.
@@ -76,9 +80,43 @@ const (
 // windows to pass in which none did.
 func requireWindowsPassed(t *testing.T, seeds, ops, renewed int) {
 	t.Helper()
-	if seeds >= 4 && ops >= 200 && renewed == 0 {
+	if seeds >= 3 && ops >= 200 && renewed == 0 {
 		t.Fatal("no deduplication id was stored again after its window: window expiry went untested")
 	}
+}
+
+// defaultSeeds is how many seeds a model test runs without
+// TAGQ_MODEL_SEEDS: 6, or 3 on a harness of partitioned queues (a
+// Partitioner), whose every step costs a call per partition (the suite
+// stays fast; its unpartitioned twin runs the 6; scale up with the
+// variables).
+func (b *B) defaultSeeds() int {
+	if b.extras().Partitioner != nil {
+		return 3
+	}
+	return 6
+}
+
+// eachSeed runs fn for seeds first, first+1, … (seeds of them), one after
+// another on t and b; on a harness of partitioned queues (a
+// Partitioner), whose steps wait on a call per partition, in parallel
+// subtests (seed<n>), each with a B of its own on the same storage.
+func (b *B) eachSeed(first, seeds int, fn func(t *testing.T, b *B, seed int)) {
+	hk := b.extras()
+	if hk.Partitioner == nil {
+		for seed := first; seed < first+seeds; seed++ {
+			fn(b.t, b, seed)
+		}
+		return
+	}
+	b.t.Run("seeds", func(t *testing.T) { // returns when every seed has run
+		for seed := first; seed < first+seeds; seed++ {
+			t.Run(fmt.Sprintf("seed%d", seed), func(t *testing.T) {
+				t.Parallel()
+				fn(t, &B{t: t, ctx: b.ctx, s: b.s, clock: b.clock, hooks: &hk, catch: b.catch}, seed)
+			})
+		}
+	})
 }
 
 func envInt(name string, def int) int {
@@ -102,6 +140,8 @@ type mMsg struct {
 	trimmed bool
 	only    string // moved back: for this tag alone
 	moved   int    // times moved back
+	part    int    // the partition that holds it (0 on a queue of one)
+	sid     string // its stream id in that partition (id on a queue of one)
 }
 
 // mDead is a dead letter in the model's DLQ.
@@ -130,6 +170,17 @@ type mTag struct {
 	exp      int64
 	dead     int64
 	life     int // seeks so far (S22): a handle of an earlier life settles nothing
+	// from, after a seek to a message id of a partitioned queue, is the
+	// first index each partition's cursor admits (nil: startIdx for all).
+	from []int
+}
+
+// start is the first index tg's cursor admits in partition part.
+func (tg *mTag) start(part int) int {
+	if tg.from != nil {
+		return tg.from[part]
+	}
+	return tg.startIdx
 }
 
 type mHandle struct {
@@ -164,6 +215,16 @@ type model struct {
 	dedup     map[string]mDedup
 	deduped   int64 // the queue's deduplicated_total
 	renewed   int   // ids stored again once their window had passed
+	// A partitioned queue is one model per partition: each message knows
+	// its partition (pt.Locate), and the order of ids, the janitor, the
+	// caps (each partition's share) and deduplication are each
+	// partition's; receives may take from any partition.
+	pt        Partitioner    // nil: a queue of one partition
+	parts     int            // the queue's partitions
+	capMsgs   int64          // each partition's cap on retained messages (capped)
+	capBytes  int64          // and on retained bytes
+	dedupPart map[string]int // the partition each deduplication id went to
+	droppedIn map[int]bool   // partitions whose cap dropped a message
 }
 
 // mDedup is a deduplication id the queue remembers: the message first
@@ -181,10 +242,14 @@ func (msg *mMsg) size() int64 {
 	return int64(len(msg.body))
 }
 
-// retained is the count and bytes of the messages the stream holds.
-func (m *model) retained() (n, bytes int64) {
+// retained is the count and bytes of the messages the streams hold.
+func (m *model) retained() (n, bytes int64) { return m.retainedIn(-1) }
+
+// retainedIn is the count and bytes of the messages partition part's
+// stream holds (-1: every partition's).
+func (m *model) retainedIn(part int) (n, bytes int64) {
 	for _, msg := range m.msgs {
-		if !msg.trimmed {
+		if !msg.trimmed && (part < 0 || msg.part == part) {
 			n++
 			bytes += msg.size()
 		}
@@ -192,19 +257,44 @@ func (m *model) retained() (n, bytes int64) {
 	return n, bytes
 }
 
-// over says whether the queue is over a cap.
-func (m *model) over() bool {
-	n, bytes := m.retained()
-	return m.capped && (n > modelMaxMsgs || bytes > modelMaxBytes)
+// over says whether partition part is over its share of a cap.
+func (m *model) over(part int) bool {
+	n, bytes := m.retainedIn(part)
+	return m.capped && (n > m.capMsgs || bytes > m.capBytes)
+}
+
+// locate records which partition holds msg, by its id, and its stream id
+// there.
+func (m *model) locate(msg *mMsg) {
+	m.t.Helper()
+	if m.pt == nil {
+		msg.part, msg.sid = 0, msg.id
+		return
+	}
+	msg.part, msg.sid = m.pt.Locate(m.q, msg.id)
+	if msg.part < 0 || msg.part >= m.parts {
+		m.failf("message %s is in partition %d of %d", msg.id, msg.part, m.parts)
+	}
+}
+
+// lastIn is the newest message of partition part whose id the model
+// knows, or nil.
+func (m *model) lastIn(part int) *mMsg {
+	for i := len(m.msgs) - 1; i >= 0; i-- {
+		if msg := m.msgs[i]; msg.part == part && msg.id != "" {
+			return msg
+		}
+	}
+	return nil
 }
 
 func (m *model) failf(format string, args ...any) {
 	m.t.Helper()
-	m.t.Fatalf("queue %s step %d (%s): %s", m.q, m.step, m.op, fmt.Sprintf(format, args...))
+	m.b.failure(fmt.Sprintf("queue %s step %d (%s): %s", m.q, m.step, m.op, fmt.Sprintf(format, args...)))
 }
 
 func (tg *mTag) admits(idx int, msg *mMsg) bool {
-	if idx < tg.startIdx || tg.excluded[idx] || msg.trimmed {
+	if idx < tg.start(msg.part) || tg.excluded[idx] || msg.trimmed {
 		return false
 	}
 	if msg.only != "" {
@@ -294,6 +384,20 @@ func runModel(t *testing.T, b *B, q string, seed uint64, ops int, capped bool) i
 	if ops >= 200 && !capped && m.deduped == 0 {
 		t.Fatalf("queue %s: no send was a duplicate: deduplication went untested", q)
 	}
+	if ops >= 200 && m.parts > 1 {
+		// Every partition's sequence was followed, and (capped) the caps
+		// bit in more than one.
+		used := map[int]bool{}
+		for _, msg := range m.msgs {
+			used[msg.part] = true
+		}
+		if len(used) < m.parts {
+			t.Fatalf("queue %s: messages went to %d of its %d partitions", q, len(used), m.parts)
+		}
+		if capped && len(m.droppedIn) < 2 {
+			t.Fatalf("queue %s: the caps dropped messages in %d partitions: per-partition caps went untested", q, len(m.droppedIn))
+		}
+	}
 	return m.renewed
 }
 
@@ -303,7 +407,8 @@ func runModel(t *testing.T, b *B, q string, seed uint64, ops int, capped bool) i
 func newModel(t *testing.T, b *B, q string, seed uint64, capped bool) *model {
 	m := &model{t: t, b: b, bg: b.maintainer(), insp: b.extras().Inspector, twin: b.extras().Twin, q: q,
 		rnd: rand.New(rand.NewPCG(seed, 42)), byID: map[string]int{}, tags: map[string]*mTag{},
-		capped: capped, dedup: map[string]mDedup{}}
+		capped: capped, dedup: map[string]mDedup{}, dedupPart: map[string]int{}, droppedIn: map[int]bool{}, parts: 1,
+		capMsgs: modelMaxMsgs, capBytes: modelMaxBytes}
 	_, err := b.s.CreateQueue(b.ctx, tags.QueueConfig{Name: q + "-dlq", DeadLetterQueue: true})
 	require.NoError(t, err)
 	cfg := tags.QueueConfig{Name: q, VisibilityTimeoutSeconds: i32(modelVis / 1000),
@@ -314,8 +419,17 @@ func newModel(t *testing.T, b *B, q string, seed uint64, capped bool) *model {
 		cfg.MaxMessageBytes, cfg.MaxRetainedMessages, cfg.MaxRetainedBytes = i32(tags.MinMaxMessageBytes), &msgs, &bytes
 		cfg.Overflow = tags.OverflowDropOldest
 	}
-	_, err = b.s.CreateQueue(b.ctx, cfg)
+	made, err := b.s.CreateQueue(b.ctx, cfg)
 	require.NoError(t, err)
+	if made.Partitions > 1 {
+		if m.pt = b.extras().Partitioner; m.pt == nil {
+			t.Skip("the harness gives no Partitioner (Hooks): the model cannot follow a partitioned queue")
+		}
+		got, err := b.s.GetQueue(b.ctx, q)
+		require.NoError(t, err)
+		m.parts = int(made.Partitions)
+		m.capMsgs, m.capBytes = m.pt.CapShares(got)
+	}
 	// Runs replay by seed: what depends on time (the janitor's seconds of
 	// message ids) is the same from any start on a second's boundary. The
 	// start is days past the storage's own time (more for each seed), so
@@ -354,7 +468,11 @@ func (m *model) send() {
 		m.sent++
 		msg := &mMsg{body: fmt.Sprintf("m%d", m.sent), red: m.rnd.IntN(2) == 0, dueMs: m.now}
 		if m.capped { // sizes that make the byte cap bite as well as the count
-			msg.body += strings.Repeat(".", m.rnd.IntN(200))
+			pad := 200
+			if m.parts > 1 { // a partition's byte cap is at least max_message_bytes
+				pad = 600
+			}
+			msg.body += strings.Repeat(".", m.rnd.IntN(pad))
 		}
 		out[i].Body = []byte(msg.body)
 		if msg.red {
@@ -381,6 +499,10 @@ func (m *model) store(out []tags.OutMessage, added []*mMsg) {
 	if err != nil {
 		m.failf("send: %v", err)
 	}
+	if len(res) != len(out) {
+		m.failf("%d results for %d entries", len(res), len(out))
+	}
+	touched := map[int]bool{} // partitions the send stored to
 	for i, r := range res {
 		if r.Err != nil {
 			m.failf("send entry %d: %v", i, r.Err)
@@ -395,6 +517,7 @@ func (m *model) store(out []tags.OutMessage, added []*mMsg) {
 					i, did, r.ID, r.Duplicate, m.msgs[d.idx].id)
 			}
 			m.deduped++
+			touched[m.msgs[d.idx].part] = true
 			continue
 		}
 		if r.Duplicate {
@@ -407,14 +530,32 @@ func (m *model) store(out []tags.OutMessage, added []*mMsg) {
 			m.dedup[did] = mDedup{idx: len(m.msgs), ends: m.now + tags.DeduplicationWindow.Milliseconds()}
 		}
 		added[i].id = r.ID
+		if _, ok := m.byID[r.ID]; ok {
+			m.failf("send entry %d: id %s is another message's", i, r.ID)
+		}
 		if r.SendTime.UnixMilli() != m.now {
 			m.failf("send time %v, model clock %d", r.SendTime.UnixMilli(), m.now)
 		}
+		m.locate(added[i])
+		// A partition's ids are in send order (its stream's), and a
+		// deduplication id always goes to the same partition (S19).
+		if prev := m.lastIn(added[i].part); prev != nil && !idLess(prev.sid, added[i].sid) {
+			m.failf("send entry %d: id %s after %s in partition %d", i, r.ID, prev.id, added[i].part)
+		}
+		if did != "" {
+			if p, ok := m.dedupPart[did]; ok && p != added[i].part {
+				m.failf("deduplication id %s stored in partition %d, before in %d", did, added[i].part, p)
+			}
+			m.dedupPart[did] = added[i].part
+		}
+		touched[added[i].part] = true
 		m.byID[r.ID] = len(m.msgs)
 		m.msgs = append(m.msgs, added[i])
 	}
-	if m.over() {
-		m.trimModel() // the send ran the janitor before it returned
+	for k := range m.parts {
+		if touched[k] && m.over(k) {
+			m.trimPart(k) // the send ran the partition's janitor before it returned
+		}
 	}
 }
 
@@ -731,6 +872,7 @@ func (m *model) moveBack() {
 			msg := m.msgs[i]
 			if msg.id == "" && msg.body == string(e.Body) && msg.only == e.Tag && msg.moved == e.MoveCount {
 				msg.id = e.ID
+				m.locate(msg)
 				m.byID[e.ID] = i
 				found = true
 				break
@@ -740,23 +882,28 @@ func (m *model) moveBack() {
 			m.failf("moved-back message %s (%s for %s, moved %d) is not in the model", e.ID, e.Body, e.Tag, e.MoveCount)
 		}
 	}
-	// The model keeps its messages in stream order (trimModel drops them
-	// from the head, as the janitor does), so the moved-back ones go in
-	// the order of their ids, not the model's DLQ order.
+	// The model keeps each partition's messages in stream order (trimPart
+	// drops them from the head, as the janitor does), so the moved-back
+	// ones go in the order of their ids, not the model's DLQ order.
 	moved := m.msgs[len(m.msgs)-fresh:]
 	slices.SortFunc(moved, func(a, b *mMsg) int {
-		if idLess(a.id, b.id) {
+		switch {
+		case a.sid != b.sid && idLess(a.sid, b.sid):
 			return -1
+		case a.sid != b.sid:
+			return 1
 		}
-		return 1 // ids are unique
+		return a.part - b.part // ids are unique per partition
 	})
 	for i, msg := range moved {
 		m.byID[msg.id] = len(m.msgs) - fresh + i
 	}
-	for i := 1; i < len(m.msgs); i++ {
-		if !idLess(m.msgs[i-1].id, m.msgs[i].id) {
-			m.failf("the model holds %s before %s: not in stream order", m.msgs[i-1].id, m.msgs[i].id)
+	last := map[int]*mMsg{}
+	for _, msg := range m.msgs {
+		if prev := last[msg.part]; prev != nil && !idLess(prev.sid, msg.sid) {
+			m.failf("the model holds %s before %s: not in stream order", prev.id, msg.id)
 		}
+		last[msg.part] = msg
 	}
 }
 
@@ -800,14 +947,15 @@ func (m *model) unknownAvailable() []tags.Message {
 
 // sameSecondHeld: the janitor knows a tag's in-flight messages only as a
 // count per second of message id, so it keeps every entry of a second in
-// which the tag holds one (received, not deleted, dead or expired).
+// which the tag holds one (received, not deleted, dead or expired) in the
+// same partition.
 func (m *model) sameSecondHeld(tg *mTag, msg *mMsg) bool {
 	sec := func(id string) uint64 {
 		ms, _, _ := streamid.Parse(id)
 		return ms / 1000
 	}
 	for j, h := range tg.held {
-		if h != nil && !h.done && m.msgs[j].id != "" && sec(m.msgs[j].id) == sec(msg.id) {
+		if o := m.msgs[j]; h != nil && !h.done && o.id != "" && o.part == msg.part && sec(o.sid) == sec(msg.sid) {
 			return true
 		}
 	}
@@ -819,7 +967,9 @@ func (m *model) janitor() {
 	if err := m.bg.Janitor(m.b.ctx, m.q); err != nil {
 		m.failf("janitor: %v", err)
 	}
-	m.trimModel()
+	for k := range m.parts {
+		m.trimPart(k)
+	}
 	q, err := m.b.s.GetQueue(m.b.ctx, m.q)
 	if err != nil {
 		m.failf("get queue: %v", err)
@@ -836,15 +986,16 @@ func (m *model) janitor() {
 	}
 }
 
-// trimModel is what the janitor does to the model: messages expired, or
-// (over a cap) the oldest, counted for each tag that had not finished
-// them; then those every tag is done with, up to the first one needed.
-func (m *model) trimModel() {
+// trimPart is what the janitor does to partition part of the model:
+// messages expired, or (over its cap) the oldest, counted for each tag
+// that had not finished them; then those every tag is done with, up to
+// the first one needed.
+func (m *model) trimPart(part int) {
 	for idx, msg := range m.msgs {
-		if msg.trimmed {
+		if msg.trimmed || msg.part != part {
 			continue
 		}
-		if expired := msg.dueMs+modelRetention <= m.now; expired || m.over() {
+		if expired := msg.dueMs+modelRetention <= m.now; expired || m.over(part) {
 			needed := len(m.tags) == 0
 			for _, tg := range m.tags {
 				if st := m.status(tg, idx); st != "" && st != "done" {
@@ -858,6 +1009,7 @@ func (m *model) trimModel() {
 			}
 			if needed && !expired {
 				m.dropped++
+				m.droppedIn[part] = true
 			}
 			msg.trimmed = true
 			continue
@@ -1014,6 +1166,9 @@ func idLess(a, b string) bool { return streamid.After(b, a) }
 // counted as expired by its own tag (t4 on Redis) and of its own size.
 func testModel_MovedBackInStreamOrder(t *testing.T, b *B) {
 	m := newModel(t, b, "movedorder", 1, true)
+	if m.parts > 1 {
+		t.Skip("a scenario of one stream's cap; on partitioned queues the capped model's moves back cover it")
+	}
 	m.op = "setup"
 	require.NoError(t, b.s.DeleteTag(b.ctx, m.q, "default"))
 	delete(m.tags, "default")

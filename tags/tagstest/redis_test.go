@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -27,7 +28,9 @@ import (
 // The suite on redisstore.Store: on an in-process miniredis, and with
 // TAGQ_TEST_REDIS_URL / TAGQ_TEST_REDIS_CLUSTER set on that redis-server
 // or Redis Cluster too, each test on a key prefix of its own, removed
-// afterwards (as the engine's own suite in package tags/redisstore).
+// afterwards (as the engine's own suite in package tags/redisstore); on
+// miniredis, the redis-server and the Cluster also with every queue it
+// may have partitioned (…-partitioned), the model tests included.
 func TestConformance(t *testing.T) {
 	t.Run("miniredis", func(t *testing.T) {
 		t.Parallel()
@@ -52,15 +55,22 @@ func TestConformance(t *testing.T) {
 		if url == "" {
 			continue
 		}
+		h := harness(func(t *testing.T) redis.UniversalClient {
+			opt, err := redis.ParseURL(url)
+			require.NoError(t, err)
+			opt.ContextTimeoutEnabled = true
+			return redis.NewClient(opt)
+		}, false)
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			tagstest.Run(t, harness(func(t *testing.T) redis.UniversalClient {
-				opt, err := redis.ParseURL(url)
-				require.NoError(t, err)
-				opt.ContextTimeoutEnabled = true
-				return redis.NewClient(opt)
-			}, false))
+			tagstest.Run(t, h)
 		})
+		if name == "redis" {
+			t.Run("redis-partitioned", func(t *testing.T) {
+				t.Parallel()
+				tagstest.Run(t, partitionedHarness(h, 3))
+			})
+		}
 	}
 	if seeds := os.Getenv("TAGQ_TEST_REDIS_CLUSTER"); seeds != "" {
 		cluster := harness(func(*testing.T) redis.UniversalClient {
@@ -325,10 +335,47 @@ func partitionedHarness(h tagstest.Harness, n int32) tagstest.Harness {
 			s, c := h.New(t)
 			return partitionedStorage{Storage: s, n: n}, c
 		},
-		// No hooks: the model tests skip. Their reference models are of one
-		// stream (its order, its caps); a partitioned queue's are one per
-		// partition (issue 25: not built yet).
+		// The unpartitioned harness's hooks (the maintainer, inspector and
+		// twin visit every partition), and where redisstore puts messages.
+		Hooks: func(t *testing.T, s tags.Storage, c tagstest.Clock) tagstest.Hooks {
+			hk := h.Hooks(t, s, c)
+			hk.Partitioner = partitioner{}
+			return hk
+		},
 	}
+}
+
+// partitioner is redisstore's layout of a partitioned queue
+// (tags/redisstore/partition.go): partition k ≥ 1's message ids are its
+// stream ids with "@k"; each partition enforces ceil(cap / P) of a cap, a
+// byte cap's share at least max_message_bytes.
+type partitioner struct{}
+
+func (partitioner) Locate(_, id string) (int, string) {
+	sid, k, ok := strings.Cut(id, "@")
+	if !ok {
+		return 0, id
+	}
+	n, err := strconv.Atoi(k)
+	if err != nil || n < 1 {
+		return -1, id
+	}
+	return n, sid
+}
+
+func (partitioner) CapShares(q *tags.Queue) (messages, bytes int64) {
+	p := int64(max(q.Partitions, 1))
+	share := func(v int64) int64 {
+		if v <= 0 {
+			return v
+		}
+		return (v + p - 1) / p
+	}
+	messages, bytes = share(q.MaxRetainedMessages), share(q.MaxRetainedBytes)
+	if bytes > 0 && p > 1 {
+		bytes = max(bytes, int64(q.MaxMessageBytes))
+	}
+	return messages, bytes
 }
 
 // unwrap is the Store beneath a (partitioned) storage.

@@ -389,7 +389,7 @@ func (m *model) seek() {
 		return
 	}
 	idms := func(idx int) int64 {
-		ms, _, _ := streamid.Parse(m.msgs[idx].id)
+		ms, _, _ := streamid.Parse(m.msgs[idx].sid)
 		return int64(ms)
 	}
 	// first is the index of the first message sent at or after ms.
@@ -403,6 +403,7 @@ func (m *model) seek() {
 	}
 	var to tags.SeekTarget
 	start, missing := 0, false
+	var from []int // per partition, for a message id of a partitioned queue
 	switch r := m.rnd.IntN(6); {
 	case r == 0 || len(m.msgs) == 0:
 		to.Time = time.UnixMilli(0)
@@ -420,6 +421,22 @@ func (m *model) seek() {
 		start = m.rnd.IntN(len(m.msgs))
 		to.MessageID = m.msgs[start].id
 		missing = m.msgs[start].trimmed
+		if m.parts > 1 {
+			// Its partition from it, the others from its millisecond (ids
+			// of different partitions are of different streams), as a
+			// seek to that time (at or after now: the end).
+			from = make([]int, m.parts)
+			ms := idms(start)
+			for k := range from {
+				from[k] = len(m.msgs)
+				for idx := len(m.msgs) - 1; idx >= 0 && idms(idx) >= ms && ms < m.now; idx-- {
+					if m.msgs[idx].part == k {
+						from[k] = idx
+					}
+				}
+			}
+			from[m.msgs[start].part] = start
+		}
 	}
 	m.op = fmt.Sprintf("seek %s to %v %q (model index %d)", tg.name, to.Time.UnixMilli(), to.MessageID, start)
 	got, err := m.b.s.SeekTag(m.b.ctx, m.q, tg.name, to)
@@ -432,7 +449,7 @@ func (m *model) seek() {
 	if err != nil {
 		m.failf("seek: %v", err)
 	}
-	tg.startIdx, tg.excluded, tg.held = start, map[int]bool{}, map[int]*mHeld{}
+	tg.startIdx, tg.from, tg.excluded, tg.held = start, from, map[int]bool{}, map[int]*mHeld{}
 	tg.life++
 	st := got.State
 	st.OldestAvailableAge = 0

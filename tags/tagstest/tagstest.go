@@ -16,9 +16,13 @@
 // (prioritymodel.go). They need the storage's background work on demand
 // (Hooks.Maintainer; without it they skip), and check more when the
 // harness gives an Inspector (invariants of how the storage keeps
-// deliveries) or a Twin (a second storage on the same data). TAGQ_MODEL_SEEDS
-// and TAGQ_MODEL_OPS scale them; TAGQ_MODEL_FIRST_SEED replays the plain
-// model from a seed.
+// deliveries) or a Twin (a second storage on the same data). On a
+// storage that makes its queues partitioned they need a Partitioner (where
+// each message went): the plain and topic models then keep one sequence
+// per partition and take a receive's messages from the partitions in any
+// interleaving, each checked exactly (modelcheck.go shows the checks fail
+// on wrong answers). TAGQ_MODEL_SEEDS and TAGQ_MODEL_OPS scale them;
+// TAGQ_MODEL_FIRST_SEED replays the plain model from a seed.
 //
 //	func TestConformance(t *testing.T) {
 //		tagstest.Run(t, tagstest.Harness{
@@ -79,6 +83,27 @@ type Hooks struct {
 	// receives through either at random, as processes of one deployment
 	// may differ. Without it, everything goes through the one storage.
 	Twin tags.Storage
+	// Partitioner, for a harness whose storage makes the model tests'
+	// queues partitioned (tags.QueueConfig.Partitions > 1), says where the
+	// storage put each message; the models then keep one sequence per
+	// partition. Without it the model tests skip on a partitioned queue.
+	// With it the priority model skips: a priority queue has one partition,
+	// which the harness's unpartitioned twin covers.
+	Partitioner Partitioner
+}
+
+// Partitioner tells the model tests how a storage lays out a partitioned
+// queue: each partition is a queue of its own to the per-tag rules (its
+// order of message ids, its janitor, its share of the caps), and a
+// receive gathers from all of them in any interleaving.
+type Partitioner interface {
+	// Locate names the partition (0 to Partitions-1) of queue that holds
+	// message id, and the stream id (package streamid) the message has in
+	// that partition.
+	Locate(queue, id string) (partition int, streamID string)
+	// CapShares is the cap on retained messages and bytes that each
+	// partition of q (as GetQueue reports it) enforces of q's own.
+	CapShares(q *tags.Queue) (messages, bytes int64)
 }
 
 // Maintainer is the background work a storage's server runs on timers
@@ -135,6 +160,7 @@ type B struct {
 
 	makeHooks func() Hooks // nil: none
 	hooks     *Hooks
+	catch     bool // model failures panic (modelcheck.go), not fail t
 }
 
 // extras is the harness's Hooks for this test's storage, made at the

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/tagq/tagq/tags"
+	"github.com/tagq/tagq/tags/streamid"
 )
 
 // testModel_TopicQueue runs random sends (topics a, b, c), receives on two
@@ -20,14 +21,16 @@ import (
 // tag counter match after each step. (The model of model.go covers
 // S1-S12 on plain queues.)
 func testModel_TopicQueue(t *testing.T, b *B) {
-	seeds, ops := envInt("TAGQ_MODEL_SEEDS", 6), envInt("TAGQ_MODEL_OPS", 250)
-	for seed := 1; seed <= seeds; seed++ {
+	seeds, ops := envInt("TAGQ_MODEL_SEEDS", b.defaultSeeds()), envInt("TAGQ_MODEL_OPS", 250)
+	b.eachSeed(1, seeds, func(t *testing.T, b *B, seed int) {
 		runTopicModel(t, b, fmt.Sprintf("topics%d", seed), uint64(seed), ops)
-	}
+	})
 }
 
 type tmMsg struct {
 	id, topic, body string
+	part            int   // the partition that holds it (0 on a queue of one)
+	ms              int64 // its stream id's millisecond
 }
 
 type tmState struct {
@@ -99,13 +102,16 @@ type tmRun struct {
 	// a tag beyond tmTag that a seek to message k resets (nil: nothing).
 	ids    func() []string
 	reseek func(tg *tmTag, k int)
+	// behind, on a partitioned queue, says whether a seek to message k
+	// puts message i behind the cursor (nil: i < k, one stream).
+	behind func(k, i int) bool
 }
 
 func (r *tmRun) now() int64 { return r.b.now(r.q) }
 
 func (r *tmRun) fail(format string, args ...any) {
 	r.t.Helper()
-	r.t.Fatalf("queue %s step %d (%s): %s", r.q, r.step, r.op, fmt.Sprintf(format, args...))
+	r.b.failure(fmt.Sprintf("queue %s step %d (%s): %s", r.q, r.step, r.op, fmt.Sprintf(format, args...)))
 }
 
 // pickInFlight picks a tag, and one of its messages in flight, at random.
@@ -179,7 +185,11 @@ func (r *tmRun) seek() {
 		r.fail("seek: %v", err)
 	}
 	for i := range tg.st {
-		tg.st[i] = tmState{done: i < k}
+		done := i < k
+		if r.behind != nil && to.MessageID != "" {
+			done = r.behind(k, i)
+		}
+		tg.st[i] = tmState{done: done}
 	}
 	if r.reseek != nil {
 		r.reseek(tg, k)
@@ -225,6 +235,7 @@ func runTopicModel(t *testing.T, b *B, q string, seed uint64, ops int) {
 	})
 	b.tag(q, "t2")
 	b.advance(q, 0)
+	pt, parts := partitioner(t, b, q)
 	var msgs []tmMsg
 	tgs := []*tmTag{{name: "default"}, {name: "t2"}}
 	run := &tmRun{t: t, b: b, bg: b.maintainer(), q: q, rng: rng, tgs: tgs, body: func(i int) string { return msgs[i].body },
@@ -235,6 +246,17 @@ func runTopicModel(t *testing.T, b *B, q string, seed uint64, ops int) {
 			}
 			return out
 		}}
+	topicPart := map[string]int{}
+	if pt != nil {
+		// A seek to message k: its partition from it, the others from its
+		// millisecond, as a seek to that time (at or after now: the end).
+		run.behind = func(k, i int) bool {
+			if msgs[i].part == msgs[k].part {
+				return i < k
+			}
+			return msgs[k].ms >= run.now() || msgs[i].ms < msgs[k].ms
+		}
+	}
 	// ready: the messages tag may be handed out now, by index.
 	ready := func(tg *tmTag, at int64) map[int]bool {
 		out := map[int]bool{}
@@ -263,7 +285,31 @@ func runTopicModel(t *testing.T, b *B, q string, seed uint64, ops int) {
 			}
 			ids := b.sendMsgs(q, out...)
 			for j, id := range ids {
-				msgs = append(msgs, tmMsg{id: id, topic: out[j].Topic, body: string(out[j].Body)})
+				m := tmMsg{id: id, topic: out[j].Topic, body: string(out[j].Body)}
+				if pt != nil {
+					// A topic's messages all go to one partition, each
+					// partition's ids in send order (S13 rests on both).
+					var sid string
+					m.part, sid = pt.Locate(q, id)
+					ms, _, ok := streamid.Parse(sid)
+					if !ok || m.part < 0 || m.part >= parts {
+						run.fail("message %s: partition %d of %d, stream id %q", id, m.part, parts, sid)
+					}
+					m.ms = int64(ms)
+					if p, ok := topicPart[m.topic]; ok && p != m.part {
+						run.fail("topic %s: message %s in partition %d, earlier ones in %d", m.topic, id, m.part, p)
+					}
+					topicPart[m.topic] = m.part
+					for i := len(msgs) - 1; i >= 0; i-- {
+						if msgs[i].part == m.part {
+							if _, psid := pt.Locate(q, msgs[i].id); !idLess(psid, sid) {
+								run.fail("message %s after %s in partition %d", id, msgs[i].id, m.part)
+							}
+							break
+						}
+					}
+				}
+				msgs = append(msgs, m)
 				for _, tg := range tgs {
 					tg.st = append(tg.st, tmState{})
 				}
@@ -324,4 +370,29 @@ func runTopicModel(t *testing.T, b *B, q string, seed uint64, ops int) {
 		}
 		run.endStep()
 	}
+	if ops >= 200 && pt != nil && len(msgs) > 0 {
+		used := map[int]bool{}
+		for _, m := range msgs {
+			used[m.part] = true
+		}
+		if len(used) < 2 {
+			t.Fatalf("queue %s: every topic went to one partition: partitions went untested", q)
+		}
+	}
+}
+
+// partitioner is the harness's Partitioner when queue q (made) is
+// partitioned, with its partition count; nil for a queue of one
+// partition. A partitioned queue without one skips the test.
+func partitioner(t *testing.T, b *B, q string) (Partitioner, int) {
+	t.Helper()
+	n := b.partitions(q)
+	if n <= 1 {
+		return nil, 1
+	}
+	pt := b.extras().Partitioner
+	if pt == nil {
+		t.Skip("the harness gives no Partitioner (Hooks): the model cannot follow a partitioned queue")
+	}
+	return pt, int(n)
 }
