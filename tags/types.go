@@ -115,7 +115,7 @@ type RedrivePolicy struct {
 	MaxReceiveCount int32
 }
 
-// RetryPolicy is a queue's server-side retry backoff (see retry.go): a
+// RetryPolicy is a queue's server-side retry backoff (see policy.go): a
 // message that a tag received n times and that comes back (its visibility
 // ran out, or it was nacked without a delay of its own) is available to
 // that tag again only after a backoff drawn from [Backoff(n), 2·Backoff(n)]
@@ -375,7 +375,7 @@ type VisibilityChange struct {
 	VisibilitySeconds int32
 	// RetryBackoff: visible again after the queue's retry backoff instead
 	// of VisibilitySeconds (which must be 0): a nack that asks for the
-	// policy (tags/retry.go).
+	// policy (policy.go).
 	RetryBackoff bool
 }
 

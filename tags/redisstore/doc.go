@@ -58,7 +58,7 @@
 //
 // # Retry backoff
 //
-// A queue's retry policy (tags.RetryPolicy; retry.go) is applied by
+// A queue's retry policy (tags.RetryPolicy; tags/policy.go) is applied by
 // lengthening deadlines: the receive script sets each delivery's deadline
 // to its visibility plus its backoff, and settle.lua sets a nack's that
 // asks for it, so every path that makes due messages available sees one

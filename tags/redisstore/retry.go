@@ -6,7 +6,7 @@ import (
 	"github.com/tagq/tagq/tags"
 )
 
-// Retry backoff (tags/retry.go has the rule). A queue's policy is the meta
+// Retry backoff (tags/policy.go has the rule). A queue's policy is the meta
 // field rbo, "<min s> <max s>", absent when it has none: the receive
 // script reads it in the HMGET it makes anyway, and a queue without a
 // policy keeps the meta hash it had (every field more is scanned past by

@@ -412,7 +412,7 @@ local function covers(ranges, id)
   end
   return best ~= nil and not idlt(ranges[best][2], id)
 end
--- Retry backoff (tags/retry.go has the rule): ms a message that a tag
+-- Retry backoff (tags/policy.go has the rule): ms a message that a tag
 -- received cnt times waits before it is available again, for a queue
 -- whose meta holds a retry policy (rbo: "<min s> <max s>"), nil when it
 -- holds none (rbo absent). Drawn from [b, min(max, 2b)] s, b = min(max,
