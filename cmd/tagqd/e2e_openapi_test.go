@@ -153,6 +153,12 @@ func TestE2E_RESTAnswersMatchTheOpenAPIDocument(t *testing.T) {
 	sought := c.call("POST", "/v1/queues/q/tags/t:seek", `{"message_id": "`+jget(msgs[9], "message_id").(string)+`"}`, 200)
 	require.Equal(t, "4", jget(sought, "tag", "state", "dead_total"), "totals stay")
 	c.call("POST", "/v1/queues/q/tags/t:seek", `{"message_id": "1-1"}`, 404)
+	// Rates over time: the series' shape (the sampler's figures are
+	// e2e_rates_test.go's), a tag's alone, and a window out of range.
+	rates := c.call("GET", "/v1/queues/q/rates?window_seconds=600", "", 200)
+	require.EqualValues(t, 10, jget(rates, "resolution_seconds"))
+	c.call("GET", "/v1/queues/q/rates?tag=t", "", 200)
+	c.call("GET", "/v1/queues/q/rates?window_seconds=5", "", 400)
 
 	move := c.call("POST", "/v1/queues/dlq:startMessageMove", `{"source_queue": "q", "max_messages_per_second": 1}`, 200)
 	task, _ := jget(move, "task", "task_id").(string)

@@ -112,7 +112,9 @@ func TestE2E_READMEWalkThroughsRunAsWritten(t *testing.T) {
 	// (invoices has none): billing held the nacked message in flight then,
 	// and orders' shipping its three.
 	require.Regexp(t, `(?m)^QUEUE\s+TAGS\s+MESSAGES\s+AVAILABLE \(MAX TAG\)\s+IN FLIGHT \(ALL TAGS\)`, cliOut)
-	require.Regexp(t, `(?m)^invoices\s+1\s+\d+\s+0\s+1\s+1\s+invoices-dlq$`, cliOut)
+	// AVAILABLE 0 or 1: the move back started just before runs at 500/s
+	// and may or may not have put the dead letter back by then.
+	require.Regexp(t, `(?m)^invoices\s+1\s+\d+\s+[01]\s+1\s+1\s+invoices-dlq$`, cliOut)
 	require.Regexp(t, `(?m)^orders\s+2\s+3\s+0\s+3\s+1\s*$`, cliOut)
 	tag := d.restOK("GET", "/v1/queues/orders-dlq/tags/from-payments", "")
 	require.Equal(t, "payments", jget(tag, "tag", "filter", "conditions", 0, "string_value"))
