@@ -393,7 +393,8 @@ func (c *consumer) handle(req *tagqv1.ConsumeRequest, first bool) error {
 			c.out[e.GetDeliveryId()] = p
 		}
 		if d, ok := take(e.GetDeliveryId(), tagqv1.ConsumeOperation_CONSUME_OPERATION_EXTEND, false); ok {
-			ops = append(ops, tags.Settlement{Kind: tags.SettleVisibility, Delivery: d, VisibilityMs: int64(e.GetVisibilitySeconds()) * 1000})
+			ops = append(ops, tags.Settlement{Kind: tags.SettleVisibility, Delivery: d, VisibilityMs: int64(e.GetVisibilitySeconds()) * 1000,
+				Extend: true})
 		}
 	}
 	for _, n := range req.GetNacks() {

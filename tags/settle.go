@@ -46,6 +46,12 @@ type Settlement struct {
 	// at once on a queue without a retry policy, or for a message at its
 	// redrive policy's max receive count).
 	Retry bool
+	// Extend: a SettleVisibility that renews a held message's visibility
+	// (a Consume stream's extend, the Go Consumer's renewals) by
+	// VisibilityMs: when that visibility runs out, the queue's retry
+	// backoff follows, as after a receive (a consumer that renewed and
+	// then died gets the backoff too). Not with Retry.
+	Extend bool
 	// Reason (default CONSUMER_DEAD_LETTERED) and Description, for SettleDead.
 	Reason, Description string
 }

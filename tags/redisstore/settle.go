@@ -151,6 +151,8 @@ func (s *Store) settleCall(b *tags.SettleBatch, order []int) scriptCall {
 			ms := op.VisibilityMs
 			if op.Retry {
 				ms = -1 // settle.lua: the queue's retry backoff
+			} else if op.Extend {
+				ms = -2 - ms // settle.lua: ms, then the queue's retry backoff
 			}
 			args = append(args, d.ID, d.FirstMs, d.Gen, ms)
 		case tags.SettleDead:

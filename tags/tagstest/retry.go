@@ -17,8 +17,10 @@ import (
 // — is available to that tag again only after a backoff drawn from
 // [b, min(max, 2b)], b = min(max, min·2^(n-1)) (tags.RetryPolicy's
 // BackoffBounds). Meanwhile it still counts in flight, and its receipt
-// handle still deletes it. An explicit visibility change (any seconds,
-// 0 included) always wins: the message is visible then, no backoff. A
+// handle still deletes it. A stream's extend (tags.Settlement.Extend)
+// renews the visibility and keeps the backoff after it, as a receive
+// does. An explicit visibility change (any seconds, 0 included) always
+// wins: the message is visible then, no backoff. A
 // message at its redrive policy's max receive count is dead-lettered when
 // its visibility runs out, never backed off (S7). Without a policy:
 // available at once, as before. Topic queues keep a topic blocked while
@@ -33,6 +35,7 @@ var retryCases = []struct {
 	{"S23_RetryTimeoutBacksOffExponentiallyToTheCap", testS23_RetryTimeoutBacksOffExponentiallyToTheCap},
 	{"S23_RetryJitterSpreadsWithinBounds", testS23_RetryJitterSpreadsWithinBounds},
 	{"S23_RetryNackTakesThePolicyExplicitTimeoutsWin", testS23_RetryNackTakesThePolicyExplicitTimeoutsWin},
+	{"S23_RetryStreamExtendKeepsTheBackoff", testS23_RetryStreamExtendKeepsTheBackoff},
 	{"S23_RetryRedriveIsNotBackedOff", testS23_RetryRedriveIsNotBackedOff},
 	{"S23_RetryUpdateSetsAndRemoves", testS23_RetryUpdateSetsAndRemoves},
 	{"S23_RetryTopicWaitsWhileBackingOff", testS23_RetryTopicWaitsWhileBackingOff},
@@ -299,4 +302,36 @@ func testS23_RetryBadInput(t *testing.T, b *B) {
 	_, err = b.s.UpdateQueue(b.ctx, "q", tags.QueueUpdate{SetRetryPolicy: true,
 		RetryPolicy: &tags.RetryPolicy{MinBackoffSeconds: 0, MaxBackoffSeconds: tags.MaxBackoffSeconds}})
 	require.NoError(t, err)
+}
+
+// A Consume stream's extend (the Go Consumer renews what it holds) keeps
+// the backoff: a consumer that renewed and then died leaves the message
+// to come back after the renewed visibility and its backoff. Without a
+// policy an extend is exactly its visibility.
+func testS23_RetryStreamExtendKeepsTheBackoff(t *testing.T, b *B) {
+	extend := func(q string, m tags.Message, d time.Duration) {
+		t.Helper()
+		dv := m.Delivery(q)
+		dv.Tag = tags.DefaultTagName
+		sb := &tags.SettleBatch{Queue: q, Tag: tags.DefaultTagName,
+			Ops: []tags.Settlement{{Kind: tags.SettleVisibility, Delivery: dv, VisibilityMs: d.Milliseconds(), Extend: true}}}
+		require.NoError(t, b.s.Settle(b.ctx, []*tags.SettleBatch{sb}))
+		require.NoError(t, sb.Errs[0])
+	}
+	b.queue("q", retryPolicy(10, 10))
+	b.advance("q", 0)
+	ids := b.send("q", "m")
+	got := b.receive("q", "", 1)
+	require.Len(t, got, 1)
+	b.advance("q", 20*time.Second) // within the 30 s visibility: renewed for 60 s from now
+	extend("q", got[0], 60*time.Second)
+	b.comesBack("q", "", 60*time.Second, 10*time.Second, 10*time.Second, ids[0], 2)
+
+	b.queue("plain", func(c *tags.QueueConfig) { c.VisibilityTimeoutSeconds = i32(30) })
+	b.advance("plain", 0)
+	pids := b.send("plain", "m")
+	got = b.receive("plain", "", 1)
+	require.Len(t, got, 1)
+	extend("plain", got[0], 60*time.Second)
+	b.comesBack("plain", "", 60*time.Second, 0, 0, pids[0], 2)
 }

@@ -2432,7 +2432,9 @@ func (x *ConsumeNack) GetDelayMilliseconds() int32 {
 type ConsumeExtend struct {
 	state      protoimpl.MessageState `protogen:"open.v1"`
 	DeliveryId uint64                 `protobuf:"varint,1,opt,name=delivery_id,json=deliveryId,proto3" json:"delivery_id,omitempty"`
-	// The new deadline is now + this (1-43200 s).
+	// The new deadline is now + this (1-43200 s). On a queue with a retry
+	// policy, a message not settled by then comes back after its backoff,
+	// as after a receive.
 	VisibilitySeconds int32 `protobuf:"varint,2,opt,name=visibility_seconds,json=visibilitySeconds,proto3" json:"visibility_seconds,omitempty"`
 	unknownFields     protoimpl.UnknownFields
 	sizeCache         protoimpl.SizeCache

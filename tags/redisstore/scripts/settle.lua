@@ -14,7 +14,8 @@
 --       5 ack count A, 6 the least first receive ms of the acks, 7 the
 --       acks' first receive ms, comma-separated in order (read only when
 --       v holds messages), then V quadruples (message id, first receive
---       ms, generation, ms from now or -1: the queue's retry backoff),
+--       ms, generation, ms from now, -1: the queue's retry backoff, or -2 - ms: an
+--       extend by ms that the backoff follows),
 --       D quintuples (message id, first
 --       receive ms, generation, reason, description), A message ids
 -- On a topic queue (S13, lib.lua) a message acked or dead-lettered
@@ -110,7 +111,11 @@ if nv > 0 then
     end
     if cnts[j] >= 0 and cnts[j] == tonumber(ARGV[b + 2]) then
       local ms = tonumber(ARGV[b + 3])
-      if ms < 0 then ms = retryms(m, cnts[j]) end
+      if ms == -1 then
+        ms = retryms(m, cnts[j])
+      elseif ms < 0 then -- an extend (-2 - ms): ms, then the backoff
+        ms = -2 - ms + retryms(m, cnts[j])
+      end
       local at = now + ms
       zv[#zv + 1] = vscore(at, cnts[j])
       zv[#zv + 1] = m

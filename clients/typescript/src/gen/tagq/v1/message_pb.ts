@@ -1240,7 +1240,9 @@ export type ConsumeExtend = Message$1<"tagq.v1.ConsumeExtend"> & {
   deliveryId: bigint;
 
   /**
-   * The new deadline is now + this (1-43200 s).
+   * The new deadline is now + this (1-43200 s). On a queue with a retry
+   * policy, a message not settled by then comes back after its backoff,
+   * as after a receive.
    *
    * @generated from field: int32 visibility_seconds = 2;
    */

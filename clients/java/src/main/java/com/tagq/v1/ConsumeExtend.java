@@ -58,7 +58,9 @@ private static final long serialVersionUID = 0L;
   private int visibilitySeconds_ = 0;
   /**
    * <pre>
-   * The new deadline is now + this (1-43200 s).
+   * The new deadline is now + this (1-43200 s). On a queue with a retry
+   * policy, a message not settled by then comes back after its backoff,
+   * as after a receive.
    * </pre>
    *
    * <code>int32 visibility_seconds = 2 [json_name = "visibilitySeconds"];</code>
@@ -451,7 +453,9 @@ private static final long serialVersionUID = 0L;
     private int visibilitySeconds_ ;
     /**
      * <pre>
-     * The new deadline is now + this (1-43200 s).
+     * The new deadline is now + this (1-43200 s). On a queue with a retry
+     * policy, a message not settled by then comes back after its backoff,
+     * as after a receive.
      * </pre>
      *
      * <code>int32 visibility_seconds = 2 [json_name = "visibilitySeconds"];</code>
@@ -463,7 +467,9 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * The new deadline is now + this (1-43200 s).
+     * The new deadline is now + this (1-43200 s). On a queue with a retry
+     * policy, a message not settled by then comes back after its backoff,
+     * as after a receive.
      * </pre>
      *
      * <code>int32 visibility_seconds = 2 [json_name = "visibilitySeconds"];</code>
@@ -479,7 +485,9 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * The new deadline is now + this (1-43200 s).
+     * The new deadline is now + this (1-43200 s). On a queue with a retry
+     * policy, a message not settled by then comes back after its backoff,
+     * as after a receive.
      * </pre>
      *
      * <code>int32 visibility_seconds = 2 [json_name = "visibilitySeconds"];</code>

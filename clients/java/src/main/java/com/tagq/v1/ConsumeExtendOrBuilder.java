@@ -15,7 +15,9 @@ public interface ConsumeExtendOrBuilder extends
 
   /**
    * <pre>
-   * The new deadline is now + this (1-43200 s).
+   * The new deadline is now + this (1-43200 s). On a queue with a retry
+   * policy, a message not settled by then comes back after its backoff,
+   * as after a receive.
    * </pre>
    *
    * <code>int32 visibility_seconds = 2 [json_name = "visibilitySeconds"];</code>
