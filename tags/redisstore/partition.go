@@ -25,8 +25,10 @@ import (
 // sets, counters, outbox and deduplication ids — so every per-tag rule
 // holds in each, and this file only routes between them:
 //
-//   - a send goes to one partition per batch (rotating), or to the
-//     partition its topic (S13) or deduplication id (S19) hashes to;
+//   - a send goes to one partition per batch (rotating; a batch sent
+//     while another is in flight joins its partition, up to sendJoin, so
+//     they coalesce), or to the partition its topic (S13) or
+//     deduplication id (S19) hashes to;
 //   - a receive or a Consume stream gathers from every partition, starting
 //     at a rotating one (partread.go);
 //   - a message id of partition k ≥ 1 is its stream id with "@k" (ids of
@@ -153,6 +155,44 @@ func (s *Store) forgetPartitions(q string) { s.partCounts.Delete(q) }
 func (s *Store) nextPart(q string, n int) int {
 	v, _ := s.partNext.LoadOrStore(q, new(atomic.Uint32))
 	return int(v.(*atomic.Uint32).Add(1) % uint32(n))
+}
+
+// sendJoin is how many sends of this process may join the partition a
+// send of theirs is being stored in before the next send moves on.
+const sendJoin = 8
+
+// sendRound is the partition this process's sends of a queue go to while
+// sends to it are in flight (partSend).
+type sendRound struct {
+	mu       sync.Mutex
+	k        int // the partition
+	inFlight int // sends to it not yet answered
+	joined   int // sends that went to it since it was chosen
+}
+
+// partSend picks the partition for a batch of queue (n partitions) that
+// no topic or deduplication id routes: the partition a send in flight
+// here goes to, so that concurrent sends are stored together (send.go
+// coalesces them into one round trip, and receives then find more at
+// once), for up to sendJoin sends; otherwise the next in turn. Sends one
+// after the other rotate as before. done must be called when the send
+// is answered.
+func (s *Store) partSend(queue string, n int) (k int, done func()) {
+	v, _ := s.partRound.LoadOrStore(queue, &sendRound{k: -1})
+	r := v.(*sendRound)
+	r.mu.Lock()
+	if r.inFlight == 0 || r.joined >= sendJoin || r.k < 0 || r.k >= n {
+		r.k, r.joined = s.nextPart(queue, n), 0
+	}
+	r.inFlight++
+	r.joined++
+	k = r.k
+	r.mu.Unlock()
+	return k, func() {
+		r.mu.Lock()
+		r.inFlight--
+		r.mu.Unlock()
+	}
 }
 
 // hashPart is the partition a topic or deduplication id hashes to (FNV-1a:
@@ -379,7 +419,9 @@ func (s *Store) sendParts(ctx context.Context, queue string, n int, msgs []tags.
 			k = hashPart("d:"+hex.EncodeToString(sum[:]), n)
 		default:
 			if next < 0 {
-				next = s.nextPart(queue, n)
+				var done func()
+				next, done = s.partSend(queue, n)
+				defer done()
 			}
 			k = next
 		}

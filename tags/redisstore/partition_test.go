@@ -341,3 +341,34 @@ func TestPartitions_SpreadOverTheClusterSlots(t *testing.T) {
 		_ = strings.TrimSpace
 	})
 }
+
+// Sends one after the other rotate over the partitions; sends made while
+// one is in flight join its partition (so that send.go stores them in one
+// round trip), sendJoin at most, then the next partition takes over.
+func TestPartSendJoinsTheSendInFlight(t *testing.T) {
+	s := &Store{}
+	seen := map[int]bool{}
+	for range 12 {
+		k, done := s.partSend("q", 12)
+		done()
+		seen[k] = true
+	}
+	require.Len(t, seen, 12, "one after the other: every partition in turn")
+
+	first, done := s.partSend("q", 12)
+	dones := []func(){done}
+	for range sendJoin - 1 {
+		k, done := s.partSend("q", 12)
+		require.Equal(t, first, k, "joins the send in flight")
+		dones = append(dones, done)
+	}
+	k, done := s.partSend("q", 12)
+	require.NotEqual(t, first, k, "sendJoin sends joined: the next partition")
+	dones = append(dones, done)
+	for _, d := range dones {
+		d()
+	}
+	next, done := s.partSend("q", 12)
+	done()
+	require.NotEqual(t, k, next, "nothing in flight: the next in turn")
+}

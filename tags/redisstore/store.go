@@ -110,6 +110,7 @@ type Store struct {
 	// the next partition a batch goes to (partition.go).
 	partCounts sync.Map
 	partNext   sync.Map
+	partRound  sync.Map // queue -> *sendRound (partSend)
 	keyCacheN  atomic.Int64
 	rooms      sync.Map // queue -> room: what a capped queue could take when last seen
 	// spentQuotas: writeQuotaKey or tagKey -> spent, a rate quota that ran
