@@ -92,8 +92,8 @@ func (l *limitListener) Accept() (net.Conn, error) {
 		}
 		if n := l.n.Add(1); l.max > 0 && n > l.max {
 			l.n.Add(-1)
+			l.refused.Inc() // counted before the client can see the close
 			_ = c.Close()
-			l.refused.Inc()
 			continue
 		}
 		l.open.Inc()
