@@ -44,7 +44,7 @@ import (
 // TAGQ_MODEL_SEEDS and TAGQ_MODEL_OPS scale the run; TAGQ_MODEL_FIRST_SEED
 // replays from a given seed (failures name their queue, model<seed>).
 func testModel_RandomOperationsMatchReferenceModel(t *testing.T, b *B) {
-	seeds, ops := envInt("TAGQ_MODEL_SEEDS", b.defaultSeeds()), envInt("TAGQ_MODEL_OPS", 250)
+	seeds, ops := b.modelSeeds(), envInt("TAGQ_MODEL_OPS", 250)
 	first := envInt("TAGQ_MODEL_FIRST_SEED", 1)
 	var mu sync.Mutex
 	renewed := 0
@@ -63,7 +63,7 @@ func testModel_RandomOperationsMatchReferenceModel(t *testing.T, b *B) {
 // every tag that had not finished it and as dropped by the queue; retained
 // messages, bytes and drops are checked after every janitor pass.
 func testModel_CapsDropOldest(t *testing.T, b *B) {
-	seeds, ops := envInt("TAGQ_MODEL_SEEDS", b.defaultSeeds()), envInt("TAGQ_MODEL_OPS", 250)
+	seeds, ops := b.modelSeeds(), envInt("TAGQ_MODEL_OPS", 250)
 	first := envInt("TAGQ_MODEL_FIRST_SEED", 1)
 	b.eachSeed(first, seeds, func(t *testing.T, b *B, seed int) {
 		runModel(t, b, fmt.Sprintf("capped%d", seed), uint64(seed), ops, true)
@@ -85,16 +85,17 @@ func requireWindowsPassed(t *testing.T, seeds, ops, renewed int) {
 	}
 }
 
-// defaultSeeds is how many seeds a model test runs without
-// TAGQ_MODEL_SEEDS: 6, or 3 on a harness of partitioned queues (a
-// Partitioner), whose every step costs a call per partition (the suite
-// stays fast; its unpartitioned twin runs the 6; scale up with the
-// variables).
-func (b *B) defaultSeeds() int {
+// modelSeeds is how many seeds a model test runs: TAGQ_MODEL_SEEDS
+// (default 6), or on a harness of partitioned queues (a Partitioner),
+// whose every step costs a call per partition, TAGQ_MODEL_PARTITIONED_SEEDS
+// (default 3): CI's deep run (20 seeds of 400 operations) took over ten
+// minutes on the cluster's partitioned harness alone, which its
+// unpartitioned twin's 20 seeds cover but for the routing.
+func (b *B) modelSeeds() int {
 	if b.extras().Partitioner != nil {
-		return 3
+		return envInt("TAGQ_MODEL_PARTITIONED_SEEDS", 3)
 	}
-	return 6
+	return envInt("TAGQ_MODEL_SEEDS", 6)
 }
 
 // eachSeed runs fn for seeds first, first+1, … (seeds of them), one after

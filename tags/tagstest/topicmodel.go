@@ -21,7 +21,7 @@ import (
 // tag counter match after each step. (The model of model.go covers
 // S1-S12 on plain queues.)
 func testModel_TopicQueue(t *testing.T, b *B) {
-	seeds, ops := envInt("TAGQ_MODEL_SEEDS", b.defaultSeeds()), envInt("TAGQ_MODEL_OPS", 250)
+	seeds, ops := b.modelSeeds(), envInt("TAGQ_MODEL_OPS", 250)
 	b.eachSeed(1, seeds, func(t *testing.T, b *B, seed int) {
 		runTopicModel(t, b, fmt.Sprintf("topics%d", seed), uint64(seed), ops)
 	})
