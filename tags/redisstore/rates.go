@@ -230,19 +230,16 @@ func (s *Store) sampleQueues(ctx context.Context, names []string, since []int64,
 	var parts []scriptCall
 	var partOf []string
 	for i, c := range cmds {
-		res, err := c.Int64Slice()
-		if err == nil && len(res) != 2 {
-			err = errRatesReply
-		}
+		np, moved, err := ratesReply(c)
 		if err != nil {
 			return mapErr(err, names[i], "")
 		}
 		m.visits++
 		m.visited[names[i]] = tick
-		if res[1] == 1 {
+		if moved {
 			m.moved[names[i]] = tick
 		}
-		for k := 1; k < int(res[0]); k++ {
+		for k := 1; k < np; k++ {
 			parts = append(parts, call(partName(names[i], k), since[i]))
 			partOf = append(partOf, names[i])
 		}
@@ -255,18 +252,28 @@ func (s *Store) sampleQueues(ctx context.Context, names []string, since []int64,
 		return err
 	}
 	for i, c := range cmds {
-		res, err := c.Int64Slice()
-		if err == nil && len(res) != 2 {
-			err = errRatesReply
-		}
+		_, moved, err := ratesReply(c)
 		if err != nil {
 			return mapErr(err, partOf[i], "")
 		}
-		if res[1] == 1 {
+		if moved {
 			m.moved[partOf[i]] = tick // a partition moved: the queue did
 		}
 	}
 	return nil
+}
+
+// ratesReply reads a rates.lua reply: the queue's partition count and
+// whether its counters moved since the last sample.
+func ratesReply(c *redis.Cmd) (partitions int, moved bool, err error) {
+	res, err := c.Int64Slice()
+	if err == nil && len(res) != 2 {
+		err = errRatesReply
+	}
+	if err != nil {
+		return 0, false, err
+	}
+	return int(res[0]), res[1] == 1, nil
 }
 
 // QueueRates is the queue's rates over the last window (tags.RateStorage),
